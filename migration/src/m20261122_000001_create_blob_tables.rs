@@ -1,0 +1,86 @@
+use sea_orm_migration::prelude::*;
+use sea_orm_migration::sea_orm::DbBackend;
+
+use crate::{Blobs, Manifest};
+
+pub struct Migration;
+
+impl MigrationName for Migration {
+    fn name(&self) -> &str {
+        "m20261122_000001_create_blob_tables"
+    }
+}
+
+/// A column type that holds the largest blob (32 MiB by default) on every backend.
+///
+/// MySQL/MariaDB `BLOB` holds only 64 KiB and a bare `Vec<u8>` maps to
+/// `varbinary(255)`, so MariaDB gets `LONGBLOB` (4 GiB). PostgreSQL's `bytea`
+/// (1 GB) and SQLite's `blob` (SQLITE_MAX_LENGTH, 1e9 bytes) are large enough.
+fn blob_column(backend: DbBackend) -> ColumnDef {
+    let mut column = ColumnDef::new(Blobs::Data);
+    match backend {
+        DbBackend::MySql => column.custom(Alias::new("LONGBLOB")),
+        _ => column.blob(),
+    };
+    column.not_null();
+    column
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for Migration {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let backend = manager.get_database_backend();
+        manager
+            .create_table(
+                Table::create()
+                    .table(Blobs::Table)
+                    .if_not_exists()
+                    // In SQLite an INTEGER PRIMARY KEY is the rowid alias: the blob
+                    // lives in the table b-tree itself, no second index lookup.
+                    .col(
+                        ColumnDef::new(Blobs::Id)
+                            .big_integer()
+                            .not_null()
+                            .primary_key(),
+                    )
+                    .col(blob_column(backend))
+                    .to_owned(),
+            )
+            .await?;
+        manager
+            .create_table(
+                Table::create()
+                    .table(Manifest::Table)
+                    .if_not_exists()
+                    .col(
+                        ColumnDef::new(Manifest::Id)
+                            .integer()
+                            .not_null()
+                            .primary_key(),
+                    )
+                    .col(ColumnDef::new(Manifest::SizeBytes).big_integer().not_null())
+                    .col(ColumnDef::new(Manifest::Rows).big_integer().not_null())
+                    // u64 seeds do not fit a signed BIGINT: stored as decimal text.
+                    .col(ColumnDef::new(Manifest::Seed).string().not_null())
+                    .col(
+                        ColumnDef::new(Manifest::DatasetBytes)
+                            .big_integer()
+                            .not_null(),
+                    )
+                    .col(ColumnDef::new(Manifest::Complete).boolean().not_null())
+                    .col(ColumnDef::new(Manifest::FormatVersion).integer().not_null())
+                    .col(ColumnDef::new(Manifest::LoadedAt).string())
+                    .to_owned(),
+            )
+            .await
+    }
+
+    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .drop_table(Table::drop().table(Manifest::Table).to_owned())
+            .await?;
+        manager
+            .drop_table(Table::drop().table(Blobs::Table).to_owned())
+            .await
+    }
+}

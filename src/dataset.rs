@@ -1,0 +1,118 @@
+//! What a dataset is: `rows` blobs of one size class, ids 1..=rows, content
+//! from `seed`. Every store records this in a manifest and refuses to mix datasets.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::InputError;
+use crate::size::{SizeClass, format_bytes};
+
+/// Bumped when the content generator or a store layout changes meaning.
+pub const FORMAT_VERSION: i32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct DatasetSpec {
+    pub size: SizeClass,
+    pub rows: u64,
+    pub seed: u64,
+}
+
+impl DatasetSpec {
+    pub fn new(size: SizeClass, dataset_bytes: u64, seed: u64) -> Result<Self, InputError> {
+        Ok(Self {
+            size,
+            rows: size.rows_for(dataset_bytes)?,
+            seed,
+        })
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.size.bytes() * self.rows
+    }
+
+    /// File or directory stem shared by every store: `64KiB-x49152`.
+    pub fn stem(&self) -> String {
+        format!("{}-x{}", self.size, self.rows)
+    }
+}
+
+impl fmt::Display for DatasetSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} rows of {} ({}, seed {})",
+            self.rows,
+            self.size,
+            format_bytes(self.bytes()),
+            self.seed
+        )
+    }
+}
+
+/// The manifest every store keeps (a table row in databases, a JSON file beside file stores).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub size_bytes: u64,
+    pub rows: u64,
+    pub seed: u64,
+    pub dataset_bytes: u64,
+    pub complete: bool,
+    pub format_version: i32,
+    pub loaded_at: Option<String>,
+    /// File stores: every id up to here is fully written (the resume point).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_done: Option<u64>,
+}
+
+impl Manifest {
+    pub fn started(spec: &DatasetSpec) -> Self {
+        Self {
+            size_bytes: spec.size.bytes(),
+            rows: spec.rows,
+            seed: spec.seed,
+            dataset_bytes: spec.bytes(),
+            complete: false,
+            format_version: FORMAT_VERSION,
+            loaded_at: None,
+            rows_done: None,
+        }
+    }
+
+    /// Error unless this manifest describes `spec`.
+    pub fn check_matches(&self, spec: &DatasetSpec, path: &Path) -> Result<(), InputError> {
+        let same = self.size_bytes == spec.size.bytes()
+            && self.rows == spec.rows
+            && self.seed == spec.seed
+            && self.format_version == FORMAT_VERSION;
+        if same {
+            return Ok(());
+        }
+        Err(InputError::DatasetMismatch {
+            path: path.to_path_buf(),
+            found: format!(
+                "size {}, {} rows, seed {}, format {}",
+                format_bytes(self.size_bytes),
+                self.rows,
+                self.seed,
+                self.format_version
+            ),
+            wanted: format!(
+                "size {}, {} rows, seed {}, format {}",
+                spec.size, spec.rows, spec.seed, FORMAT_VERSION
+            ),
+        })
+    }
+}
+
+/// Where a dataset stands in a store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DatasetState {
+    Absent,
+    /// Ids 1..=rows_done are durable; the load stopped before the end.
+    Partial {
+        rows_done: u64,
+    },
+    Complete,
+}

@@ -1,0 +1,203 @@
+//! Engines: what one fetch is, per database. One trait, one file per engine,
+//! and `EngineKind` lists them all.
+//!
+//! `Engine::fetch` is the only code inside the timed span: it gets a row id and
+//! must leave that row's bytes in `out`. Everything around it (choosing ids,
+//! checking bytes, reading I/O counters, recording) happens outside the clock.
+
+mod floor;
+mod fs;
+mod sqlite;
+mod sqlite_raw;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+pub use floor::FloorEngine;
+pub use fs::FsEngine;
+pub use sqlite::SqliteEngine;
+pub use sqlite_raw::SqliteRawEngine;
+
+use crate::dataset::DatasetSpec;
+use crate::error::InputError;
+use crate::store::StoreKind;
+
+/// Settings an engine ran with, read back from the engine where it can tell.
+pub type EngineSettings = BTreeMap<String, String>;
+
+#[allow(async_fn_in_trait)]
+pub trait Engine {
+    /// Fetch row `id` into `out`. Timed: keep it to what an application does.
+    async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()>;
+
+    /// Called before each fetch, outside the timed span. Engines that hand back a
+    /// freshly allocated buffer release the previous one here, so freeing the last
+    /// result is not timed as part of the next fetch.
+    fn before_fetch(&mut self, _out: &mut Vec<u8>) {}
+
+    /// Versions and settings to record with the result.
+    fn settings(&self) -> EngineSettings;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EngineKind {
+    /// SQLite through SeaORM: `blob::Entity::find_by_id(id).one(&db)`.
+    Sqlite,
+    /// The same file and query through sqlx (the driver below SeaORM), prepared statement.
+    SqliteRaw,
+    /// One file per blob: open, read, close.
+    Fs,
+    /// One `pread` at the row's offset in a packed file: the physical floor.
+    Floor,
+}
+
+impl EngineKind {
+    pub const ALL: [EngineKind; 4] = [
+        EngineKind::Sqlite,
+        EngineKind::SqliteRaw,
+        EngineKind::Fs,
+        EngineKind::Floor,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Sqlite => "sqlite",
+            EngineKind::SqliteRaw => "sqlite-raw",
+            EngineKind::Fs => "fs",
+            EngineKind::Floor => "floor",
+        }
+    }
+
+    /// The store whose dataset this engine reads.
+    pub fn store(self) -> StoreKind {
+        match self {
+            EngineKind::Sqlite | EngineKind::SqliteRaw => StoreKind::Sqlite,
+            EngineKind::Fs => StoreKind::Fs,
+            EngineKind::Floor => StoreKind::Floor,
+        }
+    }
+
+    /// Open the engine on a loaded dataset.
+    pub async fn open(self, data_dir: &Path, spec: DatasetSpec) -> Result<AnyEngine> {
+        Ok(match self {
+            EngineKind::Sqlite => AnyEngine::Sqlite(SqliteEngine::open(data_dir, spec).await?),
+            EngineKind::SqliteRaw => {
+                AnyEngine::SqliteRaw(SqliteRawEngine::open(data_dir, spec).await?)
+            }
+            EngineKind::Fs => AnyEngine::Fs(FsEngine::open(data_dir, spec)?),
+            EngineKind::Floor => AnyEngine::Floor(FloorEngine::open(data_dir, spec)?),
+        })
+    }
+
+    pub fn known_names() -> String {
+        Self::ALL
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for EngineKind {
+    type Err = InputError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim();
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == wanted)
+            .ok_or_else(|| InputError::UnknownEngine {
+                name: wanted.to_string(),
+                known: Self::known_names(),
+            })
+    }
+}
+
+/// Parse `sqlite,fs` (or `all`) into engines, in the order of `EngineKind::ALL`.
+pub fn parse_engine_list(text: &str) -> Result<Vec<EngineKind>, InputError> {
+    if text.trim() == "all" {
+        return Ok(EngineKind::ALL.to_vec());
+    }
+    let mut engines = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        engines.push(part.parse::<EngineKind>()?);
+    }
+    if engines.is_empty() {
+        return Err(InputError::UnknownEngine {
+            name: text.to_string(),
+            known: EngineKind::known_names(),
+        });
+    }
+    engines.sort();
+    engines.dedup();
+    Ok(engines)
+}
+
+/// Any engine, for code that picks one at run time. One match per fetch.
+pub enum AnyEngine {
+    Sqlite(SqliteEngine),
+    SqliteRaw(SqliteRawEngine),
+    Fs(FsEngine),
+    Floor(FloorEngine),
+}
+
+macro_rules! each_engine {
+    ($self:ident, $e:ident => $body:expr) => {
+        match $self {
+            AnyEngine::Sqlite($e) => $body,
+            AnyEngine::SqliteRaw($e) => $body,
+            AnyEngine::Fs($e) => $body,
+            AnyEngine::Floor($e) => $body,
+        }
+    };
+}
+
+impl Engine for AnyEngine {
+    #[inline]
+    async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
+        each_engine!(self, e => e.fetch(id, out).await)
+    }
+    #[inline]
+    fn before_fetch(&mut self, out: &mut Vec<u8>) {
+        each_engine!(self, e => e.before_fetch(out))
+    }
+    fn settings(&self) -> EngineSettings {
+        each_engine!(self, e => e.settings())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_names_round_trip_and_unknown_is_explained() {
+        for kind in EngineKind::ALL {
+            assert_eq!(kind.name().parse::<EngineKind>().unwrap(), kind);
+        }
+        let err = parse_engine_list("sqlite,oracle").unwrap_err().to_string();
+        assert!(
+            err.contains("'oracle'") && err.contains("sqlite-raw"),
+            "{err}"
+        );
+        assert_eq!(
+            parse_engine_list("all").unwrap().len(),
+            EngineKind::ALL.len()
+        );
+        assert_eq!(
+            parse_engine_list("floor, sqlite").unwrap(),
+            vec![EngineKind::Sqlite, EngineKind::Floor]
+        );
+    }
+}

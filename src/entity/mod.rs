@@ -1,0 +1,3 @@
+//! SeaORM entities for the schema the `migration` crate creates.
+pub mod blob;
+pub mod manifest;

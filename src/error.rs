@@ -1,0 +1,66 @@
+//! Errors a user can fix: each says what is wrong and what to do about it.
+//! Everything else travels as `anyhow::Error` with context naming the thing that failed.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum InputError {
+    #[error("invalid size '{input}': {why}")]
+    Size { input: String, why: String },
+
+    #[error(
+        "a dataset of {dataset} is smaller than one {size} blob: raise --dataset-bytes or drop that size class"
+    )]
+    DatasetTooSmall { dataset: String, size: String },
+
+    #[error("unknown engine '{name}': choose from {known}")]
+    UnknownEngine { name: String, known: String },
+
+    #[error("invalid {what} '{input}': {why}")]
+    Value {
+        what: &'static str,
+        input: String,
+        why: String,
+    },
+
+    #[error(
+        "not enough free disk in {dir}: this load needs about {needed} more, {available} is available. Free some space, pick another --data-dir, or load fewer size classes / a smaller --dataset-bytes"
+    )]
+    NotEnoughDisk {
+        dir: PathBuf,
+        needed: String,
+        available: String,
+    },
+
+    #[error("data directory {dir} is not usable: {why}")]
+    DataDir { dir: PathBuf, why: String },
+
+    #[error("{path} is not a blobrace dataset: {why}. Move it away or choose another --data-dir")]
+    ForeignFile { path: PathBuf, why: String },
+
+    #[error(
+        "{path} holds a dataset loaded with {found}, but this run asks for {wanted}. Delete it (`blobrace drop` or rm) to reload, or run with the settings it was loaded with"
+    )]
+    DatasetMismatch {
+        path: PathBuf,
+        found: String,
+        wanted: String,
+    },
+
+    #[error(
+        "dataset {path} is not loaded (or its load did not finish): run `blobrace load` with the same settings first"
+    )]
+    NotLoaded { path: PathBuf },
+}
+
+/// A fetch that returned the wrong bytes: the measurement cannot be trusted.
+#[derive(Debug, Error)]
+#[error("engine {engine} returned wrong data for size {size}, id {id}: {what}")]
+pub struct FetchMismatch {
+    pub engine: String,
+    pub size: String,
+    pub id: u64,
+    pub what: String,
+}

@@ -1,0 +1,112 @@
+//! Cold start: push a dataset's pages out of the page cache before measuring it.
+//!
+//! A page is charged to the cgroup that first touched it. Pages left cached by a
+//! loader (or an earlier run) in another cgroup would serve the capped reader for
+//! free and make the cap a lie, so every file is flushed (DONTNEED skips dirty
+//! pages) and dropped with `posix_fadvise(DONTNEED)` before measuring.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+/// What an eviction did, recorded with the result.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct EvictionReport {
+    pub method: String,
+    pub files: u64,
+    pub bytes: u64,
+    /// Bytes of the dataset still in the page cache afterwards (mincore), where checked.
+    pub resident_after_bytes: Option<u64>,
+    pub seconds: f64,
+}
+
+/// Flush and drop one file's cached pages. Returns its size.
+pub fn evict_file(path: &Path) -> Result<u64> {
+    let file = File::options().read(true).open(path).with_context(|| {
+        format!(
+            "cannot open {} to evict it from the page cache",
+            path.display()
+        )
+    })?;
+    file.sync_data()
+        .with_context(|| format!("cannot flush {}", path.display()))?;
+    // SAFETY: plain syscall on an fd we own.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if rc != 0 {
+        anyhow::bail!(
+            "posix_fadvise(DONTNEED) failed on {}: {}",
+            path.display(),
+            std::io::Error::from_raw_os_error(rc)
+        );
+    }
+    Ok(file.metadata()?.len())
+}
+
+/// Bytes of `path` resident in the page cache right now (mmap + mincore).
+pub fn resident_bytes(path: &Path) -> Result<u64> {
+    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let len = file.metadata()?.len() as usize;
+    if len == 0 {
+        return Ok(0);
+    }
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+    let mut resident = 0u64;
+    // Map in 1 GiB windows so the map itself stays small on huge files.
+    let window = 1usize << 30;
+    let mut vec = vec![0u8; window / page];
+    let mut offset = 0usize;
+    while offset < len {
+        let this = window.min(len - offset);
+        // SAFETY: a read-only shared mapping of a file we opened; never dereferenced.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                this,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                offset as libc::off_t,
+            )
+        };
+        if addr == libc::MAP_FAILED {
+            anyhow::bail!(
+                "mmap of {} failed: {}",
+                path.display(),
+                std::io::Error::last_os_error()
+            );
+        }
+        let pages = this.div_ceil(page);
+        let rc = unsafe { libc::mincore(addr, this, vec.as_mut_ptr()) };
+        let err = std::io::Error::last_os_error();
+        unsafe { libc::munmap(addr, this) };
+        if rc != 0 {
+            anyhow::bail!("mincore on {} failed: {err}", path.display());
+        }
+        resident += vec[..pages].iter().filter(|&&b| b & 1 == 1).count() as u64 * page as u64;
+        offset += this;
+    }
+    Ok(resident.min(len as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eviction_empties_the_page_cache_for_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("blob");
+        std::fs::write(&path, vec![1u8; 4 << 20]).unwrap();
+        std::fs::read(&path).unwrap();
+        assert!(
+            resident_bytes(&path).unwrap() > 0,
+            "freshly written file should be cached"
+        );
+        assert_eq!(evict_file(&path).unwrap(), 4 << 20);
+        let left = resident_bytes(&path).unwrap();
+        assert!(left < 64 << 10, "{left} bytes still cached after eviction");
+    }
+}

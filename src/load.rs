@@ -1,0 +1,242 @@
+//! The loader: fills every dataset a run needs, streaming (generate a batch,
+//! write it, repeat) so memory stays at about one batch. Complete datasets are
+//! skipped, partial ones resumed, and nothing starts before the disk check.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::{Deserialize, Serialize};
+
+use crate::content::fill_blob;
+use crate::dataset::{DatasetSpec, DatasetState};
+use crate::error::InputError;
+use crate::machine::{available_bytes, peak_rss_bytes};
+use crate::size::format_bytes;
+use crate::store::{AnyStore, Store, StoreKind};
+
+/// What loading one dataset did.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LoadReport {
+    pub store: StoreKind,
+    pub size_bytes: u64,
+    pub rows: u64,
+    pub location: String,
+    /// "already-loaded", "loaded" or "resumed".
+    pub outcome: String,
+    pub resumed_from_row: u64,
+    pub bytes_written: u64,
+    pub seconds: f64,
+    pub mb_per_s: Option<f64>,
+    /// Peak resident set of the loading process so far (VmHWM).
+    pub peak_rss_bytes: Option<u64>,
+}
+
+/// Make sure `dir` exists and is writable, without leaving anything behind but the directory.
+pub fn check_data_dir(dir: &Path) -> Result<(), InputError> {
+    let fail = |why: String| InputError::DataDir {
+        dir: dir.to_path_buf(),
+        why,
+    };
+    std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create it: {e}")))?;
+    let probe = dir.join(format!(".blobrace-write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"x").map_err(|e| fail(format!("cannot write in it: {e}")))?;
+    std::fs::remove_file(&probe).map_err(|e| fail(format!("cannot remove a file in it: {e}")))?;
+    Ok(())
+}
+
+/// Open every store the engines need for every dataset, check what is there, and
+/// refuse (before writing anything) when the disk cannot take what is missing.
+pub async fn plan(
+    data_dir: &Path,
+    stores: &[StoreKind],
+    datasets: &[DatasetSpec],
+) -> Result<Vec<(AnyStore, DatasetState)>> {
+    check_data_dir(data_dir)?;
+    let mut planned = Vec::new();
+    let mut needed = 0u64;
+    for spec in datasets {
+        for &kind in stores {
+            let mut store = kind.open(data_dir, *spec);
+            let state = store.state().await?;
+            let done = match state {
+                DatasetState::Absent => 0,
+                DatasetState::Partial { rows_done } => rows_done,
+                DatasetState::Complete => spec.rows,
+            };
+            needed += store.estimated_disk_bytes(spec.rows - done);
+            planned.push((store, state));
+        }
+    }
+    let available =
+        available_bytes(data_dir).with_context(|| format!("cannot stat {}", data_dir.display()))?;
+    // Leave 1% plus 64 MiB of slack: filesystems misbehave when full.
+    if needed > 0 && needed + needed / 100 + (64 << 20) > available {
+        return Err(InputError::NotEnoughDisk {
+            dir: data_dir.to_path_buf(),
+            needed: format_bytes(needed),
+            available: format_bytes(available),
+        }
+        .into());
+    }
+    Ok(planned)
+}
+
+/// Progress: a bar on a terminal, a line every few seconds otherwise (CI logs).
+struct Progress {
+    bar: Option<ProgressBar>,
+    label: String,
+    total: u64,
+    done: u64,
+    started: Instant,
+    last_line: Instant,
+}
+
+impl Progress {
+    const LINE_EVERY: Duration = Duration::from_secs(5);
+
+    fn new(label: String, total: u64, done: u64) -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(total).with_position(done);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{prefix:>26} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta}",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
+            );
+            bar.set_prefix(label.clone());
+            bar
+        });
+        Self {
+            bar,
+            label,
+            total,
+            done,
+            started: Instant::now(),
+            last_line: Instant::now(),
+        }
+    }
+
+    fn advance(&mut self, bytes: u64, resumed_at: u64) {
+        self.done += bytes;
+        if let Some(bar) = &self.bar {
+            bar.set_position(self.done);
+        } else if self.last_line.elapsed() >= Self::LINE_EVERY {
+            self.last_line = Instant::now();
+            let secs = self.started.elapsed().as_secs_f64();
+            let rate = (self.done - resumed_at) as f64 / secs;
+            let eta = (self.total - self.done) as f64 / rate.max(1.0);
+            eprintln!(
+                "load {}: {} / {} ({:.0}%), {:.0} MB/s, ETA {:.0}s",
+                self.label,
+                format_bytes(self.done),
+                format_bytes(self.total),
+                100.0 * self.done as f64 / self.total as f64,
+                rate / 1e6,
+                eta
+            );
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Load one dataset to completion (resuming a partial one).
+pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadReport> {
+    let spec = *store.spec();
+    let location = store.location().display().to_string();
+    let kind_name = match store {
+        AnyStore::Sqlite(_) => StoreKind::Sqlite,
+        AnyStore::Fs(_) => StoreKind::Fs,
+        AnyStore::Floor(_) => StoreKind::Floor,
+    };
+    let mut report = LoadReport {
+        store: kind_name,
+        size_bytes: spec.size.bytes(),
+        rows: spec.rows,
+        location,
+        outcome: "already-loaded".into(),
+        resumed_from_row: 0,
+        bytes_written: 0,
+        seconds: 0.0,
+        mb_per_s: None,
+        peak_rss_bytes: None,
+    };
+    if state == DatasetState::Complete {
+        return Ok(report);
+    }
+    let started = Instant::now();
+    let done = store.begin().await?;
+    let label = format!("{} {}", kind_name.name(), spec.size);
+    let mut progress = Progress::new(label, spec.bytes(), done * spec.size.bytes());
+    let resumed_at = done * spec.size.bytes();
+    let per_batch = store.rows_per_batch() as u64;
+    let mut batch: Vec<Vec<u8>> = Vec::with_capacity(per_batch as usize);
+    let mut next = done + 1;
+    while next <= spec.rows {
+        let n = per_batch.min(spec.rows - next + 1) as usize;
+        batch.truncate(n);
+        for i in 0..n {
+            if i == batch.len() {
+                batch.push(vec![0; spec.size.as_usize()]);
+            }
+            fill_blob(spec.seed, spec.size, next + i as u64, &mut batch[i]);
+        }
+        store
+            .append(next, &mut batch)
+            .await
+            .with_context(|| format!("loading {} into {}", spec, store.location().display()))?;
+        next += n as u64;
+        progress.advance(n as u64 * spec.size.bytes(), resumed_at);
+    }
+    store.finish().await?;
+    progress.finish();
+    let seconds = started.elapsed().as_secs_f64();
+    report.outcome = if done > 0 {
+        "resumed".into()
+    } else {
+        "loaded".into()
+    };
+    report.resumed_from_row = done;
+    report.bytes_written = (spec.rows - done) * spec.size.bytes();
+    report.seconds = seconds;
+    report.mb_per_s = (seconds > 0.0).then(|| report.bytes_written as f64 / seconds / 1e6);
+    report.peak_rss_bytes = peak_rss_bytes();
+    Ok(report)
+}
+
+/// Plan, then load everything missing; one line per dataset on stderr.
+pub async fn ensure_loaded(
+    data_dir: &Path,
+    stores: &[StoreKind],
+    datasets: &[DatasetSpec],
+) -> Result<Vec<LoadReport>> {
+    let mut reports = Vec::new();
+    for (mut store, state) in plan(data_dir, stores, datasets).await? {
+        let report = load(&mut store, state).await?;
+        match report.outcome.as_str() {
+            "already-loaded" => eprintln!("dataset {}: already loaded", report.location),
+            _ => eprintln!(
+                "dataset {}: {} {} in {:.1}s ({:.0} MB/s, peak RSS {})",
+                report.location,
+                report.outcome,
+                format_bytes(report.bytes_written),
+                report.seconds,
+                report.mb_per_s.unwrap_or(0.0),
+                report
+                    .peak_rss_bytes
+                    .map(format_bytes)
+                    .unwrap_or_else(|| "unavailable".into()),
+            ),
+        }
+        reports.push(report);
+    }
+    Ok(reports)
+}

@@ -1,0 +1,116 @@
+//! Facts about the machine a run measured on, recorded with every result.
+
+use std::ffi::CString;
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct MachineFacts {
+    pub cpu_model: String,
+    pub logical_cpus: usize,
+    pub ram_bytes: u64,
+    pub kernel: String,
+    pub hostname: String,
+    /// Filesystem type holding the data directory (ext4, xfs, overlay, tmpfs...).
+    pub data_filesystem: String,
+    /// Device or source of that filesystem.
+    pub data_device: String,
+}
+
+impl MachineFacts {
+    pub fn collect(data_dir: &Path) -> Self {
+        let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu_model = cpuinfo
+            .lines()
+            .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_else(|| "unknown".into());
+        let (data_filesystem, data_device) = filesystem_of(data_dir);
+        Self {
+            cpu_model,
+            logical_cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
+            ram_bytes: mem_total_bytes().unwrap_or(0),
+            kernel: read("/proc/sys/kernel/osrelease"),
+            hostname: read("/proc/sys/kernel/hostname"),
+            data_filesystem,
+            data_device,
+        }
+    }
+}
+
+fn read(path: &str) -> String {
+    fs::read_to_string(path)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// MemTotal from /proc/meminfo.
+pub fn mem_total_bytes() -> Option<u64> {
+    let text = fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// (fstype, source) of the mount holding `path`: the longest matching mount point.
+pub fn filesystem_of(path: &Path) -> (String, String) {
+    let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mut best: Option<(usize, String, String)> = None;
+    for line in mountinfo.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let Some(sep) = fields.iter().position(|f| *f == "-") else {
+            continue;
+        };
+        let (Some(mount_point), Some(fstype), Some(source)) =
+            (fields.get(4), fields.get(sep + 1), fields.get(sep + 2))
+        else {
+            continue;
+        };
+        if target.starts_with(mount_point) && best.as_ref().is_none_or(|b| mount_point.len() >= b.0)
+        {
+            best = Some((mount_point.len(), fstype.to_string(), source.to_string()));
+        }
+    }
+    best.map(|(_, t, s)| (t, s))
+        .unwrap_or_else(|| ("unknown".into(), "unknown".into()))
+}
+
+/// Bytes an unprivileged writer may still use on the filesystem holding `dir`.
+pub fn available_bytes(dir: &Path) -> std::io::Result<u64> {
+    let c = CString::new(dir.as_os_str().as_bytes())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: valid NUL-terminated path and a zeroed out-struct.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+/// Resident set high-water mark of this process (VmHWM), bytes.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn facts_of_this_machine_are_filled_in() {
+        let facts = MachineFacts::collect(Path::new("."));
+        assert!(facts.logical_cpus >= 1);
+        assert!(facts.ram_bytes > 0);
+        assert!(!facts.kernel.is_empty());
+        assert_ne!(facts.data_filesystem, "unknown");
+        assert!(available_bytes(Path::new(".")).unwrap() > 0);
+        assert!(peak_rss_bytes().unwrap() > 0);
+    }
+}

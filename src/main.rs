@@ -1,0 +1,215 @@
+//! `blobrace`: load datasets, measure without criterion, verify, drop, inspect.
+//! The main job is `cargo bench` (benches/fetch.rs); this binary shares its knobs.
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+
+use blobrace::config::{RunArgs, RunConfig};
+use blobrace::content::check_blob;
+use blobrace::dataset::DatasetState;
+use blobrace::engine::{Engine, EngineKind};
+use blobrace::error::InputError;
+use blobrace::load::ensure_loaded;
+use blobrace::machine::MachineFacts;
+use blobrace::run::{Run, apply_cap, stores_for};
+use blobrace::size::format_bytes;
+use blobrace::store::{Store, StoreKind};
+
+#[derive(Parser)]
+#[command(
+    name = "blobrace",
+    version,
+    about = "How fast can I fetch a blob of size S from database E when the database has far less RAM than data?",
+    long_about = "How fast can I fetch a blob of size S from database E when the database has far less RAM than data?\n\n\
+Each size class is a dataset of uniformly random blobs (ids 1..N, 3GiB by default, three times the 1GiB cap). \
+A fetch is one random-id read of one whole blob, timed alone. The main job is `cargo bench` (criterion); \
+this tool loads, measures without criterion, verifies and drops datasets with the same settings. \
+Every flag can also be set through the BLOBRACE_* environment variable named in its help.",
+    after_help = "Examples:\n  blobrace load --profile quick\n  blobrace measure --engines sqlite,floor --sizes 64KiB --dataset-bytes 512MiB --cap 128MiB\n  blobrace verify --profile quick\n  blobrace env"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Load every dataset the engines need (skips complete ones, resumes partial ones).
+    Load(RunArgs),
+    /// Load what is missing, then measure every engine and size without criterion.
+    Measure(RunArgs),
+    /// Check datasets row by row: ids exactly 1..=N, every blob's full content.
+    Verify(RunArgs),
+    /// Delete the datasets of the given engines and sizes.
+    Drop(RunArgs),
+    /// Show the cap this process would run under, the machine, and the datasets' state.
+    Env(RunArgs),
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("Error: {err:#}");
+            if err.downcast_ref::<InputError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+fn run(command: Command) -> Result<()> {
+    match command {
+        Command::Load(args) => {
+            let config = args.resolve()?;
+            // The loader runs under the cap too: pages it caches are charged to it.
+            let (_cap, _guard) = apply_cap(&config);
+            let reports = runtime()?.block_on(ensure_loaded(
+                &config.data_dir,
+                &stores_for(&config.engines),
+                &config.datasets(),
+            ))?;
+            let loaded = reports
+                .iter()
+                .filter(|r| r.outcome != "already-loaded")
+                .count();
+            eprintln!(
+                "{loaded} dataset(s) loaded, {} already complete",
+                reports.len() - loaded
+            );
+            Ok(())
+        }
+        Command::Measure(args) => measure(args.resolve()?),
+        Command::Verify(args) => verify(args.resolve()?),
+        Command::Drop(args) => {
+            let config = args.resolve()?;
+            runtime()?.block_on(async {
+                for spec in config.datasets() {
+                    for kind in stores_for(&config.engines) {
+                        let mut store = kind.open(&config.data_dir, spec);
+                        if store.state().await? != DatasetState::Absent {
+                            store.remove().await?;
+                            eprintln!("removed {}", store.location().display());
+                        }
+                    }
+                }
+                Ok(())
+            })
+        }
+        Command::Env(args) => {
+            let config = args.resolve()?;
+            let (cap, _guard) = apply_cap(&config);
+            let machine = MachineFacts::collect(&config.data_dir);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(
+                    &serde_json::json!({ "cap": cap, "machine": machine })
+                )?
+            );
+            runtime()?.block_on(async {
+                for spec in config.datasets() {
+                    for kind in stores_for(&config.engines) {
+                        let mut store = kind.open(&config.data_dir, spec);
+                        let state = match store.state().await {
+                            Ok(s) => format!("{s:?}"),
+                            Err(e) => format!("error: {e:#}"),
+                        };
+                        println!(
+                            "{:<7} {:>7} {:<60} {state}",
+                            kind.name(),
+                            spec.size.to_string(),
+                            store.location().display()
+                        );
+                    }
+                }
+                Ok(())
+            })
+        }
+    }
+}
+
+fn measure(config: RunConfig) -> Result<()> {
+    let mut run = Run::start(config, "blobrace measure");
+    let rt = runtime()?;
+    rt.block_on(async {
+        run.load().await?;
+        let config = run.config().clone();
+        for spec in config.datasets() {
+            for &engine in &config.engines {
+                let (mut fetch_loop, eviction, started_at) = run.prepare(engine, spec).await?;
+                fetch_loop.run_for(config.warmup, config.measure).await?;
+                run.record(engine, spec, &fetch_loop, eviction, started_at, None)?;
+            }
+        }
+        run.finish()?;
+        Ok(())
+    })
+}
+
+/// Which engine reads a store back for verification: the rawest one.
+fn verifier(kind: StoreKind) -> EngineKind {
+    match kind {
+        StoreKind::Sqlite => EngineKind::SqliteRaw,
+        StoreKind::Fs => EngineKind::Fs,
+        StoreKind::Floor => EngineKind::Floor,
+    }
+}
+
+fn verify(config: RunConfig) -> Result<()> {
+    runtime()?.block_on(async {
+        let mut problems = 0;
+        for spec in config.datasets() {
+            for kind in stores_for(&config.engines) {
+                let mut store = kind.open(&config.data_dir, spec);
+                let where_ = store.location().display().to_string();
+                if store.state().await? != DatasetState::Complete {
+                    return Err(InputError::NotLoaded { path: store.location().to_path_buf() }.into());
+                }
+                let range = store.id_range().await?;
+                if (range.count, range.min, range.max) != (spec.rows, 1, spec.rows) {
+                    eprintln!(
+                        "BAD {where_}: {} rows with ids {}..={}, expected {} rows with ids 1..={}",
+                        range.count, range.min, range.max, spec.rows, spec.rows
+                    );
+                    problems += 1;
+                    continue;
+                }
+                let mut engine = verifier(kind).open(&config.data_dir, spec).await?;
+                let mut out = Vec::new();
+                let mut scratch = Vec::new();
+                let mut bad = 0u64;
+                for id in 1..=spec.rows {
+                    engine.before_fetch(&mut out);
+                    engine.fetch(id, &mut out).await.with_context(|| format!("reading id {id} from {where_}"))?;
+                    if let Some(what) = check_blob(spec.seed, spec.size, id, &out, true, &mut scratch) {
+                        if bad < 5 {
+                            eprintln!("BAD {where_}: id {id}: {what}");
+                        }
+                        bad += 1;
+                    }
+                }
+                if bad > 0 {
+                    problems += 1;
+                } else {
+                    eprintln!("ok  {where_}: ids 1..={}, {} verified", spec.rows, format_bytes(spec.bytes()));
+                }
+            }
+        }
+        if problems > 0 {
+            bail!("{problems} dataset(s) failed verification: `blobrace drop` them with the same flags and load again");
+        }
+        Ok(())
+    })
+}

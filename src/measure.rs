@@ -1,0 +1,296 @@
+//! The measured path. `FetchLoop::run` is the whole of it:
+//!
+//! ```text
+//! id     = next uniform id in 1..=N          (seeded; same sequence for every engine)
+//! before = /proc/self/io read_bytes
+//! start  = Instant::now()
+//!          engine.fetch(id, &mut out)        <- the only thing timed
+//! took   = start.elapsed()
+//! after  = /proc/self/io read_bytes
+//! check length + id stamp (full content every 64th fetch), record (took, after - before)
+//! ```
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+
+use crate::content::check_blob;
+use crate::dataset::DatasetSpec;
+use crate::diskio::DiskReadCounter;
+use crate::engine::Engine;
+use crate::error::FetchMismatch;
+use crate::stats::FetchStats;
+
+/// Every this-many fetches the whole blob is regenerated and compared.
+pub const FULL_CHECK_EVERY: u64 = 64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    WarmUp,
+    Measured,
+}
+
+/// The id sequence of a dataset: seeded by the run seed and the size class only,
+/// so every engine fetches the same ids in the same order.
+pub fn id_sequence(spec: &DatasetSpec) -> Xoshiro256PlusPlus {
+    Xoshiro256PlusPlus::seed_from_u64(
+        spec.seed ^ spec.size.bytes().rotate_left(32) ^ 0x6964_7365_7175_656e,
+    )
+}
+
+pub struct FetchLoop<E: Engine> {
+    engine: E,
+    engine_name: String,
+    spec: DatasetSpec,
+    ids: Xoshiro256PlusPlus,
+    out: Vec<u8>,
+    scratch: Vec<u8>,
+    disk: Option<DiskReadCounter>,
+    fetches: u64,
+    pub warm_up: FetchStats,
+    pub measured: FetchStats,
+}
+
+impl<E: Engine> FetchLoop<E> {
+    pub fn new(engine: E, engine_name: &str, spec: DatasetSpec) -> Self {
+        let disk = DiskReadCounter::open();
+        let known = disk.is_some();
+        Self {
+            engine,
+            engine_name: engine_name.to_string(),
+            spec,
+            ids: id_sequence(&spec),
+            out: Vec::with_capacity(spec.size.as_usize()),
+            scratch: Vec::with_capacity(spec.size.as_usize()),
+            disk,
+            fetches: 0,
+            warm_up: FetchStats::new(known),
+            measured: FetchStats::new(known),
+        }
+    }
+
+    pub fn engine(&self) -> &E {
+        &self.engine
+    }
+
+    /// Whether bytes read from storage per fetch can be known here.
+    pub fn disk_counter_available(&self) -> bool {
+        self.disk.is_some()
+    }
+
+    /// Run `iters` fetches; returns the sum of their timed spans.
+    pub async fn run(&mut self, iters: u64, phase: Phase) -> Result<Duration> {
+        let mut timed = Duration::ZERO;
+        for _ in 0..iters {
+            let id = self.ids.random_range(1..=self.spec.rows);
+            self.engine.before_fetch(&mut self.out);
+            let before = self.disk.as_mut().and_then(DiskReadCounter::read_bytes);
+
+            let start = Instant::now();
+            let fetched = self.engine.fetch(id, &mut self.out).await;
+            let took = start.elapsed();
+
+            let after = self.disk.as_mut().and_then(DiskReadCounter::read_bytes);
+            fetched.with_context(|| {
+                format!(
+                    "{} fetch of id {id} (size {}) failed",
+                    self.engine_name, self.spec.size
+                )
+            })?;
+            let full = self.fetches % FULL_CHECK_EVERY == 0;
+            if let Some(what) = check_blob(
+                self.spec.seed,
+                self.spec.size,
+                id,
+                &self.out,
+                full,
+                &mut self.scratch,
+            ) {
+                return Err(FetchMismatch {
+                    engine: self.engine_name.clone(),
+                    size: self.spec.size.to_string(),
+                    id,
+                    what,
+                }
+                .into());
+            }
+            self.fetches += 1;
+            timed += took;
+            let disk_bytes = before.zip(after).map(|(b, a)| a.saturating_sub(b));
+            let stats = match phase {
+                Phase::WarmUp => &mut self.warm_up,
+                Phase::Measured => &mut self.measured,
+            };
+            stats.record(took.as_nanos() as u64, disk_bytes, self.out.len() as u64);
+        }
+        Ok(timed)
+    }
+
+    /// Without criterion: warm up for `warm_up`, then measure for `measure`
+    /// (each at least one fetch), in small batches so the clock is checked often.
+    pub async fn run_for(&mut self, warm_up: Duration, measure: Duration) -> Result<()> {
+        for (phase, budget) in [(Phase::WarmUp, warm_up), (Phase::Measured, measure)] {
+            let started = Instant::now();
+            loop {
+                self.run(1, phase).await?;
+                if started.elapsed() >= budget {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Tells, inside criterion's `iter_custom`, whether a call is warm-up or measurement.
+///
+/// criterion 0.8 warms up by calling the routine with 1, 2, 4... iterations until
+/// the summed wall time of those calls exceeds `warm_up_time`, then makes exactly
+/// `sample_size` measurement calls. Summing the wall time of our own calls the
+/// same way tells the phases apart, so warm-up fetches never mix into the
+/// measured distribution, and the measured fetches are exactly the ones behind
+/// criterion's own report.
+#[derive(Debug)]
+pub struct CriterionPhases {
+    warm_up_time: Duration,
+    wall: Duration,
+    measured_calls: u64,
+}
+
+impl CriterionPhases {
+    pub fn new(warm_up_time: Duration) -> Self {
+        Self {
+            warm_up_time,
+            wall: Duration::ZERO,
+            measured_calls: 0,
+        }
+    }
+
+    pub fn next(&self) -> Phase {
+        if self.wall > self.warm_up_time {
+            Phase::Measured
+        } else {
+            Phase::WarmUp
+        }
+    }
+
+    /// Record the wall time of the call that just ran in `phase`.
+    pub fn finished(&mut self, phase: Phase, wall: Duration) {
+        self.wall += wall;
+        if phase == Phase::Measured {
+            self.measured_calls += 1;
+        }
+    }
+
+    pub fn measured_calls(&self) -> u64 {
+        self.measured_calls
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::fill_blob;
+    use crate::engine::EngineSettings;
+    use crate::size::SizeClass;
+
+    /// Serves correct blobs from memory: a fetch that costs (almost) nothing.
+    struct MemoryEngine {
+        spec: DatasetSpec,
+        corrupt_id: Option<u64>,
+    }
+
+    impl Engine for MemoryEngine {
+        async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
+            out.resize(self.spec.size.as_usize(), 0);
+            fill_blob(self.spec.seed, self.spec.size, id, out);
+            if self.corrupt_id == Some(id) {
+                out[20] ^= 0xff;
+            }
+            Ok(())
+        }
+        fn settings(&self) -> EngineSettings {
+            EngineSettings::new()
+        }
+    }
+
+    fn spec() -> DatasetSpec {
+        DatasetSpec {
+            size: SizeClass::new(256).unwrap(),
+            rows: 100,
+            seed: 5,
+        }
+    }
+
+    #[tokio::test]
+    async fn phases_are_recorded_apart() {
+        let mut l = FetchLoop::new(
+            MemoryEngine {
+                spec: spec(),
+                corrupt_id: None,
+            },
+            "memory",
+            spec(),
+        );
+        l.run(7, Phase::WarmUp).await.unwrap();
+        let timed = l.run(50, Phase::Measured).await.unwrap();
+        assert_eq!(l.warm_up.count(), 7);
+        assert_eq!(l.measured.count(), 50);
+        assert_eq!(l.measured.summary().bytes_returned, 50 * 256);
+        assert!(timed > Duration::ZERO);
+    }
+
+    #[tokio::test]
+    async fn a_wrong_byte_is_caught_on_a_full_check() {
+        // Fetch #0 gets a full check; corrupt exactly the first id drawn.
+        let first = id_sequence(&spec()).random_range(1..=spec().rows);
+        let mut l = FetchLoop::new(
+            MemoryEngine {
+                spec: spec(),
+                corrupt_id: Some(first),
+            },
+            "memory",
+            spec(),
+        );
+        let err = l.run(1, Phase::Measured).await.unwrap_err().to_string();
+        assert!(
+            err.contains("memory")
+                && err.contains(&format!("id {first}"))
+                && err.contains("byte 20"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn ids_are_uniform_over_the_whole_range() {
+        let s = DatasetSpec {
+            size: SizeClass::new(1024).unwrap(),
+            rows: 10,
+            seed: 1,
+        };
+        let mut ids = id_sequence(&s);
+        let mut seen = [0u32; 11];
+        for _ in 0..10_000 {
+            seen[ids.random_range(1..=s.rows) as usize] += 1;
+        }
+        assert_eq!(seen[0], 0);
+        assert!(
+            seen[1..].iter().all(|&n| (800..1200).contains(&n)),
+            "{seen:?}"
+        );
+    }
+
+    #[test]
+    fn criterion_phases_follow_the_warm_up_budget() {
+        let mut p = CriterionPhases::new(Duration::from_millis(10));
+        assert_eq!(p.next(), Phase::WarmUp);
+        p.finished(Phase::WarmUp, Duration::from_millis(6));
+        assert_eq!(p.next(), Phase::WarmUp, "6 ms is not past 10 ms");
+        p.finished(Phase::WarmUp, Duration::from_millis(6));
+        assert_eq!(p.next(), Phase::Measured);
+        p.finished(Phase::Measured, Duration::from_millis(1));
+        assert_eq!(p.measured_calls(), 1);
+    }
+}

@@ -1,0 +1,247 @@
+//! One run, start to finish, shared by `cargo bench` (criterion drives the
+//! fetches) and `blobrace measure` (a fixed-time loop drives them):
+//! cap the process → load what is missing → per size and engine: evict, open,
+//! warm up, measure, record → results written after each step.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use crate::cap::{self, CapGuard, CapReport};
+use crate::config::RunConfig;
+use crate::dataset::DatasetSpec;
+use crate::engine::{AnyEngine, Engine, EngineKind};
+use crate::evict::EvictionReport;
+use crate::load::ensure_loaded;
+use crate::machine::MachineFacts;
+use crate::measure::FetchLoop;
+use crate::results::{
+    DatasetFacts, EngineResult, RESULTS_SCHEMA_VERSION, Regime, RunResults, new_run_id,
+};
+use crate::size::format_bytes;
+use crate::stats::format_ns;
+use crate::store::{Store, StoreKind};
+
+pub struct Run {
+    pub results: RunResults,
+    _cap_guard: CapGuard,
+}
+
+/// The stores the engines read, each once.
+pub fn stores_for(engines: &[EngineKind]) -> Vec<StoreKind> {
+    let mut stores: Vec<StoreKind> = engines.iter().map(|e| e.store()).collect();
+    stores.sort();
+    stores.dedup();
+    stores
+}
+
+/// Apply the cap and report it. Must run before any thread is spawned and before
+/// any data is touched, so every page this process caches is charged to the cap.
+pub fn apply_cap(config: &RunConfig) -> (CapReport, CapGuard) {
+    let (report, guard) = cap::apply(config.cap);
+    eprintln!(
+        "cap: memory {}, cpu {} ({}, cgroup {} {})",
+        report.memory_label(),
+        report.cpu_label(),
+        serde_json::to_value(report.origin)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default(),
+        report.cgroup_version,
+        report.cgroup
+    );
+    for note in &report.notes {
+        eprintln!("cap: {note}");
+    }
+    (report, guard)
+}
+
+impl Run {
+    /// Cap the process and describe the run. Call before building the tokio runtime.
+    pub fn start(config: RunConfig, driver: &str) -> Self {
+        let (cap, guard) = apply_cap(&config);
+        let machine = MachineFacts::collect(&config.data_dir);
+        if machine.data_filesystem == "tmpfs" {
+            eprintln!(
+                "warning: the data directory is on tmpfs: that is RAM, not disk, and the cap will not see it as page cache"
+            );
+        }
+        let results = RunResults {
+            schema_version: RESULTS_SCHEMA_VERSION,
+            run_id: new_run_id(),
+            started_at: crate::now_rfc3339(),
+            finished_at: None,
+            complete: false,
+            driver: driver.into(),
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+            config,
+            cap,
+            machine,
+            loads: Vec::new(),
+            results: Vec::new(),
+        };
+        Self {
+            results,
+            _cap_guard: guard,
+        }
+    }
+
+    pub fn config(&self) -> &RunConfig {
+        &self.results.config
+    }
+
+    /// Load every dataset the run needs (skipping complete ones).
+    pub async fn load(&mut self) -> Result<()> {
+        let config = &self.results.config;
+        let loads = ensure_loaded(
+            &config.data_dir,
+            &stores_for(&config.engines),
+            &config.datasets(),
+        )
+        .await?;
+        self.results.loads = loads;
+        self.results.write()?;
+        Ok(())
+    }
+
+    /// Evict the engine's dataset from the page cache and open the engine on it.
+    pub async fn prepare(
+        &self,
+        engine: EngineKind,
+        spec: DatasetSpec,
+    ) -> Result<(FetchLoop<AnyEngine>, EvictionReport, String)> {
+        let data_dir = &self.config().data_dir;
+        let mut store = engine.store().open(data_dir, spec);
+        let eviction = store.evict().await.with_context(|| {
+            format!(
+                "cannot evict {} from the page cache",
+                store.location().display()
+            )
+        })?;
+        let opened = engine.open(data_dir, spec).await?;
+        let fetch_loop = FetchLoop::new(opened, engine.name(), spec);
+        if !fetch_loop.disk_counter_available() {
+            eprintln!(
+                "note: /proc/self/io is unavailable: disk bytes per fetch and hit/miss will be reported as unavailable"
+            );
+        }
+        Ok((fetch_loop, eviction, crate::now_rfc3339()))
+    }
+
+    /// Record one engine's measurement, print it, and rewrite the results files.
+    pub fn record(
+        &mut self,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        fetch_loop: &FetchLoop<AnyEngine>,
+        eviction: EvictionReport,
+        started_at: String,
+        criterion_samples: Option<u64>,
+    ) -> Result<()> {
+        let location = engine
+            .store()
+            .open(&self.config().data_dir, spec)
+            .location()
+            .display()
+            .to_string();
+        let result = EngineResult {
+            engine,
+            size_bytes: spec.size.bytes(),
+            size: spec.size.to_string(),
+            dataset: DatasetFacts {
+                rows: spec.rows,
+                bytes: spec.bytes(),
+                seed: spec.seed,
+                location,
+            },
+            settings: fetch_loop.engine().settings(),
+            regime: Regime::of(
+                spec.bytes(),
+                &self.results.cap,
+                self.results.machine.ram_bytes,
+            ),
+            eviction,
+            warm_up: fetch_loop.warm_up.summary(),
+            measured: fetch_loop.measured.summary(),
+            criterion_samples,
+            started_at,
+            finished_at: crate::now_rfc3339(),
+        };
+        eprintln!("{}", one_line(&result));
+        self.results.results.push(result);
+        self.results.write()?;
+        Ok(())
+    }
+
+    /// Mark the run complete, write the files, print where they are.
+    pub fn finish(&mut self) -> Result<PathBuf> {
+        self.results.complete = true;
+        self.results.finished_at = Some(crate::now_rfc3339());
+        let dir = self.results.write()?;
+        eprintln!("{}", summary_table(&self.results));
+        eprintln!("results: {}", dir.join("results.json").display());
+        Ok(dir)
+    }
+}
+
+fn one_line(r: &EngineResult) -> String {
+    let m = &r.measured;
+    format!(
+        "{:<11} {:>7}: n={} mean {} p50 {} p99 {} p99.9 {} | hit ratio {} | disk/fetch {} | {} ({:.1}x {})",
+        r.engine.name(),
+        r.size,
+        m.count,
+        format_ns(m.latency.mean_ns),
+        format_ns(m.latency.p50_ns as f64),
+        format_ns(m.latency.p99_ns as f64),
+        format_ns(m.latency.p999_ns as f64),
+        m.hit_ratio
+            .map(|h| format!("{:.1}%", h * 100.0))
+            .unwrap_or_else(|| "unavailable".into()),
+        m.disk_bytes_per_fetch
+            .map(|d| format_bytes(d as u64))
+            .unwrap_or_else(|| "unavailable".into()),
+        r.regime.verdict,
+        r.regime.ratio,
+        r.regime.basis,
+    )
+}
+
+/// The figures of a run as a plain table.
+pub fn summary_table(run: &RunResults) -> String {
+    let mut out = format!(
+        "\nrun {} — cap: memory {}, cpu {}\n{:<11} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>8} {:>11}\n",
+        run.run_id,
+        run.cap.memory_label(),
+        run.cap.cpu_label(),
+        "engine",
+        "size",
+        "fetches",
+        "mean",
+        "p50",
+        "p99",
+        "p99.9",
+        "hit",
+        "disk/fetch"
+    );
+    for r in &run.results {
+        let m = &r.measured;
+        out.push_str(&format!(
+            "{:<11} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>8} {:>11}\n",
+            r.engine.name(),
+            r.size,
+            m.count,
+            format_ns(m.latency.mean_ns),
+            format_ns(m.latency.p50_ns as f64),
+            format_ns(m.latency.p99_ns as f64),
+            format_ns(m.latency.p999_ns as f64),
+            m.hit_ratio
+                .map(|h| format!("{:.1}%", h * 100.0))
+                .unwrap_or_else(|| "n/a".into()),
+            m.disk_bytes_per_fetch
+                .map(|d| format_bytes(d as u64))
+                .unwrap_or_else(|| "n/a".into()),
+        ));
+    }
+    out
+}

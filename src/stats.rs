@@ -1,0 +1,207 @@
+//! Per-fetch latency distributions: every measured fetch lands in an
+//! HdrHistogram (1 ns – 60 s, 3 significant digits), split into cache hits and
+//! misses by whether the fetch read from storage.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Highest latency the histograms resolve; slower fetches are clamped to it (and `max` says so).
+pub const MAX_TRACKABLE_NS: u64 = 60_000_000_000;
+
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, 3).expect("valid histogram bounds")
+}
+
+/// Fetches of one phase (warm-up or measured) of one (engine, size).
+#[derive(Clone)]
+pub struct FetchStats {
+    pub all: Histogram<u64>,
+    pub hits: Histogram<u64>,
+    pub misses: Histogram<u64>,
+    /// Sum of storage bytes read over all fetches; None when the counter is unavailable.
+    pub disk_bytes: Option<u64>,
+    pub bytes_returned: u64,
+}
+
+impl Default for FetchStats {
+    fn default() -> Self {
+        Self::new(true)
+    }
+}
+
+impl FetchStats {
+    pub fn new(disk_counter_available: bool) -> Self {
+        Self {
+            all: new_histogram(),
+            hits: new_histogram(),
+            misses: new_histogram(),
+            disk_bytes: disk_counter_available.then_some(0),
+            bytes_returned: 0,
+        }
+    }
+
+    /// Record one fetch. `disk_bytes` None: unknown, so neither hit nor miss.
+    #[inline]
+    pub fn record(&mut self, latency_ns: u64, disk_bytes: Option<u64>, returned: u64) {
+        let ns = latency_ns.max(1);
+        self.all.saturating_record(ns);
+        self.bytes_returned += returned;
+        match (disk_bytes, self.disk_bytes.as_mut()) {
+            (Some(read), Some(total)) => {
+                *total += read;
+                if read > 0 {
+                    self.misses.saturating_record(ns);
+                } else {
+                    self.hits.saturating_record(ns);
+                }
+            }
+            _ => self.disk_bytes = None,
+        }
+    }
+
+    pub fn count(&self) -> u64 {
+        self.all.len()
+    }
+
+    pub fn summary(&self) -> Summary {
+        let known = self.disk_bytes.is_some();
+        Summary {
+            count: self.count(),
+            latency: Percentiles::of(&self.all),
+            hits: known.then(|| Percentiles::of(&self.hits)),
+            misses: known.then(|| Percentiles::of(&self.misses)),
+            hit_ratio: (known && self.count() > 0)
+                .then(|| self.hits.len() as f64 / self.count() as f64),
+            disk_bytes_total: self.disk_bytes,
+            disk_bytes_per_fetch: self
+                .disk_bytes
+                .filter(|_| self.count() > 0)
+                .map(|b| b as f64 / self.count() as f64),
+            bytes_returned: self.bytes_returned,
+        }
+    }
+}
+
+/// Latency percentiles in nanoseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    pub count: u64,
+    pub mean_ns: f64,
+    pub min_ns: u64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+}
+
+impl Percentiles {
+    pub fn of(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Self::default();
+        }
+        Self {
+            count: h.len(),
+            mean_ns: h.mean(),
+            min_ns: h.min(),
+            p50_ns: h.value_at_quantile(0.50),
+            p90_ns: h.value_at_quantile(0.90),
+            p99_ns: h.value_at_quantile(0.99),
+            p999_ns: h.value_at_quantile(0.999),
+            max_ns: h.max(),
+        }
+    }
+}
+
+/// What one phase of one (engine, size) measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub count: u64,
+    pub latency: Percentiles,
+    /// Fetches that read nothing from storage; None when the disk counter is unavailable.
+    pub hits: Option<Percentiles>,
+    /// Fetches that read from storage; None when the disk counter is unavailable.
+    pub misses: Option<Percentiles>,
+    pub hit_ratio: Option<f64>,
+    pub disk_bytes_total: Option<u64>,
+    pub disk_bytes_per_fetch: Option<f64>,
+    pub bytes_returned: u64,
+}
+
+/// Human-readable duration from nanoseconds: `850ns`, `12.3µs`, `4.56ms`, `1.20s`.
+pub fn format_ns(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0}ns")
+    } else if ns < 1e6 {
+        format!("{:.1}µs", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2}ms", ns / 1e6)
+    } else {
+        format!("{:.2}s", ns / 1e9)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_of_a_known_distribution() {
+        let mut s = FetchStats::new(true);
+        // 1..=1000 µs, one each: p50 ≈ 500 µs, p99 ≈ 990 µs within 0.1 %.
+        for us in 1..=1000u64 {
+            s.record(us * 1000, Some(0), 10);
+        }
+        let sum = s.summary();
+        assert_eq!(sum.count, 1000);
+        let close =
+            |got: u64, want: u64| (got as f64 - want as f64).abs() <= want as f64 * 0.001 + 1.0;
+        assert!(close(sum.latency.p50_ns, 500_000), "{}", sum.latency.p50_ns);
+        assert!(close(sum.latency.p90_ns, 900_000), "{}", sum.latency.p90_ns);
+        assert!(close(sum.latency.p99_ns, 990_000), "{}", sum.latency.p99_ns);
+        assert!(close(sum.latency.max_ns, 1_000_000));
+        assert!((sum.latency.mean_ns - 500_500.0).abs() < 500.0);
+        assert_eq!(sum.bytes_returned, 10_000);
+    }
+
+    #[test]
+    fn hits_and_misses_split_on_disk_reads() {
+        let mut s = FetchStats::new(true);
+        for _ in 0..90 {
+            s.record(2_000, Some(0), 1);
+        }
+        for _ in 0..10 {
+            s.record(5_000_000, Some(65536), 1);
+        }
+        let sum = s.summary();
+        assert_eq!(sum.hit_ratio, Some(0.9));
+        assert_eq!(sum.hits.unwrap().count, 90);
+        assert_eq!(sum.misses.unwrap().count, 10);
+        assert!(sum.misses.unwrap().p50_ns > 4_990_000);
+        assert_eq!(sum.disk_bytes_per_fetch, Some(6553.6));
+        // The bimodal shape shows in the whole distribution.
+        assert!(sum.latency.p50_ns < 3_000 && sum.latency.p99_ns > 4_990_000);
+    }
+
+    #[test]
+    fn unknown_disk_reads_are_unavailable_not_zero() {
+        let mut s = FetchStats::new(false);
+        s.record(1_000, None, 1);
+        let sum = s.summary();
+        assert_eq!(sum.disk_bytes_per_fetch, None);
+        assert_eq!(sum.hit_ratio, None);
+        assert!(sum.hits.is_none());
+        // One unknown reading poisons the total: a partial sum would under-count.
+        let mut t = FetchStats::new(true);
+        t.record(1_000, Some(4096), 1);
+        t.record(1_000, None, 1);
+        assert_eq!(t.summary().disk_bytes_total, None);
+    }
+
+    #[test]
+    fn durations_format_for_humans() {
+        assert_eq!(format_ns(850.0), "850ns");
+        assert_eq!(format_ns(12_345.0), "12.3µs");
+        assert_eq!(format_ns(4_560_000.0), "4.56ms");
+    }
+}

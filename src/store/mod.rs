@@ -1,0 +1,164 @@
+//! Where a dataset lives and how it is loaded: one trait, one file per store.
+//!
+//! Engines read stores: `sqlite` and `sqlite-raw` share the SQLite store, `fs`
+//! and `floor` have stores of their own. A store owns its manifest, resume
+//! point, disk estimate and cache eviction.
+
+mod floor;
+mod fs;
+mod sqlite;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::dataset::{DatasetSpec, DatasetState, Manifest};
+use crate::evict::EvictionReport;
+
+pub use floor::FloorStore;
+pub use fs::{FsStore, blob_path_into};
+pub use sqlite::{SqliteStore, sqlite_connect_options};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StoreKind {
+    /// One SQLite file per size class.
+    Sqlite,
+    /// One file per blob in a sharded directory tree.
+    Fs,
+    /// All blobs of a size class packed in one file at `(id - 1) * size`.
+    Floor,
+}
+
+impl StoreKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            StoreKind::Sqlite => "sqlite",
+            StoreKind::Fs => "fs",
+            StoreKind::Floor => "floor",
+        }
+    }
+
+    pub fn open(self, data_dir: &Path, spec: DatasetSpec) -> AnyStore {
+        match self {
+            StoreKind::Sqlite => AnyStore::Sqlite(SqliteStore::new(data_dir, spec)),
+            StoreKind::Fs => AnyStore::Fs(FsStore::new(data_dir, spec)),
+            StoreKind::Floor => AnyStore::Floor(FloorStore::new(data_dir, spec)),
+        }
+    }
+}
+
+/// Ids present in a store, as counted by `verify`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdRange {
+    pub count: u64,
+    pub min: u64,
+    pub max: u64,
+}
+
+#[allow(async_fn_in_trait)]
+pub trait Store {
+    fn spec(&self) -> &DatasetSpec;
+    /// The file or directory that holds the dataset (for messages and results).
+    fn location(&self) -> &Path;
+    /// Inspect without creating anything. Errors on foreign files and other datasets.
+    async fn state(&mut self) -> Result<DatasetState>;
+    /// Create what is missing and return how many rows (ids 1..=n) are already durable.
+    async fn begin(&mut self) -> Result<u64>;
+    /// Rows the loader hands to one `append` (bounded so memory stays small).
+    fn rows_per_batch(&self) -> usize;
+    /// Durably add rows `first_id..first_id + blobs.len()`; may take the buffers.
+    async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()>;
+    /// Mark the dataset complete.
+    async fn finish(&mut self) -> Result<()>;
+    /// Bytes on disk that `rows` rows will take.
+    fn estimated_disk_bytes(&self, rows: u64) -> u64;
+    /// Flush and drop the dataset's pages from the page cache.
+    async fn evict(&mut self) -> Result<EvictionReport>;
+    /// Count the ids actually present (a full scan: for `verify`, not for loading).
+    async fn id_range(&mut self) -> Result<IdRange>;
+    /// Delete the dataset.
+    async fn remove(&mut self) -> Result<()>;
+}
+
+pub enum AnyStore {
+    Sqlite(SqliteStore),
+    Fs(FsStore),
+    Floor(FloorStore),
+}
+
+macro_rules! each_store {
+    ($self:ident, $s:ident => $body:expr) => {
+        match $self {
+            AnyStore::Sqlite($s) => $body,
+            AnyStore::Fs($s) => $body,
+            AnyStore::Floor($s) => $body,
+        }
+    };
+}
+
+impl Store for AnyStore {
+    fn spec(&self) -> &DatasetSpec {
+        each_store!(self, s => s.spec())
+    }
+    fn location(&self) -> &Path {
+        each_store!(self, s => s.location())
+    }
+    async fn state(&mut self) -> Result<DatasetState> {
+        each_store!(self, s => s.state().await)
+    }
+    async fn begin(&mut self) -> Result<u64> {
+        each_store!(self, s => s.begin().await)
+    }
+    fn rows_per_batch(&self) -> usize {
+        each_store!(self, s => s.rows_per_batch())
+    }
+    async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {
+        each_store!(self, s => s.append(first_id, blobs).await)
+    }
+    async fn finish(&mut self) -> Result<()> {
+        each_store!(self, s => s.finish().await)
+    }
+    fn estimated_disk_bytes(&self, rows: u64) -> u64 {
+        each_store!(self, s => s.estimated_disk_bytes(rows))
+    }
+    async fn evict(&mut self) -> Result<EvictionReport> {
+        each_store!(self, s => s.evict().await)
+    }
+    async fn id_range(&mut self) -> Result<IdRange> {
+        each_store!(self, s => s.id_range().await)
+    }
+    async fn remove(&mut self) -> Result<()> {
+        each_store!(self, s => s.remove().await)
+    }
+}
+
+/// Rows per batch so that one batch holds about `target_bytes` (at least one row).
+pub(crate) fn rows_for_batch(spec: &DatasetSpec, target_bytes: u64, max_rows: u64) -> usize {
+    (target_bytes / spec.size.bytes()).clamp(1, max_rows) as usize
+}
+
+/// Read a JSON manifest beside a file store; None when absent.
+pub(crate) fn read_manifest(path: &Path) -> Result<Option<Manifest>> {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+            crate::error::InputError::ForeignFile {
+                path: path.to_path_buf(),
+                why: format!("its manifest is not readable JSON ({e})"),
+            }
+            .into()
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// Replace a JSON manifest atomically (write a temporary file, then rename over).
+pub(crate) fn write_manifest(path: &Path, manifest: &Manifest) -> Result<()> {
+    let tmp: PathBuf = path.with_extension("json.tmp");
+    std::fs::write(&tmp, serde_json::to_vec_pretty(manifest)?)
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+}

@@ -1,0 +1,339 @@
+//! SQLite store: one file per size class (`sqlite/<size>-x<rows>.sqlite`), schema
+//! from the `migration` crate, loaded through SeaORM with batched multi-row
+//! inserts, one transaction per batch. Inserts go in id order and each batch
+//! commits whole, so after a crash the table holds exactly ids 1..=MAX(id).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use migration::{Migrator, MigratorTrait};
+use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::Set, ConnectOptions, ConnectionTrait, Database,
+    DatabaseConnection, EntityTrait, Statement, TransactionTrait,
+};
+
+use super::{IdRange, Store, rows_for_batch};
+use crate::dataset::{DatasetSpec, DatasetState, Manifest};
+use crate::entity::{blob, manifest};
+use crate::error::InputError;
+use crate::evict::{EvictionReport, evict_file, resident_bytes};
+
+/// SQLite's default page size, set explicitly: it only takes effect when the
+/// file is created (never once it is in WAL mode), and the estimate below uses it.
+pub const PAGE_SIZE: u32 = 4096;
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+/// SQLite allows 32766 bound variables per statement (two per row here).
+const MAX_ROWS_PER_INSERT: u64 = 8000;
+const BATCH_BYTES: u64 = 4 << 20;
+
+/// Connection settings shared by the loader and both SQLite engines: WAL with
+/// synchronous=NORMAL (the usual application setting), no statement logging,
+/// no ping per pool checkout, one connection.
+pub fn sqlite_connect_options(path: &Path, create: bool) -> ConnectOptions {
+    let file = path.to_path_buf();
+    let mut opts = ConnectOptions::new(format!("sqlite://{}", path.display()));
+    opts.sqlx_logging(false)
+        .test_before_acquire(false)
+        .max_connections(1)
+        .min_connections(1)
+        .map_sqlx_sqlite_opts(move |o| {
+            o.filename(&file)
+                .create_if_missing(create)
+                .page_size(PAGE_SIZE)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+        });
+    opts
+}
+
+pub struct SqliteStore {
+    spec: DatasetSpec,
+    path: PathBuf,
+    db: Option<DatabaseConnection>,
+}
+
+impl SqliteStore {
+    pub fn new(data_dir: &Path, spec: DatasetSpec) -> Self {
+        let path = data_dir
+            .join("sqlite")
+            .join(format!("{}.sqlite", spec.stem()));
+        Self {
+            spec,
+            path,
+            db: None,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Refuse files that are not SQLite before SQLite gets to them.
+    fn check_header(&self) -> Result<()> {
+        let mut header = [0u8; 16];
+        let mut file = std::fs::File::open(&self.path)
+            .with_context(|| format!("cannot open {}", self.path.display()))?;
+        let n = std::io::Read::read(&mut file, &mut header)?;
+        if n > 0 && (n < 16 || &header != SQLITE_MAGIC) {
+            return Err(InputError::ForeignFile {
+                path: self.path.clone(),
+                why: "it is not an SQLite database (wrong file header)".into(),
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    async fn connect(&mut self, create: bool) -> Result<&DatabaseConnection> {
+        if self.db.is_none() {
+            if create {
+                let dir = self.path.parent().expect("store path has a parent");
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+            }
+            let db = Database::connect(sqlite_connect_options(&self.path, create))
+                .await
+                .with_context(|| format!("cannot open SQLite database {}", self.path.display()))?;
+            self.db = Some(db);
+        }
+        Ok(self.db.as_ref().expect("just connected"))
+    }
+
+    async fn table_exists(db: &DatabaseConnection, name: &str) -> Result<bool> {
+        let row = db
+            .query_one_raw(Statement::from_sql_and_values(
+                db.get_database_backend(),
+                "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?",
+                [name.into()],
+            ))
+            .await?
+            .context("sqlite_master count returned no row")?;
+        Ok(row.try_get::<i64>("", "n")? > 0)
+    }
+
+    async fn max_id(db: &DatabaseConnection) -> Result<u64> {
+        let row = db
+            .query_one_raw(Statement::from_string(
+                db.get_database_backend(),
+                "SELECT COALESCE(MAX(id), 0) AS m FROM blobs",
+            ))
+            .await?
+            .context("MAX(id) returned no row")?;
+        Ok(row.try_get::<i64>("", "m")? as u64)
+    }
+
+    fn manifest_of(model: &manifest::Model) -> Result<Manifest> {
+        Ok(Manifest {
+            size_bytes: model.size_bytes as u64,
+            rows: model.rows as u64,
+            seed: model
+                .seed
+                .parse()
+                .context("manifest seed is not a number")?,
+            dataset_bytes: model.dataset_bytes as u64,
+            complete: model.complete,
+            format_version: model.format_version,
+            loaded_at: model.loaded_at.clone(),
+            rows_done: None,
+        })
+    }
+
+    fn files(&self) -> Vec<PathBuf> {
+        let mut files = vec![self.path.clone()];
+        for suffix in ["-wal", "-shm"] {
+            let mut p = self.path.clone().into_os_string();
+            p.push(suffix);
+            files.push(p.into());
+        }
+        files.into_iter().filter(|p| p.exists()).collect()
+    }
+}
+
+impl Store for SqliteStore {
+    fn spec(&self) -> &DatasetSpec {
+        &self.spec
+    }
+
+    fn location(&self) -> &Path {
+        &self.path
+    }
+
+    async fn state(&mut self) -> Result<DatasetState> {
+        if !self.path.exists() {
+            return Ok(DatasetState::Absent);
+        }
+        self.check_header()?;
+        let spec = self.spec;
+        let path = self.path.clone();
+        let db = self.connect(false).await?;
+        let has_manifest =
+            Self::table_exists(db, "manifest")
+                .await
+                .map_err(|e| InputError::ForeignFile {
+                    path: path.clone(),
+                    why: format!("SQLite cannot read it: {e:#}"),
+                })?;
+        if !has_manifest {
+            let any_table = db
+                .query_one_raw(Statement::from_string(
+                    db.get_database_backend(),
+                    "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name <> 'seaql_migrations'",
+                ))
+                .await?
+                .map(|r| r.try_get::<i64>("", "n"))
+                .transpose()?
+                .unwrap_or(0);
+            if any_table > 0 {
+                return Err(InputError::ForeignFile {
+                    path,
+                    why: "it is an SQLite database without a blobrace manifest table".into(),
+                }
+                .into());
+            }
+            return Ok(DatasetState::Partial { rows_done: 0 });
+        }
+        let Some(model) = manifest::Entity::find_by_id(1).one(db).await? else {
+            return Ok(DatasetState::Partial { rows_done: 0 });
+        };
+        Self::manifest_of(&model)?.check_matches(&spec, &path)?;
+        if model.complete {
+            return Ok(DatasetState::Complete);
+        }
+        Ok(DatasetState::Partial {
+            rows_done: Self::max_id(db).await?,
+        })
+    }
+
+    async fn begin(&mut self) -> Result<u64> {
+        if self.path.exists() {
+            self.check_header()?;
+        }
+        let spec = self.spec;
+        let path = self.path.clone();
+        let db = self.connect(true).await?;
+        Migrator::up(db, None)
+            .await
+            .with_context(|| format!("cannot create the schema in {}", path.display()))?;
+        match manifest::Entity::find_by_id(1).one(db).await? {
+            Some(model) => Self::manifest_of(&model)?.check_matches(&spec, &path)?,
+            None => {
+                let m = Manifest::started(&spec);
+                manifest::ActiveModel {
+                    id: Set(1),
+                    size_bytes: Set(m.size_bytes as i64),
+                    rows: Set(m.rows as i64),
+                    seed: Set(m.seed.to_string()),
+                    dataset_bytes: Set(m.dataset_bytes as i64),
+                    complete: Set(false),
+                    format_version: Set(m.format_version),
+                    loaded_at: Set(None),
+                }
+                .insert(db)
+                .await?;
+            }
+        }
+        Self::max_id(db).await
+    }
+
+    fn rows_per_batch(&self) -> usize {
+        rows_for_batch(&self.spec, BATCH_BYTES, MAX_ROWS_PER_INSERT)
+    }
+
+    async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {
+        let db = self.db.as_ref().context("append before begin")?;
+        let rows = blobs
+            .drain(..)
+            .enumerate()
+            .map(|(i, data)| blob::ActiveModel {
+                id: Set((first_id + i as u64) as i64),
+                data: Set(data),
+            });
+        let txn = db.begin().await?;
+        blob::Entity::insert_many(rows).exec(&txn).await?;
+        txn.commit().await?;
+        Ok(())
+    }
+
+    async fn finish(&mut self) -> Result<()> {
+        let db = self.db.as_ref().context("finish before begin")?;
+        let mut model: manifest::ActiveModel = manifest::Entity::find_by_id(1)
+            .one(db)
+            .await?
+            .context("manifest row vanished")?
+            .into();
+        model.complete = Set(true);
+        model.loaded_at = Set(Some(crate::now_rfc3339()));
+        model.update(db).await?;
+        // Fold the WAL into the main file: the dataset is then one self-contained file.
+        db.execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)")
+            .await?;
+        // Close now: a pool left open keeps its worker thread and that thread's
+        // malloc arena, which the next load's peak RSS would carry.
+        self.db.take().expect("connected").close().await?;
+        Ok(())
+    }
+
+    fn estimated_disk_bytes(&self, rows: u64) -> u64 {
+        let size = self.spec.size.bytes();
+        let page = u64::from(PAGE_SIZE);
+        // A table leaf page keeps ~4061 usable bytes; a row whose payload fits stays
+        // local (several rows a page), larger payloads spill into overflow pages
+        // holding 4092 bytes each. Cell headers: ~12 bytes a row.
+        let per_row = if size + 12 <= 4000 {
+            page as f64 / (4061 / (size + 12)) as f64
+        } else {
+            (size.div_ceil(page - 4) + 1) as f64 * page as f64 * 1.01
+        };
+        (per_row * rows as f64) as u64 + (1 << 20)
+    }
+
+    async fn evict(&mut self) -> Result<EvictionReport> {
+        // Close our connection first so SQLite holds no pages of its own.
+        if let Some(db) = self.db.take() {
+            db.close().await?;
+        }
+        let started = Instant::now();
+        let mut report = EvictionReport {
+            method: "fdatasync + posix_fadvise(DONTNEED)".into(),
+            ..Default::default()
+        };
+        let mut resident = 0;
+        for file in self.files() {
+            report.bytes += evict_file(&file)?;
+            report.files += 1;
+            resident += resident_bytes(&file)?;
+        }
+        report.resident_after_bytes = Some(resident);
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    async fn id_range(&mut self) -> Result<IdRange> {
+        let db = self.connect(false).await?;
+        let row = db
+            .query_one_raw(Statement::from_string(
+                db.get_database_backend(),
+                "SELECT COUNT(*) AS n, COALESCE(MIN(id), 0) AS lo, COALESCE(MAX(id), 0) AS hi FROM blobs",
+            ))
+            .await?
+            .context("count returned no row")?;
+        Ok(IdRange {
+            count: row.try_get::<i64>("", "n")? as u64,
+            min: row.try_get::<i64>("", "lo")? as u64,
+            max: row.try_get::<i64>("", "hi")? as u64,
+        })
+    }
+
+    async fn remove(&mut self) -> Result<()> {
+        if let Some(db) = self.db.take() {
+            db.close().await?;
+        }
+        for file in self.files() {
+            std::fs::remove_file(&file)
+                .with_context(|| format!("cannot remove {}", file.display()))?;
+        }
+        Ok(())
+    }
+}

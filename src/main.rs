@@ -151,6 +151,7 @@ fn measure(config: RunConfig) -> Result<()> {
                 let (mut fetch_loop, eviction, started_at) = run.prepare(engine, spec).await?;
                 fetch_loop.run_for(config.warmup, config.measure).await?;
                 run.record(engine, spec, &fetch_loop, eviction, started_at, None)?;
+                fetch_loop.close().await?;
             }
         }
         run.finish()?;
@@ -200,6 +201,7 @@ fn verify(config: RunConfig) -> Result<()> {
                         bad += 1;
                     }
                 }
+                engine.close().await?;
                 if bad > 0 {
                     problems += 1;
                 } else {

@@ -75,6 +75,11 @@ impl<E: Engine> FetchLoop<E> {
         &self.engine
     }
 
+    /// Close the engine (after its results are recorded).
+    pub async fn close(self) -> Result<()> {
+        self.engine.close().await
+    }
+
     /// Whether bytes read from storage per fetch can be known here.
     pub fn disk_counter_available(&self) -> bool {
         self.disk.is_some()
@@ -99,7 +104,7 @@ impl<E: Engine> FetchLoop<E> {
                     self.engine_name, self.spec.size
                 )
             })?;
-            let full = self.fetches % FULL_CHECK_EVERY == 0;
+            let full = self.fetches.is_multiple_of(FULL_CHECK_EVERY);
             if let Some(what) = check_blob(
                 self.spec.seed,
                 self.spec.size,

@@ -64,7 +64,7 @@ pub fn format_bytes(bytes: u64) -> String {
         ("MiB", KIB.pow(2)),
         ("KiB", KIB),
     ] {
-        if bytes >= scale && bytes % scale == 0 {
+        if bytes >= scale && bytes.is_multiple_of(scale) {
             return format!("{}{unit}", bytes / scale);
         }
     }

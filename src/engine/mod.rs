@@ -42,6 +42,15 @@ pub trait Engine {
 
     /// Versions and settings to record with the result.
     fn settings(&self) -> EngineSettings;
+
+    /// Release connections and files now, not in the background, so the next
+    /// engine's cold start does not overlap this one's shutdown.
+    async fn close(self) -> Result<()>
+    where
+        Self: Sized,
+    {
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -174,6 +183,9 @@ impl Engine for AnyEngine {
     }
     fn settings(&self) -> EngineSettings {
         each_engine!(self, e => e.settings())
+    }
+    async fn close(self) -> Result<()> {
+        each_engine!(self, e => e.close().await)
     }
 }
 

@@ -75,4 +75,8 @@ impl Engine for SqliteEngine {
     fn settings(&self) -> EngineSettings {
         self.settings.clone()
     }
+
+    async fn close(self) -> Result<()> {
+        Ok(self.db.close().await?)
+    }
 }

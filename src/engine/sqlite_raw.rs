@@ -16,8 +16,8 @@ use crate::store::sqlite_connect_options;
 const FETCH_SQL: &str = "SELECT data FROM blobs WHERE id = ?";
 
 pub struct SqliteRawEngine {
-    // Keeps the pool (and its one connection) alive; the same options as `sqlite`.
-    _db: DatabaseConnection,
+    // Owns the pool (and its one connection); the same options as `sqlite`.
+    db: DatabaseConnection,
     pool: SqlitePool,
     settings: EngineSettings,
 }
@@ -36,7 +36,7 @@ impl SqliteRawEngine {
         );
         settings.insert("file".into(), path.display().to_string());
         Ok(Self {
-            _db: db,
+            db,
             pool,
             settings,
         })
@@ -59,5 +59,10 @@ impl Engine for SqliteRawEngine {
 
     fn settings(&self) -> EngineSettings {
         self.settings.clone()
+    }
+
+    async fn close(self) -> Result<()> {
+        self.pool.close().await;
+        Ok(self.db.close().await?)
     }
 }

@@ -131,7 +131,7 @@ impl Store for FsStore {
             let id = first_id + i as u64;
             let path = self.blob_path(id);
             // A new leaf directory every 256 ids (and on resume).
-            if id % 256 == 0 || i == 0 {
+            if id.is_multiple_of(256) || i == 0 {
                 let parent = path.parent().expect("blob path has a parent");
                 std::fs::create_dir_all(parent)
                     .with_context(|| format!("cannot create {}", parent.display()))?;

@@ -1,0 +1,106 @@
+//! Bad input: one clear error, a non-zero exit, and nothing half-written.
+
+mod common;
+
+use common::{files_under, run, stderr};
+
+/// Runs `load` with `args`, expects a failure whose message contains `needle`.
+fn rejects(args: &[&str], needle: &str) -> (tempfile::TempDir, String) {
+    let root = tempfile::tempdir().unwrap();
+    let mut all = vec!["load"];
+    all.extend_from_slice(args);
+    let out = run(root.path(), &all);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "expected failure for {args:?}; stderr:\n{err}");
+    assert!(err.contains(needle), "stderr for {args:?} lacks {needle:?}:\n{err}");
+    assert_eq!(err.matches("Error:").count(), 1, "one error, stated once:\n{err}");
+    (root, err)
+}
+
+#[test]
+fn unknown_size_unit() {
+    let (root, _) = rejects(&["--sizes", "12XB"], "invalid size '12XB': unknown unit 'XB'");
+    assert!(files_under(root.path()).is_empty(), "nothing may be written");
+}
+
+#[test]
+fn size_zero() {
+    let (root, _) = rejects(&["--sizes", "0"], "at least 8 bytes");
+    assert!(files_under(root.path()).is_empty());
+}
+
+#[test]
+fn dataset_smaller_than_one_row() {
+    let (root, _) = rejects(&["--sizes", "4MiB", "--dataset-bytes", "1MiB"], "smaller than one 4MiB blob");
+    assert!(files_under(root.path()).is_empty());
+}
+
+#[test]
+fn unknown_engine() {
+    let (root, err) = rejects(&["--engines", "sqlite,oracle"], "unknown engine 'oracle'");
+    assert!(err.contains("sqlite-raw, fs, floor"), "lists the known engines: {err}");
+    assert!(files_under(root.path()).is_empty());
+}
+
+#[test]
+fn exit_code_is_2_for_input_errors() {
+    let root = tempfile::tempdir().unwrap();
+    let out = run(root.path(), &["load", "--sizes", "12XB"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn unwritable_data_dir() {
+    let root = tempfile::tempdir().unwrap();
+    // A regular file where a directory is needed fails even for root.
+    let blocker = root.path().join("not-a-dir");
+    std::fs::write(&blocker, b"x").unwrap();
+    let out = common::blobrace()
+        .args(["load", "--cap", "none", "--sizes", "1KiB", "--dataset-bytes", "64KiB", "--data-dir"])
+        .arg(blocker.join("data"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(err.contains("data directory") && err.contains("not-a-dir/data") && err.contains("cannot create"), "{err}");
+}
+
+#[test]
+fn not_enough_free_disk() {
+    let (root, err) = rejects(&["--engines", "floor", "--sizes", "1KiB", "--dataset-bytes", "900TiB"], "not enough free disk");
+    assert!(err.contains("needs about") && err.contains("available"), "{err}");
+    assert!(files_under(root.path()).is_empty(), "refused before writing: {:?}", files_under(root.path()));
+}
+
+#[test]
+fn a_file_that_is_not_sqlite_is_refused_and_left_alone() {
+    let root = tempfile::tempdir().unwrap();
+    let sqlite_dir = root.path().join("data/sqlite");
+    std::fs::create_dir_all(&sqlite_dir).unwrap();
+    let victim = sqlite_dir.join("1KiB-x64.sqlite");
+    let content = b"my precious notes, not a database at all".repeat(10);
+    std::fs::write(&victim, &content).unwrap();
+    let out = run(root.path(), &["load", "--engines", "sqlite", "--sizes", "1KiB", "--dataset-bytes", "64KiB"]);
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(err.contains("1KiB-x64.sqlite") && err.contains("not an SQLite database"), "{err}");
+    assert_eq!(std::fs::read(&victim).unwrap(), content, "the file must be untouched");
+}
+
+#[test]
+fn a_dataset_of_another_seed_is_refused_and_left_alone() {
+    let root = tempfile::tempdir().unwrap();
+    let base = ["load", "--sizes", "1KiB", "--dataset-bytes", "64KiB"];
+    let first = run(root.path(), &[&base[..], &["--seed", "1"]].concat());
+    assert!(first.status.success(), "{}", stderr(&first));
+    let before: Vec<_> = files_under(root.path()).into_iter().map(|f| (std::fs::read(&f).unwrap(), f)).collect();
+    let second = run(root.path(), &[&base[..], &["--seed", "2"]].concat());
+    let err = stderr(&second);
+    assert!(!second.status.success());
+    assert!(err.contains("seed 1") && err.contains("seed 2"), "{err}");
+    for (bytes, f) in before {
+        if !f.ends_with("-shm") && !f.ends_with("-wal") {
+            assert_eq!(std::fs::read(&f).unwrap(), bytes, "{f} changed");
+        }
+    }
+}

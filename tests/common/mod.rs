@@ -1,0 +1,53 @@
+//! Helpers for tests that drive the real `blobrace` binary.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// `blobrace` with no BLOBRACE_* settings inherited from the environment.
+pub fn blobrace() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_blobrace"));
+    for (key, _) in std::env::vars() {
+        if key.starts_with("BLOBRACE_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
+}
+
+/// Run `blobrace <args>` with a data and results dir under `root`, uncapped unless asked.
+pub fn run(root: &Path, args: &[&str]) -> Output {
+    let mut cmd = blobrace();
+    cmd.args(args)
+        .arg("--data-dir")
+        .arg(root.join("data"))
+        .arg("--results-dir")
+        .arg(root.join("results"));
+    if !args.contains(&"--cap") {
+        cmd.args(["--cap", "none", "--cpus", "none"]);
+    }
+    cmd.output().expect("blobrace runs")
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Every file below `dir` (recursively), for "nothing was written" checks.
+pub fn files_under(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return found };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files_under(&path));
+        } else {
+            found.push(path.display().to_string());
+        }
+    }
+    found
+}

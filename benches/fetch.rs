@@ -29,6 +29,14 @@ fn main() {
         // `cargo bench -- --list` must not load gigabytes.
         return;
     }
+    if args.iter().any(|a| a == "--quick") {
+        eprintln!(
+            "Error: criterion's --quick samples differently and would mix warm-up into the results; use BLOBRACE_PROFILE=quick"
+        );
+        std::process::exit(2);
+    }
+    // Under --profile-time criterion runs the routine without measuring: nothing to record.
+    let profiling = args.iter().any(|a| a == "--profile-time");
     let config = match EnvOnly::try_parse_from(["fetch"])
         .map_err(|e| e.to_string())
         .and_then(|c| c.run.resolve().map_err(|e| e.to_string()))
@@ -39,13 +47,13 @@ fn main() {
             std::process::exit(2);
         }
     };
-    if let Err(e) = bench(config) {
+    if let Err(e) = bench(config, !profiling) {
         eprintln!("Error: {e:#}");
         std::process::exit(1);
     }
 }
 
-fn bench(config: blobrace::config::RunConfig) -> anyhow::Result<()> {
+fn bench(config: blobrace::config::RunConfig, record: bool) -> anyhow::Result<()> {
     // Cap first: before the runtime's threads and before any data is touched.
     let mut run = Run::start(config.clone(), "criterion");
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -53,11 +61,13 @@ fn bench(config: blobrace::config::RunConfig) -> anyhow::Result<()> {
         .build()?;
     rt.block_on(run.load())?;
 
+    // Our timings go last: criterion's own --warm-up-time etc. would desynchronise
+    // the warm-up/measurement split in `CriterionPhases`. Use BLOBRACE_* instead.
     let mut criterion = Criterion::default()
+        .configure_from_args()
         .warm_up_time(config.warmup)
         .measurement_time(config.measure)
-        .sample_size(config.samples)
-        .configure_from_args();
+        .sample_size(config.samples);
     for spec in config.datasets() {
         let mut group = criterion.benchmark_group(format!("fetch-{}", spec.size));
         group
@@ -82,22 +92,18 @@ fn bench(config: blobrace::config::RunConfig) -> anyhow::Result<()> {
                     timed
                 })
             });
-            if fetch_loop.measured.count() == 0 {
-                // Filtered out by criterion's command-line filter: nothing measured, nothing recorded.
-                continue;
+            // Nothing measured: filtered out by criterion's command-line filter.
+            if record && fetch_loop.measured.count() > 0 {
+                let samples = Some(phases.measured_calls());
+                run.record(engine, spec, &fetch_loop, eviction, started_at, samples)?;
             }
-            run.record(
-                engine,
-                spec,
-                &fetch_loop,
-                eviction,
-                started_at,
-                Some(phases.measured_calls()),
-            )?;
+            rt.block_on(fetch_loop.close())?;
         }
         group.finish();
     }
-    run.finish()?;
+    if record {
+        run.finish()?;
+    }
     criterion.final_summary();
     Ok(())
 }

@@ -88,6 +88,7 @@ pub async fn plan(
 struct Progress {
     bar: Option<ProgressBar>,
     label: String,
+    row_bytes: u64,
     total: u64,
     done: u64,
     started: Instant,
@@ -97,12 +98,12 @@ struct Progress {
 impl Progress {
     const LINE_EVERY: Duration = Duration::from_secs(5);
 
-    fn new(label: String, total: u64, done: u64) -> Self {
+    fn new(label: String, row_bytes: u64, total: u64, done: u64) -> Self {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::new(total).with_position(done);
             bar.set_style(
                 ProgressStyle::with_template(
-                    "{prefix:>26} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta}",
+                    "{prefix:>14} [{bar:30}] {bytes}/{total_bytes} {msg} {binary_bytes_per_sec} ETA {eta}",
                 )
                 .expect("valid template")
                 .progress_chars("=> "),
@@ -122,7 +123,13 @@ impl Progress {
 
     fn advance(&mut self, bytes: u64, resumed_at: u64) {
         self.done += bytes;
+        let rows = format!(
+            "{}/{} rows",
+            self.done / self.row_bytes,
+            self.total / self.row_bytes
+        );
         if let Some(bar) = &self.bar {
+            bar.set_message(rows);
             bar.set_position(self.done);
         } else if self.last_line.elapsed() >= Self::LINE_EVERY {
             self.last_line = Instant::now();
@@ -130,7 +137,7 @@ impl Progress {
             let rate = (self.done - resumed_at) as f64 / secs;
             let eta = (self.total - self.done) as f64 / rate.max(1.0);
             eprintln!(
-                "load {}: {} / {} ({:.0}%), {:.0} MB/s, ETA {:.0}s",
+                "load {}: {rows}, {} / {} ({:.0}%), {:.0} MB/s, ETA {:.0}s",
                 self.label,
                 format_bytes(self.done),
                 format_bytes(self.total),
@@ -152,11 +159,7 @@ impl Progress {
 pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadReport> {
     let spec = *store.spec();
     let location = store.location().display().to_string();
-    let kind_name = match store {
-        AnyStore::Sqlite(_) => StoreKind::Sqlite,
-        AnyStore::Fs(_) => StoreKind::Fs,
-        AnyStore::Floor(_) => StoreKind::Floor,
-    };
+    let kind_name = store.kind();
     let mut report = LoadReport {
         store: kind_name,
         size_bytes: spec.size.bytes(),
@@ -175,7 +178,12 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
     let started = Instant::now();
     let done = store.begin().await?;
     let label = format!("{} {}", kind_name.name(), spec.size);
-    let mut progress = Progress::new(label, spec.bytes(), done * spec.size.bytes());
+    let mut progress = Progress::new(
+        label,
+        spec.size.bytes(),
+        spec.bytes(),
+        done * spec.size.bytes(),
+    );
     let resumed_at = done * spec.size.bytes();
     let per_batch = store.rows_per_batch() as u64;
     let mut batch: Vec<Vec<u8>> = Vec::with_capacity(per_batch as usize);
@@ -224,12 +232,15 @@ pub async fn ensure_loaded(
         match report.outcome.as_str() {
             "already-loaded" => eprintln!("dataset {}: already loaded", report.location),
             _ => eprintln!(
-                "dataset {}: {} {} in {:.1}s ({:.0} MB/s, peak RSS {})",
+                "dataset {}: {} {} in {:.1}s ({} MB/s, peak RSS {})",
                 report.location,
                 report.outcome,
                 format_bytes(report.bytes_written),
                 report.seconds,
-                report.mb_per_s.unwrap_or(0.0),
+                report
+                    .mb_per_s
+                    .map(|r| format!("{r:.0}"))
+                    .unwrap_or_else(|| "unavailable".into()),
                 report
                     .peak_rss_bytes
                     .map(format_bytes)

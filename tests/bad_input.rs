@@ -11,16 +11,32 @@ fn rejects(args: &[&str], needle: &str) -> (tempfile::TempDir, String) {
     all.extend_from_slice(args);
     let out = run(root.path(), &all);
     let err = stderr(&out);
-    assert!(!out.status.success(), "expected failure for {args:?}; stderr:\n{err}");
-    assert!(err.contains(needle), "stderr for {args:?} lacks {needle:?}:\n{err}");
-    assert_eq!(err.matches("Error:").count(), 1, "one error, stated once:\n{err}");
+    assert!(
+        !out.status.success(),
+        "expected failure for {args:?}; stderr:\n{err}"
+    );
+    assert!(
+        err.contains(needle),
+        "stderr for {args:?} lacks {needle:?}:\n{err}"
+    );
+    assert_eq!(
+        err.matches("Error:").count(),
+        1,
+        "one error, stated once:\n{err}"
+    );
     (root, err)
 }
 
 #[test]
 fn unknown_size_unit() {
-    let (root, _) = rejects(&["--sizes", "12XB"], "invalid size '12XB': unknown unit 'XB'");
-    assert!(files_under(root.path()).is_empty(), "nothing may be written");
+    let (root, _) = rejects(
+        &["--sizes", "12XB"],
+        "invalid size '12XB': unknown unit 'XB'",
+    );
+    assert!(
+        files_under(root.path()).is_empty(),
+        "nothing may be written"
+    );
 }
 
 #[test]
@@ -31,14 +47,20 @@ fn size_zero() {
 
 #[test]
 fn dataset_smaller_than_one_row() {
-    let (root, _) = rejects(&["--sizes", "4MiB", "--dataset-bytes", "1MiB"], "smaller than one 4MiB blob");
+    let (root, _) = rejects(
+        &["--sizes", "4MiB", "--dataset-bytes", "1MiB"],
+        "smaller than one 4MiB blob",
+    );
     assert!(files_under(root.path()).is_empty());
 }
 
 #[test]
 fn unknown_engine() {
     let (root, err) = rejects(&["--engines", "sqlite,oracle"], "unknown engine 'oracle'");
-    assert!(err.contains("sqlite-raw, fs, floor"), "lists the known engines: {err}");
+    assert!(
+        err.contains("sqlite-raw, fs, floor"),
+        "lists the known engines: {err}"
+    );
     assert!(files_under(root.path()).is_empty());
 }
 
@@ -56,20 +78,51 @@ fn unwritable_data_dir() {
     let blocker = root.path().join("not-a-dir");
     std::fs::write(&blocker, b"x").unwrap();
     let out = common::blobrace()
-        .args(["load", "--cap", "none", "--sizes", "1KiB", "--dataset-bytes", "64KiB", "--data-dir"])
+        .args([
+            "load",
+            "--cap",
+            "none",
+            "--sizes",
+            "1KiB",
+            "--dataset-bytes",
+            "64KiB",
+            "--data-dir",
+        ])
         .arg(blocker.join("data"))
         .output()
         .unwrap();
     let err = stderr(&out);
     assert!(!out.status.success());
-    assert!(err.contains("data directory") && err.contains("not-a-dir/data") && err.contains("cannot create"), "{err}");
+    assert!(
+        err.contains("data directory")
+            && err.contains("not-a-dir/data")
+            && err.contains("cannot create"),
+        "{err}"
+    );
 }
 
 #[test]
 fn not_enough_free_disk() {
-    let (root, err) = rejects(&["--engines", "floor", "--sizes", "1KiB", "--dataset-bytes", "900TiB"], "not enough free disk");
-    assert!(err.contains("needs about") && err.contains("available"), "{err}");
-    assert!(files_under(root.path()).is_empty(), "refused before writing: {:?}", files_under(root.path()));
+    let (root, err) = rejects(
+        &[
+            "--engines",
+            "floor",
+            "--sizes",
+            "1KiB",
+            "--dataset-bytes",
+            "900TiB",
+        ],
+        "not enough free disk",
+    );
+    assert!(
+        err.contains("needs about") && err.contains("available"),
+        "{err}"
+    );
+    assert!(
+        files_under(root.path()).is_empty(),
+        "refused before writing: {:?}",
+        files_under(root.path())
+    );
 }
 
 #[test]
@@ -80,11 +133,29 @@ fn a_file_that_is_not_sqlite_is_refused_and_left_alone() {
     let victim = sqlite_dir.join("1KiB-x64.sqlite");
     let content = b"my precious notes, not a database at all".repeat(10);
     std::fs::write(&victim, &content).unwrap();
-    let out = run(root.path(), &["load", "--engines", "sqlite", "--sizes", "1KiB", "--dataset-bytes", "64KiB"]);
+    let out = run(
+        root.path(),
+        &[
+            "load",
+            "--engines",
+            "sqlite",
+            "--sizes",
+            "1KiB",
+            "--dataset-bytes",
+            "64KiB",
+        ],
+    );
     let err = stderr(&out);
     assert!(!out.status.success());
-    assert!(err.contains("1KiB-x64.sqlite") && err.contains("not an SQLite database"), "{err}");
-    assert_eq!(std::fs::read(&victim).unwrap(), content, "the file must be untouched");
+    assert!(
+        err.contains("1KiB-x64.sqlite") && err.contains("not an SQLite database"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(&victim).unwrap(),
+        content,
+        "the file must be untouched"
+    );
 }
 
 #[test]
@@ -93,7 +164,10 @@ fn a_dataset_of_another_seed_is_refused_and_left_alone() {
     let base = ["load", "--sizes", "1KiB", "--dataset-bytes", "64KiB"];
     let first = run(root.path(), &[&base[..], &["--seed", "1"]].concat());
     assert!(first.status.success(), "{}", stderr(&first));
-    let before: Vec<_> = files_under(root.path()).into_iter().map(|f| (std::fs::read(&f).unwrap(), f)).collect();
+    let before: Vec<_> = files_under(root.path())
+        .into_iter()
+        .map(|f| (std::fs::read(&f).unwrap(), f))
+        .collect();
     let second = run(root.path(), &[&base[..], &["--seed", "2"]].concat());
     let err = stderr(&second);
     assert!(!second.status.success());

@@ -8,7 +8,16 @@ use serde_json::Value;
 #[test]
 fn requested_cap_is_applied_and_observed() {
     let out = blobrace()
-        .args(["env", "--cap", "200MiB", "--cpus", "1", "--sizes", "1KiB", "--data-dir"])
+        .args([
+            "env",
+            "--cap",
+            "200MiB",
+            "--cpus",
+            "1",
+            "--sizes",
+            "1KiB",
+            "--data-dir",
+        ])
         .arg(tempfile::tempdir().unwrap().path())
         .output()
         .unwrap();
@@ -28,14 +37,26 @@ fn requested_cap_is_applied_and_observed() {
         assert_eq!(cap["cpu_limit"], 1.0, "{cap}");
         // The cgroup is removed when the process exits.
         let cgroup = cap["cgroup"].as_str().unwrap();
-        assert!(!std::path::Path::new(cgroup).exists(), "{cgroup} left behind");
+        assert!(
+            !std::path::Path::new(cgroup).exists(),
+            "{cgroup} left behind"
+        );
     }
 }
 
 #[test]
 fn cap_none_observes_without_capping() {
     let out = blobrace()
-        .args(["env", "--cap", "none", "--cpus", "none", "--sizes", "1KiB", "--data-dir"])
+        .args([
+            "env",
+            "--cap",
+            "none",
+            "--cpus",
+            "none",
+            "--sizes",
+            "1KiB",
+            "--data-dir",
+        ])
         .arg(tempfile::tempdir().unwrap().path())
         .output()
         .unwrap();

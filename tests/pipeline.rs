@@ -20,23 +20,45 @@ fn load_verify_measure_every_engine() {
     let root = tempfile::tempdir().unwrap();
     let load = run(root.path(), &args("load", &[]));
     assert!(load.status.success(), "{}", stderr(&load));
-    assert_eq!(stderr(&load).matches(": loaded").count(), 6, "3 stores x 2 sizes:\n{}", stderr(&load));
+    assert_eq!(
+        stderr(&load).matches(": loaded").count(),
+        6,
+        "3 stores x 2 sizes:\n{}",
+        stderr(&load)
+    );
 
     let again = run(root.path(), &args("load", &[]));
     assert!(again.status.success());
-    assert_eq!(stderr(&again).matches("already loaded").count(), 6, "{}", stderr(&again));
+    assert_eq!(
+        stderr(&again).matches("already loaded").count(),
+        6,
+        "{}",
+        stderr(&again)
+    );
 
     let verify = run(root.path(), &args("verify", &[]));
     assert!(verify.status.success(), "{}", stderr(&verify));
-    assert_eq!(stderr(&verify).matches("ok  ").count(), 6, "{}", stderr(&verify));
+    assert_eq!(
+        stderr(&verify).matches("ok  ").count(),
+        6,
+        "{}",
+        stderr(&verify)
+    );
 
-    let measure = run(root.path(), &args("measure", &["--warmup", "100ms", "--measure", "300ms"]));
+    let measure = run(
+        root.path(),
+        &args("measure", &["--warmup", "100ms", "--measure", "300ms"]),
+    );
     assert!(measure.status.success(), "{}", stderr(&measure));
 
-    let runs: Vec<_> = std::fs::read_dir(root.path().join("results")).unwrap().flatten().collect();
+    let runs: Vec<_> = std::fs::read_dir(root.path().join("results"))
+        .unwrap()
+        .flatten()
+        .collect();
     assert_eq!(runs.len(), 1);
     let dir = runs[0].path();
-    let json: Value = serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+    let json: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
     assert_eq!(json["complete"], true);
     assert_eq!(json["cap"]["origin"], "uncapped");
     let results = json["results"].as_array().unwrap();
@@ -45,32 +67,70 @@ fn load_verify_measure_every_engine() {
         let name = format!("{} {}", r["engine"], r["size"]);
         let m = &r["measured"];
         assert!(m["count"].as_u64().unwrap() > 0, "{name} measured nothing");
-        assert!(r["warm_up"]["count"].as_u64().unwrap() > 0, "{name} had no warm-up");
+        assert!(
+            r["warm_up"]["count"].as_u64().unwrap() > 0,
+            "{name} had no warm-up"
+        );
         let lat = &m["latency"];
-        let (p50, p99, max) = (lat["p50_ns"].as_u64().unwrap(), lat["p99_ns"].as_u64().unwrap(), lat["max_ns"].as_u64().unwrap());
+        let (p50, p99, max) = (
+            lat["p50_ns"].as_u64().unwrap(),
+            lat["p99_ns"].as_u64().unwrap(),
+            lat["max_ns"].as_u64().unwrap(),
+        );
         assert!(0 < p50 && p50 <= p99 && p99 <= max, "{name}: {lat}");
-        assert_eq!(m["bytes_returned"].as_u64().unwrap(), m["count"].as_u64().unwrap() * r["size_bytes"].as_u64().unwrap());
+        assert_eq!(
+            m["bytes_returned"].as_u64().unwrap(),
+            m["count"].as_u64().unwrap() * r["size_bytes"].as_u64().unwrap()
+        );
         // 2 MiB of data with no cap on a machine with GiBs of RAM.
         assert_eq!(r["regime"]["verdict"], "fits-in-memory", "{name}");
         assert_eq!(r["regime"]["basis"], "ram (uncapped)");
-        assert!(r["eviction"]["files"].as_u64().unwrap() >= 1, "{name} was not evicted");
+        assert!(
+            r["eviction"]["files"].as_u64().unwrap() >= 1,
+            "{name} was not evicted"
+        );
     }
     let sqlite = results.iter().find(|r| r["engine"] == "sqlite").unwrap();
-    for key in ["sqlite_version", "page_size", "journal_mode", "synchronous", "cache_size", "mmap_size"] {
-        assert!(sqlite["settings"][key].is_string(), "sqlite setting {key} missing: {}", sqlite["settings"]);
+    for key in [
+        "sqlite_version",
+        "page_size",
+        "journal_mode",
+        "synchronous",
+        "cache_size",
+        "mmap_size",
+    ] {
+        assert!(
+            sqlite["settings"][key].is_string(),
+            "sqlite setting {key} missing: {}",
+            sqlite["settings"]
+        );
     }
     assert_eq!(sqlite["settings"]["journal_mode"], "wal");
     assert_eq!(sqlite["settings"]["page_size"], "4096");
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 9, "{csv}");
-    assert!(csv.lines().nth(1).unwrap().contains(",uncapped,uncapped,"), "{csv}");
+    assert!(
+        csv.lines().nth(1).unwrap().contains(",uncapped,uncapped,"),
+        "{csv}"
+    );
 }
 
 #[test]
 fn verify_catches_a_corrupted_blob() {
     let root = tempfile::tempdir().unwrap();
-    let small = ["--engines", "floor", "--sizes", "1KiB", "--dataset-bytes", "64KiB"];
-    assert!(run(root.path(), &[&["load"][..], &small].concat()).status.success());
+    let small = [
+        "--engines",
+        "floor",
+        "--sizes",
+        "1KiB",
+        "--dataset-bytes",
+        "64KiB",
+    ];
+    assert!(
+        run(root.path(), &[&["load"][..], &small].concat())
+            .status
+            .success()
+    );
     let bin = root.path().join("data/floor/1KiB-x64.bin");
     let mut bytes = std::fs::read(&bin).unwrap();
     bytes[9 * 1024 + 100] ^= 0x55; // inside id 10
@@ -78,7 +138,10 @@ fn verify_catches_a_corrupted_blob() {
     let out = run(root.path(), &[&["verify"][..], &small].concat());
     let err = stderr(&out);
     assert!(!out.status.success());
-    assert!(err.contains("id 10: content differs from byte 100"), "{err}");
+    assert!(
+        err.contains("id 10: content differs from byte 100"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -86,7 +149,19 @@ fn measuring_an_unloaded_engine_loads_it_first() {
     let root = tempfile::tempdir().unwrap();
     let out = run(
         root.path(),
-        &["measure", "--engines", "fs", "--sizes", "8KiB", "--dataset-bytes", "256KiB", "--warmup", "50ms", "--measure", "100ms"],
+        &[
+            "measure",
+            "--engines",
+            "fs",
+            "--sizes",
+            "8KiB",
+            "--dataset-bytes",
+            "256KiB",
+            "--warmup",
+            "50ms",
+            "--measure",
+            "100ms",
+        ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains(": loaded 256KiB"), "{}", stderr(&out));

@@ -28,10 +28,16 @@ fn kill_9_mid_load_then_rerun_gives_exactly_1_to_n() {
         }
         child.wait().unwrap();
     }
-    assert!(killed_mid_load >= 2, "the load finished too fast to interrupt ({killed_mid_load} kills)");
+    assert!(
+        killed_mid_load >= 2,
+        "the load finished too fast to interrupt ({killed_mid_load} kills)"
+    );
     let finish = run(root.path(), &load);
     assert!(finish.status.success(), "{}", stderr(&finish));
-    let verify = run(root.path(), &["verify", "--sizes", "1KiB", "--dataset-bytes", "24MiB"]);
+    let verify = run(
+        root.path(),
+        &["verify", "--sizes", "1KiB", "--dataset-bytes", "24MiB"],
+    );
     let err = stderr(&verify);
     assert!(verify.status.success(), "{err}");
     assert_eq!(err.matches("ok  ").count(), 3, "{err}");

@@ -35,11 +35,7 @@ impl SqliteRawEngine {
             format!("sqlx prepared statement: {FETCH_SQL}"),
         );
         settings.insert("file".into(), path.display().to_string());
-        Ok(Self {
-            db,
-            pool,
-            settings,
-        })
+        Ok(Self { db, pool, settings })
     }
 }
 

@@ -48,6 +48,10 @@ impl FloorStore {
 }
 
 impl Store for FloorStore {
+    fn kind(&self) -> super::StoreKind {
+        super::StoreKind::Floor
+    }
+
     fn spec(&self) -> &DatasetSpec {
         &self.spec
     }

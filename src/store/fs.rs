@@ -71,6 +71,10 @@ impl FsStore {
 }
 
 impl Store for FsStore {
+    fn kind(&self) -> super::StoreKind {
+        super::StoreKind::Fs
+    }
+
     fn spec(&self) -> &DatasetSpec {
         &self.spec
     }

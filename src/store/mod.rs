@@ -59,6 +59,7 @@ pub struct IdRange {
 
 #[allow(async_fn_in_trait)]
 pub trait Store {
+    fn kind(&self) -> StoreKind;
     fn spec(&self) -> &DatasetSpec;
     /// The file or directory that holds the dataset (for messages and results).
     fn location(&self) -> &Path;
@@ -99,6 +100,9 @@ macro_rules! each_store {
 }
 
 impl Store for AnyStore {
+    fn kind(&self) -> StoreKind {
+        each_store!(self, s => s.kind())
+    }
     fn spec(&self) -> &DatasetSpec {
         each_store!(self, s => s.spec())
     }

@@ -152,6 +152,10 @@ impl SqliteStore {
 }
 
 impl Store for SqliteStore {
+    fn kind(&self) -> super::StoreKind {
+        super::StoreKind::Sqlite
+    }
+
     fn spec(&self) -> &DatasetSpec {
         &self.spec
     }
@@ -312,7 +316,8 @@ impl Store for SqliteStore {
                 Err(e) => return Err(e),
             }
             report.files += 1;
-            resident += resident_bytes(&file).or_else(|e| if file.exists() { Err(e) } else { Ok(0) })?;
+            resident +=
+                resident_bytes(&file).or_else(|e| if file.exists() { Err(e) } else { Ok(0) })?;
         }
         report.resident_after_bytes = Some(resident);
         report.seconds = started.elapsed().as_secs_f64();

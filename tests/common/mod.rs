@@ -40,7 +40,9 @@ pub fn stdout(out: &Output) -> String {
 /// Every file below `dir` (recursively), for "nothing was written" checks.
 pub fn files_under(dir: &Path) -> Vec<String> {
     let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else { return found };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Install what a fresh machine needs to build and test blobrace (Debian/Ubuntu).
+set -euo pipefail
+
+need_apt=()
+command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
+command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
+if ((${#need_apt[@]})); then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: need ${need_apt[*]}; run as root or: sudo apt-get install -y ${need_apt[*]}" >&2
+    exit 1
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: cargo not found: install Rust >= 1.94 (https://rustup.rs) and re-run" >&2
+  exit 1
+fi
+rustc_minor=$(rustc --version | sed -E 's/^rustc 1\.([0-9]+).*/\1/')
+if [ "$rustc_minor" -lt 94 ]; then
+  echo "setup: rustc $(rustc --version) is too old: blobrace needs 1.94 or newer (rustup update)" >&2
+  exit 1
+fi
+rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt 2>/dev/null || true
+echo "setup: ok ($(rustc --version))"

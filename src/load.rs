@@ -114,6 +114,7 @@ impl Progress {
         Self {
             bar,
             label,
+            row_bytes,
             total,
             done,
             started: Instant::now(),

@@ -388,3 +388,39 @@ pub fn observe_current() -> CapReport {
     })
     .0
 }
+
+/// Page cache charged to the cgroup, bytes (v1 `cache`, v2 `file` in memory.stat).
+pub fn cgroup_page_cache_bytes(report: &CapReport) -> Option<u64> {
+    let stat = fs::read_to_string(Path::new(&report.cgroup).join("memory.stat")).ok()?;
+    let key = if report.cgroup_version == "v1" {
+        "cache "
+    } else {
+        "file "
+    };
+    stat.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Drop all page cache charged to the cgroup this process created, so datasets
+/// read by earlier engines do not occupy the cap while the next one is measured.
+/// Returns what was done, or None when the cgroup is not ours to empty.
+pub fn reclaim_page_cache(report: &CapReport) -> Option<String> {
+    if report.origin != CapOrigin::Created {
+        return None;
+    }
+    let dir = Path::new(&report.cgroup);
+    let done = match report.cgroup_version.as_str() {
+        // v1: reclaims every reclaimable page of the cgroup (clean cache; no swap here).
+        "v1" => fs::write(dir.join("memory.force_empty"), "0")
+            .ok()
+            .map(|_| "memory.force_empty"),
+        // v2 (Linux >= 5.19): asks for more than there is; EAGAIN just means "all it could".
+        "v2" => {
+            let _ = fs::write(dir.join("memory.reclaim"), "1T");
+            Some("memory.reclaim")
+        }
+        _ => None,
+    }?;
+    Some(format!("{done} on {}", dir.display()))
+}

@@ -21,18 +21,50 @@ pub struct EvictionReport {
     /// Bytes of the dataset still in the page cache afterwards (mincore), where checked.
     pub resident_after_bytes: Option<u64>,
     pub seconds: f64,
+    /// How the cap's whole page cache was emptied first (pages of other datasets), if it could be.
+    #[serde(default)]
+    pub cgroup_reclaim: Option<String>,
+    /// Page cache still charged to the measuring cgroup after eviction, where readable.
+    #[serde(default)]
+    pub cgroup_cache_after_bytes: Option<u64>,
 }
 
 /// Flush and drop one file's cached pages. Returns its size.
 pub fn evict_file(path: &Path) -> Result<u64> {
+    evict(path, true)
+}
+
+/// Drop the cached pages of a file already flushed (see `sync_filesystem`).
+pub fn evict_flushed_file(path: &Path) -> Result<u64> {
+    evict(path, false)
+}
+
+/// Flush every dirty page of the filesystem holding `dir` (one `syncfs`), so a
+/// tree of many small files can then be evicted without a sync per file.
+pub fn sync_filesystem(dir: &Path) -> Result<()> {
+    let d = File::open(dir).with_context(|| format!("cannot open {}", dir.display()))?;
+    // SAFETY: plain syscall on an fd we own.
+    if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
+        anyhow::bail!(
+            "syncfs on {} failed: {}",
+            dir.display(),
+            std::io::Error::last_os_error()
+        );
+    }
+    Ok(())
+}
+
+fn evict(path: &Path, flush: bool) -> Result<u64> {
     let file = File::options().read(true).open(path).with_context(|| {
         format!(
             "cannot open {} to evict it from the page cache",
             path.display()
         )
     })?;
-    file.sync_data()
-        .with_context(|| format!("cannot flush {}", path.display()))?;
+    if flush {
+        file.sync_data()
+            .with_context(|| format!("cannot flush {}", path.display()))?;
+    }
     // SAFETY: plain syscall on an fd we own.
     let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
     if rc != 0 {

@@ -96,6 +96,9 @@ pub struct EngineResult {
     pub measured: Summary,
     /// criterion measurement calls behind `measured` (its sample count), when criterion drove.
     pub criterion_samples: Option<u64>,
+    /// Peak resident memory of the measuring process so far (VmHWM): memory the
+    /// harness holds inside the cap is memory the page cache cannot use.
+    pub process_peak_rss_bytes: Option<u64>,
     pub started_at: String,
     pub finished_at: String,
 }

@@ -111,13 +111,19 @@ impl Run {
         spec: DatasetSpec,
     ) -> Result<(FetchLoop<AnyEngine>, EvictionReport, String)> {
         let data_dir = &self.config().data_dir;
+        // Pages of datasets measured earlier are charged to this cgroup too and would
+        // shrink the cache left for this engine: empty the cap's cache first, then make
+        // sure this dataset's own pages (perhaps charged elsewhere) are gone as well.
+        let cgroup_reclaim = cap::reclaim_page_cache(&self.results.cap);
         let mut store = engine.store().open(data_dir, spec);
-        let eviction = store.evict().await.with_context(|| {
+        let mut eviction = store.evict().await.with_context(|| {
             format!(
                 "cannot evict {} from the page cache",
                 store.location().display()
             )
         })?;
+        eviction.cgroup_reclaim = cgroup_reclaim;
+        eviction.cgroup_cache_after_bytes = cap::cgroup_page_cache_bytes(&self.results.cap);
         let opened = engine.open(data_dir, spec).await?;
         let fetch_loop = FetchLoop::new(opened, engine.name(), spec);
         if !fetch_loop.disk_counter_available() {
@@ -164,6 +170,7 @@ impl Run {
             warm_up: fetch_loop.warm_up.summary(),
             measured: fetch_loop.measured.summary(),
             criterion_samples,
+            process_peak_rss_bytes: crate::machine::peak_rss_bytes(),
             started_at,
             finished_at: crate::now_rfc3339(),
         };

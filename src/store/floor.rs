@@ -156,6 +156,7 @@ impl Store for FloorStore {
             bytes,
             resident_after_bytes: Some(resident_bytes(&self.path)?),
             seconds: started.elapsed().as_secs_f64(),
+            ..Default::default()
         })
     }
 

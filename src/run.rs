@@ -18,7 +18,6 @@ use crate::measure::FetchLoop;
 use crate::results::{
     DatasetFacts, EngineResult, RESULTS_SCHEMA_VERSION, Regime, RunResults, new_run_id,
 };
-use crate::size::format_bytes;
 use crate::stats::format_ns;
 use crate::store::{Store, StoreKind};
 
@@ -202,12 +201,8 @@ fn one_line(r: &EngineResult) -> String {
         format_ns(m.latency.p50_ns as f64),
         format_ns(m.latency.p99_ns as f64),
         format_ns(m.latency.p999_ns as f64),
-        m.hit_ratio
-            .map(|h| format!("{:.1}%", h * 100.0))
-            .unwrap_or_else(|| "unavailable".into()),
-        m.disk_bytes_per_fetch
-            .map(|d| format_bytes(d as u64))
-            .unwrap_or_else(|| "unavailable".into()),
+        m.hit_ratio_label(),
+        m.disk_per_fetch_label(),
         r.regime.verdict,
         r.regime.ratio,
         r.regime.basis,
@@ -217,7 +212,7 @@ fn one_line(r: &EngineResult) -> String {
 /// The figures of a run as a plain table.
 pub fn summary_table(run: &RunResults) -> String {
     let mut out = format!(
-        "\nrun {} — cap: memory {}, cpu {}\n{:<11} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>8} {:>11}\n",
+        "\nrun {} — cap: memory {}, cpu {}\n{:<11} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n",
         run.run_id,
         run.cap.memory_label(),
         run.cap.cpu_label(),
@@ -234,7 +229,7 @@ pub fn summary_table(run: &RunResults) -> String {
     for r in &run.results {
         let m = &r.measured;
         out.push_str(&format!(
-            "{:<11} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>8} {:>11}\n",
+            "{:<11} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n",
             r.engine.name(),
             r.size,
             m.count,
@@ -242,12 +237,8 @@ pub fn summary_table(run: &RunResults) -> String {
             format_ns(m.latency.p50_ns as f64),
             format_ns(m.latency.p99_ns as f64),
             format_ns(m.latency.p999_ns as f64),
-            m.hit_ratio
-                .map(|h| format!("{:.1}%", h * 100.0))
-                .unwrap_or_else(|| "n/a".into()),
-            m.disk_bytes_per_fetch
-                .map(|d| format_bytes(d as u64))
-                .unwrap_or_else(|| "n/a".into()),
+            m.hit_ratio_label(),
+            m.disk_per_fetch_label(),
         ));
     }
     out

@@ -295,6 +295,34 @@ fn create_v2(dir: &Path, req: &CapRequest, guard: &mut CapGuard) -> Result<(), S
     enter(&child)
 }
 
+/// What a reader must know when the cap in force is not the one asked for.
+pub fn cap_notes(req: &CapRequest, memory: Option<u64>, cpus: Option<f64>) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let (Some(want), Some(have)) = (req.memory_bytes, memory)
+        && want != have
+    {
+        notes.push(format!(
+            "memory cap is {} but {} was requested",
+            format_bytes(have),
+            format_bytes(want)
+        ));
+    }
+    if req.memory_bytes.is_some() && memory.is_none() {
+        notes.push(
+            "UNCAPPED: no memory limit applies; the page cache can hold the whole dataset".into(),
+        );
+    }
+    if let (Some(want), Some(have)) = (req.cpus, cpus)
+        && (want - have).abs() > 1e-6
+    {
+        notes.push(format!("CPU cap is {have} CPUs but {want} were requested"));
+    }
+    if req.cpus.is_some() && cpus.is_none() {
+        notes.push("CPU uncapped: no CFS quota applies".into());
+    }
+    notes
+}
+
 /// Put this process under the requested cap if it is not already, and report
 /// what is in force. Call before touching any data and before spawning threads.
 pub fn apply(req: CapRequest) -> (CapReport, CapGuard) {
@@ -341,26 +369,7 @@ pub fn apply(req: CapRequest) -> (CapReport, CapGuard) {
     }
     let hierarchy = locate().unwrap_or(hierarchy);
     let (memory_limit_bytes, cpu_limit, version, cgroup) = observe(&hierarchy);
-    if let (Some(want), Some(have)) = (req.memory_bytes, memory_limit_bytes)
-        && want != have
-    {
-        notes.push(format!(
-            "memory cap is {} but {} was requested",
-            format_bytes(have),
-            format_bytes(want)
-        ));
-    }
-    if req.memory_bytes.is_some() && memory_limit_bytes.is_none() {
-        notes.push("UNCAPPED: no memory limit applies to this process; the page cache can hold the whole dataset".into());
-    }
-    if let (Some(want), Some(have)) = (req.cpus, cpu_limit)
-        && (want - have).abs() > 1e-6
-    {
-        notes.push(format!("CPU cap is {have} CPUs but {want} were requested"));
-    }
-    if req.cpus.is_some() && cpu_limit.is_none() {
-        notes.push("CPU uncapped: no CFS quota applies to this process".into());
-    }
+    notes.extend(cap_notes(&req, memory_limit_bytes, cpu_limit));
     let origin = match (memory_limit_bytes, created) {
         (None, _) => CapOrigin::Uncapped,
         (Some(_), true) => CapOrigin::Created,

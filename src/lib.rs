@@ -13,6 +13,7 @@ pub mod config;
 pub mod content;
 pub mod dataset;
 pub mod diskio;
+pub mod docker;
 pub mod engine;
 pub mod entity;
 pub mod error;

@@ -112,10 +112,11 @@ fn run(command: Command) -> Result<()> {
             let config = args.resolve()?;
             let (cap, _guard) = apply_cap(&config);
             let machine = MachineFacts::collect(&config.data_dir);
+            let servers = runtime()?.block_on(server_caps(&config));
             println!(
                 "{}",
                 serde_json::to_string_pretty(
-                    &serde_json::json!({ "cap": cap, "machine": machine })
+                    &serde_json::json!({ "cap": cap, "machine": machine, "servers": servers })
                 )?
             );
             runtime()?.block_on(async {
@@ -138,6 +139,42 @@ fn run(command: Command) -> Result<()> {
             })
         }
     }
+}
+
+/// The compose services the server engines use.
+const SERVER_SERVICES: [&str; 2] = ["postgres", "mariadb"];
+const COMPOSE_UP: &str =
+    "docker compose -f compose/compose.yaml --env-file compose/.env up -d --wait";
+
+/// Per server service: the cap Docker enforces on its container, or why it is unknown.
+async fn server_caps(config: &RunConfig) -> serde_json::Value {
+    let project = std::env::var("BLOBRACE_COMPOSE_PROJECT").ok();
+    let docker = match blobrace::docker::connect().await {
+        Ok(docker) => docker,
+        Err(e) => {
+            let why = format!("unavailable: {e:#}");
+            return SERVER_SERVICES
+                .iter()
+                .map(|s| (s.to_string(), serde_json::json!(why)))
+                .collect();
+        }
+    };
+    let mut servers = serde_json::Map::new();
+    for service in SERVER_SERVICES {
+        let value = match blobrace::docker::find_service(&docker, project.as_deref(), service).await
+        {
+            Ok(Some((id, _, _))) => {
+                match blobrace::docker::container_cap(&docker, &id, config.cap).await {
+                    Ok(cap) => serde_json::to_value(cap).unwrap_or_default(),
+                    Err(e) => serde_json::json!(format!("unavailable: {e:#}")),
+                }
+            }
+            Ok(None) => serde_json::json!(format!("not running: start it with `{COMPOSE_UP}`")),
+            Err(e) => serde_json::json!(format!("unavailable: {e:#}")),
+        };
+        servers.insert(service.to_string(), value);
+    }
+    servers.into()
 }
 
 fn measure(config: RunConfig) -> Result<()> {

@@ -1,0 +1,122 @@
+//! Server containers through Docker's API. Skipped (with the reason printed) where
+//! Docker is absent; a failure when BLOBRACE_REQUIRE_DOCKER=1, as CI sets it.
+
+mod common;
+
+use std::process::Command;
+
+use common::{blobrace, stderr, stdout};
+use serde_json::Value;
+
+fn required() -> bool {
+    std::env::var("BLOBRACE_REQUIRE_DOCKER").as_deref() == Ok("1")
+}
+
+/// False (after printing why) when the test cannot run here; panics if it must.
+fn available(what: &str) -> bool {
+    let ok = Command::new("docker")
+        .args(["info", "--format", "{{.ServerVersion}}"])
+        .output();
+    match ok {
+        Ok(out) if out.status.success() => true,
+        other => {
+            let why = match other {
+                Ok(out) => String::from_utf8_lossy(&out.stderr).trim().to_string(),
+                Err(e) => e.to_string(),
+            };
+            assert!(
+                !required(),
+                "BLOBRACE_REQUIRE_DOCKER=1 but Docker is unavailable for {what}: {why}"
+            );
+            eprintln!("skipped {what}: Docker is unavailable ({why})");
+            false
+        }
+    }
+}
+
+fn servers(project: Option<&str>) -> Value {
+    let mut cmd = blobrace();
+    cmd.args(["env", "--sizes", "1KiB", "--data-dir"])
+        .arg(tempfile::tempdir().unwrap().path());
+    if let Some(p) = project {
+        cmd.env("BLOBRACE_COMPOSE_PROJECT", p);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let json: Value = serde_json::from_str(&text[..text.rfind('}').unwrap() + 1]).unwrap();
+    json["servers"].clone()
+}
+
+#[test]
+fn compose_servers_report_the_cap_docker_enforces() {
+    if !available("the compose server caps") {
+        return;
+    }
+    let servers = servers(None);
+    for service in ["postgres", "mariadb"] {
+        let s = &servers[service];
+        if let Some(why) = s.as_str() {
+            assert!(
+                !required(),
+                "BLOBRACE_REQUIRE_DOCKER=1 but {service}: {why}"
+            );
+            eprintln!("skipped {service}: {why}");
+            continue;
+        }
+        assert_eq!(s["memory_limit_bytes"], 1u64 << 30, "{service}: {s}");
+        assert_eq!(s["cpu_limit"], 2.0, "{service}: {s}");
+        assert_eq!(s["notes"], serde_json::json!([]), "{service}: {s}");
+    }
+}
+
+#[test]
+fn a_server_container_without_a_memory_cap_is_reported_loudly() {
+    if !available("the uncapped-container check") {
+        return;
+    }
+    let image = "blobrace/debian-base:bookworm";
+    let has_image = Command::new("docker")
+        .args(["image", "inspect", image])
+        .output()
+        .unwrap()
+        .status
+        .success();
+    if !has_image {
+        assert!(
+            !required(),
+            "BLOBRACE_REQUIRE_DOCKER=1 but {image} is missing: run scripts/offline-images.sh"
+        );
+        eprintln!("skipped: {image} not built (scripts/offline-images.sh)");
+        return;
+    }
+    let project = format!("blobrace-uncapped-{}", std::process::id());
+    let started = Command::new("docker")
+        .args(["run", "-d", "--rm", "--label"])
+        .arg(format!("com.docker.compose.project={project}"))
+        .args([
+            "--label",
+            "com.docker.compose.service=postgres",
+            image,
+            "sleep",
+            "120",
+        ])
+        .output()
+        .unwrap();
+    assert!(started.status.success(), "{}", stderr(&started));
+    let id = stdout(&started).trim().to_string();
+    let servers = servers(Some(&project));
+    let _ = Command::new("docker").args(["rm", "-f", &id]).output();
+    let pg = &servers["postgres"];
+    assert_eq!(pg["origin"], "uncapped", "{pg}");
+    assert!(pg["memory_limit_bytes"].is_null(), "{pg}");
+    assert!(pg["notes"].to_string().contains("UNCAPPED"), "{pg}");
+    assert!(
+        servers["mariadb"]
+            .as_str()
+            .unwrap()
+            .starts_with("not running"),
+        "{}",
+        servers["mariadb"]
+    );
+}

@@ -6,6 +6,7 @@
 
 mod floor;
 mod fs;
+mod orm;
 mod sqlite;
 
 use std::path::{Path, PathBuf};

@@ -7,16 +7,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use migration::{Migrator, MigratorTrait};
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
-use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ConnectOptions, ConnectionTrait, Database,
-    DatabaseConnection, EntityTrait, Statement, TransactionTrait,
-};
+use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, Statement};
 
-use super::{IdRange, Store, rows_for_batch};
-use crate::dataset::{DatasetSpec, DatasetState, Manifest};
-use crate::entity::{blob, manifest};
+use super::{IdRange, Store, orm, rows_for_batch};
+use crate::dataset::{DatasetSpec, DatasetState};
 use crate::error::InputError;
 use crate::evict::{EvictionReport, evict_file, resident_bytes};
 
@@ -113,33 +108,6 @@ impl SqliteStore {
         Ok(row.try_get::<i64>("", "n")? > 0)
     }
 
-    async fn max_id(db: &DatabaseConnection) -> Result<u64> {
-        let row = db
-            .query_one_raw(Statement::from_string(
-                db.get_database_backend(),
-                "SELECT COALESCE(MAX(id), 0) AS m FROM blobs",
-            ))
-            .await?
-            .context("MAX(id) returned no row")?;
-        Ok(row.try_get::<i64>("", "m")? as u64)
-    }
-
-    fn manifest_of(model: &manifest::Model) -> Result<Manifest> {
-        Ok(Manifest {
-            size_bytes: model.size_bytes as u64,
-            rows: model.rows as u64,
-            seed: model
-                .seed
-                .parse()
-                .context("manifest seed is not a number")?,
-            dataset_bytes: model.dataset_bytes as u64,
-            complete: model.complete,
-            format_version: model.format_version,
-            loaded_at: model.loaded_at.clone(),
-            rows_done: None,
-        })
-    }
-
     fn files(&self) -> Vec<PathBuf> {
         let mut files = vec![self.path.clone()];
         for suffix in ["-wal", "-shm"] {
@@ -198,16 +166,7 @@ impl Store for SqliteStore {
             }
             return Ok(DatasetState::Partial { rows_done: 0 });
         }
-        let Some(model) = manifest::Entity::find_by_id(1).one(db).await? else {
-            return Ok(DatasetState::Partial { rows_done: 0 });
-        };
-        Self::manifest_of(&model)?.check_matches(&spec, &path)?;
-        if model.complete {
-            return Ok(DatasetState::Complete);
-        }
-        Ok(DatasetState::Partial {
-            rows_done: Self::max_id(db).await?,
-        })
+        orm::state(db, &spec, &path).await
     }
 
     async fn begin(&mut self) -> Result<u64> {
@@ -217,28 +176,7 @@ impl Store for SqliteStore {
         let spec = self.spec;
         let path = self.path.clone();
         let db = self.connect(true).await?;
-        Migrator::up(db, None)
-            .await
-            .with_context(|| format!("cannot create the schema in {}", path.display()))?;
-        match manifest::Entity::find_by_id(1).one(db).await? {
-            Some(model) => Self::manifest_of(&model)?.check_matches(&spec, &path)?,
-            None => {
-                let m = Manifest::started(&spec);
-                manifest::ActiveModel {
-                    id: Set(1),
-                    size_bytes: Set(m.size_bytes as i64),
-                    rows: Set(m.rows as i64),
-                    seed: Set(m.seed.to_string()),
-                    dataset_bytes: Set(m.dataset_bytes as i64),
-                    complete: Set(false),
-                    format_version: Set(m.format_version),
-                    loaded_at: Set(None),
-                }
-                .insert(db)
-                .await?;
-            }
-        }
-        Self::max_id(db).await
+        orm::begin(db, &spec, &path).await
     }
 
     fn rows_per_batch(&self) -> usize {
@@ -247,29 +185,12 @@ impl Store for SqliteStore {
 
     async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {
         let db = self.db.as_ref().context("append before begin")?;
-        let rows = blobs
-            .drain(..)
-            .enumerate()
-            .map(|(i, data)| blob::ActiveModel {
-                id: Set((first_id + i as u64) as i64),
-                data: Set(data),
-            });
-        let txn = db.begin().await?;
-        blob::Entity::insert_many(rows).exec(&txn).await?;
-        txn.commit().await?;
-        Ok(())
+        orm::append(db, first_id, blobs).await
     }
 
     async fn finish(&mut self) -> Result<()> {
         let db = self.db.as_ref().context("finish before begin")?;
-        let mut model: manifest::ActiveModel = manifest::Entity::find_by_id(1)
-            .one(db)
-            .await?
-            .context("manifest row vanished")?
-            .into();
-        model.complete = Set(true);
-        model.loaded_at = Set(Some(crate::now_rfc3339()));
-        model.update(db).await?;
+        orm::mark_complete(db).await?;
         // Fold the WAL into the main file: the dataset is then one self-contained file.
         db.execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)")
             .await?;
@@ -326,18 +247,7 @@ impl Store for SqliteStore {
 
     async fn id_range(&mut self) -> Result<IdRange> {
         let db = self.connect(false).await?;
-        let row = db
-            .query_one_raw(Statement::from_string(
-                db.get_database_backend(),
-                "SELECT COUNT(*) AS n, COALESCE(MIN(id), 0) AS lo, COALESCE(MAX(id), 0) AS hi FROM blobs",
-            ))
-            .await?
-            .context("count returned no row")?;
-        Ok(IdRange {
-            count: row.try_get::<i64>("", "n")? as u64,
-            min: row.try_get::<i64>("", "lo")? as u64,
-            max: row.try_get::<i64>("", "hi")? as u64,
-        })
+        orm::id_range(db).await
     }
 
     async fn remove(&mut self) -> Result<()> {

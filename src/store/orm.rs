@@ -1,0 +1,139 @@
+//! What every SeaORM-backed store does the same way on SQLite, PostgreSQL and
+//! MariaDB: schema through the migration crate, the one-row manifest, batched
+//! multi-row inserts (one transaction per batch, in id order, so a crash leaves
+//! exactly ids 1..=MAX(id)), and counting ids for `verify`.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use migration::{Migrator, MigratorTrait};
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::Set, ConnectionTrait, DatabaseConnection, EntityTrait,
+    Statement, TransactionTrait,
+};
+
+use super::IdRange;
+use crate::dataset::{DatasetSpec, DatasetState, Manifest};
+use crate::entity::{blob, manifest};
+
+fn manifest_of(model: &manifest::Model) -> Result<Manifest> {
+    Ok(Manifest {
+        size_bytes: model.size_bytes as u64,
+        rows: model.rows as u64,
+        seed: model
+            .seed
+            .parse()
+            .context("manifest seed is not a number")?,
+        dataset_bytes: model.dataset_bytes as u64,
+        complete: model.complete,
+        format_version: model.format_version,
+        loaded_at: model.loaded_at.clone(),
+        rows_done: None,
+    })
+}
+
+/// Highest id present; with id-ordered, per-batch transactions also the row count.
+pub(super) async fn max_id(db: &DatabaseConnection) -> Result<u64> {
+    let row = db
+        .query_one_raw(Statement::from_string(
+            db.get_database_backend(),
+            "SELECT COALESCE(MAX(id), 0) AS m FROM blobs",
+        ))
+        .await?
+        .context("MAX(id) returned no row")?;
+    Ok(row.try_get::<i64>("", "m")? as u64)
+}
+
+/// State of a dataset whose manifest table exists (checked by the caller).
+pub(super) async fn state(
+    db: &DatabaseConnection,
+    spec: &DatasetSpec,
+    location: &Path,
+) -> Result<DatasetState> {
+    let Some(model) = manifest::Entity::find_by_id(1).one(db).await? else {
+        return Ok(DatasetState::Partial { rows_done: 0 });
+    };
+    manifest_of(&model)?.check_matches(spec, location)?;
+    if model.complete {
+        return Ok(DatasetState::Complete);
+    }
+    Ok(DatasetState::Partial {
+        rows_done: max_id(db).await?,
+    })
+}
+
+/// Create the schema and the manifest if missing; return the rows already loaded.
+pub(super) async fn begin(
+    db: &DatabaseConnection,
+    spec: &DatasetSpec,
+    location: &Path,
+) -> Result<u64> {
+    Migrator::up(db, None)
+        .await
+        .with_context(|| format!("cannot create the schema in {}", location.display()))?;
+    match manifest::Entity::find_by_id(1).one(db).await? {
+        Some(model) => manifest_of(&model)?.check_matches(spec, location)?,
+        None => {
+            let m = Manifest::started(spec);
+            manifest::ActiveModel {
+                id: Set(1),
+                size_bytes: Set(m.size_bytes as i64),
+                rows: Set(m.rows as i64),
+                seed: Set(m.seed.to_string()),
+                dataset_bytes: Set(m.dataset_bytes as i64),
+                complete: Set(false),
+                format_version: Set(m.format_version),
+                loaded_at: Set(None),
+            }
+            .insert(db)
+            .await?;
+        }
+    }
+    max_id(db).await
+}
+
+/// Insert rows `first_id..` in one multi-row INSERT inside one transaction.
+pub(super) async fn append(
+    db: &DatabaseConnection,
+    first_id: u64,
+    blobs: &mut Vec<Vec<u8>>,
+) -> Result<()> {
+    let rows = blobs
+        .drain(..)
+        .enumerate()
+        .map(|(i, data)| blob::ActiveModel {
+            id: Set((first_id + i as u64) as i64),
+            data: Set(data),
+        });
+    let txn = db.begin().await?;
+    blob::Entity::insert_many(rows).exec(&txn).await?;
+    txn.commit().await?;
+    Ok(())
+}
+
+pub(super) async fn mark_complete(db: &DatabaseConnection) -> Result<()> {
+    let mut model: manifest::ActiveModel = manifest::Entity::find_by_id(1)
+        .one(db)
+        .await?
+        .context("manifest row vanished")?
+        .into();
+    model.complete = Set(true);
+    model.loaded_at = Set(Some(crate::now_rfc3339()));
+    model.update(db).await?;
+    Ok(())
+}
+
+pub(super) async fn id_range(db: &DatabaseConnection) -> Result<IdRange> {
+    let row = db
+        .query_one_raw(Statement::from_string(
+            db.get_database_backend(),
+            "SELECT COUNT(*) AS n, COALESCE(MIN(id), 0) AS lo, COALESCE(MAX(id), 0) AS hi FROM blobs",
+        ))
+        .await?
+        .context("count returned no row")?;
+    Ok(IdRange {
+        count: row.try_get::<i64>("", "n")? as u64,
+        min: row.try_get::<i64>("", "lo")? as u64,
+        max: row.try_get::<i64>("", "hi")? as u64,
+    })
+}

@@ -60,6 +60,8 @@ fn bench(config: blobrace::config::RunConfig, record: bool) -> anyhow::Result<()
         .enable_all()
         .build()?;
     rt.block_on(run.load())?;
+    // Loading dropped any server engine whose server is not reachable.
+    let config = run.config().clone();
 
     // Our timings go last: criterion's own --warm-up-time etc. would desynchronise
     // the warm-up/measurement split in `CriterionPhases`. Use BLOBRACE_* instead.
@@ -95,7 +97,7 @@ fn bench(config: blobrace::config::RunConfig, record: bool) -> anyhow::Result<()
             // Nothing measured: filtered out by criterion's command-line filter.
             if record && fetch_loop.measured.count() > 0 {
                 let samples = Some(phases.measured_calls());
-                run.record(engine, spec, &fetch_loop, eviction, started_at, samples)?;
+                rt.block_on(run.record(engine, spec, &fetch_loop, eviction, started_at, samples))?;
             }
             rt.block_on(fetch_loop.close())?;
         }

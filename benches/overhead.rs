@@ -50,7 +50,7 @@ fn overhead(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let mut fetch_loop = FetchLoop::new(ReadyBlobs { blobs }, "ready-blobs", spec);
+    let mut fetch_loop = FetchLoop::new(ReadyBlobs { blobs }, "ready-blobs", spec, true);
     c.bench_function("harness/loop-per-fetch", |b| {
         b.iter_custom(|iters| {
             let start = Instant::now();

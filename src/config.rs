@@ -71,6 +71,14 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_MEASURE")]
     pub measure: Option<String>,
 
+    /// PostgreSQL URL for the postgres engines. Default: built from compose/.env.
+    #[arg(long, env = "BLOBRACE_POSTGRES_URL", hide_env_values = true)]
+    pub postgres_url: Option<String>,
+
+    /// MariaDB URL (a user that may create databases) for the mariadb engines. Default: root, from compose/.env.
+    #[arg(long, env = "BLOBRACE_MARIADB_URL", hide_env_values = true)]
+    pub mariadb_url: Option<String>,
+
     /// criterion samples per engine and size (at least 10).
     #[arg(long, env = "BLOBRACE_SAMPLES", default_value_t = 10)]
     pub samples: usize,
@@ -81,6 +89,8 @@ pub struct RunArgs {
 pub struct RunConfig {
     pub profile: Profile,
     pub engines: Vec<EngineKind>,
+    /// Engines named on the command line must run; defaults may be skipped (servers not up).
+    pub engines_explicit: bool,
     pub sizes: Vec<SizeClass>,
     pub dataset_bytes: u64,
     pub cap: CapRequest,
@@ -90,9 +100,56 @@ pub struct RunConfig {
     pub warmup: Duration,
     pub measure: Duration,
     pub samples: usize,
+    /// Server URLs carry passwords: never written to results (see `Locations::describe`).
+    #[serde(skip)]
+    pub postgres_url: Option<String>,
+    #[serde(skip)]
+    pub mariadb_url: Option<String>,
+}
+
+/// Where datasets live: the data directory for embedded stores, servers by URL.
+#[derive(Debug, Clone, Default)]
+pub struct Locations {
+    pub data_dir: PathBuf,
+    pub postgres_url: Option<String>,
+    pub mariadb_url: Option<String>,
+}
+
+/// `scheme://user:secret@host/db` → `scheme://user@host/db`.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.rsplit_once('@') {
+        Some((creds, host)) => {
+            let user = creds.split(':').next().unwrap_or("");
+            format!("{scheme}://{user}@{host}")
+        }
+        None => url.to_string(),
+    }
+}
+
+/// KEY=VALUE lines of compose/.env (or $BLOBRACE_COMPOSE_ENV), if the file exists.
+fn compose_env() -> std::collections::HashMap<String, String> {
+    let path = std::env::var("BLOBRACE_COMPOSE_ENV").unwrap_or_else(|_| "compose/.env".into());
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().trim_matches('"').to_string()))
+        .collect()
 }
 
 impl RunConfig {
+    pub fn locations(&self) -> Locations {
+        Locations {
+            data_dir: self.data_dir.clone(),
+            postgres_url: self.postgres_url.clone(),
+            mariadb_url: self.mariadb_url.clone(),
+        }
+    }
+
     pub fn datasets(&self) -> Vec<DatasetSpec> {
         self.sizes
             .iter()
@@ -198,8 +255,30 @@ impl RunArgs {
                 why: "criterion needs at least 10".into(),
             });
         }
+        let env = compose_env();
+        let port =
+            |key: &str, default: &str| env.get(key).cloned().unwrap_or_else(|| default.into());
+        let postgres_url = self.postgres_url.clone().or_else(|| {
+            env.get("POSTGRES_PASSWORD").map(|pw| {
+                format!(
+                    "postgres://blobrace:{pw}@127.0.0.1:{}/blobrace",
+                    port("BLOBRACE_POSTGRES_PORT", "15432")
+                )
+            })
+        });
+        let mariadb_url = self.mariadb_url.clone().or_else(|| {
+            env.get("MARIADB_ROOT_PASSWORD").map(|pw| {
+                format!(
+                    "mysql://root:{pw}@127.0.0.1:{}",
+                    port("BLOBRACE_MARIADB_PORT", "13306")
+                )
+            })
+        });
         Ok(RunConfig {
             profile: self.profile,
+            engines_explicit: self.engines.is_some(),
+            postgres_url,
+            mariadb_url,
             engines,
             sizes,
             dataset_bytes,
@@ -282,6 +361,16 @@ mod tests {
         assert!(resolve(&["--cap", "1MiB"]).is_err());
         assert!(resolve(&["--cpus", "two"]).is_err());
         assert!(resolve(&["--samples", "3"]).is_err());
+    }
+
+    #[test]
+    fn urls_are_redacted() {
+        assert_eq!(
+            redact_url("postgres://u:secret@h:1/db"),
+            "postgres://u@h:1/db"
+        );
+        assert_eq!(redact_url("mysql://root:p@ss@h:2"), "mysql://root@h:2");
+        assert_eq!(redact_url("postgres://h/db"), "postgres://h/db");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
+use crate::config::Locations;
 use crate::content::fill_blob;
 use crate::dataset::{DatasetSpec, DatasetState};
 use crate::error::InputError;
@@ -50,16 +51,17 @@ pub fn check_data_dir(dir: &Path) -> Result<(), InputError> {
 /// Open every store the engines need for every dataset, check what is there, and
 /// refuse (before writing anything) when the disk cannot take what is missing.
 pub async fn plan(
-    data_dir: &Path,
+    at: &Locations,
     stores: &[StoreKind],
     datasets: &[DatasetSpec],
 ) -> Result<Vec<(AnyStore, DatasetState)>> {
+    let data_dir = at.data_dir.as_path();
     check_data_dir(data_dir)?;
     let mut planned = Vec::new();
     let mut needed = 0u64;
     for spec in datasets {
         for &kind in stores {
-            let mut store = kind.open(data_dir, *spec);
+            let mut store = kind.open(at, *spec);
             let state = store.state().await?;
             let done = match state {
                 DatasetState::Absent => 0,
@@ -223,12 +225,12 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
 
 /// Plan, then load everything missing; one line per dataset on stderr.
 pub async fn ensure_loaded(
-    data_dir: &Path,
+    at: &Locations,
     stores: &[StoreKind],
     datasets: &[DatasetSpec],
 ) -> Result<Vec<LoadReport>> {
     let mut reports = Vec::new();
-    for (mut store, state) in plan(data_dir, stores, datasets).await? {
+    for (mut store, state) in plan(at, stores, datasets).await? {
         let report = load(&mut store, state).await?;
         match report.outcome.as_str() {
             "already-loaded" => eprintln!("dataset {}: already loaded", report.location),

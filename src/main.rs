@@ -13,7 +13,7 @@ use blobrace::engine::{Engine, EngineKind};
 use blobrace::error::InputError;
 use blobrace::load::ensure_loaded;
 use blobrace::machine::MachineFacts;
-use blobrace::run::{Run, apply_cap, stores_for};
+use blobrace::run::{Run, apply_cap, reachable_engines, stores_for};
 use blobrace::size::format_bytes;
 use blobrace::store::{Store, StoreKind};
 
@@ -73,11 +73,13 @@ fn main() -> ExitCode {
 fn run(command: Command) -> Result<()> {
     match command {
         Command::Load(args) => {
-            let config = args.resolve()?;
+            let mut config = args.resolve()?;
             // The loader runs under the cap too: pages it caches are charged to it.
             let (_cap, _guard) = apply_cap(&config);
-            let reports = runtime()?.block_on(ensure_loaded(
-                &config.data_dir,
+            let rt = runtime()?;
+            rt.block_on(reachable_engines(&mut config))?;
+            let reports = rt.block_on(ensure_loaded(
+                &config.locations(),
                 &stores_for(&config.engines),
                 &config.datasets(),
             ))?;
@@ -92,13 +94,17 @@ fn run(command: Command) -> Result<()> {
             Ok(())
         }
         Command::Measure(args) => measure(args.resolve()?),
-        Command::Verify(args) => verify(args.resolve()?),
+        Command::Verify(args) => {
+            let mut config = args.resolve()?;
+            runtime()?.block_on(reachable_engines(&mut config))?;
+            verify(config)
+        }
         Command::Drop(args) => {
             let config = args.resolve()?;
             runtime()?.block_on(async {
                 for spec in config.datasets() {
                     for kind in stores_for(&config.engines) {
-                        let mut store = kind.open(&config.data_dir, spec);
+                        let mut store = kind.open(&config.locations(), spec);
                         if store.state().await? != DatasetState::Absent {
                             store.remove().await?;
                             eprintln!("removed {}", store.location().display());
@@ -122,7 +128,7 @@ fn run(command: Command) -> Result<()> {
             runtime()?.block_on(async {
                 for spec in config.datasets() {
                     for kind in stores_for(&config.engines) {
-                        let mut store = kind.open(&config.data_dir, spec);
+                        let mut store = kind.open(&config.locations(), spec);
                         let state = match store.state().await {
                             Ok(s) => format!("{s:?}"),
                             Err(e) => format!("error: {e:#}"),
@@ -187,7 +193,8 @@ fn measure(config: RunConfig) -> Result<()> {
             for &engine in &config.engines {
                 let (mut fetch_loop, eviction, started_at) = run.prepare(engine, spec).await?;
                 fetch_loop.run_for(config.warmup, config.measure).await?;
-                run.record(engine, spec, &fetch_loop, eviction, started_at, None)?;
+                run.record(engine, spec, &fetch_loop, eviction, started_at, None)
+                    .await?;
                 fetch_loop.close().await?;
             }
         }
@@ -202,6 +209,8 @@ fn verifier(kind: StoreKind) -> EngineKind {
         StoreKind::Sqlite => EngineKind::SqliteRaw,
         StoreKind::Fs => EngineKind::Fs,
         StoreKind::Floor => EngineKind::Floor,
+        StoreKind::Postgres => EngineKind::PostgresRaw,
+        StoreKind::Mariadb => EngineKind::MariadbRaw,
     }
 }
 
@@ -210,7 +219,7 @@ fn verify(config: RunConfig) -> Result<()> {
         let mut problems = 0;
         for spec in config.datasets() {
             for kind in stores_for(&config.engines) {
-                let mut store = kind.open(&config.data_dir, spec);
+                let mut store = kind.open(&config.locations(), spec);
                 let where_ = store.location().display().to_string();
                 if store.state().await? != DatasetState::Complete {
                     return Err(InputError::NotLoaded { path: store.location().to_path_buf() }.into());
@@ -224,7 +233,7 @@ fn verify(config: RunConfig) -> Result<()> {
                     problems += 1;
                     continue;
                 }
-                let mut engine = verifier(kind).open(&config.data_dir, spec).await?;
+                let mut engine = verifier(kind).open(&config.locations(), spec).await?;
                 let mut out = Vec::new();
                 let mut scratch = Vec::new();
                 let mut bad = 0u64;

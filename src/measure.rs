@@ -54,8 +54,14 @@ pub struct FetchLoop<E: Engine> {
 }
 
 impl<E: Engine> FetchLoop<E> {
-    pub fn new(engine: E, engine_name: &str, spec: DatasetSpec) -> Self {
-        let disk = DiskReadCounter::open();
+    /// `count_disk_reads`: whether this process's `/proc/self/io` sees the engine's
+    /// storage reads (true in-process; false for a server, which reads in its container).
+    pub fn new(engine: E, engine_name: &str, spec: DatasetSpec, count_disk_reads: bool) -> Self {
+        let disk = if count_disk_reads {
+            DiskReadCounter::open()
+        } else {
+            None
+        };
         let known = disk.is_some();
         Self {
             engine,
@@ -238,12 +244,16 @@ mod tests {
             },
             "memory",
             spec(),
+            false,
         );
         l.run(7, Phase::WarmUp).await.unwrap();
         let timed = l.run(50, Phase::Measured).await.unwrap();
         assert_eq!(l.warm_up.count(), 7);
         assert_eq!(l.measured.count(), 50);
         assert_eq!(l.measured.summary().bytes_returned, 50 * 256);
+        // Not counting disk reads: unavailable, never a 0 that would read as "all hits".
+        assert_eq!(l.measured.summary().disk_bytes_per_fetch, None);
+        assert_eq!(l.measured.summary().hit_ratio, None);
         assert!(timed > Duration::ZERO);
     }
 
@@ -258,6 +268,7 @@ mod tests {
             },
             "memory",
             spec(),
+            false,
         );
         let err = l.run(1, Phase::Measured).await.unwrap_err().to_string();
         assert!(

@@ -52,8 +52,8 @@ pub struct Regime {
 }
 
 impl Regime {
-    pub fn of(dataset_bytes: u64, cap: &CapReport, ram_bytes: u64) -> Self {
-        let (effective, basis) = match cap.memory_limit_bytes {
+    pub fn of(dataset_bytes: u64, cap: Option<&CapReport>, ram_bytes: u64) -> Self {
+        let (effective, basis) = match cap.and_then(|c| c.memory_limit_bytes) {
             Some(limit) => (limit, "cap".to_string()),
             None => (ram_bytes, "ram (uncapped)".to_string()),
         };
@@ -89,6 +89,9 @@ pub struct EngineResult {
     pub size: String,
     pub dataset: DatasetFacts,
     pub settings: EngineSettings,
+    /// The cap this engine ran under: the measuring process's for embedded engines,
+    /// the container's (read through Docker) for servers; None when it cannot be known.
+    pub cap: Option<CapReport>,
     pub regime: Regime,
     /// What was done to start cold.
     pub eviction: EvictionReport,
@@ -122,6 +125,14 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map(|v| v.to_string())
         .unwrap_or_else(|| "unavailable".into())
+}
+
+/// "uncapped" when the engine has no such limit, "unavailable" when its cap is unknown.
+fn cap_field(cap: Option<&CapReport>, value: impl Fn(&CapReport) -> Option<String>) -> String {
+    match cap {
+        Some(c) => value(c).unwrap_or_else(|| "uncapped".into()),
+        None => "unavailable".into(),
+    }
 }
 
 impl RunResults {
@@ -171,14 +182,10 @@ impl RunResults {
                 opt(m.misses.map(|h| h.p50_ns)),
                 opt(m.misses.map(|h| h.p99_ns)),
                 opt(m.disk_bytes_per_fetch.map(|d| format!("{d:.0}"))),
-                self.cap
+                cap_field(r.cap.as_ref(), |c| c
                     .memory_limit_bytes
-                    .map(|b| b.to_string())
-                    .unwrap_or_else(|| "uncapped".into()),
-                self.cap
-                    .cpu_limit
-                    .map(|c| c.to_string())
-                    .unwrap_or_else(|| "uncapped".into()),
+                    .map(|b| b.to_string())),
+                cap_field(r.cap.as_ref(), |c| c.cpu_limit.map(|c| c.to_string())),
                 r.regime.ratio,
                 r.regime.verdict,
             );
@@ -213,12 +220,12 @@ mod tests {
 
     #[test]
     fn regime_compares_data_with_the_cap_or_ram() {
-        let r = Regime::of(3 << 30, &cap(Some(1 << 30)), 24 << 30);
+        let r = Regime::of(3 << 30, Some(&cap(Some(1 << 30))), 24 << 30);
         assert_eq!(
             (r.ratio, r.verdict.as_str(), r.basis.as_str()),
             (3.0, "disk-bound", "cap")
         );
-        let r = Regime::of(3 << 30, &cap(None), 24 << 30);
+        let r = Regime::of(3 << 30, Some(&cap(None)), 24 << 30);
         assert_eq!(r.verdict, "fits-in-memory");
         assert_eq!(r.basis, "ram (uncapped)");
         assert_eq!(r.ratio, 0.125);

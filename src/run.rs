@@ -19,7 +19,7 @@ use crate::results::{
     DatasetFacts, EngineResult, RESULTS_SCHEMA_VERSION, Regime, RunResults, new_run_id,
 };
 use crate::stats::format_ns;
-use crate::store::{Store, StoreKind};
+use crate::store::{Server, Store, StoreKind, connect_server, server_url};
 
 pub struct Run {
     pub results: RunResults,
@@ -32,6 +32,43 @@ pub fn stores_for(engines: &[EngineKind]) -> Vec<StoreKind> {
     stores.sort();
     stores.dedup();
     stores
+}
+
+/// Drop server engines whose server cannot be reached, with one line each saying
+/// why and how to start it; an engine asked for by name must run, so there it is an error.
+pub async fn reachable_engines(config: &mut RunConfig) -> Result<()> {
+    let mut unreachable: Vec<(StoreKind, String)> = Vec::new();
+    for store in stores_for(&config.engines)
+        .into_iter()
+        .filter(|s| s.is_server())
+    {
+        let (server, url) = match store {
+            StoreKind::Postgres => (Server::Postgres, config.postgres_url.as_deref()),
+            _ => (Server::Mariadb, config.mariadb_url.as_deref()),
+        };
+        let probe = async {
+            let url = server_url(server, url)?;
+            connect_server(server, &url, None).await?.close().await?;
+            anyhow::Ok(())
+        };
+        if let Err(e) = probe.await {
+            if config.engines_explicit {
+                return Err(e);
+            }
+            unreachable.push((store, format!("{e:#}")));
+        }
+    }
+    for (store, why) in unreachable {
+        let skipped: Vec<&str> = config
+            .engines
+            .iter()
+            .filter(|e| e.store() == store)
+            .map(|e| e.name())
+            .collect();
+        eprintln!("skipping {}: {why}", skipped.join(", "));
+        config.engines.retain(|e| e.store() != store);
+    }
+    Ok(())
 }
 
 /// Apply the cap and report it. Must run before any thread is spawned and before
@@ -72,7 +109,11 @@ impl Run {
             finished_at: None,
             complete: false,
             driver: driver.into(),
-            command: std::env::args().collect::<Vec<_>>().join(" "),
+            // URLs carry passwords: recorded without them.
+            command: std::env::args()
+                .map(|a| crate::config::redact_url(&a))
+                .collect::<Vec<_>>()
+                .join(" "),
             config,
             cap,
             machine,
@@ -91,9 +132,10 @@ impl Run {
 
     /// Load every dataset the run needs (skipping complete ones).
     pub async fn load(&mut self) -> Result<()> {
+        reachable_engines(&mut self.results.config).await?;
         let config = &self.results.config;
         let loads = ensure_loaded(
-            &config.data_dir,
+            &config.locations(),
             &stores_for(&config.engines),
             &config.datasets(),
         )
@@ -109,12 +151,12 @@ impl Run {
         engine: EngineKind,
         spec: DatasetSpec,
     ) -> Result<(FetchLoop<AnyEngine>, EvictionReport, String)> {
-        let data_dir = &self.config().data_dir;
+        let at = self.config().locations();
         // Pages of datasets measured earlier are charged to this cgroup too and would
         // shrink the cache left for this engine: empty the cap's cache first, then make
         // sure this dataset's own pages (perhaps charged elsewhere) are gone as well.
         let cgroup_reclaim = cap::reclaim_page_cache(&self.results.cap);
-        let mut store = engine.store().open(data_dir, spec);
+        let mut store = engine.store().open(&at, spec);
         let mut eviction = store.evict().await.with_context(|| {
             format!(
                 "cannot evict {} from the page cache",
@@ -123,9 +165,11 @@ impl Run {
         })?;
         eviction.cgroup_reclaim = cgroup_reclaim;
         eviction.cgroup_cache_after_bytes = cap::cgroup_page_cache_bytes(&self.results.cap);
-        let opened = engine.open(data_dir, spec).await?;
-        let fetch_loop = FetchLoop::new(opened, engine.name(), spec);
-        if !fetch_loop.disk_counter_available() {
+        let opened = engine.open(&at, spec).await?;
+        // A server reads in its own container: this process's /proc/self/io never sees it.
+        let in_process = !engine.store().is_server();
+        let fetch_loop = FetchLoop::new(opened, engine.name(), spec, in_process);
+        if in_process && !fetch_loop.disk_counter_available() {
             eprintln!(
                 "note: /proc/self/io is unavailable: disk bytes per fetch and hit/miss will be reported as unavailable"
             );
@@ -133,8 +177,44 @@ impl Run {
         Ok((fetch_loop, eviction, crate::now_rfc3339()))
     }
 
+    /// The cap an engine runs under: this process's, or its server container's.
+    async fn cap_of(&self, engine: EngineKind) -> Option<CapReport> {
+        let service = match engine.store() {
+            StoreKind::Postgres => "postgres",
+            StoreKind::Mariadb => "mariadb",
+            _ => return Some(self.results.cap.clone()),
+        };
+        let project = std::env::var("BLOBRACE_COMPOSE_PROJECT").ok();
+        let requested = self.results.config.cap;
+        let found = async {
+            let docker = crate::docker::connect().await?;
+            match crate::docker::find_service(&docker, project.as_deref(), service).await? {
+                Some((id, _, _)) => crate::docker::container_cap(&docker, &id, requested)
+                    .await
+                    .map(Some),
+                None => Ok(None),
+            }
+        };
+        match found.await {
+            Ok(Some(cap)) => {
+                for note in &cap.notes {
+                    eprintln!("{service} container: {note}");
+                }
+                Some(cap)
+            }
+            Ok(None) => {
+                eprintln!("{service}: no running compose container found: its cap is unavailable");
+                None
+            }
+            Err(e) => {
+                eprintln!("{service}: cap unavailable ({e:#})");
+                None
+            }
+        }
+    }
+
     /// Record one engine's measurement, print it, and rewrite the results files.
-    pub fn record(
+    pub async fn record(
         &mut self,
         engine: EngineKind,
         spec: DatasetSpec,
@@ -145,10 +225,11 @@ impl Run {
     ) -> Result<()> {
         let location = engine
             .store()
-            .open(&self.config().data_dir, spec)
+            .open(&self.config().locations(), spec)
             .location()
             .display()
             .to_string();
+        let cap = self.cap_of(engine).await;
         let result = EngineResult {
             engine,
             size_bytes: spec.size.bytes(),
@@ -160,11 +241,8 @@ impl Run {
                 location,
             },
             settings: fetch_loop.engine().settings(),
-            regime: Regime::of(
-                spec.bytes(),
-                &self.results.cap,
-                self.results.machine.ram_bytes,
-            ),
+            regime: Regime::of(spec.bytes(), cap.as_ref(), self.results.machine.ram_bytes),
+            cap,
             eviction,
             warm_up: fetch_loop.warm_up.summary(),
             measured: fetch_loop.measured.summary(),

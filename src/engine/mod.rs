@@ -7,12 +7,16 @@
 
 mod floor;
 mod fs;
+mod mariadb;
+mod mariadb_raw;
+mod orm;
+mod postgres;
+mod postgres_raw;
 mod sqlite;
 mod sqlite_raw;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::Path;
 use std::str::FromStr;
 
 use anyhow::Result;
@@ -20,12 +24,15 @@ use serde::{Deserialize, Serialize};
 
 pub use floor::FloorEngine;
 pub use fs::FsEngine;
-pub use sqlite::SqliteEngine;
+pub use mariadb_raw::MariadbRawEngine;
+pub use orm::OrmEngine;
+pub use postgres_raw::PostgresRawEngine;
 pub use sqlite_raw::SqliteRawEngine;
 
+use crate::config::Locations;
 use crate::dataset::DatasetSpec;
 use crate::error::InputError;
-use crate::store::StoreKind;
+use crate::store::{Server, StoreKind, server_url};
 
 /// Settings an engine ran with, read back from the engine where it can tell.
 pub type EngineSettings = BTreeMap<String, String>;
@@ -64,14 +71,26 @@ pub enum EngineKind {
     Fs,
     /// One `pread` at the row's offset in a packed file: the physical floor.
     Floor,
+    /// PostgreSQL (capped container) through SeaORM.
+    Postgres,
+    /// The same PostgreSQL table and query through sqlx.
+    PostgresRaw,
+    /// MariaDB (capped container) through SeaORM.
+    Mariadb,
+    /// The same MariaDB table and query through sqlx.
+    MariadbRaw,
 }
 
 impl EngineKind {
-    pub const ALL: [EngineKind; 4] = [
+    pub const ALL: [EngineKind; 8] = [
         EngineKind::Sqlite,
         EngineKind::SqliteRaw,
         EngineKind::Fs,
         EngineKind::Floor,
+        EngineKind::Postgres,
+        EngineKind::PostgresRaw,
+        EngineKind::Mariadb,
+        EngineKind::MariadbRaw,
     ];
 
     pub fn name(self) -> &'static str {
@@ -80,6 +99,10 @@ impl EngineKind {
             EngineKind::SqliteRaw => "sqlite-raw",
             EngineKind::Fs => "fs",
             EngineKind::Floor => "floor",
+            EngineKind::Postgres => "postgres",
+            EngineKind::PostgresRaw => "postgres-raw",
+            EngineKind::Mariadb => "mariadb",
+            EngineKind::MariadbRaw => "mariadb-raw",
         }
     }
 
@@ -89,18 +112,31 @@ impl EngineKind {
             EngineKind::Sqlite | EngineKind::SqliteRaw => StoreKind::Sqlite,
             EngineKind::Fs => StoreKind::Fs,
             EngineKind::Floor => StoreKind::Floor,
+            EngineKind::Postgres | EngineKind::PostgresRaw => StoreKind::Postgres,
+            EngineKind::Mariadb | EngineKind::MariadbRaw => StoreKind::Mariadb,
         }
     }
 
     /// Open the engine on a loaded dataset.
-    pub async fn open(self, data_dir: &Path, spec: DatasetSpec) -> Result<AnyEngine> {
+    pub async fn open(self, at: &Locations, spec: DatasetSpec) -> Result<AnyEngine> {
+        let data_dir = &at.data_dir;
+        let pg = || server_url(Server::Postgres, at.postgres_url.as_deref());
+        let maria = || server_url(Server::Mariadb, at.mariadb_url.as_deref());
         Ok(match self {
-            EngineKind::Sqlite => AnyEngine::Sqlite(SqliteEngine::open(data_dir, spec).await?),
+            EngineKind::Sqlite => AnyEngine::Orm(sqlite::open(data_dir, spec).await?),
             EngineKind::SqliteRaw => {
                 AnyEngine::SqliteRaw(SqliteRawEngine::open(data_dir, spec).await?)
             }
             EngineKind::Fs => AnyEngine::Fs(FsEngine::open(data_dir, spec)?),
             EngineKind::Floor => AnyEngine::Floor(FloorEngine::open(data_dir, spec)?),
+            EngineKind::Postgres => AnyEngine::Orm(postgres::open(&pg()?, spec).await?),
+            EngineKind::PostgresRaw => {
+                AnyEngine::PostgresRaw(PostgresRawEngine::open(&pg()?, spec).await?)
+            }
+            EngineKind::Mariadb => AnyEngine::Orm(mariadb::open(&maria()?, spec).await?),
+            EngineKind::MariadbRaw => {
+                AnyEngine::MariadbRaw(MariadbRawEngine::open(&maria()?, spec).await?)
+            }
         })
     }
 
@@ -155,8 +191,10 @@ pub fn parse_engine_list(text: &str) -> Result<Vec<EngineKind>, InputError> {
 
 /// Any engine, for code that picks one at run time. One match per fetch.
 pub enum AnyEngine {
-    Sqlite(SqliteEngine),
+    Orm(OrmEngine),
     SqliteRaw(SqliteRawEngine),
+    PostgresRaw(PostgresRawEngine),
+    MariadbRaw(MariadbRawEngine),
     Fs(FsEngine),
     Floor(FloorEngine),
 }
@@ -164,8 +202,10 @@ pub enum AnyEngine {
 macro_rules! each_engine {
     ($self:ident, $e:ident => $body:expr) => {
         match $self {
-            AnyEngine::Sqlite($e) => $body,
+            AnyEngine::Orm($e) => $body,
             AnyEngine::SqliteRaw($e) => $body,
+            AnyEngine::PostgresRaw($e) => $body,
+            AnyEngine::MariadbRaw($e) => $body,
             AnyEngine::Fs($e) => $body,
             AnyEngine::Floor($e) => $body,
         }

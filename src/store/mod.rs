@@ -7,6 +7,7 @@
 mod floor;
 mod fs;
 mod orm;
+mod server;
 mod sqlite;
 
 use std::path::{Path, PathBuf};
@@ -14,11 +15,15 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::config::Locations;
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
 use crate::evict::EvictionReport;
 
 pub use floor::FloorStore;
 pub use fs::{FsStore, blob_path_into};
+pub use server::{
+    Server, ServerStore, connect as connect_server, namespace as server_namespace, server_url,
+};
 pub use sqlite::{SqliteStore, sqlite_connect_options};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -30,6 +35,10 @@ pub enum StoreKind {
     Fs,
     /// All blobs of a size class packed in one file at `(id - 1) * size`.
     Floor,
+    /// One PostgreSQL schema per size class, in the compose container.
+    Postgres,
+    /// One MariaDB database per size class, in the compose container.
+    Mariadb,
 }
 
 impl StoreKind {
@@ -38,14 +47,32 @@ impl StoreKind {
             StoreKind::Sqlite => "sqlite",
             StoreKind::Fs => "fs",
             StoreKind::Floor => "floor",
+            StoreKind::Postgres => "postgres",
+            StoreKind::Mariadb => "mariadb",
         }
     }
 
-    pub fn open(self, data_dir: &Path, spec: DatasetSpec) -> AnyStore {
+    /// Stores in a server container rather than under the data directory.
+    pub fn is_server(self) -> bool {
+        matches!(self, StoreKind::Postgres | StoreKind::Mariadb)
+    }
+
+    pub fn open(self, at: &Locations, spec: DatasetSpec) -> AnyStore {
+        let data_dir = &at.data_dir;
         match self {
             StoreKind::Sqlite => AnyStore::Sqlite(SqliteStore::new(data_dir, spec)),
             StoreKind::Fs => AnyStore::Fs(FsStore::new(data_dir, spec)),
             StoreKind::Floor => AnyStore::Floor(FloorStore::new(data_dir, spec)),
+            StoreKind::Postgres => AnyStore::Server(ServerStore::new(
+                Server::Postgres,
+                at.postgres_url.as_deref(),
+                spec,
+            )),
+            StoreKind::Mariadb => AnyStore::Server(ServerStore::new(
+                Server::Mariadb,
+                at.mariadb_url.as_deref(),
+                spec,
+            )),
         }
     }
 }
@@ -88,6 +115,7 @@ pub enum AnyStore {
     Sqlite(SqliteStore),
     Fs(FsStore),
     Floor(FloorStore),
+    Server(ServerStore),
 }
 
 macro_rules! each_store {
@@ -96,6 +124,7 @@ macro_rules! each_store {
             AnyStore::Sqlite($s) => $body,
             AnyStore::Fs($s) => $body,
             AnyStore::Floor($s) => $body,
+            AnyStore::Server($s) => $body,
         }
     };
 }

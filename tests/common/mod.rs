@@ -12,6 +12,8 @@ pub fn blobrace() -> Command {
             cmd.env_remove(key);
         }
     }
+    // Server URLs only when a test passes them: never from a developer's compose/.env.
+    cmd.env("BLOBRACE_COMPOSE_ENV", "/nonexistent/compose.env");
     cmd
 }
 

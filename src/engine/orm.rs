@@ -1,0 +1,68 @@
+//! The fetch every SeaORM engine does, whatever the database: what an
+//! application writes to get one row by primary key.
+
+use anyhow::{Context, Result};
+use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, Statement};
+
+use super::{Engine, EngineSettings};
+use crate::entity::blob;
+
+pub struct OrmEngine {
+    db: DatabaseConnection,
+    settings: EngineSettings,
+}
+
+impl OrmEngine {
+    pub fn new(db: DatabaseConnection, mut settings: EngineSettings) -> Self {
+        settings.insert(
+            "access".into(),
+            "sea-orm blob::Entity::find_by_id(id).one(&db)".into(),
+        );
+        Self { db, settings }
+    }
+}
+
+impl Engine for OrmEngine {
+    #[inline]
+    async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
+        let row = blob::Entity::find_by_id(id as i64)
+            .one(&self.db)
+            .await?
+            .with_context(|| format!("row {id} not found"))?;
+        *out = row.data;
+        Ok(())
+    }
+
+    fn before_fetch(&mut self, out: &mut Vec<u8>) {
+        // The ORM allocates a new Vec per row; free the previous one outside the clock.
+        drop(std::mem::take(out));
+    }
+
+    fn settings(&self) -> EngineSettings {
+        self.settings.clone()
+    }
+
+    async fn close(self) -> Result<()> {
+        Ok(self.db.close().await?)
+    }
+}
+
+/// Run each query (one value each) and record its first column as text.
+pub(super) async fn read_settings(
+    db: &DatabaseConnection,
+    queries: &[(&str, &str)],
+) -> Result<EngineSettings> {
+    let mut settings = EngineSettings::new();
+    for (key, sql) in queries {
+        let row = db
+            .query_one_raw(Statement::from_string(db.get_database_backend(), *sql))
+            .await
+            .with_context(|| format!("reading setting {key}"))?
+            .with_context(|| format!("{sql} returned nothing"))?;
+        let value = row
+            .try_get_by_index::<String>(0)
+            .or_else(|_| row.try_get_by_index::<i64>(0).map(|v| v.to_string()))?;
+        settings.insert(key.to_string(), value);
+    }
+    Ok(settings)
+}

@@ -12,6 +12,7 @@ mod mariadb_raw;
 mod orm;
 mod postgres;
 mod postgres_raw;
+mod raw;
 mod sqlite;
 mod sqlite_raw;
 
@@ -24,10 +25,8 @@ use serde::{Deserialize, Serialize};
 
 pub use floor::FloorEngine;
 pub use fs::FsEngine;
-pub use mariadb_raw::MariadbRawEngine;
 pub use orm::OrmEngine;
-pub use postgres_raw::PostgresRawEngine;
-pub use sqlite_raw::SqliteRawEngine;
+pub use raw::RawEngine;
 
 use crate::config::Locations;
 use crate::dataset::DatasetSpec;
@@ -124,18 +123,16 @@ impl EngineKind {
         let maria = || server_url(Server::Mariadb, at.mariadb_url.as_deref());
         Ok(match self {
             EngineKind::Sqlite => AnyEngine::Orm(sqlite::open(data_dir, spec).await?),
-            EngineKind::SqliteRaw => {
-                AnyEngine::SqliteRaw(SqliteRawEngine::open(data_dir, spec).await?)
-            }
+            EngineKind::SqliteRaw => AnyEngine::SqliteRaw(sqlite_raw::open(data_dir, spec).await?),
             EngineKind::Fs => AnyEngine::Fs(FsEngine::open(data_dir, spec)?),
             EngineKind::Floor => AnyEngine::Floor(FloorEngine::open(data_dir, spec)?),
             EngineKind::Postgres => AnyEngine::Orm(postgres::open(&pg()?, spec).await?),
             EngineKind::PostgresRaw => {
-                AnyEngine::PostgresRaw(PostgresRawEngine::open(&pg()?, spec).await?)
+                AnyEngine::PostgresRaw(postgres_raw::open(&pg()?, spec).await?)
             }
             EngineKind::Mariadb => AnyEngine::Orm(mariadb::open(&maria()?, spec).await?),
             EngineKind::MariadbRaw => {
-                AnyEngine::MariadbRaw(MariadbRawEngine::open(&maria()?, spec).await?)
+                AnyEngine::MariadbRaw(mariadb_raw::open(&maria()?, spec).await?)
             }
         })
     }
@@ -192,9 +189,9 @@ pub fn parse_engine_list(text: &str) -> Result<Vec<EngineKind>, InputError> {
 /// Any engine, for code that picks one at run time. One match per fetch.
 pub enum AnyEngine {
     Orm(OrmEngine),
-    SqliteRaw(SqliteRawEngine),
-    PostgresRaw(PostgresRawEngine),
-    MariadbRaw(MariadbRawEngine),
+    SqliteRaw(RawEngine<sea_orm::sqlx::Sqlite>),
+    PostgresRaw(RawEngine<sea_orm::sqlx::Postgres>),
+    MariadbRaw(RawEngine<sea_orm::sqlx::MySql>),
     Fs(FsEngine),
     Floor(FloorEngine),
 }

@@ -91,3 +91,83 @@ pub async fn container_cap(docker: &Docker, id: &str, requested: CapRequest) -> 
         notes: cap_notes(&requested, memory, cpus),
     })
 }
+
+/// Restart a container and wait until Docker reports it healthy (or, with no
+/// healthcheck, running). Restarting empties a server's own cache (shared_buffers,
+/// the InnoDB buffer pool) but not the page cache: its pages move to the parent
+/// cgroup and stay cached, so callers evict files too.
+pub async fn restart_and_wait(
+    docker: &Docker,
+    id: &str,
+    timeout: std::time::Duration,
+) -> Result<()> {
+    use bollard::models::HealthStatusEnum;
+    use bollard::query_parameters::RestartContainerOptionsBuilder;
+    docker
+        .restart_container(
+            id,
+            Some(RestartContainerOptionsBuilder::new().t(30).build()),
+        )
+        .await
+        .with_context(|| format!("cannot restart container {id}"))?;
+    let started = std::time::Instant::now();
+    loop {
+        let state = docker
+            .inspect_container(id, None::<InspectContainerOptions>)
+            .await?
+            .state
+            .unwrap_or_default();
+        let healthy = match state.health.and_then(|h| h.status) {
+            Some(HealthStatusEnum::HEALTHY) => true,
+            Some(HealthStatusEnum::NONE | HealthStatusEnum::EMPTY) | None => {
+                state.running == Some(true)
+            }
+            _ => false,
+        };
+        if healthy {
+            return Ok(());
+        }
+        if started.elapsed() > timeout {
+            anyhow::bail!(
+                "container {id} was not healthy {}s after a restart",
+                timeout.as_secs()
+            );
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+}
+
+/// Run `sh -c script` inside a container and wait for it; error on a non-zero exit.
+pub async fn exec_sh(docker: &Docker, id: &str, script: &str) -> Result<()> {
+    use bollard::exec::{CreateExecOptions, StartExecOptions};
+    let exec = docker
+        .create_exec(
+            id,
+            CreateExecOptions {
+                cmd: Some(vec!["sh", "-c", script]),
+                user: Some("root"),
+                ..Default::default()
+            },
+        )
+        .await
+        .with_context(|| format!("cannot exec in container {id}"))?;
+    docker
+        .start_exec(
+            &exec.id,
+            Some(StartExecOptions {
+                detach: true,
+                ..Default::default()
+            }),
+        )
+        .await?;
+    loop {
+        let info = docker.inspect_exec(&exec.id).await?;
+        if info.running != Some(true) {
+            return match info.exit_code {
+                Some(0) => Ok(()),
+                code => anyhow::bail!("`{script}` in container {id} exited with {code:?}"),
+            };
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}

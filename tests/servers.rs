@@ -215,6 +215,11 @@ fn servers_load_verify_and_measure_32mib_blobs_byte_equal() {
             "{name}: {}",
             r["settings"]
         );
+        let eviction = r["eviction"]["method"].as_str().unwrap();
+        assert!(
+            eviction.starts_with("restart container") && eviction.contains("DONTNEED"),
+            "{name}: {eviction}"
+        );
         if r["cap"].is_object() {
             assert!(
                 r["cap"]["cgroup"]

@@ -273,8 +273,37 @@ impl Store for ServerStore {
         if let Some(db) = self.db.take() {
             db.close().await?;
         }
+        let started = std::time::Instant::now();
+        let docker = crate::docker::connect().await?;
+        let project = std::env::var("BLOBRACE_COMPOSE_PROJECT").ok();
+        let Some((id, name, _)) =
+            crate::docker::find_service(&docker, project.as_deref(), self.server.name()).await?
+        else {
+            bail!(
+                "no running compose container for {}: cannot start it cold (set BLOBRACE_COMPOSE_PROJECT if it runs under another project)",
+                self.server.name()
+            );
+        };
+        // 1. A restart empties the server's own cache (shared_buffers / buffer pool;
+        //    compose disables MariaDB's buffer-pool dump and reload for this).
+        crate::docker::restart_and_wait(&docker, &id, Duration::from_secs(180)).await?;
+        // 2. The page cache survives a restart (its pages move to the parent cgroup):
+        //    flush, then DONTNEED every data file from inside the container.
+        //    `dd iflag=nocache count=0` is coreutils' posix_fadvise(DONTNEED) of a whole file.
+        let data_dir = match self.server {
+            Server::Postgres => "\"$PGDATA\"",
+            Server::Mariadb => "/var/lib/mysql",
+        };
+        let script = format!(
+            "sync && find {data_dir} -type f -exec dd if={{}} iflag=nocache count=0 status=none \\;"
+        );
+        crate::docker::exec_sh(&docker, &id, &script).await?;
         Ok(EvictionReport {
-            method: "none: the server's caches (PostgreSQL shared_buffers and page cache, MariaDB buffer pool) are not emptied yet; results start warm".into(),
+            method: format!(
+                "restart container {name} (empties the server's own cache), then sync + dd iflag=nocache count=0 (posix_fadvise DONTNEED) on every file under {} inside it",
+                data_dir.trim_matches('"')
+            ),
+            seconds: started.elapsed().as_secs_f64(),
             ..Default::default()
         })
     }

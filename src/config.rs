@@ -115,6 +115,16 @@ pub struct Locations {
     pub mariadb_url: Option<String>,
 }
 
+impl Locations {
+    /// The configured URL of a server, if any.
+    pub fn server_url(&self, server: crate::store::Server) -> Option<&str> {
+        match server {
+            crate::store::Server::Postgres => self.postgres_url.as_deref(),
+            crate::store::Server::Mariadb => self.mariadb_url.as_deref(),
+        }
+    }
+}
+
 /// `scheme://user:secret@host/db` → `scheme://user@host/db`.
 pub fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {

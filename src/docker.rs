@@ -10,8 +10,11 @@ use bollard::query_parameters::{InspectContainerOptions, ListContainersOptionsBu
 
 use crate::cap::{CapOrigin, CapReport, CapRequest, cap_notes};
 
-/// The compose project name (`docker compose -p`, default: the compose file's directory).
-pub const DEFAULT_PROJECT: &str = "compose";
+/// The compose project whose containers are the servers (`BLOBRACE_COMPOSE_PROJECT`);
+/// None: whichever project runs the service.
+pub fn compose_project() -> Option<String> {
+    std::env::var("BLOBRACE_COMPOSE_PROJECT").ok()
+}
 
 /// Connect to the local Docker engine and agree on an API version.
 pub async fn connect() -> Result<Docker> {
@@ -27,11 +30,10 @@ pub async fn connect() -> Result<Docker> {
 /// The running container of a compose service, if any: (id, name, image).
 pub async fn find_service(
     docker: &Docker,
-    project: Option<&str>,
     service: &str,
 ) -> Result<Option<(String, String, String)>> {
     let mut labels = vec![format!("com.docker.compose.service={service}")];
-    if let Some(project) = project {
+    if let Some(project) = compose_project() {
         labels.push(format!("com.docker.compose.project={project}"));
     }
     let filters = HashMap::from([("label", labels), ("status", vec!["running".to_string()])]);
@@ -51,6 +53,15 @@ pub async fn find_service(
             .to_string();
         (c.id.unwrap_or_default(), name, c.image.unwrap_or_default())
     }))
+}
+
+/// The cap Docker enforces on a compose service's container; None when it does not run.
+pub async fn service_cap(service: &str, requested: CapRequest) -> Result<Option<CapReport>> {
+    let docker = connect().await?;
+    match find_service(&docker, service).await? {
+        Some((id, _, _)) => container_cap(&docker, &id, requested).await.map(Some),
+        None => Ok(None),
+    }
 }
 
 /// The cap Docker enforces on a container, compared with the requested one.

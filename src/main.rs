@@ -15,7 +15,7 @@ use blobrace::load::ensure_loaded;
 use blobrace::machine::MachineFacts;
 use blobrace::run::{Run, apply_cap, reachable_engines, stores_for};
 use blobrace::size::format_bytes;
-use blobrace::store::{Store, StoreKind};
+use blobrace::store::{COMPOSE_UP, Server, Store, StoreKind};
 
 #[derive(Parser)]
 #[command(
@@ -147,38 +147,16 @@ fn run(command: Command) -> Result<()> {
     }
 }
 
-/// The compose services the server engines use.
-const SERVER_SERVICES: [&str; 2] = ["postgres", "mariadb"];
-const COMPOSE_UP: &str =
-    "docker compose -f compose/compose.yaml --env-file compose/.env up -d --wait";
-
-/// Per server service: the cap Docker enforces on its container, or why it is unknown.
+/// Per server: the cap Docker enforces on its container, or why it is unknown.
 async fn server_caps(config: &RunConfig) -> serde_json::Value {
-    let project = std::env::var("BLOBRACE_COMPOSE_PROJECT").ok();
-    let docker = match blobrace::docker::connect().await {
-        Ok(docker) => docker,
-        Err(e) => {
-            let why = format!("unavailable: {e:#}");
-            return SERVER_SERVICES
-                .iter()
-                .map(|s| (s.to_string(), serde_json::json!(why)))
-                .collect();
-        }
-    };
     let mut servers = serde_json::Map::new();
-    for service in SERVER_SERVICES {
-        let value = match blobrace::docker::find_service(&docker, project.as_deref(), service).await
-        {
-            Ok(Some((id, _, _))) => {
-                match blobrace::docker::container_cap(&docker, &id, config.cap).await {
-                    Ok(cap) => serde_json::to_value(cap).unwrap_or_default(),
-                    Err(e) => serde_json::json!(format!("unavailable: {e:#}")),
-                }
-            }
+    for server in Server::ALL {
+        let value = match blobrace::docker::service_cap(server.name(), config.cap).await {
+            Ok(Some(cap)) => serde_json::to_value(cap).unwrap_or_default(),
             Ok(None) => serde_json::json!(format!("not running: start it with `{COMPOSE_UP}`")),
             Err(e) => serde_json::json!(format!("unavailable: {e:#}")),
         };
-        servers.insert(service.to_string(), value);
+        servers.insert(server.name().to_string(), value);
     }
     servers.into()
 }

@@ -19,7 +19,7 @@ use crate::results::{
     DatasetFacts, EngineResult, RESULTS_SCHEMA_VERSION, Regime, RunResults, new_run_id,
 };
 use crate::stats::format_ns;
-use crate::store::{Server, Store, StoreKind, connect_server, server_url};
+use crate::store::{Store, StoreKind, connect_server, server_url};
 
 pub struct Run {
     pub results: RunResults,
@@ -42,12 +42,10 @@ pub async fn reachable_engines(config: &mut RunConfig) -> Result<()> {
         .into_iter()
         .filter(|s| s.is_server())
     {
-        let (server, url) = match store {
-            StoreKind::Postgres => (Server::Postgres, config.postgres_url.as_deref()),
-            _ => (Server::Mariadb, config.mariadb_url.as_deref()),
-        };
+        let server = store.server().expect("a server store");
+        let at = config.locations();
         let probe = async {
-            let url = server_url(server, url)?;
+            let url = server_url(server, at.server_url(server))?;
             connect_server(server, &url, None).await?.close().await?;
             anyhow::Ok(())
         };
@@ -179,23 +177,11 @@ impl Run {
 
     /// The cap an engine runs under: this process's, or its server container's.
     async fn cap_of(&self, engine: EngineKind) -> Option<CapReport> {
-        let service = match engine.store() {
-            StoreKind::Postgres => "postgres",
-            StoreKind::Mariadb => "mariadb",
-            _ => return Some(self.results.cap.clone()),
+        let Some(server) = engine.store().server() else {
+            return Some(self.results.cap.clone());
         };
-        let project = std::env::var("BLOBRACE_COMPOSE_PROJECT").ok();
-        let requested = self.results.config.cap;
-        let found = async {
-            let docker = crate::docker::connect().await?;
-            match crate::docker::find_service(&docker, project.as_deref(), service).await? {
-                Some((id, _, _)) => crate::docker::container_cap(&docker, &id, requested)
-                    .await
-                    .map(Some),
-                None => Ok(None),
-            }
-        };
-        match found.await {
+        let service = server.name();
+        match crate::docker::service_cap(service, self.results.config.cap).await {
             Ok(Some(cap)) => {
                 for note in &cap.notes {
                     eprintln!("{service} container: {note}");

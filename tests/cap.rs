@@ -2,8 +2,7 @@
 
 mod common;
 
-use common::{blobrace, stderr, stdout};
-use serde_json::Value;
+use common::{blobrace, env_json, stderr};
 
 #[test]
 fn requested_cap_is_applied_and_observed() {
@@ -21,9 +20,7 @@ fn requested_cap_is_applied_and_observed() {
         .arg(tempfile::tempdir().unwrap().path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
-    let json: Value = serde_json::from_str(&text[..text.rfind('}').unwrap() + 1]).unwrap();
+    let json = env_json(&out);
     let cap = &json["cap"];
     if cap["origin"] == "uncapped" {
         // Not root / no delegated cgroup here: the run must say so, loudly.

@@ -5,12 +5,8 @@ mod common;
 
 use std::process::Command;
 
-use common::{blobrace, stderr, stdout};
+use common::{blobrace, docker_required, env_json, stderr, stdout};
 use serde_json::Value;
-
-fn required() -> bool {
-    std::env::var("BLOBRACE_REQUIRE_DOCKER").as_deref() == Ok("1")
-}
 
 /// False (after printing why) when the test cannot run here; panics if it must.
 fn available(what: &str) -> bool {
@@ -25,7 +21,7 @@ fn available(what: &str) -> bool {
                 Err(e) => e.to_string(),
             };
             assert!(
-                !required(),
+                !docker_required(),
                 "BLOBRACE_REQUIRE_DOCKER=1 but Docker is unavailable for {what}: {why}"
             );
             eprintln!("skipped {what}: Docker is unavailable ({why})");
@@ -41,10 +37,7 @@ fn servers(project: Option<&str>) -> Value {
     if let Some(p) = project {
         cmd.env("BLOBRACE_COMPOSE_PROJECT", p);
     }
-    let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
-    let json: Value = serde_json::from_str(&text[..text.rfind('}').unwrap() + 1]).unwrap();
+    let json = env_json(&cmd.output().unwrap());
     json["servers"].clone()
 }
 
@@ -58,7 +51,7 @@ fn compose_servers_report_the_cap_docker_enforces() {
         let s = &servers[service];
         if let Some(why) = s.as_str() {
             assert!(
-                !required(),
+                !docker_required(),
                 "BLOBRACE_REQUIRE_DOCKER=1 but {service}: {why}"
             );
             eprintln!("skipped {service}: {why}");
@@ -84,7 +77,7 @@ fn a_server_container_without_a_memory_cap_is_reported_loudly() {
         .success();
     if !has_image {
         assert!(
-            !required(),
+            !docker_required(),
             "BLOBRACE_REQUIRE_DOCKER=1 but {image} is missing: run scripts/offline-images.sh"
         );
         eprintln!("skipped: {image} not built (scripts/offline-images.sh)");

@@ -3,8 +3,7 @@
 
 mod common;
 
-use common::{run, stderr};
-use serde_json::Value;
+use common::{only_run, run, stderr};
 
 const SMALL: [&str; 4] = ["--sizes", "1KiB,64KiB", "--dataset-bytes", "2MiB"];
 
@@ -51,14 +50,7 @@ fn load_verify_measure_every_engine() {
     );
     assert!(measure.status.success(), "{}", stderr(&measure));
 
-    let runs: Vec<_> = std::fs::read_dir(root.path().join("results"))
-        .unwrap()
-        .flatten()
-        .collect();
-    assert_eq!(runs.len(), 1);
-    let dir = runs[0].path();
-    let json: Value =
-        serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+    let (dir, json) = only_run(root.path());
     assert_eq!(json["complete"], true);
     assert_eq!(json["cap"]["origin"], "uncapped");
     let results = json["results"].as_array().unwrap();

@@ -6,12 +6,7 @@ mod common;
 
 use std::collections::HashMap;
 
-use common::{run, stderr};
-use serde_json::Value;
-
-fn required() -> bool {
-    std::env::var("BLOBRACE_REQUIRE_DOCKER").as_deref() == Ok("1")
-}
+use common::{docker_required, only_run, run, stderr};
 
 /// Server URLs from BLOBRACE_*_URL, else from compose/.env, as `blobrace` builds them.
 fn server_urls() -> Option<(String, String)> {
@@ -83,14 +78,7 @@ fn default_engines_skip_unreachable_servers_with_the_reason() {
         err.contains("docker compose -f compose/compose.yaml"),
         "says how to start them: {err}"
     );
-    let dir = std::fs::read_dir(root.path().join("results"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let json: Value =
-        serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+    let (_, json) = only_run(root.path());
     let engines: Vec<&str> = json["results"]
         .as_array()
         .unwrap()
@@ -143,7 +131,7 @@ fn servers_or_skip(what: &str) -> Option<(String, String)> {
     });
     if !reachable {
         assert!(
-            !required(),
+            !docker_required(),
             "BLOBRACE_REQUIRE_DOCKER=1 but the compose servers are not reachable for {what}"
         );
         eprintln!(
@@ -194,14 +182,7 @@ fn servers_load_verify_and_measure_32mib_blobs_byte_equal() {
         ),
     );
     assert!(measure.status.success(), "{}", stderr(&measure));
-    let dir = std::fs::read_dir(root.path().join("results"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let json: Value =
-        serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+    let (_, json) = only_run(root.path());
     let results = json["results"].as_array().unwrap();
     assert_eq!(results.len(), 8);
     for r in results {

@@ -119,8 +119,8 @@ impl EngineKind {
     /// Open the engine on a loaded dataset.
     pub async fn open(self, at: &Locations, spec: DatasetSpec) -> Result<AnyEngine> {
         let data_dir = &at.data_dir;
-        let pg = || server_url(Server::Postgres, at.postgres_url.as_deref());
-        let maria = || server_url(Server::Mariadb, at.mariadb_url.as_deref());
+        let pg = || server_url(Server::Postgres, at.server_url(Server::Postgres));
+        let maria = || server_url(Server::Mariadb, at.server_url(Server::Mariadb));
         Ok(match self {
             EngineKind::Sqlite => AnyEngine::Orm(sqlite::open(data_dir, spec).await?),
             EngineKind::SqliteRaw => AnyEngine::SqliteRaw(sqlite_raw::open(data_dir, spec).await?),

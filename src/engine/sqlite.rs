@@ -12,7 +12,7 @@ use crate::store::{SqliteStore, sqlite_connect_options};
 
 /// SQLite through SeaORM on the size class's file.
 pub async fn open(data_dir: &Path, spec: DatasetSpec) -> Result<OrmEngine> {
-    let path = SqliteStore::new(data_dir, spec).path().to_path_buf();
+    let path = sqlite_path(data_dir, spec);
     let db = Database::connect(sqlite_connect_options(&path, false))
         .await
         .with_context(|| format!("cannot open {}", path.display()))?;

@@ -22,7 +22,8 @@ use crate::evict::EvictionReport;
 pub use floor::FloorStore;
 pub use fs::{FsStore, blob_path_into};
 pub use server::{
-    Server, ServerStore, connect as connect_server, namespace as server_namespace, server_url,
+    COMPOSE_UP, Server, ServerStore, connect as connect_server, namespace as server_namespace,
+    server_url,
 };
 pub use sqlite::{SqliteStore, sqlite_connect_options};
 
@@ -52,9 +53,18 @@ impl StoreKind {
         }
     }
 
+    /// The server holding this store, for stores in a server container.
+    pub fn server(self) -> Option<Server> {
+        match self {
+            StoreKind::Postgres => Some(Server::Postgres),
+            StoreKind::Mariadb => Some(Server::Mariadb),
+            _ => None,
+        }
+    }
+
     /// Stores in a server container rather than under the data directory.
     pub fn is_server(self) -> bool {
-        matches!(self, StoreKind::Postgres | StoreKind::Mariadb)
+        self.server().is_some()
     }
 
     pub fn open(self, at: &Locations, spec: DatasetSpec) -> AnyStore {
@@ -63,16 +73,10 @@ impl StoreKind {
             StoreKind::Sqlite => AnyStore::Sqlite(SqliteStore::new(data_dir, spec)),
             StoreKind::Fs => AnyStore::Fs(FsStore::new(data_dir, spec)),
             StoreKind::Floor => AnyStore::Floor(FloorStore::new(data_dir, spec)),
-            StoreKind::Postgres => AnyStore::Server(ServerStore::new(
-                Server::Postgres,
-                at.postgres_url.as_deref(),
-                spec,
-            )),
-            StoreKind::Mariadb => AnyStore::Server(ServerStore::new(
-                Server::Mariadb,
-                at.mariadb_url.as_deref(),
-                spec,
-            )),
+            StoreKind::Postgres | StoreKind::Mariadb => {
+                let server = self.server().expect("a server store");
+                AnyStore::Server(ServerStore::new(server, at.server_url(server), spec))
+            }
         }
     }
 }

@@ -18,7 +18,8 @@ use crate::evict::EvictionReport;
 const BATCH_BYTES: u64 = 4 << 20;
 /// PostgreSQL binds at most 65535 parameters per statement (two per row here).
 const MAX_ROWS_PER_INSERT: u64 = 8000;
-const COMPOSE_UP: &str =
+/// The command that starts the compose servers, for every message that needs it.
+pub const COMPOSE_UP: &str =
     "docker compose -f compose/compose.yaml --env-file compose/.env up -d --wait";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +29,9 @@ pub enum Server {
 }
 
 impl Server {
+    pub const ALL: [Server; 2] = [Server::Postgres, Server::Mariadb];
+
+    /// Also the compose service name.
     pub fn name(self) -> &'static str {
         match self {
             Server::Postgres => "postgres",
@@ -275,9 +279,7 @@ impl Store for ServerStore {
         }
         let started = std::time::Instant::now();
         let docker = crate::docker::connect().await?;
-        let project = std::env::var("BLOBRACE_COMPOSE_PROJECT").ok();
-        let Some((id, name, _)) =
-            crate::docker::find_service(&docker, project.as_deref(), self.server.name()).await?
+        let Some((id, name, _)) = crate::docker::find_service(&docker, self.server.name()).await?
         else {
             bail!(
                 "no running compose container for {}: cannot start it cold (set BLOBRACE_COMPOSE_PROJECT if it runs under another project)",

@@ -55,3 +55,27 @@ pub fn files_under(dir: &Path) -> Vec<String> {
     }
     found
 }
+
+/// CI sets BLOBRACE_REQUIRE_DOCKER=1: a test that needs Docker fails there instead of skipping.
+pub fn docker_required() -> bool {
+    std::env::var("BLOBRACE_REQUIRE_DOCKER").as_deref() == Ok("1")
+}
+
+/// The JSON document `blobrace env` prints (it is followed by the dataset table).
+pub fn env_json(out: &Output) -> serde_json::Value {
+    assert!(out.status.success(), "{}", stderr(out));
+    let text = stdout(out);
+    serde_json::from_str(&text[..text.rfind('}').unwrap() + 1]).unwrap()
+}
+
+/// The directory and results.json of the only run under `<root>/results`.
+pub fn only_run(root: &Path) -> (std::path::PathBuf, serde_json::Value) {
+    let runs: Vec<_> = std::fs::read_dir(root.join("results"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(runs.len(), 1);
+    let dir = runs[0].path();
+    let json = serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+    (dir, json)
+}

@@ -76,13 +76,13 @@ fn bench(config: blobrace::config::RunConfig, record: bool) -> anyhow::Result<()
             .sampling_mode(SamplingMode::Flat)
             .throughput(Throughput::Bytes(spec.size.bytes()));
         for &engine in &config.engines {
-            let (mut fetch_loop, eviction, started_at) = rt.block_on(run.prepare(engine, spec))?;
+            let mut prepared = rt.block_on(run.prepare(engine, spec))?;
             let mut phases = CriterionPhases::new(config.warmup);
             group.bench_function(BenchmarkId::new(engine.name(), spec.size), |b| {
                 b.iter_custom(|iters| {
                     let phase = phases.next();
                     let wall = Instant::now();
-                    let timed = match rt.block_on(fetch_loop.run(iters, phase)) {
+                    let timed = match rt.block_on(prepared.fetch_loop.run(iters, phase)) {
                         Ok(timed) => timed,
                         Err(e) => {
                             // criterion cannot carry an error out: stop the whole run with it.
@@ -95,11 +95,11 @@ fn bench(config: blobrace::config::RunConfig, record: bool) -> anyhow::Result<()
                 })
             });
             // Nothing measured: filtered out by criterion's command-line filter.
-            if record && fetch_loop.measured.count() > 0 {
+            if record && prepared.fetch_loop.measured.count() > 0 {
                 let samples = Some(phases.measured_calls());
-                rt.block_on(run.record(engine, spec, &fetch_loop, eviction, started_at, samples))?;
+                rt.block_on(run.record(engine, spec, &prepared, samples))?;
             }
-            rt.block_on(fetch_loop.close())?;
+            rt.block_on(prepared.fetch_loop.close())?;
         }
         group.finish();
     }

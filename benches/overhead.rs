@@ -12,6 +12,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 
 use blobrace::content::fill_blob;
 use blobrace::dataset::DatasetSpec;
+use blobrace::diskio::DiskReadCounter;
 use blobrace::engine::{Engine, EngineSettings};
 use blobrace::measure::{FetchLoop, Phase};
 use blobrace::size::SizeClass;
@@ -50,7 +51,12 @@ fn overhead(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let mut fetch_loop = FetchLoop::new(ReadyBlobs { blobs }, "ready-blobs", spec, true);
+    let mut fetch_loop = FetchLoop::new(
+        ReadyBlobs { blobs },
+        "ready-blobs",
+        spec,
+        DiskReadCounter::open_self(),
+    );
     c.bench_function("harness/loop-per-fetch", |b| {
         b.iter_custom(|iters| {
             let start = Instant::now();

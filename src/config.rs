@@ -12,6 +12,7 @@ use crate::dataset::DatasetSpec;
 use crate::engine::{EngineKind, parse_engine_list};
 use crate::error::InputError;
 use crate::size::{SizeClass, parse_bytes, parse_size_list};
+use crate::store::PgStorage;
 
 /// "blobrace" in ASCII: the default seed.
 pub const DEFAULT_SEED: u64 = 0x626c_6f62_7261_6365;
@@ -31,7 +32,8 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_PROFILE", value_enum, default_value_t = Profile::Full)]
     pub profile: Profile,
 
-    /// Engines, comma-separated, or "all": sqlite, sqlite-raw, fs, floor.
+    /// Engines, comma-separated, or "all": sqlite, sqlite-raw, fs, floor, postgres,
+    /// postgres-raw, mariadb, mariadb-raw. Default: all (servers that cannot be reached are skipped).
     #[arg(long, env = "BLOBRACE_ENGINES")]
     pub engines: Option<String>,
 
@@ -79,6 +81,11 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_MARIADB_URL", hide_env_values = true)]
     pub mariadb_url: Option<String>,
 
+    /// How PostgreSQL stores the blob column: extended (its default: try to compress,
+    /// then TOAST) or external (TOAST without a compression attempt). Each is its own dataset.
+    #[arg(long, env = "BLOBRACE_PG_STORAGE", value_enum, default_value_t = PgStorage::Extended)]
+    pub pg_storage: PgStorage,
+
     /// criterion samples per engine and size (at least 10).
     #[arg(long, env = "BLOBRACE_SAMPLES", default_value_t = 10)]
     pub samples: usize,
@@ -100,6 +107,8 @@ pub struct RunConfig {
     pub warmup: Duration,
     pub measure: Duration,
     pub samples: usize,
+    #[serde(default)]
+    pub pg_storage: PgStorage,
     /// Server URLs carry passwords: never written to results (see `Locations::describe`).
     #[serde(skip)]
     pub postgres_url: Option<String>,
@@ -113,6 +122,7 @@ pub struct Locations {
     pub data_dir: PathBuf,
     pub postgres_url: Option<String>,
     pub mariadb_url: Option<String>,
+    pub pg_storage: PgStorage,
 }
 
 impl Locations {
@@ -157,6 +167,7 @@ impl RunConfig {
             data_dir: self.data_dir.clone(),
             postgres_url: self.postgres_url.clone(),
             mariadb_url: self.mariadb_url.clone(),
+            pg_storage: self.pg_storage,
         }
     }
 
@@ -299,6 +310,7 @@ impl RunArgs {
             warmup,
             measure,
             samples: self.samples,
+            pg_storage: self.pg_storage,
         })
     }
 }

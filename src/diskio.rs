@@ -4,31 +4,86 @@
 //! the readahead they trigger), summed over all threads of the process — SQLite
 //! runs on sqlx's worker thread and is counted too. A page-cache hit adds nothing.
 //! Where the kernel does not provide the file the counter is "unavailable", never 0.
+//!
+//! A server reads in its own container: there the counter sums `/proc/<pid>/io`
+//! of the container's processes (host pids, from Docker's `top`), which counts
+//! O_DIRECT reads too (InnoDB), checked on this project's machines.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
+/// Storage reads of one or more processes, summed.
 pub struct DiskReadCounter {
-    file: File,
+    files: Vec<File>,
+    /// Last value read per file: a process that exits keeps its final count
+    /// instead of making the sum jump backwards (PostgreSQL backends come and go).
+    last: Vec<u64>,
     buf: [u8; 512],
+    /// What is counted, for the results: "/proc/self/io", or which processes.
+    pub source: String,
 }
 
 impl DiskReadCounter {
-    /// None when `/proc/self/io` is missing or unreadable (no task I/O accounting).
-    pub fn open() -> Option<Self> {
-        let file = File::open("/proc/self/io").ok()?;
-        let mut counter = Self {
-            file,
-            buf: [0; 512],
-        };
-        counter.read_bytes()?;
-        Some(counter)
+    /// This process (and all its threads). Err says why it is unavailable.
+    pub fn open_self() -> Result<Self, String> {
+        let file = File::open("/proc/self/io")
+            .map_err(|e| format!("/proc/self/io cannot be opened ({e})"))?;
+        Self::from_files(vec![file], "/proc/self/io".into())
     }
 
-    /// Current `read_bytes`; re-reads the open file (no allocation).
-    pub fn read_bytes(&mut self) -> Option<u64> {
-        let n = self.file.read_at(&mut self.buf, 0).ok()?;
+    /// Other processes by pid, e.g. a server container's processes seen from the host.
+    /// Reading another process's counters needs the same pid namespace and ptrace rights.
+    pub fn open_pids(pids: &[u32], what: &str) -> Result<Self, String> {
+        if pids.is_empty() {
+            return Err(format!("{what}: no processes"));
+        }
+        let files = pids
+            .iter()
+            .map(|pid| {
+                File::open(format!("/proc/{pid}/io"))
+                    .map_err(|e| format!("/proc/{pid}/io of {what} cannot be opened ({e})"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::from_files(
+            files,
+            format!("/proc/<pid>/io of {} processes of {what}", pids.len()),
+        )
+    }
+
+    fn from_files(files: Vec<File>, source: String) -> Result<Self, String> {
+        let mut counter = Self {
+            last: vec![0; files.len()],
+            files,
+            buf: [0; 512],
+            source,
+        };
+        for i in 0..counter.files.len() {
+            let value = counter
+                .read_one(i)
+                .ok_or_else(|| format!("{}: read_bytes is not readable", counter.source))?;
+            counter.last[i] = value;
+        }
+        Ok(counter)
+    }
+
+    fn read_one(&mut self, i: usize) -> Option<u64> {
+        let n = self.files[i].read_at(&mut self.buf, 0).ok()?;
         parse_read_bytes(&self.buf[..n])
+    }
+
+    /// Current `read_bytes`, summed; re-reads the open files (no allocation).
+    /// None only when no file can be read any more.
+    pub fn read_bytes(&mut self) -> Option<u64> {
+        let mut sum = 0u64;
+        let mut any = false;
+        for i in 0..self.files.len() {
+            if let Some(value) = self.read_one(i) {
+                self.last[i] = value;
+                any = true;
+            }
+            sum += self.last[i];
+        }
+        any.then_some(sum)
     }
 }
 
@@ -62,7 +117,7 @@ mod tests {
     #[test]
     fn counts_a_real_storage_read() {
         // A file written, flushed and evicted must be read from storage again.
-        let Some(mut counter) = DiskReadCounter::open() else {
+        let Ok(mut counter) = DiskReadCounter::open_self() else {
             eprintln!("skipped: /proc/self/io is not available here");
             return;
         };

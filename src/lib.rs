@@ -10,6 +10,7 @@
 
 pub mod cap;
 pub mod config;
+pub mod container;
 pub mod content;
 pub mod dataset;
 pub mod diskio;

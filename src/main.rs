@@ -169,11 +169,13 @@ fn measure(config: RunConfig) -> Result<()> {
         let config = run.config().clone();
         for spec in config.datasets() {
             for &engine in &config.engines {
-                let (mut fetch_loop, eviction, started_at) = run.prepare(engine, spec).await?;
-                fetch_loop.run_for(config.warmup, config.measure).await?;
-                run.record(engine, spec, &fetch_loop, eviction, started_at, None)
+                let mut prepared = run.prepare(engine, spec).await?;
+                prepared
+                    .fetch_loop
+                    .run_for(config.warmup, config.measure)
                     .await?;
-                fetch_loop.close().await?;
+                run.record(engine, spec, &prepared, None).await?;
+                prepared.fetch_loop.close().await?;
             }
         }
         run.finish()?;

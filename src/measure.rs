@@ -2,11 +2,11 @@
 //!
 //! ```text
 //! id     = next uniform id in 1..=N          (seeded; same sequence for every engine)
-//! before = /proc/self/io read_bytes
+//! before = read_bytes (/proc/self/io, or the server container's processes)
 //! start  = Instant::now()
 //!          engine.fetch(id, &mut out)        <- the only thing timed
 //! took   = start.elapsed()
-//! after  = /proc/self/io read_bytes
+//! after  = read_bytes
 //! check length + id stamp (full content every 64th fetch), record (took, after - before)
 //! ```
 
@@ -48,20 +48,26 @@ pub struct FetchLoop<E: Engine> {
     out: Vec<u8>,
     scratch: Vec<u8>,
     disk: Option<DiskReadCounter>,
+    disk_source: String,
     fetches: u64,
     pub warm_up: FetchStats,
     pub measured: FetchStats,
 }
 
 impl<E: Engine> FetchLoop<E> {
-    /// `count_disk_reads`: whether this process's `/proc/self/io` sees the engine's
-    /// storage reads (true in-process; false for a server, which reads in its container).
-    pub fn new(engine: E, engine_name: &str, spec: DatasetSpec, count_disk_reads: bool) -> Self {
-        let disk = if count_disk_reads {
-            DiskReadCounter::open()
-        } else {
-            None
+    /// `disk`: the counter that sees the engine's storage reads (`/proc/self/io`
+    /// in-process, the container's processes for a server), or why there is none.
+    pub fn new(
+        engine: E,
+        engine_name: &str,
+        spec: DatasetSpec,
+        disk: Result<DiskReadCounter, String>,
+    ) -> Self {
+        let disk_source = match &disk {
+            Ok(counter) => counter.source.clone(),
+            Err(why) => format!("unavailable: {why}"),
         };
+        let disk = disk.ok();
         let known = disk.is_some();
         Self {
             engine,
@@ -71,6 +77,7 @@ impl<E: Engine> FetchLoop<E> {
             out: Vec::with_capacity(spec.size.as_usize()),
             scratch: Vec::with_capacity(spec.size.as_usize()),
             disk,
+            disk_source,
             fetches: 0,
             warm_up: FetchStats::new(known),
             measured: FetchStats::new(known),
@@ -86,9 +93,9 @@ impl<E: Engine> FetchLoop<E> {
         self.engine.close().await
     }
 
-    /// Whether bytes read from storage per fetch can be known here.
-    pub fn disk_counter_available(&self) -> bool {
-        self.disk.is_some()
+    /// What counts the bytes read from storage per fetch, or "unavailable: why".
+    pub fn disk_source(&self) -> &str {
+        &self.disk_source
     }
 
     /// Run `iters` fetches; returns the sum of their timed spans.
@@ -244,7 +251,7 @@ mod tests {
             },
             "memory",
             spec(),
-            false,
+            Err("not counted".into()),
         );
         l.run(7, Phase::WarmUp).await.unwrap();
         let timed = l.run(50, Phase::Measured).await.unwrap();
@@ -268,7 +275,7 @@ mod tests {
             },
             "memory",
             spec(),
-            false,
+            Err("not counted".into()),
         );
         let err = l.run(1, Phase::Measured).await.unwrap_err().to_string();
         assert!(

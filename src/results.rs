@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cap::CapReport;
 use crate::config::RunConfig;
+use crate::container::ContainerStats;
 use crate::engine::{EngineKind, EngineSettings};
 use crate::evict::EvictionReport;
 use crate::load::LoadReport;
@@ -95,6 +96,13 @@ pub struct EngineResult {
     pub regime: Regime,
     /// What was done to start cold.
     pub eviction: EvictionReport,
+    /// What counted the bytes read from storage per fetch, or "unavailable: why".
+    #[serde(default)]
+    pub disk_counter: String,
+    /// A server's container before and after (warm-up included): memory, page cache,
+    /// CPU time, reads. None for embedded engines, or when Docker could not say.
+    #[serde(default)]
+    pub container: Option<ContainerStats>,
     pub warm_up: Summary,
     pub measured: Summary,
     /// criterion measurement calls behind `measured` (its sample count), when criterion drove.

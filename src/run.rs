@@ -9,7 +9,9 @@ use anyhow::{Context, Result};
 
 use crate::cap::{self, CapGuard, CapReport};
 use crate::config::RunConfig;
+use crate::container::ContainerWatch;
 use crate::dataset::DatasetSpec;
+use crate::diskio::DiskReadCounter;
 use crate::engine::{AnyEngine, Engine, EngineKind};
 use crate::evict::EvictionReport;
 use crate::load::ensure_loaded;
@@ -20,6 +22,15 @@ use crate::results::{
 };
 use crate::stats::format_ns;
 use crate::store::{Store, StoreKind, connect_server, server_url};
+
+/// One engine at one size class, ready to measure: opened cold, counters attached.
+pub struct Prepared {
+    pub fetch_loop: FetchLoop<AnyEngine>,
+    eviction: EvictionReport,
+    started_at: String,
+    /// A server's container, sampled before the warm-up.
+    container: Option<ContainerWatch>,
+}
 
 pub struct Run {
     pub results: RunResults,
@@ -143,12 +154,9 @@ impl Run {
         Ok(())
     }
 
-    /// Evict the engine's dataset from the page cache and open the engine on it.
-    pub async fn prepare(
-        &self,
-        engine: EngineKind,
-        spec: DatasetSpec,
-    ) -> Result<(FetchLoop<AnyEngine>, EvictionReport, String)> {
+    /// Evict the engine's dataset from the page cache, open the engine on it, and
+    /// attach the counters that see its storage reads.
+    pub async fn prepare(&self, engine: EngineKind, spec: DatasetSpec) -> Result<Prepared> {
         let at = self.config().locations();
         // Pages of datasets measured earlier are charged to this cgroup too and would
         // shrink the cache left for this engine: empty the cap's cache first, then make
@@ -164,15 +172,40 @@ impl Run {
         eviction.cgroup_reclaim = cgroup_reclaim;
         eviction.cgroup_cache_after_bytes = cap::cgroup_page_cache_bytes(&self.results.cap);
         let opened = engine.open(&at, spec).await?;
-        // A server reads in its own container: this process's /proc/self/io never sees it.
-        let in_process = !engine.store().is_server();
-        let fetch_loop = FetchLoop::new(opened, engine.name(), spec, in_process);
-        if in_process && !fetch_loop.disk_counter_available() {
+        // A server reads in its own container: this process's /proc/self/io never
+        // sees that, its container's processes do. Opened after the engine, so the
+        // server process serving our connection is among them.
+        let (disk, container) = match engine.store().server() {
+            None => (DiskReadCounter::open_self(), None),
+            Some(server) => {
+                let docker = crate::docker::connect().await?;
+                match crate::docker::find_service(&docker, server.name()).await? {
+                    Some((id, name, _)) => (
+                        crate::container::process_read_counter(&docker, &id, &name).await,
+                        Some(ContainerWatch::start(&docker, &id, &name).await?),
+                    ),
+                    None => (
+                        Err(format!(
+                            "no running compose container for {}",
+                            server.name()
+                        )),
+                        None,
+                    ),
+                }
+            }
+        };
+        if let Err(why) = &disk {
             eprintln!(
-                "note: /proc/self/io is unavailable: disk bytes per fetch and hit/miss will be reported as unavailable"
+                "note: {}: disk bytes per fetch and hit/miss are unavailable: {why}",
+                engine.name()
             );
         }
-        Ok((fetch_loop, eviction, crate::now_rfc3339()))
+        Ok(Prepared {
+            fetch_loop: FetchLoop::new(opened, engine.name(), spec, disk),
+            eviction,
+            started_at: crate::now_rfc3339(),
+            container,
+        })
     }
 
     /// The cap an engine runs under: this process's, or its server container's.
@@ -204,11 +237,10 @@ impl Run {
         &mut self,
         engine: EngineKind,
         spec: DatasetSpec,
-        fetch_loop: &FetchLoop<AnyEngine>,
-        eviction: EvictionReport,
-        started_at: String,
+        prepared: &Prepared,
         criterion_samples: Option<u64>,
     ) -> Result<()> {
+        let fetch_loop = &prepared.fetch_loop;
         let location = engine
             .store()
             .open(&self.config().locations(), spec)
@@ -216,6 +248,19 @@ impl Run {
             .display()
             .to_string();
         let cap = self.cap_of(engine).await;
+        let container = match &prepared.container {
+            Some(watch) => {
+                let docker = crate::docker::connect().await?;
+                match watch.finish(&docker).await {
+                    Ok(stats) => Some(stats),
+                    Err(e) => {
+                        eprintln!("{}: container stats unavailable ({e:#})", watch.name);
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
         let result = EngineResult {
             engine,
             size_bytes: spec.size.bytes(),
@@ -229,12 +274,14 @@ impl Run {
             settings: fetch_loop.engine().settings(),
             regime: Regime::of(spec.bytes(), cap.as_ref(), self.results.machine.ram_bytes),
             cap,
-            eviction,
+            eviction: prepared.eviction.clone(),
+            disk_counter: fetch_loop.disk_source().to_string(),
+            container,
             warm_up: fetch_loop.warm_up.summary(),
             measured: fetch_loop.measured.summary(),
             criterion_samples,
             process_peak_rss_bytes: crate::machine::peak_rss_bytes(),
-            started_at,
+            started_at: prepared.started_at.clone(),
             finished_at: crate::now_rfc3339(),
         };
         eprintln!("{}", one_line(&result));

@@ -142,11 +142,15 @@ fn servers_or_skip(what: &str) -> Option<(String, String)> {
     urls
 }
 
+/// Held by tests that change or depend on MariaDB's global packet limit.
+static PACKET_LIMIT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn servers_load_verify_and_measure_32mib_blobs_byte_equal() {
     let Some(urls) = servers_or_skip("the server round trip") else {
         return;
     };
+    let _packet_limit = PACKET_LIMIT.lock().unwrap_or_else(|e| e.into_inner());
     let root = tempfile::tempdir().unwrap();
     // An odd dataset size gives namespaces no other run uses.
     let base = [
@@ -188,9 +192,33 @@ fn servers_load_verify_and_measure_32mib_blobs_byte_equal() {
     for r in results {
         let name = format!("{} {}", r["engine"], r["size"]);
         assert!(r["measured"]["count"].as_u64().unwrap() > 0, "{name}");
-        // This process cannot see the server's reads: unavailable, never 0.
-        assert!(r["measured"]["disk_bytes_per_fetch"].is_null(), "{name}");
-        assert!(r["measured"]["hit_ratio"].is_null(), "{name}");
+        // The server reads in its container: counted through its processes'
+        // /proc/<pid>/io where this process can see them, else unavailable, never 0.
+        let counter = r["disk_counter"].as_str().unwrap();
+        if counter.starts_with("unavailable") {
+            assert!(r["measured"]["disk_bytes_per_fetch"].is_null(), "{name}");
+            assert!(r["measured"]["hit_ratio"].is_null(), "{name}");
+        } else {
+            assert!(
+                counter.contains("processes of container"),
+                "{name}: {counter}"
+            );
+            assert!(r["measured"]["disk_bytes_per_fetch"].is_number(), "{name}");
+            let hit = r["measured"]["hit_ratio"].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&hit), "{name}: {hit}");
+        }
+        // Docker's view of the container around the measurement.
+        let c = &r["container"];
+        assert!(c["container"].as_str().is_some(), "{name}: {c}");
+        let cpu = |when: &str| c[when]["cpu_time_ns"].as_u64().unwrap();
+        assert!(
+            cpu("after") > cpu("before"),
+            "{name}: the server did work: {c}"
+        );
+        assert!(
+            c["after"]["memory_usage_bytes"].as_u64().unwrap() > 0,
+            "{name}"
+        );
         assert!(
             r["settings"]["server_version"].is_string(),
             "{name}: {}",
@@ -261,4 +289,173 @@ fn a_wrong_server_password_is_one_clear_error() {
     assert!(!out.status.success());
     assert!(err.contains("password authentication failed"), "{err}");
     assert!(!err.contains("definitely-wrong"), "{err}");
+}
+
+/// Run one SQL statement on a server (the tests' own connection, not blobrace's).
+fn sql(url: &str, statement: &str) {
+    use sea_orm::ConnectionTrait;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let db = sea_orm::Database::connect(url).await.unwrap();
+        db.execute_unprepared(statement).await.unwrap();
+        db.close().await.unwrap();
+    });
+}
+
+/// Puts MariaDB's packet limit back even when the test fails.
+struct RestorePacketLimit(String);
+
+impl Drop for RestorePacketLimit {
+    fn drop(&mut self) {
+        sql(&self.0, "SET GLOBAL max_allowed_packet = 268435456");
+    }
+}
+
+#[test]
+fn a_mariadb_packet_limit_below_the_largest_blob_is_refused_up_front() {
+    let Some(urls) = servers_or_skip("the packet-limit check") else {
+        return;
+    };
+    let _packet_limit = PACKET_LIMIT.lock().unwrap_or_else(|e| e.into_inner());
+    let root = tempfile::tempdir().unwrap();
+    // MariaDB's default limit: 16MiB. New connections see the new global value.
+    let _restore = RestorePacketLimit(urls.1.clone());
+    sql(&urls.1, "SET GLOBAL max_allowed_packet = 16777216");
+    let args = [
+        "load",
+        "--engines",
+        "mariadb",
+        "--sizes",
+        "32MiB",
+        "--dataset-bytes",
+        "97MiB",
+    ];
+    let out = run_s(root.path(), &with_servers(&args, &urls));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("MariaDB max_allowed_packet"), "{err}");
+    assert!(err.contains("16MiB"), "{err}");
+    assert!(err.contains("--max-allowed-packet=256M"), "the fix: {err}");
+    assert_eq!(err.matches("Error").count(), 1, "one error: {err}");
+    // Checked before anything was created: the dataset is absent, not partial.
+    let env = run_s(
+        root.path(),
+        &with_servers(
+            &[
+                "env",
+                "--engines",
+                "mariadb",
+                "--sizes",
+                "32MiB",
+                "--dataset-bytes",
+                "97MiB",
+            ],
+            &urls,
+        ),
+    );
+    let table = common::stdout(&env);
+    assert!(table.contains("Absent"), "{table}");
+}
+
+#[test]
+fn an_interrupted_server_load_resumes_to_exactly_1_to_n() {
+    let Some(urls) = servers_or_skip("the server resume test") else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    // 1KiB blobs, an odd dataset size no other test uses: 99328 rows per server.
+    let base = [
+        "--engines",
+        "postgres,mariadb",
+        "--sizes",
+        "1KiB",
+        "--dataset-bytes",
+        "97MiB",
+    ];
+    let load = with_servers(&[&["load"][..], &base].concat(), &urls);
+    // Start from nothing, whatever an earlier failed run left.
+    let drop = run_s(
+        root.path(),
+        &with_servers(&[&["drop"][..], &base].concat(), &urls),
+    );
+    assert!(drop.status.success(), "{}", stderr(&drop));
+    let mut killed_mid_load = 0;
+    for delay_ms in [400u64, 900, 1500, 2200, 3000] {
+        let mut child = common::blobrace()
+            .args(&load)
+            .args(["--cap", "none", "--cpus", "none", "--data-dir"])
+            .arg(root.path().join("data"))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL, mid-transaction
+            killed_mid_load += 1;
+        }
+        child.wait().unwrap();
+    }
+    assert!(
+        killed_mid_load >= 2,
+        "the load finished too fast to interrupt ({killed_mid_load} kills)"
+    );
+    let finish = run_s(root.path(), &load);
+    assert!(finish.status.success(), "{}", stderr(&finish));
+    let verify = run_s(
+        root.path(),
+        &with_servers(&[&["verify"][..], &base].concat(), &urls),
+    );
+    let err = stderr(&verify);
+    assert!(verify.status.success(), "{err}");
+    assert_eq!(err.matches("ids 1..=99328").count(), 2, "{err}");
+    let drop = run_s(
+        root.path(),
+        &with_servers(&[&["drop"][..], &base].concat(), &urls),
+    );
+    assert!(drop.status.success(), "{}", stderr(&drop));
+}
+
+#[test]
+fn postgres_external_storage_is_its_own_dataset_and_is_recorded() {
+    let Some(urls) = servers_or_skip("the TOAST storage switch") else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let base = [
+        "--engines",
+        "postgres-raw",
+        "--sizes",
+        "64KiB",
+        "--dataset-bytes",
+        "3MiB",
+        "--pg-storage",
+        "external",
+    ];
+    let measure = run_s(
+        root.path(),
+        &with_servers(
+            &[
+                &["measure"][..],
+                &base,
+                &["--warmup", "50ms", "--measure", "200ms"],
+            ]
+            .concat(),
+            &urls,
+        ),
+    );
+    assert!(measure.status.success(), "{}", stderr(&measure));
+    let (_, json) = only_run(root.path());
+    let r = &json["results"][0];
+    // attstorage 'e': TOAST without compression; the default would be 'x'.
+    assert_eq!(r["settings"]["data_storage"], "e", "{}", r["settings"]);
+    assert_eq!(r["settings"]["schema"], "blobs_64kib_x48_external");
+    assert_eq!(json["config"]["pg_storage"], "external");
+    let drop = run_s(
+        root.path(),
+        &with_servers(&[&["drop"][..], &base].concat(), &urls),
+    );
+    assert!(drop.status.success(), "{}", stderr(&drop));
 }

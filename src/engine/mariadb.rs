@@ -6,7 +6,7 @@ use anyhow::Result;
 use super::EngineSettings;
 use super::orm::{OrmEngine, read_settings};
 use crate::dataset::DatasetSpec;
-use crate::store::{Server, connect_server, server_namespace};
+use crate::store::{PgStorage, Server, connect_server, server_namespace};
 
 /// Server version and the settings that shape read performance (as text).
 pub(super) async fn mariadb_settings(db: &sea_orm::DatabaseConnection) -> Result<EngineSettings> {
@@ -32,7 +32,7 @@ pub(super) async fn mariadb_settings(db: &sea_orm::DatabaseConnection) -> Result
 }
 
 pub async fn open(url: &str, spec: DatasetSpec) -> Result<OrmEngine> {
-    let ns = server_namespace(&spec);
+    let ns = server_namespace(Server::Mariadb, &spec, PgStorage::default());
     let db = connect_server(Server::Mariadb, url, Some(&ns)).await?;
     let mut settings = mariadb_settings(&db).await?;
     settings.insert("database".into(), ns);

@@ -7,10 +7,10 @@ use sea_orm::sqlx::MySql;
 use super::mariadb::mariadb_settings;
 use super::raw::RawEngine;
 use crate::dataset::DatasetSpec;
-use crate::store::{Server, connect_server, server_namespace};
+use crate::store::{PgStorage, Server, connect_server, server_namespace};
 
 pub async fn open(url: &str, spec: DatasetSpec) -> Result<RawEngine<MySql>> {
-    let ns = server_namespace(&spec);
+    let ns = server_namespace(Server::Mariadb, &spec, PgStorage::default());
     let db = connect_server(Server::Mariadb, url, Some(&ns)).await?;
     let pool = db.get_mysql_connection_pool().clone();
     let mut settings = mariadb_settings(&db).await?;

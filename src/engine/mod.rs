@@ -126,9 +126,11 @@ impl EngineKind {
             EngineKind::SqliteRaw => AnyEngine::SqliteRaw(sqlite_raw::open(data_dir, spec).await?),
             EngineKind::Fs => AnyEngine::Fs(FsEngine::open(data_dir, spec)?),
             EngineKind::Floor => AnyEngine::Floor(FloorEngine::open(data_dir, spec)?),
-            EngineKind::Postgres => AnyEngine::Orm(postgres::open(&pg()?, spec).await?),
+            EngineKind::Postgres => {
+                AnyEngine::Orm(postgres::open(&pg()?, spec, at.pg_storage).await?)
+            }
             EngineKind::PostgresRaw => {
-                AnyEngine::PostgresRaw(postgres_raw::open(&pg()?, spec).await?)
+                AnyEngine::PostgresRaw(postgres_raw::open(&pg()?, spec, at.pg_storage).await?)
             }
             EngineKind::Mariadb => AnyEngine::Orm(mariadb::open(&maria()?, spec).await?),
             EngineKind::MariadbRaw => {

@@ -6,7 +6,7 @@ use anyhow::Result;
 use super::EngineSettings;
 use super::orm::{OrmEngine, read_settings};
 use crate::dataset::DatasetSpec;
-use crate::store::{Server, connect_server, server_namespace};
+use crate::store::{PgStorage, Server, connect_server, server_namespace};
 
 /// Server version and the settings that shape read performance.
 pub(super) async fn postgres_settings(db: &sea_orm::DatabaseConnection) -> Result<EngineSettings> {
@@ -26,8 +26,8 @@ pub(super) async fn postgres_settings(db: &sea_orm::DatabaseConnection) -> Resul
     .await
 }
 
-pub async fn open(url: &str, spec: DatasetSpec) -> Result<OrmEngine> {
-    let ns = server_namespace(&spec);
+pub async fn open(url: &str, spec: DatasetSpec, pg_storage: PgStorage) -> Result<OrmEngine> {
+    let ns = server_namespace(Server::Postgres, &spec, pg_storage);
     let db = connect_server(Server::Postgres, url, Some(&ns)).await?;
     let mut settings = postgres_settings(&db).await?;
     settings.insert("schema".into(), ns);

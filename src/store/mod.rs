@@ -22,8 +22,8 @@ use crate::evict::EvictionReport;
 pub use floor::FloorStore;
 pub use fs::{FsStore, blob_path_into};
 pub use server::{
-    COMPOSE_UP, Server, ServerStore, connect as connect_server, namespace as server_namespace,
-    server_url,
+    COMPOSE_UP, PgStorage, Server, ServerStore, connect as connect_server,
+    namespace as server_namespace, server_url,
 };
 pub use sqlite::{SqliteStore, sqlite_connect_options};
 
@@ -75,7 +75,12 @@ impl StoreKind {
             StoreKind::Floor => AnyStore::Floor(FloorStore::new(data_dir, spec)),
             StoreKind::Postgres | StoreKind::Mariadb => {
                 let server = self.server().expect("a server store");
-                AnyStore::Server(ServerStore::new(server, at.server_url(server), spec))
+                AnyStore::Server(ServerStore::new(
+                    server,
+                    at.server_url(server),
+                    spec,
+                    at.pg_storage,
+                ))
             }
         }
     }

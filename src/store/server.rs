@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, Statement};
+use serde::{Deserialize, Serialize};
 
 use super::{IdRange, Store, StoreKind, orm, rows_for_batch};
 use crate::config::redact_url;
@@ -102,10 +103,27 @@ pub async fn connect(
         })
 }
 
+/// How PostgreSQL stores the blob column. Values over ~2 kB go out of line into
+/// TOAST (~2000-byte chunks) either way; the difference is the compression attempt.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PgStorage {
+    /// PostgreSQL's default for bytea: try to compress each value, then TOAST it.
+    #[default]
+    Extended,
+    /// TOAST without trying to compress (pointless on random bytes).
+    External,
+}
+
 /// Namespace of a dataset: only [a-z0-9_], so it can be inlined in SQL safely.
-pub fn namespace(spec: &DatasetSpec) -> String {
+/// A PostgreSQL dataset stored EXTERNAL is a different dataset: its own namespace.
+pub fn namespace(server: Server, spec: &DatasetSpec, pg_storage: PgStorage) -> String {
+    let suffix = match (server, pg_storage) {
+        (Server::Postgres, PgStorage::External) => "_external",
+        _ => "",
+    };
     format!(
-        "blobs_{}_x{}",
+        "blobs_{}_x{}{suffix}",
         spec.size.to_string().to_lowercase(),
         spec.rows
     )
@@ -116,13 +134,19 @@ pub struct ServerStore {
     spec: DatasetSpec,
     url: Option<String>,
     namespace: String,
+    pg_storage: PgStorage,
     location: PathBuf,
     db: Option<DatabaseConnection>,
 }
 
 impl ServerStore {
-    pub fn new(server: Server, url: Option<&str>, spec: DatasetSpec) -> Self {
-        let namespace = namespace(&spec);
+    pub fn new(
+        server: Server,
+        url: Option<&str>,
+        spec: DatasetSpec,
+        pg_storage: PgStorage,
+    ) -> Self {
+        let namespace = namespace(server, &spec, pg_storage);
         let location = PathBuf::from(format!(
             "{}#{namespace}",
             url.map(redact_url)
@@ -133,6 +157,7 @@ impl ServerStore {
             spec,
             url: url.map(str::to_string),
             namespace,
+            pg_storage,
             location,
             db: None,
         }
@@ -244,8 +269,22 @@ impl Store for ServerStore {
         admin.close().await?;
         let spec = self.spec;
         let location = self.location.clone();
+        let (server, pg_storage) = (self.server, self.pg_storage);
         let db = self.connect_namespace().await?;
-        orm::begin(db, &spec, &location).await
+        let rows_done = orm::begin(db, &spec, &location).await?;
+        if server == Server::Postgres {
+            // Applies to rows inserted from now on, so it runs before the first batch
+            // (and again on resume, harmlessly).
+            let storage = match pg_storage {
+                PgStorage::Extended => "EXTENDED",
+                PgStorage::External => "EXTERNAL",
+            };
+            db.execute_unprepared(&format!(
+                "ALTER TABLE blobs ALTER COLUMN data SET STORAGE {storage}"
+            ))
+            .await?;
+        }
+        Ok(rows_done)
     }
 
     fn rows_per_batch(&self) -> usize {

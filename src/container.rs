@@ -1,0 +1,197 @@
+//! What a server's container did while it was measured, as Docker and the kernel
+//! report it: memory and page cache, CPU time, and bytes read from storage.
+//!
+//! Block-I/O counters (`blkio_stats`) are used when Docker fills them in; on some
+//! hosts (this project's VMs among them) the list is empty, so the bytes the
+//! container read also come from `/proc/<pid>/io` of its processes (host pids,
+//! from Docker's `top`). What cannot be read is `None` ("unavailable"), never 0.
+
+use anyhow::{Context, Result};
+use bollard::Docker;
+use bollard::query_parameters::StatsOptionsBuilder;
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+
+use crate::diskio::DiskReadCounter;
+
+/// One reading of a container.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ContainerSample {
+    pub memory_usage_bytes: Option<u64>,
+    /// Page cache charged to the container (cgroup v1 `total_cache`/`cache`, v2 `file`).
+    pub page_cache_bytes: Option<u64>,
+    /// CPU time used since the container started, in nanoseconds.
+    pub cpu_time_ns: Option<u64>,
+    /// Block-I/O bytes read, None when Docker's list is empty.
+    pub blkio_read_bytes: Option<u64>,
+    /// `read_bytes` summed over the container's processes, None when not readable from here.
+    pub process_read_bytes: Option<u64>,
+}
+
+/// A container before and after a measurement (warm-up included).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ContainerStats {
+    pub container: String,
+    pub before: ContainerSample,
+    pub after: ContainerSample,
+}
+
+impl ContainerStats {
+    /// Bytes the container read from storage between the samples, from block I/O
+    /// if Docker reports it, else from its processes; None if neither is known.
+    pub fn disk_read_bytes(&self) -> Option<u64> {
+        delta(self.before.blkio_read_bytes, self.after.blkio_read_bytes).or(delta(
+            self.before.process_read_bytes,
+            self.after.process_read_bytes,
+        ))
+    }
+
+    pub fn cpu_time_ns(&self) -> Option<u64> {
+        delta(self.before.cpu_time_ns, self.after.cpu_time_ns)
+    }
+}
+
+fn delta(before: Option<u64>, after: Option<u64>) -> Option<u64> {
+    before.zip(after).map(|(b, a)| a.saturating_sub(b))
+}
+
+/// A server's container being watched through one measurement.
+pub struct ContainerWatch {
+    pub id: String,
+    pub name: String,
+    pub before: ContainerSample,
+}
+
+impl ContainerWatch {
+    pub async fn start(docker: &Docker, id: &str, name: &str) -> Result<Self> {
+        Ok(Self {
+            id: id.to_string(),
+            name: name.to_string(),
+            before: sample(docker, id).await?,
+        })
+    }
+
+    pub async fn finish(&self, docker: &Docker) -> Result<ContainerStats> {
+        Ok(ContainerStats {
+            container: self.name.clone(),
+            before: self.before.clone(),
+            after: sample(docker, &self.id).await?,
+        })
+    }
+}
+
+/// The host pids of a container's processes, from Docker's `top` (its "PID" column).
+pub async fn host_pids(docker: &Docker, id: &str) -> Result<Vec<u32>> {
+    let top = docker
+        .top_processes(id, None)
+        .await
+        .with_context(|| format!("cannot list the processes of container {id}"))?;
+    let titles = top.titles.unwrap_or_default();
+    let column = titles
+        .iter()
+        .position(|t| t == "PID")
+        .context("docker top gave no PID column")?;
+    Ok(top
+        .processes
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|p| p.get(column)?.parse().ok())
+        .collect())
+}
+
+/// A per-fetch storage-read counter over a container's processes. Fails (with the
+/// reason) when this process cannot see them: another pid namespace (a pid that
+/// is not in the container's cgroup here), or no permission to read their counters.
+pub async fn process_read_counter(
+    docker: &Docker,
+    id: &str,
+    name: &str,
+) -> Result<DiskReadCounter, String> {
+    let pids = host_pids(docker, id).await.map_err(|e| format!("{e:#}"))?;
+    for pid in &pids {
+        let cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+        if !cgroup.contains(id) {
+            return Err(format!(
+                "pid {pid} of container {name} is not visible from this process's pid namespace"
+            ));
+        }
+    }
+    DiskReadCounter::open_pids(&pids, &format!("container {name}"))
+}
+
+/// One reading of a container's stats and its processes' read counters.
+pub async fn sample(docker: &Docker, id: &str) -> Result<ContainerSample> {
+    let options = StatsOptionsBuilder::new()
+        .stream(false)
+        .one_shot(true)
+        .build();
+    let stats = docker
+        .stats(id, Some(options))
+        .next()
+        .await
+        .context("Docker returned no stats")?
+        .with_context(|| format!("cannot read the stats of container {id}"))?;
+    let memory = stats.memory_stats.unwrap_or_default();
+    let memory_map = memory.stats.unwrap_or_default();
+    let page_cache_bytes = ["total_cache", "cache", "file"]
+        .iter()
+        .find_map(|k| memory_map.get(*k).copied());
+    let cpu_time_ns = stats
+        .cpu_stats
+        .and_then(|c| c.cpu_usage)
+        .and_then(|u| u.total_usage);
+    let blkio_read_bytes = stats
+        .blkio_stats
+        .and_then(|b| b.io_service_bytes_recursive)
+        .filter(|entries| !entries.is_empty())
+        .map(|entries| {
+            entries
+                .iter()
+                .filter(|e| {
+                    e.op.as_deref()
+                        .is_some_and(|op| op.eq_ignore_ascii_case("read"))
+                })
+                .filter_map(|e| e.value)
+                .sum()
+        });
+    let process_read_bytes = match process_read_counter(docker, id, id).await {
+        Ok(mut counter) => counter.read_bytes(),
+        Err(_) => None,
+    };
+    Ok(ContainerSample {
+        memory_usage_bytes: memory.usage,
+        page_cache_bytes,
+        cpu_time_ns,
+        blkio_read_bytes,
+        process_read_bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disk_reads_prefer_blkio_and_are_unavailable_when_nothing_is_known() {
+        let s = |blkio, procs| ContainerSample {
+            blkio_read_bytes: blkio,
+            process_read_bytes: procs,
+            ..Default::default()
+        };
+        let stats = |before, after| ContainerStats {
+            container: "c".into(),
+            before,
+            after,
+        };
+        assert_eq!(
+            stats(s(Some(10), Some(1)), s(Some(110), Some(51))).disk_read_bytes(),
+            Some(100)
+        );
+        assert_eq!(
+            stats(s(None, Some(1)), s(None, Some(51))).disk_read_bytes(),
+            Some(50)
+        );
+        assert_eq!(stats(s(None, None), s(None, None)).disk_read_bytes(), None);
+        assert_eq!(stats(s(None, None), s(None, None)).cpu_time_ns(), None);
+    }
+}

@@ -15,16 +15,22 @@ fn server_urls() -> Option<(String, String)> {
     )
     .unwrap_or_default()
     .lines()
+    .filter(|l| !l.trim_start().starts_with('#'))
     .filter_map(|l| l.split_once('='))
     .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
     .collect();
+    let port = |key: &str, default: &str| env.get(key).cloned().unwrap_or(default.into());
     let pg = std::env::var("BLOBRACE_POSTGRES_URL").ok().or_else(|| {
-        env.get("POSTGRES_PASSWORD")
-            .map(|pw| format!("postgres://blobrace:{pw}@127.0.0.1:15432/blobrace"))
+        env.get("POSTGRES_PASSWORD").map(|pw| {
+            let p = port("BLOBRACE_POSTGRES_PORT", "15432");
+            format!("postgres://blobrace:{pw}@127.0.0.1:{p}/blobrace")
+        })
     })?;
     let maria = std::env::var("BLOBRACE_MARIADB_URL").ok().or_else(|| {
-        env.get("MARIADB_ROOT_PASSWORD")
-            .map(|pw| format!("mysql://root:{pw}@127.0.0.1:13306"))
+        env.get("MARIADB_ROOT_PASSWORD").map(|pw| {
+            let p = port("BLOBRACE_MARIADB_PORT", "13306");
+            format!("mysql://root:{pw}@127.0.0.1:{p}")
+        })
     })?;
     Some((pg, maria))
 }

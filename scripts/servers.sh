@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The compose servers (PostgreSQL, MariaDB), up or down, on whatever this machine has:
+#
+#   scripts/servers.sh up      # a Docker engine if none runs, the images (pulled; where
+#                              # nothing can be pulled, built from Debian's packages),
+#                              # an env file if missing, then waits until both are healthy
+#   scripts/servers.sh down    # stop and remove the containers (data volumes kept)
+#   scripts/servers.sh purge   # ... and their data volumes
+#
+# BLOBRACE_COMPOSE_PROJECT  compose project name (default blobrace)
+# BLOBRACE_COMPOSE_ENV      env file (default compose/.env); when missing it is made from
+#                           compose/.env.example with random passwords, taking
+#                           BLOBRACE_POSTGRES_PORT / BLOBRACE_MARIADB_PORT from the environment
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+action=${1:-up}
+project=${BLOBRACE_COMPOSE_PROJECT:-blobrace}
+env_file=${BLOBRACE_COMPOSE_ENV:-compose/.env}
+
+compose() {
+  if docker compose version >/dev/null 2>&1; then
+    docker compose -p "$project" -f compose/compose.yaml --env-file "$env_file" "$@"
+  else
+    docker-compose -p "$project" -f compose/compose.yaml --env-file "$env_file" "$@"
+  fi
+}
+
+case "$action" in
+  up) ;;
+  down) compose down; exit ;;
+  purge) compose down -v; exit ;;
+  *) echo "usage: scripts/servers.sh up|down|purge" >&2; exit 2 ;;
+esac
+
+bash scripts/docker-engine.sh
+
+if [ ! -f "$env_file" ]; then
+  pw() { head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 24; }
+  sed -e "s/^POSTGRES_PASSWORD=.*/POSTGRES_PASSWORD=$(pw)/" \
+      -e "s/^MARIADB_ROOT_PASSWORD=.*/MARIADB_ROOT_PASSWORD=$(pw)/" \
+      -e "s/^MARIADB_PASSWORD=.*/MARIADB_PASSWORD=$(pw)/" \
+      -e "s/^BLOBRACE_POSTGRES_PORT=.*/BLOBRACE_POSTGRES_PORT=${BLOBRACE_POSTGRES_PORT:-15432}/" \
+      -e "s/^BLOBRACE_MARIADB_PORT=.*/BLOBRACE_MARIADB_PORT=${BLOBRACE_MARIADB_PORT:-13306}/" \
+      compose/.env.example > "$env_file"
+  echo "servers: wrote $env_file (random passwords)"
+fi
+
+setting() { grep -E "^$1=" "$env_file" | tail -1 | cut -d= -f2- || true; }
+pg_image=$(setting BLOBRACE_POSTGRES_IMAGE); pg_image=${pg_image:-postgres:17}
+maria_image=$(setting BLOBRACE_MARIADB_IMAGE); maria_image=${maria_image:-mariadb:11.4}
+
+have() { docker image inspect "$1" >/dev/null 2>&1; }
+for image in "$pg_image" "$maria_image"; do
+  have "$image" || docker pull -q "$image" >/dev/null 2>&1 || true
+done
+if ! have "$pg_image" || ! have "$maria_image"; then
+  echo "servers: cannot pull $pg_image / $maria_image: building stand-ins from Debian's packages"
+  bash scripts/offline-images.sh
+  {
+    echo "# Added by scripts/servers.sh: no registry reachable, offline stand-ins."
+    echo "BLOBRACE_POSTGRES_IMAGE=blobrace/postgres-offline:15"
+    echo "BLOBRACE_MARIADB_IMAGE=blobrace/mariadb-offline:10.11"
+  } >> "$env_file"
+fi
+
+compose up -d
+for service in postgres mariadb; do
+  id=$(compose ps -q "$service")
+  for _ in $(seq 1 120); do
+    status=$(docker inspect --format '{{.State.Health.Status}}' "$id")
+    [ "$status" = healthy ] && break
+    sleep 1
+  done
+  if [ "$status" != healthy ]; then
+    echo "servers: $service is $status after 120s; its log:" >&2
+    docker logs --tail 30 "$id" >&2
+    exit 1
+  fi
+done
+echo "servers: postgres and mariadb healthy (project $project, env $env_file)"

@@ -22,6 +22,7 @@ pub mod evict;
 pub mod load;
 pub mod machine;
 pub mod measure;
+pub mod report;
 pub mod results;
 pub mod run;
 pub mod size;

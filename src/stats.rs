@@ -78,7 +78,62 @@ impl FetchStats {
                 .filter(|_| self.count() > 0)
                 .map(|b| b as f64 / self.count() as f64),
             bytes_returned: self.bytes_returned,
+            histogram: Some(LogHistogram {
+                first_bin_ns: LogHistogram::FIRST_BIN_NS,
+                bins_per_decade: LogHistogram::BINS_PER_DECADE,
+                all: LogHistogram::bins_of(&self.all),
+                hits: known.then(|| LogHistogram::bins_of(&self.hits)),
+                misses: known.then(|| LogHistogram::bins_of(&self.misses)),
+            }),
         }
+    }
+}
+
+/// Fetch counts in log-spaced latency bins: what the report draws distributions and
+/// CDFs from, without keeping every fetch. Bin `i` covers
+/// `[first * 10^(i/k), first * 10^((i+1)/k))` ns with k bins per decade; the first
+/// bin also holds anything faster, the last anything slower.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogHistogram {
+    pub first_bin_ns: f64,
+    pub bins_per_decade: u32,
+    pub all: Vec<u64>,
+    /// None when the disk counter is unavailable (hits and misses unknown).
+    pub hits: Option<Vec<u64>>,
+    pub misses: Option<Vec<u64>>,
+}
+
+impl LogHistogram {
+    pub const FIRST_BIN_NS: f64 = 100.0;
+    pub const BINS_PER_DECADE: u32 = 20;
+
+    /// Bins from 100 ns to 60 s.
+    pub fn bin_count() -> usize {
+        Self::bin_of(MAX_TRACKABLE_NS as f64) + 1
+    }
+
+    pub fn bin_of(ns: f64) -> usize {
+        let position = (ns / Self::FIRST_BIN_NS).log10() * f64::from(Self::BINS_PER_DECADE);
+        if position.is_finite() && position > 0.0 {
+            (position + 1e-9).floor() as usize
+        } else {
+            0
+        }
+    }
+
+    /// Lower edge of bin `i` in ns.
+    pub fn lower_edge_ns(&self, i: usize) -> f64 {
+        self.first_bin_ns * 10f64.powf(i as f64 / f64::from(self.bins_per_decade))
+    }
+
+    fn bins_of(h: &Histogram<u64>) -> Vec<u64> {
+        let mut bins = vec![0u64; Self::bin_count()];
+        let last = bins.len() - 1;
+        for v in h.iter_recorded() {
+            let bin = Self::bin_of(h.median_equivalent(v.value_iterated_to()) as f64).min(last);
+            bins[bin] += v.count_at_value();
+        }
+        bins
     }
 }
 
@@ -126,6 +181,9 @@ pub struct Summary {
     pub disk_bytes_total: Option<u64>,
     pub disk_bytes_per_fetch: Option<f64>,
     pub bytes_returned: u64,
+    /// The distribution in log bins (None in results written before it existed).
+    #[serde(default)]
+    pub histogram: Option<LogHistogram>,
 }
 
 impl Summary {
@@ -159,6 +217,27 @@ pub fn format_ns(ns: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn log_bins_place_known_latencies() {
+        // 20 bins per decade from 100 ns: 1 µs is bin 20, 1 ms bin 80, 10 ms bin 100.
+        assert_eq!(LogHistogram::bin_of(50.0), 0);
+        assert_eq!(LogHistogram::bin_of(100.0), 0);
+        assert_eq!(LogHistogram::bin_of(1_000.0), 20);
+        assert_eq!(LogHistogram::bin_of(1_000_000.0), 80);
+        let mut s = FetchStats::new(true);
+        for _ in 0..3 {
+            s.record(1_050_000, Some(0), 1);
+        }
+        s.record(10_500_000, Some(4096), 1);
+        let h = s.summary().histogram.unwrap();
+        assert_eq!(h.all.iter().sum::<u64>(), 4);
+        assert_eq!(h.all[80], 3);
+        assert_eq!(h.all[100], 1);
+        assert_eq!(h.hits.as_ref().unwrap()[80], 3);
+        assert_eq!(h.misses.as_ref().unwrap()[100], 1);
+        assert!((h.lower_edge_ns(80) - 1e6).abs() < 1.0);
+    }
+
     use super::*;
 
     #[test]

@@ -124,8 +124,15 @@ fn an_unreachable_server_asked_for_by_name_is_an_error_naming_the_url() {
     );
 }
 
-/// The compose servers' URLs, or None after printing why (panics when they are required).
-fn servers_or_skip(what: &str) -> Option<(String, String)> {
+/// One test at a time uses the servers: measuring restarts their containers (a
+/// cold start), which would cut the connections of any other test.
+static SERVERS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+type ServersGuard = std::sync::MutexGuard<'static, ()>;
+
+/// The compose servers (held for this test alone) and their URLs, or None after
+/// printing why (panics when they are required).
+fn servers_or_skip(what: &str) -> Option<(ServersGuard, (String, String))> {
     let urls = server_urls();
     let reachable = urls.as_ref().is_some_and(|(pg, _)| {
         let port = pg
@@ -145,18 +152,15 @@ fn servers_or_skip(what: &str) -> Option<(String, String)> {
         );
         return None;
     }
-    urls
+    let guard = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
+    urls.map(|u| (guard, u))
 }
-
-/// Held by tests that change or depend on MariaDB's global packet limit.
-static PACKET_LIMIT: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[test]
 fn servers_load_verify_and_measure_32mib_blobs_byte_equal() {
-    let Some(urls) = servers_or_skip("the server round trip") else {
+    let Some((_servers, urls)) = servers_or_skip("the server round trip") else {
         return;
     };
-    let _packet_limit = PACKET_LIMIT.lock().unwrap_or_else(|e| e.into_inner());
     let root = tempfile::tempdir().unwrap();
     // An odd dataset size gives namespaces no other run uses.
     let base = [
@@ -270,7 +274,7 @@ fn servers_load_verify_and_measure_32mib_blobs_byte_equal() {
 
 #[test]
 fn a_wrong_server_password_is_one_clear_error() {
-    let Some((pg, _)) = servers_or_skip("the wrong-password check") else {
+    let Some((_servers, (pg, _))) = servers_or_skip("the wrong-password check") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -322,10 +326,9 @@ impl Drop for RestorePacketLimit {
 
 #[test]
 fn a_mariadb_packet_limit_below_the_largest_blob_is_refused_up_front() {
-    let Some(urls) = servers_or_skip("the packet-limit check") else {
+    let Some((_servers, urls)) = servers_or_skip("the packet-limit check") else {
         return;
     };
-    let _packet_limit = PACKET_LIMIT.lock().unwrap_or_else(|e| e.into_inner());
     let root = tempfile::tempdir().unwrap();
     // MariaDB's default limit: 16MiB. New connections see the new global value.
     let _restore = RestorePacketLimit(urls.1.clone());
@@ -368,7 +371,7 @@ fn a_mariadb_packet_limit_below_the_largest_blob_is_refused_up_front() {
 
 #[test]
 fn an_interrupted_server_load_resumes_to_exactly_1_to_n() {
-    let Some(urls) = servers_or_skip("the server resume test") else {
+    let Some((_servers, urls)) = servers_or_skip("the server resume test") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -426,7 +429,7 @@ fn an_interrupted_server_load_resumes_to_exactly_1_to_n() {
 
 #[test]
 fn postgres_external_storage_is_its_own_dataset_and_is_recorded() {
-    let Some(urls) = servers_or_skip("the TOAST storage switch") else {
+    let Some((_servers, urls)) = servers_or_skip("the TOAST storage switch") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();

@@ -151,7 +151,9 @@ where
 {
     let mut query = sqlx::query::<DB>(sqlx::AssertSqlSafe(sql));
     for (i, blob) in blobs.iter().enumerate() {
-        query = query.bind((first_id + i as u64) as i64).bind(blob.as_slice());
+        query = query
+            .bind((first_id + i as u64) as i64)
+            .bind(blob.as_slice());
     }
     let mut tx = pool.begin().await?;
     query.execute(&mut *tx).await?;

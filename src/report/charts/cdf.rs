@@ -1,0 +1,91 @@
+//! Per size class: the CDF of fetch latency of every engine on one log-x chart,
+//! with the floor (a raw pread of the same bytes) dashed as the reference.
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{Chart, FONT, LABEL_SIZE, TITLE_SIZE, draw_empty, engine_color, ns_label, plot_err};
+use crate::engine::EngineKind;
+use crate::report::data::{cdf, engines, log_range, result};
+use crate::results::RunResults;
+use crate::size::format_bytes;
+
+pub struct Cdf {
+    pub size: u64,
+}
+
+impl Chart for Cdf {
+    fn file_stem(&self) -> String {
+        format!("cdf-{}", format_bytes(self.size))
+    }
+
+    fn caption(&self) -> String {
+        format!(
+            "{}: share of fetches at or under a latency (CDF), all engines; the floor dashed",
+            format_bytes(self.size)
+        )
+    }
+
+    fn draw<DB: DrawingBackend>(
+        &self,
+        run: &RunResults,
+        area: &DrawingArea<DB, Shift>,
+    ) -> Result<()> {
+        let curves: Vec<(EngineKind, Vec<(f64, f64)>)> = engines(run)
+            .into_iter()
+            .filter_map(|e| {
+                let h = result(run, e, self.size)?.measured.histogram.as_ref()?;
+                Some((e, cdf(h)))
+            })
+            .filter(|(_, c)| !c.is_empty())
+            .collect();
+        let title = format!("{} blobs: latency CDF", format_bytes(self.size));
+        let Some((lo, hi)) = log_range(curves.iter().flat_map(|(_, c)| c.iter().map(|p| p.0)))
+        else {
+            return draw_empty(
+                area,
+                &title,
+                "no per-fetch distribution recorded for this size",
+            );
+        };
+        let mut chart = ChartBuilder::on(area)
+            .caption(title, (FONT, TITLE_SIZE))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d((lo..hi).log_scale(), 0f64..1f64)
+            .map_err(plot_err)?;
+        chart
+            .configure_mesh()
+            .x_desc("fetch latency")
+            .y_desc("share of fetches")
+            .x_label_formatter(&ns_label)
+            .y_label_formatter(&|v| format!("{:.0}%", v * 100.0))
+            .label_style((FONT, LABEL_SIZE))
+            .draw()
+            .map_err(plot_err)?;
+        for (engine, points) in curves {
+            let color = engine_color(engine);
+            let style = color.stroke_width(2);
+            let drawn = if engine == EngineKind::Floor {
+                chart.draw_series(DashedLineSeries::new(points, 8, 5, style))
+            } else {
+                chart.draw_series(LineSeries::new(points, style))
+            };
+            drawn
+                .map_err(plot_err)?
+                .label(engine.name())
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], style));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .label_font((FONT, LABEL_SIZE - 2))
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK.mix(0.3))
+            .draw()
+            .map_err(plot_err)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,125 @@
+//! Headline: p50 and p99 against blob size (log-log), one line per engine, the
+//! floor dashed, the latency target as a horizontal line.
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{
+    Chart, FONT, LABEL_SIZE, TARGET, TITLE_SIZE, bytes_label, draw_empty, engine_color, ns_label,
+    plot_err,
+};
+use crate::engine::EngineKind;
+use crate::report::data::{log_range, series};
+use crate::results::RunResults;
+
+pub struct Headline {
+    pub target_p99_ns: u64,
+}
+
+impl Chart for Headline {
+    fn file_stem(&self) -> String {
+        "headline".into()
+    }
+
+    fn caption(&self) -> String {
+        format!(
+            "p50 and p99 fetch latency against blob size, per engine; the floor (a raw pread) dashed; the red line is the target p99 ≤ {}",
+            crate::stats::format_ns(self.target_p99_ns as f64)
+        )
+    }
+
+    fn draw<DB: DrawingBackend>(
+        &self,
+        run: &RunResults,
+        area: &DrawingArea<DB, Shift>,
+    ) -> Result<()> {
+        let p50 = series(run, |r| Some(r.measured.latency.p50_ns as f64));
+        let p99 = series(run, |r| Some(r.measured.latency.p99_ns as f64));
+        let sizes = p50.iter().flat_map(|s| s.points.iter().map(|p| p.0 as f64));
+        let (Some((x_lo, x_hi)), Some((y_lo, y_hi))) = (
+            log_range(sizes),
+            log_range(
+                p50.iter()
+                    .chain(&p99)
+                    .flat_map(|s| s.points.iter().map(|p| p.1))
+                    .chain([self.target_p99_ns as f64]),
+            ),
+        ) else {
+            return draw_empty(
+                area,
+                "Latency against blob size",
+                "no measurements in this run",
+            );
+        };
+        let panels = area.split_evenly((1, 2));
+        for (panel, (name, data)) in panels.iter().zip([("p50", &p50), ("p99", &p99)]) {
+            let mut chart = ChartBuilder::on(panel)
+                .caption(format!("{name} latency"), (FONT, TITLE_SIZE))
+                .margin(12)
+                .x_label_area_size(40)
+                .y_label_area_size(70)
+                .build_cartesian_2d((x_lo..x_hi).log_scale(), (y_lo..y_hi).log_scale())
+                .map_err(plot_err)?;
+            chart
+                .configure_mesh()
+                .x_desc("blob size")
+                .y_desc(name)
+                .x_label_formatter(&bytes_label)
+                .y_label_formatter(&ns_label)
+                .label_style((FONT, LABEL_SIZE))
+                .draw()
+                .map_err(plot_err)?;
+            chart
+                .draw_series(LineSeries::new(
+                    [
+                        (x_lo, self.target_p99_ns as f64),
+                        (x_hi, self.target_p99_ns as f64),
+                    ],
+                    TARGET.stroke_width(2),
+                ))
+                .map_err(plot_err)?
+                .label("target p99")
+                .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], TARGET.stroke_width(2)));
+            for s in data.iter() {
+                let color = engine_color(s.engine);
+                let points: Vec<(f64, f64)> =
+                    s.points.iter().map(|&(x, y)| (x as f64, y)).collect();
+                if s.engine == EngineKind::Floor {
+                    chart
+                        .draw_series(DashedLineSeries::new(
+                            points.clone(),
+                            8,
+                            5,
+                            color.stroke_width(2),
+                        ))
+                        .map_err(plot_err)?
+                        .label(s.engine.name())
+                        .legend(move |(x, y)| {
+                            PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2))
+                        });
+                } else {
+                    chart
+                        .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+                        .map_err(plot_err)?
+                        .label(s.engine.name())
+                        .legend(move |(x, y)| {
+                            PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2))
+                        });
+                }
+                chart
+                    .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                    .map_err(plot_err)?;
+            }
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperLeft)
+                .label_font((FONT, LABEL_SIZE - 2))
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK.mix(0.3))
+                .draw()
+                .map_err(plot_err)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,107 @@
+//! Load throughput (MB/s) per store and size class, for datasets this run loaded.
+//! Datasets reused from an earlier run have no figure here, and the chart says so.
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{Chart, FONT, LABEL_SIZE, TITLE_SIZE, bytes_label, draw_empty, plot_err};
+use crate::engine::EngineKind;
+use crate::report::data::log_range;
+use crate::results::RunResults;
+use crate::store::StoreKind;
+
+pub struct LoadThroughput;
+
+/// The engine whose colour a store takes (the ORM engine reading it).
+fn colour_of(store: StoreKind) -> RGBColor {
+    super::engine_color(match store {
+        StoreKind::Sqlite => EngineKind::Sqlite,
+        StoreKind::Fs => EngineKind::Fs,
+        StoreKind::Floor => EngineKind::Floor,
+        StoreKind::Postgres => EngineKind::Postgres,
+        StoreKind::Mariadb => EngineKind::Mariadb,
+    })
+}
+
+impl Chart for LoadThroughput {
+    fn file_stem(&self) -> String {
+        "load".into()
+    }
+
+    fn caption(&self) -> String {
+        "Load throughput (MB/s of blob bytes written) per store and size class, for the datasets this run loaded".into()
+    }
+
+    fn draw<DB: DrawingBackend>(
+        &self,
+        run: &RunResults,
+        area: &DrawingArea<DB, Shift>,
+    ) -> Result<()> {
+        let mut stores: Vec<StoreKind> = run.loads.iter().map(|l| l.store).collect();
+        stores.sort();
+        stores.dedup();
+        let lines: Vec<(StoreKind, Vec<(f64, f64)>)> = stores
+            .into_iter()
+            .map(|store| {
+                let mut points: Vec<(f64, f64)> = run
+                    .loads
+                    .iter()
+                    .filter(|l| l.store == store)
+                    .filter_map(|l| Some((l.size_bytes as f64, l.mb_per_s?)))
+                    .collect();
+                points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                (store, points)
+            })
+            .filter(|(_, p)| !p.is_empty())
+            .collect();
+        let title = "Load throughput";
+        let (Some((x_lo, x_hi)), Some((_, y_hi))) = (
+            log_range(lines.iter().flat_map(|(_, p)| p.iter().map(|p| p.0))),
+            log_range(lines.iter().flat_map(|(_, p)| p.iter().map(|p| p.1))),
+        ) else {
+            return draw_empty(
+                area,
+                title,
+                "every dataset was already loaded: this run has no load figures (see the run that loaded them)",
+            );
+        };
+        let mut chart = ChartBuilder::on(area)
+            .caption(title, (FONT, TITLE_SIZE))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d((x_lo..x_hi).log_scale(), 0f64..y_hi)
+            .map_err(plot_err)?;
+        chart
+            .configure_mesh()
+            .x_desc("blob size")
+            .y_desc("MB/s")
+            .x_label_formatter(&bytes_label)
+            .label_style((FONT, LABEL_SIZE))
+            .draw()
+            .map_err(plot_err)?;
+        for (store, points) in lines {
+            let color = colour_of(store);
+            chart
+                .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+                .map_err(plot_err)?
+                .label(store.name())
+                .legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2))
+                });
+            chart
+                .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .map_err(plot_err)?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .label_font((FONT, LABEL_SIZE - 2))
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK.mix(0.3))
+            .draw()
+            .map_err(plot_err)?;
+        Ok(())
+    }
+}

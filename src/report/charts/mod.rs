@@ -1,0 +1,186 @@
+//! The report's charts: one file per kind, each a `Chart`; `AnyChart` lists them.
+//! Every chart is drawn twice, to SVG (for the page) and PNG (beside it), with the
+//! shared style below. Text uses the bundled DejaVu Sans, so no system font is needed.
+
+mod amplification;
+mod cdf;
+mod distribution;
+mod headline;
+mod load;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use anyhow::{Result, anyhow};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::engine::EngineKind;
+use crate::results::RunResults;
+
+pub use amplification::Amplification;
+pub use cdf::Cdf;
+pub use distribution::Distribution;
+pub use headline::Headline;
+pub use load::LoadThroughput;
+
+pub const WIDTH: u32 = 1000;
+pub const FONT: &str = "sans-serif";
+pub const TITLE_SIZE: u32 = 22;
+pub const LABEL_SIZE: u32 = 15;
+pub const HIT: RGBColor = RGBColor(46, 160, 67);
+pub const MISS: RGBColor = RGBColor(214, 69, 65);
+pub const UNKNOWN: RGBColor = RGBColor(150, 150, 150);
+pub const TARGET: RGBColor = RGBColor(200, 30, 30);
+
+/// One colour per engine, stable across charts and runs; the floor is black.
+pub fn engine_color(engine: EngineKind) -> RGBColor {
+    match engine {
+        EngineKind::Sqlite => RGBColor(31, 119, 180),
+        EngineKind::SqliteRaw => RGBColor(120, 180, 230),
+        EngineKind::Fs => RGBColor(44, 160, 44),
+        EngineKind::Floor => RGBColor(0, 0, 0),
+        EngineKind::Postgres => RGBColor(128, 60, 170),
+        EngineKind::PostgresRaw => RGBColor(190, 150, 220),
+        EngineKind::Mariadb => RGBColor(230, 120, 20),
+        EngineKind::MariadbRaw => RGBColor(245, 185, 110),
+    }
+}
+
+/// The bundled font, registered once for plotters' text rendering.
+fn register_font() -> Result<()> {
+    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
+    REGISTERED
+        .get_or_init(|| {
+            plotters::style::register_font(
+                FONT,
+                FontStyle::Normal,
+                include_bytes!("../../../assets/fonts/DejaVuSans.ttf"),
+            )
+            .map_err(|_| "the bundled font assets/fonts/DejaVuSans.ttf is not a valid TTF".into())
+        })
+        .clone()
+        .map_err(|e| anyhow!(e))
+}
+
+/// Plotters' errors carry the backend's error type: flatten them to anyhow.
+pub fn plot_err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
+    anyhow!("drawing failed: {e:?}")
+}
+
+/// A chart kind. `draw` is generic over the backend, so one body serves SVG and PNG.
+pub trait Chart {
+    /// File name without extension, e.g. `cdf-64KiB`.
+    fn file_stem(&self) -> String;
+    /// What the page says above the chart.
+    fn caption(&self) -> String;
+    fn height(&self) -> u32 {
+        560
+    }
+    fn draw<DB: DrawingBackend>(
+        &self,
+        run: &RunResults,
+        area: &DrawingArea<DB, Shift>,
+    ) -> Result<()>;
+}
+
+/// Every chart of a report.
+pub enum AnyChart {
+    Headline(Headline),
+    Distribution(Distribution),
+    Cdf(Cdf),
+    Amplification(Amplification),
+    Load(LoadThroughput),
+}
+
+macro_rules! each_chart {
+    ($self:expr, $c:ident => $body:expr) => {
+        match $self {
+            AnyChart::Headline($c) => $body,
+            AnyChart::Distribution($c) => $body,
+            AnyChart::Cdf($c) => $body,
+            AnyChart::Amplification($c) => $body,
+            AnyChart::Load($c) => $body,
+        }
+    };
+}
+
+impl AnyChart {
+    /// The charts of a run, in page order.
+    pub fn all_for(run: &RunResults, target_p99_ns: u64) -> Vec<AnyChart> {
+        let mut charts = vec![AnyChart::Headline(Headline { target_p99_ns })];
+        for size in super::data::sizes(run) {
+            charts.push(AnyChart::Distribution(Distribution { size }));
+            charts.push(AnyChart::Cdf(Cdf { size }));
+        }
+        charts.push(AnyChart::Amplification(Amplification));
+        charts.push(AnyChart::Load(LoadThroughput));
+        charts
+    }
+
+    pub fn file_stem(&self) -> String {
+        each_chart!(self, c => c.file_stem())
+    }
+
+    pub fn caption(&self) -> String {
+        each_chart!(self, c => c.caption())
+    }
+
+    /// The size class a per-size chart belongs to.
+    pub fn size(&self) -> Option<u64> {
+        match self {
+            AnyChart::Distribution(c) => Some(c.size),
+            AnyChart::Cdf(c) => Some(c.size),
+            _ => None,
+        }
+    }
+
+    /// Draw to `<dir>/<stem>.svg` and `<dir>/<stem>.png`; returns the SVG path.
+    pub fn render(&self, run: &RunResults, dir: &Path) -> Result<PathBuf> {
+        register_font()?;
+        let stem = self.file_stem();
+        let height = each_chart!(self, c => c.height());
+        let svg = dir.join(format!("{stem}.svg"));
+        let png = dir.join(format!("{stem}.png"));
+        {
+            let area = SVGBackend::new(&svg, (WIDTH, height)).into_drawing_area();
+            area.fill(&WHITE).map_err(plot_err)?;
+            each_chart!(self, c => c.draw(run, &area))?;
+            area.present().map_err(plot_err)?;
+        }
+        {
+            let area = BitMapBackend::new(&png, (WIDTH, height)).into_drawing_area();
+            area.fill(&WHITE).map_err(plot_err)?;
+            each_chart!(self, c => c.draw(run, &area))?;
+            area.present().map_err(plot_err)?;
+        }
+        Ok(svg)
+    }
+}
+
+/// A chart with nothing to show says so in its area instead of drawing empty axes.
+pub fn draw_empty<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    why: &str,
+) -> Result<()> {
+    let area = area.titled(title, (FONT, TITLE_SIZE)).map_err(plot_err)?;
+    let (w, h) = area.dim_in_pixel();
+    area.draw(&Text::new(
+        why.to_string(),
+        (20, h as i32 / 2),
+        (FONT, LABEL_SIZE + 2).into_font().color(&UNKNOWN),
+    ))
+    .map_err(plot_err)?;
+    let _ = w;
+    Ok(())
+}
+
+/// `1µs`, `64KiB`: axis labels.
+pub fn ns_label(ns: &f64) -> String {
+    crate::stats::format_ns(*ns)
+}
+
+pub fn bytes_label(bytes: &f64) -> String {
+    crate::size::format_bytes(*bytes as u64)
+}

@@ -1,0 +1,230 @@
+//! What the charts and tables show, computed from a run's results: pure functions
+//! over `RunResults`, unit-tested with known inputs.
+
+use crate::engine::EngineKind;
+use crate::results::{EngineResult, RunResults};
+use crate::stats::LogHistogram;
+
+/// One engine's values across size classes, sorted by size: (size bytes, value).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub engine: EngineKind,
+    pub points: Vec<(u64, f64)>,
+}
+
+/// The engines of a run in the suite's fixed order (so colours and rows line up).
+pub fn engines(run: &RunResults) -> Vec<EngineKind> {
+    let mut engines: Vec<EngineKind> = run.results.iter().map(|r| r.engine).collect();
+    engines.sort();
+    engines.dedup();
+    engines
+}
+
+/// Size classes of a run, ascending.
+pub fn sizes(run: &RunResults) -> Vec<u64> {
+    let mut sizes: Vec<u64> = run.results.iter().map(|r| r.size_bytes).collect();
+    sizes.sort();
+    sizes.dedup();
+    sizes
+}
+
+pub fn result(run: &RunResults, engine: EngineKind, size: u64) -> Option<&EngineResult> {
+    run.results
+        .iter()
+        .find(|r| r.engine == engine && r.size_bytes == size)
+}
+
+/// One series per engine of `value(result)`; results where it is None are left out.
+pub fn series(run: &RunResults, value: impl Fn(&EngineResult) -> Option<f64>) -> Vec<Series> {
+    engines(run)
+        .into_iter()
+        .map(|engine| {
+            let mut points: Vec<(u64, f64)> = run
+                .results
+                .iter()
+                .filter(|r| r.engine == engine)
+                .filter_map(|r| value(r).map(|v| (r.size_bytes, v)))
+                .collect();
+            points.sort_by_key(|p| p.0);
+            Series { engine, points }
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect()
+}
+
+/// The largest size class whose measured p99 is at or under the target; None if none is.
+pub fn largest_size_meeting(run: &RunResults, engine: EngineKind, target_ns: u64) -> Option<u64> {
+    run.results
+        .iter()
+        .filter(|r| r.engine == engine && r.measured.count > 0)
+        .filter(|r| r.measured.latency.p99_ns <= target_ns)
+        .map(|r| r.size_bytes)
+        .max()
+}
+
+/// Engine / floor at one size: (p50 ratio, p99 ratio). None without both results.
+pub fn floor_ratio(run: &RunResults, engine: EngineKind, size: u64) -> Option<(f64, f64)> {
+    let e = result(run, engine, size)?;
+    let f = result(run, EngineKind::Floor, size)?;
+    let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
+    Some((
+        ratio(e.measured.latency.p50_ns, f.measured.latency.p50_ns)?,
+        ratio(e.measured.latency.p99_ns, f.measured.latency.p99_ns)?,
+    ))
+}
+
+/// The raw-driver engine measuring the same table, for an ORM engine.
+pub fn raw_twin(engine: EngineKind) -> Option<EngineKind> {
+    match engine {
+        EngineKind::Sqlite => Some(EngineKind::SqliteRaw),
+        EngineKind::Postgres => Some(EngineKind::PostgresRaw),
+        EngineKind::Mariadb => Some(EngineKind::MariadbRaw),
+        _ => None,
+    }
+}
+
+/// What SeaORM adds over the raw driver at one size: p50 difference in ns (may be
+/// negative within noise). None for engines without a raw twin in the run.
+pub fn orm_cost_ns(run: &RunResults, engine: EngineKind, size: u64) -> Option<f64> {
+    let orm = result(run, engine, size)?;
+    let raw = result(run, raw_twin(engine)?, size)?;
+    Some(orm.measured.latency.p50_ns as f64 - raw.measured.latency.p50_ns as f64)
+}
+
+/// One histogram bar: [lo, hi) ns with the fraction of fetches that were hits,
+/// misses, or unknown (no disk counter).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bar {
+    pub lo_ns: f64,
+    pub hi_ns: f64,
+    pub hits: f64,
+    pub misses: f64,
+    pub unknown: f64,
+}
+
+/// Non-empty bins as fractions of all fetches.
+pub fn bars(h: &LogHistogram) -> Vec<Bar> {
+    let total: u64 = h.all.iter().sum();
+    if total == 0 {
+        return Vec::new();
+    }
+    let frac = |n: u64| n as f64 / total as f64;
+    (0..h.all.len())
+        .filter(|&i| h.all[i] > 0)
+        .map(|i| {
+            let (hits, misses) = match (&h.hits, &h.misses) {
+                (Some(hits), Some(misses)) => (hits[i], misses[i]),
+                _ => (0, 0),
+            };
+            Bar {
+                lo_ns: h.lower_edge_ns(i),
+                hi_ns: h.lower_edge_ns(i + 1),
+                hits: frac(hits),
+                misses: frac(misses),
+                unknown: frac(h.all[i] - hits - misses),
+            }
+        })
+        .collect()
+}
+
+/// The empirical CDF: (upper edge of a bin in ns, fraction of fetches at or below it),
+/// one point per non-empty bin, starting from the lower edge of the first at 0.
+pub fn cdf(h: &LogHistogram) -> Vec<(f64, f64)> {
+    let total: u64 = h.all.iter().sum();
+    if total == 0 {
+        return Vec::new();
+    }
+    let mut points = Vec::new();
+    let mut seen = 0u64;
+    for (i, &n) in h.all.iter().enumerate() {
+        if n == 0 {
+            continue;
+        }
+        if points.is_empty() {
+            points.push((h.lower_edge_ns(i), 0.0));
+        }
+        seen += n;
+        points.push((h.lower_edge_ns(i + 1), seen as f64 / total as f64));
+    }
+    points
+}
+
+/// Range [lo, hi] spanning all positive values, widened to whole decades for log axes.
+pub fn log_range(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
+    let (mut lo, mut hi) = (f64::INFINITY, 0f64);
+    for v in values.into_iter().filter(|v| *v > 0.0 && v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    (hi > 0.0).then(|| {
+        (
+            10f64.powf(lo.log10().floor()),
+            10f64.powf(hi.log10().ceil().max(lo.log10().floor() + 1.0)),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn histogram(all: &[(usize, u64)], hits: &[(usize, u64)]) -> LogHistogram {
+        let n = LogHistogram::bin_count();
+        let mut a = vec![0; n];
+        let mut h = vec![0; n];
+        for &(i, c) in all {
+            a[i] = c;
+        }
+        for &(i, c) in hits {
+            h[i] = c;
+        }
+        let misses = a.iter().zip(&h).map(|(a, h)| a - h).collect();
+        LogHistogram {
+            first_bin_ns: LogHistogram::FIRST_BIN_NS,
+            bins_per_decade: LogHistogram::BINS_PER_DECADE,
+            all: a,
+            hits: Some(h),
+            misses: Some(misses),
+        }
+    }
+
+    #[test]
+    fn bars_split_each_bin_into_hits_and_misses() {
+        // 1 µs bin (20): 3 hits; 1 ms bin (80): 1 miss.
+        let h = histogram(&[(20, 3), (80, 1)], &[(20, 3)]);
+        let b = bars(&h);
+        assert_eq!(b.len(), 2);
+        assert!((b[0].lo_ns - 1_000.0).abs() < 1e-6);
+        assert_eq!((b[0].hits, b[0].misses, b[0].unknown), (0.75, 0.0, 0.0));
+        assert_eq!((b[1].hits, b[1].misses), (0.0, 0.25));
+        assert!((b[1].hi_ns / b[1].lo_ns - 10f64.powf(0.05)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn bars_without_a_disk_counter_are_unknown_not_hits() {
+        let mut h = histogram(&[(40, 2)], &[]);
+        h.hits = None;
+        h.misses = None;
+        let b = bars(&h);
+        assert_eq!((b[0].hits, b[0].misses, b[0].unknown), (0.0, 0.0, 1.0));
+    }
+
+    #[test]
+    fn cdf_rises_to_one_at_the_slowest_bin() {
+        let h = histogram(&[(20, 1), (40, 2), (60, 1)], &[]);
+        let c = cdf(&h);
+        assert_eq!(c.len(), 4);
+        assert_eq!(c[0].1, 0.0);
+        assert_eq!(c[1].1, 0.25);
+        assert_eq!(c[2].1, 0.75);
+        assert_eq!(c[3].1, 1.0);
+        assert!(c.windows(2).all(|w| w[0].0 < w[1].0), "x increases: {c:?}");
+    }
+
+    #[test]
+    fn log_ranges_cover_whole_decades() {
+        assert_eq!(log_range([150.0, 2_500.0]), Some((100.0, 10_000.0)));
+        assert_eq!(log_range([1_000.0]), Some((1_000.0, 10_000.0)));
+        assert_eq!(log_range([0.0, -1.0]), None);
+    }
+}

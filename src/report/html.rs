@@ -1,0 +1,347 @@
+//! The report page: verdict first, then charts, tables and the environment.
+//! Self-contained: inline CSS, charts as files beside it, no network.
+
+use std::fmt::Write as _;
+use std::path::{Component, Path, PathBuf};
+
+use super::ReportOptions;
+use super::charts::AnyChart;
+use super::compare::Comparison;
+use super::data::{engines, floor_ratio, largest_size_meeting, orm_cost_ns, result, sizes};
+use crate::results::{EngineResult, RunResults};
+use crate::size::format_bytes;
+use crate::stats::format_ns;
+
+const CSS: &str = "body{font-family:DejaVu Sans,Verdana,sans-serif;margin:2em auto;max-width:1100px;color:#222}
+h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:1em 0;font-size:.9em}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}
+th{background:#f3f3f3}td.l,th.l{text-align:left}.warn{background:#fff3cd;border:2px solid #d39e00;padding:.8em 1.2em;margin:1em 0}
+.warn li{margin:.3em 0}.bad{color:#b00020;font-weight:bold}.good{color:#1b7f3b;font-weight:bold}
+figure{margin:1.5em 0}figure img{width:100%;border:1px solid #ddd}figcaption{font-size:.9em;color:#555}
+code{background:#f3f3f3;padding:.1em .3em}.muted{color:#777}";
+
+fn esc(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn opt_label(v: Option<String>) -> String {
+    v.unwrap_or_else(|| "<span class=bad>unavailable</span>".into())
+}
+
+/// Everything a reader must not miss: uncapped, unavailable, fits in memory, incomplete.
+fn warnings(run: &RunResults) -> Vec<String> {
+    let mut w = Vec::new();
+    if !run.complete {
+        w.push("This run did not complete: some engines or sizes are missing.".into());
+    }
+    if run.cap.memory_limit_bytes.is_none() {
+        w.push(format!(
+            "The measuring process was <b>uncapped</b> ({}): the embedded engines could use all of the machine's memory.",
+            esc(&run.cap.notes.join("; "))
+        ));
+    }
+    for r in &run.results {
+        let who = format!("{} {}", r.engine.name(), r.size);
+        match &r.cap {
+            None => w.push(format!("{who}: the cap is <b>unavailable</b> (the server container was not found through Docker).")),
+            Some(c) if c.memory_limit_bytes.is_none() => {
+                w.push(format!("{who}: ran <b>uncapped</b> ({}).", esc(&c.cgroup)))
+            }
+            Some(c) if !c.notes.is_empty() => w.push(format!("{who}: {}", esc(&c.notes.join("; ")))),
+            _ => {}
+        }
+        if r.measured.disk_bytes_per_fetch.is_none() {
+            w.push(format!(
+                "{who}: disk bytes per fetch and hits/misses are <b>unavailable</b> ({}).",
+                esc(&r.disk_counter)
+            ));
+        }
+        if r.regime.verdict != "disk-bound" {
+            w.push(format!(
+                "{who}: the dataset ({}) <b>fits in memory</b> ({:.2}x {}): this measures the cache, not the disk.",
+                format_bytes(r.regime.dataset_bytes),
+                r.regime.ratio,
+                esc(&r.regime.basis)
+            ));
+        }
+    }
+    w
+}
+
+/// A path from `from_dir` to `to`, for links that work when the page opens from disk.
+fn relative(from_dir: &Path, to: &Path) -> Option<String> {
+    let from = from_dir.canonicalize().ok()?;
+    let to = to.canonicalize().ok()?;
+    let f: Vec<Component> = from.components().collect();
+    let t: Vec<Component> = to.components().collect();
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    let mut path = PathBuf::new();
+    for _ in common..f.len() {
+        path.push("..");
+    }
+    for c in &t[common..] {
+        path.push(c.as_os_str());
+    }
+    Some(path.to_string_lossy().into_owned())
+}
+
+/// criterion's own report for one benchmark, when `cargo bench` left one.
+fn criterion_link(run_dir: &Path, r: &EngineResult) -> Option<String> {
+    let base = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("target"))
+        .join("criterion");
+    let report = base
+        .join(format!("fetch-{}", r.size))
+        .join(r.engine.name())
+        .join(&r.size)
+        .join("report/index.html");
+    report
+        .is_file()
+        .then(|| relative(run_dir, &report))
+        .flatten()
+}
+
+fn row(run: &RunResults, r: &EngineResult) -> String {
+    let m = &r.measured;
+    let l = &m.latency;
+    format!(
+        "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        r.engine.name(),
+        r.size,
+        format_ns(l.mean_ns),
+        format_ns(l.p50_ns as f64),
+        format_ns(l.p90_ns as f64),
+        format_ns(l.p99_ns as f64),
+        format_ns(l.p999_ns as f64),
+        format_ns(l.max_ns as f64),
+        opt_label(m.hit_ratio.map(|h| format!("{:.1}%", h * 100.0))),
+        opt_label(m.disk_bytes_per_fetch.map(|d| format_bytes(d as u64))),
+        orm_cost_ns(run, r.engine, r.size_bytes)
+            .map(|d| format!("{}{}", if d < 0.0 { "−" } else { "+" }, format_ns(d.abs())))
+            .unwrap_or_else(|| "<span class=muted>—</span>".into()),
+        match r.criterion_samples {
+            Some(s) => format!("{} ({} criterion samples)", m.count, s),
+            None => m.count.to_string(),
+        },
+    )
+}
+
+const TABLE_HEAD: &str = "<table><tr><th class=l>engine</th><th>size</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>hit ratio</th><th>disk/fetch</th><th>ORM cost (p50)</th><th>fetches</th></tr>\n";
+
+fn figure(chart: &AnyChart) -> String {
+    let stem = chart.file_stem();
+    format!(
+        "<figure><img class=chart src=\"{stem}.svg\" alt=\"{}\"><figcaption>{} (<a href=\"{stem}.png\">PNG</a>)</figcaption></figure>\n",
+        esc(&chart.caption()),
+        esc(&chart.caption())
+    )
+}
+
+pub fn page(
+    run: &RunResults,
+    run_dir: &Path,
+    charts: &[AnyChart],
+    comparison: Option<&Comparison>,
+    options: &ReportOptions,
+) -> String {
+    let mut p = String::new();
+    let target = format_ns(options.target_p99_ns as f64);
+    let _ = write!(
+        p,
+        "<!doctype html><html lang=en><head><meta charset=utf-8><title>blobrace {id}</title><style>{CSS}</style></head><body>\n<h1>blobrace: fetch latency by blob size — run {id}</h1>\n<p class=muted>{start} → {end}, driven by {driver}. Each fetch is one random id, fetched whole; the datasets hold {bytes} per size class of incompressible bytes.</p>\n",
+        id = esc(&run.run_id),
+        start = esc(&run.started_at),
+        end = esc(run.finished_at.as_deref().unwrap_or("(unfinished)")),
+        driver = esc(&run.driver),
+        bytes = format_bytes(run.config.dataset_bytes),
+    );
+
+    // The verdict first.
+    let _ = write!(
+        p,
+        "<h2 id=verdict>Verdict</h2>\n<p>The largest blob size each engine fetches with <b>p99 ≤ {target}</b>, and how it compares with the floor (a raw <code>pread</code> of the same bytes) at 64KiB.</p>\n<table id=verdict-table><tr><th class=l>engine</th><th>largest size with p99 ≤ {target}</th><th>p50 vs floor at 64KiB</th><th>p99 vs floor at 64KiB</th></tr>\n"
+    );
+    for engine in engines(run) {
+        let largest = largest_size_meeting(run, engine, options.target_p99_ns)
+            .map(|s| format!("<span class=good>{}</span>", format_bytes(s)))
+            .unwrap_or_else(|| "<span class=bad>none measured</span>".into());
+        let (r50, r99) = match floor_ratio(run, engine, 64 << 10) {
+            Some((a, b)) => (format!("{a:.2}x"), format!("{b:.2}x")),
+            None => ("<span class=muted>not measured</span>".into(), "".into()),
+        };
+        let _ = writeln!(
+            p,
+            "<tr><td class=l>{}</td><td>{largest}</td><td>{r50}</td><td>{r99}</td></tr>",
+            engine.name()
+        );
+    }
+    p.push_str("</table>\n");
+
+    let warnings = warnings(run);
+    if !warnings.is_empty() {
+        p.push_str("<div class=warn id=warnings><b>Read these before the numbers:</b><ul>\n");
+        for w in &warnings {
+            let _ = writeln!(p, "<li>{w}</li>");
+        }
+        p.push_str("</ul></div>\n");
+    }
+
+    if let Some(c) = comparison {
+        let _ = write!(
+            p,
+            "<h2 id=compare>Against baseline {}</h2><p>Ratio this run / baseline; beyond ±{:.0}% is marked as a change.</p><table><tr><th class=l>engine</th><th>size</th><th>stat</th><th>baseline</th><th>this run</th><th>ratio</th></tr>\n",
+            esc(&c.baseline_id),
+            c.noise * 100.0
+        );
+        for ch in &c.changes {
+            let mark = match ch.verdict {
+                Some("slower") => format!("<span class=bad>{:.2}x slower</span>", ch.ratio),
+                Some(_) => format!("<span class=good>{:.2}x faster</span>", ch.ratio),
+                None => format!("{:.2}x", ch.ratio),
+            };
+            let _ = writeln!(
+                p,
+                "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{mark}</td></tr>",
+                ch.engine.name(),
+                format_bytes(ch.size_bytes),
+                ch.percentile,
+                format_ns(ch.baseline_ns),
+                format_ns(ch.current_ns)
+            );
+        }
+        p.push_str("</table>\n");
+        for n in &c.not_compared {
+            let _ = writeln!(p, "<p class=muted>Not compared: {}</p>", esc(n));
+        }
+    }
+
+    // Charts: the headline, then per size, then disk and load.
+    for chart in charts.iter().filter(|c| c.size().is_none()).take(1) {
+        p.push_str("<h2 id=headline>Latency against blob size</h2>\n");
+        p.push_str(&figure(chart));
+    }
+    for size in sizes(run) {
+        let label = format_bytes(size);
+        let _ = writeln!(p, "<h2 id=size-{label}>{label} blobs</h2>");
+        for chart in charts.iter().filter(|c| c.size() == Some(size)) {
+            p.push_str(&figure(chart));
+        }
+        p.push_str(TABLE_HEAD);
+        for engine in engines(run) {
+            if let Some(r) = result(run, engine, size) {
+                p.push_str(&row(run, r));
+            }
+        }
+        p.push_str("</table>\n");
+    }
+    p.push_str("<h2 id=disk>Disk reads and loading</h2>\n");
+    for chart in charts.iter().filter(|c| c.size().is_none()).skip(1) {
+        p.push_str(&figure(chart));
+    }
+    p.push_str("<table><tr><th class=l>store</th><th>size</th><th>outcome</th><th>rows</th><th>seconds</th><th>MB/s</th><th>loader peak RSS</th></tr>\n");
+    for l in &run.loads {
+        let _ = writeln!(
+            p,
+            "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td></tr>",
+            l.store.name(),
+            format_bytes(l.size_bytes),
+            esc(&l.outcome),
+            l.rows,
+            l.seconds,
+            l.mb_per_s
+                .map(|m| format!("{m:.0}"))
+                .unwrap_or_else(|| "—".into()),
+            l.peak_rss_bytes
+                .map(format_bytes)
+                .unwrap_or_else(|| "unavailable".into())
+        );
+    }
+    p.push_str("</table>\n");
+
+    // All rows in one table, then the environment.
+    p.push_str("<h2 id=table>All measurements</h2>\n");
+    p.push_str(TABLE_HEAD);
+    for size in sizes(run) {
+        for engine in engines(run) {
+            if let Some(r) = result(run, engine, size) {
+                p.push_str(&row(run, r));
+            }
+        }
+    }
+    p.push_str("</table>\n<p>Also as <a href=\"summary.csv\">summary.csv</a> and <a href=\"summary.json\">summary.json</a>; everything in <a href=\"results.json\">results.json</a>.</p>\n");
+
+    p.push_str("<h2 id=environment>Environment</h2>\n<table><tr><th class=l>engine</th><th class=l>size</th><th class=l>memory cap</th><th class=l>CPU cap</th><th class=l>where the cap was read</th><th class=l>data / cap</th><th class=l>disk counter</th><th class=l>cold start</th><th class=l>criterion</th></tr>\n");
+    for size in sizes(run) {
+        for engine in engines(run) {
+            let Some(r) = result(run, engine, size) else {
+                continue;
+            };
+            let (mem, cpu, where_) = match &r.cap {
+                Some(c) => (c.memory_label(), c.cpu_label(), c.cgroup.clone()),
+                None => ("unavailable".into(), "unavailable".into(), "—".into()),
+            };
+            let mem = if mem == "uncapped" || mem == "unavailable" {
+                format!("<span class=bad>{mem}</span>")
+            } else {
+                mem
+            };
+            let criterion = criterion_link(run_dir, r)
+                .map(|href| format!("<a href=\"{}\">report</a>", esc(&href)))
+                .unwrap_or_else(|| "<span class=muted>none</span>".into());
+            let _ = writeln!(
+                p,
+                "<tr><td class=l>{}</td><td class=l>{}</td><td class=l>{mem}</td><td class=l>{}</td><td class=l>{}</td><td class=l>{} ({:.1}x, {})</td><td class=l>{}</td><td class=l>{}</td><td class=l>{criterion}</td></tr>",
+                engine.name(),
+                r.size,
+                esc(&cpu),
+                esc(&where_),
+                format_bytes(r.regime.dataset_bytes),
+                r.regime.ratio,
+                esc(&r.regime.verdict),
+                esc(&r.disk_counter),
+                esc(&r.eviction.method),
+            );
+        }
+    }
+    p.push_str("</table>\n<h3>Engine settings and versions</h3>\n<table><tr><th class=l>engine</th><th class=l>settings (read back from the engine)</th></tr>\n");
+    for engine in engines(run) {
+        if let Some(r) = run.results.iter().find(|r| r.engine == engine) {
+            let settings: Vec<String> = r
+                .settings
+                .iter()
+                .map(|(k, v)| format!("<b>{}</b>: {}", esc(k), esc(v)))
+                .collect();
+            let _ = writeln!(
+                p,
+                "<tr><td class=l>{}</td><td class=l>{}</td></tr>",
+                engine.name(),
+                settings.join("<br>")
+            );
+        }
+    }
+    let m = &run.machine;
+    let _ = write!(
+        p,
+        "</table>\n<h3>Machine and run</h3><table>\n<tr><th class=l>CPU</th><td class=l>{} ({} logical CPUs)</td></tr>\n<tr><th class=l>RAM</th><td class=l>{}</td></tr>\n<tr><th class=l>kernel</th><td class=l>{}</td></tr>\n<tr><th class=l>data filesystem</th><td class=l>{} on {}</td></tr>\n<tr><th class=l>measuring process cap</th><td class=l>memory {}, CPU {} ({})</td></tr>\n<tr><th class=l>seed</th><td class=l>{}</td></tr>\n<tr><th class=l>timings</th><td class=l>warm-up {:?}, measurement {:?} per engine and size</td></tr>\n<tr><th class=l>reproduce</th><td class=l><code>{}</code></td></tr>\n</table>\n",
+        esc(&m.cpu_model),
+        m.logical_cpus,
+        format_bytes(m.ram_bytes),
+        esc(&m.kernel),
+        esc(&m.data_filesystem),
+        esc(&m.data_device),
+        run.cap.memory_label(),
+        run.cap.cpu_label(),
+        esc(&run.cap.cgroup),
+        run.config.seed,
+        run.config.warmup,
+        run.config.measure,
+        esc(&run.command),
+    );
+    // For people and for the report test: did every chart load and draw?
+    p.push_str("<script>window.addEventListener('load',()=>{const imgs=[...document.querySelectorAll('img.chart')];const ok=imgs.filter(i=>i.complete&&i.naturalWidth>0);document.body.dataset.chartsLoaded=ok.length+'/'+imgs.length;document.body.dataset.chartBoxes=JSON.stringify(imgs.map(i=>{const r=i.getBoundingClientRect();return[Math.round(r.left),Math.round(r.top+window.scrollY),Math.round(r.width),Math.round(r.height)]}));});</script>\n</body></html>\n");
+    p
+}

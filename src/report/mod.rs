@@ -1,0 +1,173 @@
+//! The report of a run, from its stored results only: charts (plotters, SVG + PNG),
+//! the summary table exported as CSV and JSON, and one self-contained page,
+//! `<results-dir>/<run-id>/index.html`. `<results-dir>/latest.html` always points
+//! at the newest report, `<results-dir>/index.html` lists them all.
+
+pub mod charts;
+pub mod compare;
+pub mod data;
+pub mod export;
+mod html;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+use crate::results::RunResults;
+use charts::AnyChart;
+use compare::Comparison;
+
+/// The default latency target: a fetch whose p99 is over this is too slow.
+pub const DEFAULT_TARGET_P99_NS: u64 = 50_000_000;
+
+pub struct ReportOptions {
+    pub target_p99_ns: u64,
+    /// A changed percentile counts as a change only beyond this ratio (0.10 = ±10%).
+    pub noise: f64,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        Self {
+            target_p99_ns: DEFAULT_TARGET_P99_NS,
+            noise: 0.10,
+        }
+    }
+}
+
+/// What `render` wrote.
+pub struct Rendered {
+    pub index: PathBuf,
+    pub charts: usize,
+    pub seconds: f64,
+}
+
+/// A run's results, with an error naming the file when it is missing or unreadable.
+pub fn load_run(run_dir: &Path) -> Result<RunResults> {
+    let path = run_dir.join("results.json");
+    let bytes = std::fs::read(&path).with_context(|| {
+        format!(
+            "cannot read {}: is {} a run directory (blobrace measure / cargo bench write one)?",
+            path.display(),
+            run_dir.display()
+        )
+    })?;
+    let run: RunResults = serde_json::from_slice(&bytes).with_context(|| {
+        format!(
+            "{} is not a blobrace results file (corrupt or from another tool)",
+            path.display()
+        )
+    })?;
+    if run.results.is_empty() {
+        bail!("{} holds no measurements yet", path.display());
+    }
+    Ok(run)
+}
+
+/// Run directories under `results_dir` (those holding a results.json), oldest first.
+pub fn runs(results_dir: &Path) -> Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(results_dir).with_context(|| {
+        format!(
+            "cannot read the results directory {}",
+            results_dir.display()
+        )
+    })?;
+    let mut runs: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("results.json").is_file())
+        .collect();
+    // Run ids start with a UTC timestamp: name order is time order.
+    runs.sort();
+    Ok(runs)
+}
+
+/// The run directory for `--run ID` (or the newest).
+pub fn run_dir(results_dir: &Path, run: Option<&str>) -> Result<PathBuf> {
+    match run {
+        Some(id) => {
+            let dir = results_dir.join(id);
+            if !dir.is_dir() {
+                bail!(
+                    "no run {id} in {} (runs are listed in {})",
+                    results_dir.display(),
+                    results_dir.join("index.html").display()
+                );
+            }
+            Ok(dir)
+        }
+        None => runs(results_dir)?.pop().with_context(|| {
+            format!(
+                "no runs in {}: run `cargo bench` or `blobrace measure` first",
+                results_dir.display()
+            )
+        }),
+    }
+}
+
+/// Draw every chart, export the summary, write the page and the entry points.
+pub fn render(
+    run_dir: &Path,
+    baseline: Option<&Path>,
+    options: &ReportOptions,
+) -> Result<Rendered> {
+    let started = Instant::now();
+    let run = load_run(run_dir)?;
+    let comparison = match baseline {
+        Some(dir) => Some(Comparison::of(&load_run(dir)?, &run, options.noise)),
+        None => None,
+    };
+    let charts = AnyChart::all_for(&run, options.target_p99_ns);
+    for chart in &charts {
+        chart
+            .render(&run, run_dir)
+            .with_context(|| format!("cannot draw {}", chart.file_stem()))?;
+    }
+    let rows = export::summary_rows(&run);
+    for exporter in export::AnyExporter::ALL {
+        let path = run_dir.join(format!("summary.{}", exporter.extension()));
+        write_atomic(&path, &exporter.serialize(&rows)?)?;
+    }
+    let page = html::page(&run, run_dir, &charts, comparison.as_ref(), options);
+    let index = run_dir.join("index.html");
+    write_atomic(&index, page.as_bytes())?;
+    if let Some(results_dir) = run_dir.parent() {
+        write_entry_points(results_dir)?;
+    }
+    Ok(Rendered {
+        index,
+        charts: charts.len(),
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// `latest.html` (redirects to the newest report) and `index.html` (all of them).
+fn write_entry_points(results_dir: &Path) -> Result<()> {
+    let reported: Vec<String> = runs(results_dir)?
+        .iter()
+        .filter(|d| d.join("index.html").is_file())
+        .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    let Some(latest) = reported.last() else {
+        return Ok(());
+    };
+    let redirect = format!(
+        "<!doctype html><meta charset=utf-8><meta http-equiv=refresh content=\"0; url={latest}/index.html\"><title>blobrace: latest report</title><a href=\"{latest}/index.html\">latest report: {latest}</a>\n"
+    );
+    write_atomic(&results_dir.join("latest.html"), redirect.as_bytes())?;
+    let mut list = String::from(
+        "<!doctype html><meta charset=utf-8><title>blobrace reports</title><h1>blobrace reports</h1><ul>\n",
+    );
+    for id in reported.iter().rev() {
+        list.push_str(&format!("<li><a href=\"{id}/index.html\">{id}</a></li>\n"));
+    }
+    list.push_str("</ul>\n");
+    write_atomic(&results_dir.join("index.html"), list.as_bytes())
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}

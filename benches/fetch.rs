@@ -35,6 +35,11 @@ fn main() {
         );
         std::process::exit(2);
     }
+    // criterion's charts need a font: the bundled one (plotters has no system fonts here).
+    if let Err(e) = blobrace::report::charts::register_font() {
+        eprintln!("Error: {e:#}");
+        std::process::exit(1);
+    }
     // Under --profile-time criterion runs the routine without measuring: nothing to record.
     let profiling = args.iter().any(|a| a == "--profile-time");
     let config = match EnvOnly::try_parse_from(["fetch"])

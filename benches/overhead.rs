@@ -48,6 +48,8 @@ fn overhead(c: &mut Criterion) {
             b
         })
         .collect();
+    // criterion's charts need the bundled font (plotters has no system fonts here).
+    blobrace::report::charts::register_font().unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

@@ -5,6 +5,8 @@ set -euo pipefail
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
+# The report test opens the generated page in a real (headless) browser.
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if ((${#need_apt[@]})); then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: need ${need_apt[*]}; run as root or: sudo apt-get install -y ${need_apt[*]}" >&2

@@ -81,6 +81,10 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_MARIADB_URL", hide_env_values = true)]
     pub mariadb_url: Option<String>,
 
+    /// Latency target of the report's verdict: the largest size whose p99 is at or under it.
+    #[arg(long, env = "BLOBRACE_TARGET_P99", default_value = "50ms")]
+    pub target_p99: String,
+
     /// How PostgreSQL stores the blob column: extended (its default: try to compress,
     /// then TOAST) or external (TOAST without a compression attempt). Each is its own dataset.
     #[arg(long, env = "BLOBRACE_PG_STORAGE", value_enum, default_value_t = PgStorage::Extended)]
@@ -109,11 +113,17 @@ pub struct RunConfig {
     pub samples: usize,
     #[serde(default)]
     pub pg_storage: PgStorage,
+    #[serde(default = "default_target_p99")]
+    pub target_p99: Duration,
     /// Server URLs carry passwords: never written to results (see `Locations::describe`).
     #[serde(skip)]
     pub postgres_url: Option<String>,
     #[serde(skip)]
     pub mariadb_url: Option<String>,
+}
+
+fn default_target_p99() -> Duration {
+    Duration::from_millis(50)
 }
 
 /// Where datasets live: the data directory for embedded stores, servers by URL.
@@ -311,6 +321,7 @@ impl RunArgs {
             measure,
             samples: self.samples,
             pg_storage: self.pg_storage,
+            target_p99: parse_duration(&self.target_p99)?,
         })
     }
 }

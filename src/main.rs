@@ -27,7 +27,7 @@ Each size class is a dataset of uniformly random blobs (ids 1..N, 3GiB by defaul
 A fetch is one random-id read of one whole blob, timed alone. The main job is `cargo bench` (criterion); \
 this tool loads, measures without criterion, verifies and drops datasets with the same settings. \
 Every flag can also be set through the BLOBRACE_* environment variable named in its help.",
-    after_help = "Examples:\n  blobrace load --profile quick\n  blobrace measure --engines sqlite,floor --sizes 64KiB --dataset-bytes 512MiB --cap 128MiB\n  blobrace verify --profile quick\n  blobrace env"
+    after_help = "Examples:\n  blobrace load --profile quick\n  blobrace measure --engines sqlite,floor --sizes 64KiB --dataset-bytes 512MiB --cap 128MiB\n  blobrace verify --profile quick\n  blobrace report                      # the newest run\n  blobrace report --baseline 20261122-101500-4242\n  blobrace env"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -46,6 +46,28 @@ enum Command {
     Drop(RunArgs),
     /// Show the cap this process would run under, the machine, and the datasets' state.
     Env(RunArgs),
+    /// Draw the charts and write the HTML report of a stored run (the newest by default),
+    /// optionally compared with an earlier run.
+    Report(ReportArgs),
+}
+
+#[derive(clap::Args)]
+struct ReportArgs {
+    /// Run id (a directory under the results directory). Default: the newest run.
+    #[arg(long)]
+    run: Option<String>,
+    /// An earlier run to compare with: ratio per engine, size and percentile.
+    #[arg(long)]
+    baseline: Option<String>,
+    /// Latency target of the verdict (largest size whose p99 meets it). Default: the run's own (50ms).
+    #[arg(long)]
+    target_p99: Option<String>,
+    /// In a comparison, ratios within 1 ± this are noise, e.g. "10%".
+    #[arg(long, default_value = "10%")]
+    noise: String,
+    /// Where runs are stored.
+    #[arg(long, env = "BLOBRACE_RESULTS_DIR", default_value = "charts")]
+    results_dir: std::path::PathBuf,
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -114,6 +136,7 @@ fn run(command: Command) -> Result<()> {
                 Ok(())
             })
         }
+        Command::Report(args) => report(args),
         Command::Env(args) => {
             let config = args.resolve()?;
             let (cap, _guard) = apply_cap(&config);
@@ -159,6 +182,50 @@ async fn server_caps(config: &RunConfig) -> serde_json::Value {
         servers.insert(server.name().to_string(), value);
     }
     servers.into()
+}
+
+fn report(args: ReportArgs) -> Result<()> {
+    use blobrace::report::{self, ReportOptions};
+    let noise = args
+        .noise
+        .trim()
+        .trim_end_matches('%')
+        .parse::<f64>()
+        .ok()
+        .filter(|n| *n >= 0.0 && n.is_finite())
+        .ok_or_else(|| InputError::Value {
+            what: "noise",
+            input: args.noise.clone(),
+            why: "give a percentage like 10%".into(),
+        })?
+        / 100.0;
+    let run_dir = report::run_dir(&args.results_dir, args.run.as_deref())?;
+    let run = report::load_run(&run_dir)?;
+    let target_p99_ns = match &args.target_p99 {
+        Some(t) => blobrace::config::parse_duration(t)?.as_nanos() as u64,
+        None => run.config.target_p99.as_nanos() as u64,
+    };
+    let baseline = args
+        .baseline
+        .as_deref()
+        .map(|id| report::run_dir(&args.results_dir, Some(id)))
+        .transpose()?;
+    let options = ReportOptions {
+        target_p99_ns,
+        noise,
+    };
+    if let Some(dir) = &baseline {
+        let comparison = report::compare::Comparison::of(&report::load_run(dir)?, &run, noise);
+        print!("{}", comparison.table());
+    }
+    let rendered = report::render(&run_dir, baseline.as_deref(), &options)?;
+    eprintln!(
+        "report: {} ({} charts in {:.1}s)",
+        rendered.index.display(),
+        rendered.charts,
+        rendered.seconds
+    );
+    Ok(())
 }
 
 fn measure(config: RunConfig) -> Result<()> {

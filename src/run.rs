@@ -290,13 +290,30 @@ impl Run {
         Ok(())
     }
 
-    /// Mark the run complete, write the files, print where they are.
+    /// Mark the run complete, write the files and the report, print where they are.
     pub fn finish(&mut self) -> Result<PathBuf> {
         self.results.complete = true;
         self.results.finished_at = Some(crate::now_rfc3339());
         let dir = self.results.write()?;
         eprintln!("{}", summary_table(&self.results));
         eprintln!("results: {}", dir.join("results.json").display());
+        let options = crate::report::ReportOptions {
+            target_p99_ns: self.results.config.target_p99.as_nanos() as u64,
+            ..Default::default()
+        };
+        let rendered = crate::report::render(&dir, None, &options).with_context(|| {
+            format!(
+                "the results are saved in {}, but the report failed (retry with `blobrace report --run {}`)",
+                dir.display(),
+                self.results.run_id
+            )
+        })?;
+        eprintln!(
+            "report: {} ({} charts in {:.1}s)",
+            rendered.index.display(),
+            rendered.charts,
+            rendered.seconds
+        );
         Ok(dir)
     }
 }

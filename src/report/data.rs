@@ -149,6 +149,18 @@ pub fn cdf(h: &LogHistogram) -> Vec<(f64, f64)> {
     points
 }
 
+/// An axis for blob sizes: a little room either side of the classes, which are
+/// the tick marks (decades of bytes would label 1000B, 9.8KiB...).
+pub fn size_axis(sizes: &[u64]) -> Option<(f64, f64, Vec<f64>)> {
+    let lo = *sizes.iter().min()? as f64;
+    let hi = *sizes.iter().max()? as f64;
+    Some((
+        lo / 1.6,
+        hi * 1.6,
+        sizes.iter().map(|&s| s as f64).collect(),
+    ))
+}
+
 /// Range [lo, hi] spanning all positive values, widened to whole decades for log axes.
 pub fn log_range(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
     let (mut lo, mut hi) = (f64::INFINITY, 0f64);
@@ -219,6 +231,14 @@ mod tests {
         assert_eq!(c[2].1, 0.75);
         assert_eq!(c[3].1, 1.0);
         assert!(c.windows(2).all(|w| w[0].0 < w[1].0), "x increases: {c:?}");
+    }
+
+    #[test]
+    fn size_axes_tick_at_the_size_classes() {
+        let (lo, hi, ticks) = size_axis(&[1024, 65536]).unwrap();
+        assert!(lo < 1024.0 && hi > 65536.0);
+        assert_eq!(ticks, vec![1024.0, 65536.0]);
+        assert_eq!(size_axis(&[]), None);
     }
 
     #[test]

@@ -191,9 +191,9 @@ pub fn page(
     }
 
     if let Some(c) = comparison {
-        let _ = write!(
+        let _ = writeln!(
             p,
-            "<h2 id=compare>Against baseline {}</h2><p>Ratio this run / baseline; beyond ±{:.0}% is marked as a change.</p><table><tr><th class=l>engine</th><th>size</th><th>stat</th><th>baseline</th><th>this run</th><th>ratio</th></tr>\n",
+            "<h2 id=compare>Against baseline {}</h2><p>Ratio this run / baseline; beyond ±{:.0}% is marked as a change.</p><table><tr><th class=l>engine</th><th>size</th><th>stat</th><th>baseline</th><th>this run</th><th>ratio</th></tr>",
             esc(&c.baseline_id),
             c.noise * 100.0
         );

@@ -72,9 +72,11 @@ pub fn env_json(out: &Output) -> serde_json::Value {
 
 /// The directory and results.json of the only run under `<root>/results`.
 pub fn only_run(root: &Path) -> (std::path::PathBuf, serde_json::Value) {
+    // Run directories only: the results dir also holds index.html and latest.html.
     let runs: Vec<_> = std::fs::read_dir(root.join("results"))
         .unwrap()
         .flatten()
+        .filter(|e| e.path().is_dir())
         .collect();
     assert_eq!(runs.len(), 1);
     let dir = runs[0].path();

@@ -10,7 +10,7 @@ use super::{
     Chart, FONT, LABEL_SIZE, TITLE_SIZE, UNKNOWN, bytes_label, draw_empty, engine_color, plot_err,
 };
 use crate::engine::EngineKind;
-use crate::report::data::{engines, log_range, series};
+use crate::report::data::{engines, log_range, series, size_axis};
 use crate::results::RunResults;
 
 pub struct Amplification;
@@ -39,8 +39,8 @@ impl Chart for Amplification {
             .collect();
         let title = "Disk bytes read per fetch";
         let sizes = crate::report::data::sizes(run);
-        let (Some((x_lo, x_hi)), Some((y_lo, y_hi))) = (
-            log_range(sizes.iter().map(|&s| s as f64)),
+        let (Some((x_lo, x_hi, ticks)), Some((y_lo, y_hi))) = (
+            size_axis(&sizes),
             log_range(
                 data.iter()
                     .flat_map(|s| s.points.iter().map(|p| p.1))
@@ -54,7 +54,10 @@ impl Chart for Amplification {
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(80)
-            .build_cartesian_2d((x_lo..x_hi).log_scale(), (y_lo..y_hi).log_scale())
+            .build_cartesian_2d(
+                (x_lo..x_hi).log_scale().with_key_points(ticks),
+                (y_lo..y_hi).log_scale(),
+            )
             .map_err(plot_err)?;
         chart
             .configure_mesh()

@@ -16,16 +16,18 @@ use crate::size::format_bytes;
 
 pub struct Distribution {
     pub size: u64,
+    /// Engines with a distribution at this size: one row each.
+    pub rows: usize,
 }
 
 const ROW_HEIGHT: u32 = 120;
 
 impl Distribution {
-    fn rows(&self, run: &RunResults) -> Vec<(EngineKind, Vec<Bar>)> {
+    pub fn rows(run: &RunResults, size: u64) -> Vec<(EngineKind, Vec<Bar>)> {
         engines(run)
             .into_iter()
             .filter_map(|e| {
-                let h = result(run, e, self.size)?.measured.histogram.as_ref()?;
+                let h = result(run, e, size)?.measured.histogram.as_ref()?;
                 Some((e, bars(h)))
             })
             .filter(|(_, b)| !b.is_empty())
@@ -46,8 +48,7 @@ impl Chart for Distribution {
     }
 
     fn height(&self) -> u32 {
-        // Sized for the largest possible engine list; rows are drawn top-down.
-        80 + ROW_HEIGHT * EngineKind::ALL.len() as u32
+        60 + ROW_HEIGHT * self.rows.max(1) as u32
     }
 
     fn draw<DB: DrawingBackend>(
@@ -55,7 +56,7 @@ impl Chart for Distribution {
         run: &RunResults,
         area: &DrawingArea<DB, Shift>,
     ) -> Result<()> {
-        let rows = self.rows(run);
+        let rows = Self::rows(run, self.size);
         let title = format!("{} blobs: latency distribution", format_bytes(self.size));
         let Some((lo, hi)) = log_range(
             rows.iter()
@@ -68,10 +69,7 @@ impl Chart for Distribution {
             );
         };
         let area = area.titled(&title, (FONT, TITLE_SIZE)).map_err(plot_err)?;
-        let (_, total_height) = area.dim_in_pixel();
-        let used = (ROW_HEIGHT * rows.len() as u32).min(total_height);
-        let (used_area, _) = area.split_vertically(used);
-        let panels = used_area.split_evenly((rows.len(), 1));
+        let panels = area.split_evenly((rows.len(), 1));
         for (i, (panel, (engine, bars))) in panels.iter().zip(&rows).enumerate() {
             let last = i + 1 == rows.len();
             let top = bars

@@ -10,7 +10,7 @@ use super::{
     plot_err,
 };
 use crate::engine::EngineKind;
-use crate::report::data::{log_range, series};
+use crate::report::data::{log_range, series, size_axis, sizes};
 use crate::results::RunResults;
 
 pub struct Headline {
@@ -36,9 +36,8 @@ impl Chart for Headline {
     ) -> Result<()> {
         let p50 = series(run, |r| Some(r.measured.latency.p50_ns as f64));
         let p99 = series(run, |r| Some(r.measured.latency.p99_ns as f64));
-        let sizes = p50.iter().flat_map(|s| s.points.iter().map(|p| p.0 as f64));
-        let (Some((x_lo, x_hi)), Some((y_lo, y_hi))) = (
-            log_range(sizes),
+        let (Some((x_lo, x_hi, ticks)), Some((y_lo, y_hi))) = (
+            size_axis(&sizes(run)),
             log_range(
                 p50.iter()
                     .chain(&p99)
@@ -59,7 +58,10 @@ impl Chart for Headline {
                 .margin(12)
                 .x_label_area_size(40)
                 .y_label_area_size(70)
-                .build_cartesian_2d((x_lo..x_hi).log_scale(), (y_lo..y_hi).log_scale())
+                .build_cartesian_2d(
+                    (x_lo..x_hi).log_scale().with_key_points(ticks.clone()),
+                    (y_lo..y_hi).log_scale(),
+                )
                 .map_err(plot_err)?;
             chart
                 .configure_mesh()

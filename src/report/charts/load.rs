@@ -7,7 +7,7 @@ use plotters::prelude::*;
 
 use super::{Chart, FONT, LABEL_SIZE, TITLE_SIZE, bytes_label, draw_empty, plot_err};
 use crate::engine::EngineKind;
-use crate::report::data::log_range;
+use crate::report::data::{log_range, size_axis};
 use crate::results::RunResults;
 use crate::store::StoreKind;
 
@@ -56,8 +56,12 @@ impl Chart for LoadThroughput {
             .filter(|(_, p)| !p.is_empty())
             .collect();
         let title = "Load throughput";
-        let (Some((x_lo, x_hi)), Some((_, y_hi))) = (
-            log_range(lines.iter().flat_map(|(_, p)| p.iter().map(|p| p.0))),
+        let load_sizes: Vec<u64> = lines
+            .iter()
+            .flat_map(|(_, p)| p.iter().map(|p| p.0 as u64))
+            .collect();
+        let (Some((x_lo, x_hi, ticks)), Some((_, y_hi))) = (
+            size_axis(&load_sizes),
             log_range(lines.iter().flat_map(|(_, p)| p.iter().map(|p| p.1))),
         ) else {
             return draw_empty(
@@ -71,7 +75,7 @@ impl Chart for LoadThroughput {
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(70)
-            .build_cartesian_2d((x_lo..x_hi).log_scale(), 0f64..y_hi)
+            .build_cartesian_2d((x_lo..x_hi).log_scale().with_key_points(ticks), 0f64..y_hi)
             .map_err(plot_err)?;
         chart
             .configure_mesh()

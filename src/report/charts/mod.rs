@@ -47,8 +47,11 @@ pub fn engine_color(engine: EngineKind) -> RGBColor {
     }
 }
 
-/// The bundled font, registered once for plotters' text rendering.
-fn register_font() -> Result<()> {
+/// The bundled font, registered once for plotters' text rendering. plotters is
+/// built with `ab_glyph` (no system fonts), and features unify across the build:
+/// criterion's own charts draw through the same plotters, so the benches call
+/// this before criterion draws anything, or criterion fails with FontUnavailable.
+pub fn register_font() -> Result<()> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
     REGISTERED
         .get_or_init(|| {
@@ -110,7 +113,8 @@ impl AnyChart {
     pub fn all_for(run: &RunResults, target_p99_ns: u64) -> Vec<AnyChart> {
         let mut charts = vec![AnyChart::Headline(Headline { target_p99_ns })];
         for size in super::data::sizes(run) {
-            charts.push(AnyChart::Distribution(Distribution { size }));
+            let rows = Distribution::rows(run, size).len();
+            charts.push(AnyChart::Distribution(Distribution { size, rows }));
             charts.push(AnyChart::Cdf(Cdf { size }));
         }
         charts.push(AnyChart::Amplification(Amplification));
@@ -165,14 +169,13 @@ pub fn draw_empty<DB: DrawingBackend>(
     why: &str,
 ) -> Result<()> {
     let area = area.titled(title, (FONT, TITLE_SIZE)).map_err(plot_err)?;
-    let (w, h) = area.dim_in_pixel();
+    let (_, h) = area.dim_in_pixel();
     area.draw(&Text::new(
         why.to_string(),
         (20, h as i32 / 2),
         (FONT, LABEL_SIZE + 2).into_font().color(&UNKNOWN),
     ))
     .map_err(plot_err)?;
-    let _ = w;
     Ok(())
 }
 

@@ -1,0 +1,257 @@
+//! The report, checked like a person would: a real run's page opened in headless
+//! Chromium, every chart loaded and drawn, the verdict there. Plus the bad inputs
+//! of `blobrace report`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{blobrace, only_run, run, stderr, stdout};
+
+/// A small real run (two sizes, two engines) whose report `measure` wrote.
+fn quick_run(root: &Path, sizes: &str) -> (PathBuf, serde_json::Value) {
+    let out = run(
+        root,
+        &[
+            "measure",
+            "--engines",
+            "sqlite,floor",
+            "--sizes",
+            sizes,
+            "--dataset-bytes",
+            "2MiB",
+            "--warmup",
+            "50ms",
+            "--measure",
+            "200ms",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("report: "),
+        "measure ends with a report: {err}"
+    );
+    only_run(root)
+}
+
+/// Debian's chromium (scripts/setup.sh installs it), or None after saying why;
+/// under CI it must be there.
+fn chromium() -> Option<PathBuf> {
+    let found = std::env::var_os("BLOBRACE_CHROMIUM")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(["/usr/bin/chromium", "/usr/bin/chromium-browser"].map(PathBuf::from))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI: no chromium; scripts/setup.sh installs Debian's chromium"
+        );
+        eprintln!("skipped: no chromium (apt-get install chromium, or set BLOBRACE_CHROMIUM)");
+    }
+    found
+}
+
+fn headless(chromium: &Path, args: &[&str], page: &Path) -> std::process::Output {
+    Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--force-device-scale-factor=1",
+            "--virtual-time-budget=10000",
+        ])
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs")
+}
+
+/// Share of pixels in a box that are not (near) white.
+fn ink(png: &[u8], width: usize, stride: usize, bpp: usize, bx: [i64; 4]) -> f64 {
+    let [left, top, w, h] = bx.map(|v| v.max(0) as usize);
+    let mut inked = 0usize;
+    let mut total = 0usize;
+    for y in top..top + h {
+        for x in left..(left + w).min(width) {
+            let i = y * stride + x * bpp;
+            if i + 2 >= png.len() {
+                continue;
+            }
+            total += 1;
+            if png[i] < 235 || png[i + 1] < 235 || png[i + 2] < 235 {
+                inked += 1;
+            }
+        }
+    }
+    inked as f64 / total.max(1) as f64
+}
+
+#[test]
+fn the_report_opens_in_chromium_with_every_chart_drawn() {
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let (dir, _) = quick_run(root.path(), "1KiB,64KiB");
+    let page = dir.join("index.html").canonicalize().unwrap();
+
+    // 1. The DOM after load: the page's own check of its images, and the verdict.
+    let dom = headless(&chromium, &["--window-size=1200,900", "--dump-dom"], &page);
+    let html = stdout(&dom);
+    assert!(dom.status.success(), "{}", stderr(&dom));
+    assert!(html.contains("id=\"verdict-table\""), "no verdict table");
+    // headline + (distribution + CDF) x 2 sizes + disk + load.
+    assert!(
+        html.contains("data-charts-loaded=\"7/7\""),
+        "not every chart loaded: {}",
+        html.split("data-charts-loaded")
+            .nth(1)
+            .unwrap_or("(attribute missing)")
+    );
+    let boxes_json = html
+        .split("data-chart-boxes=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .expect("chart boxes")
+        .replace("&quot;", "\"");
+    let boxes: Vec<[i64; 4]> = serde_json::from_str(&boxes_json).unwrap();
+    assert_eq!(boxes.len(), 7);
+
+    // 2. A screenshot tall enough for the whole page: every chart area has ink.
+    let bottom = boxes.iter().map(|b| b[1] + b[3]).max().unwrap() + 50;
+    let shot = root.path().join("report.png");
+    let out = headless(
+        &chromium,
+        &[
+            &format!("--window-size=1200,{bottom}"),
+            &format!("--screenshot={}", shot.display()),
+        ],
+        &page,
+    );
+    assert!(shot.is_file(), "no screenshot: {}", stderr(&out));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let bpp = match info.color_type {
+        png::ColorType::Rgba => 4,
+        png::ColorType::Rgb => 3,
+        other => panic!("unexpected screenshot format {other:?}"),
+    };
+    for (i, b) in boxes.iter().enumerate() {
+        assert!(b[2] > 300 && b[3] > 200, "chart {i} is too small: {b:?}");
+        let share = ink(&buf, info.width as usize, info.line_size, bpp, *b);
+        assert!(
+            share > 0.02,
+            "chart {i} at {b:?} looks blank ({:.1}% ink)",
+            share * 100.0
+        );
+    }
+}
+
+#[test]
+fn report_regenerates_and_exports_the_summary() {
+    let root = tempfile::tempdir().unwrap();
+    let (dir, json) = quick_run(root.path(), "64KiB");
+    std::fs::remove_file(dir.join("index.html")).unwrap();
+    std::fs::remove_file(dir.join("headline.svg")).unwrap();
+    let out = blobrace()
+        .args(["report", "--target-p99", "1s", "--results-dir"])
+        .arg(root.path().join("results"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(dir.join("index.html").is_file() && dir.join("headline.svg").is_file());
+    assert!(dir.join("headline.png").is_file());
+    let latest = std::fs::read_to_string(root.path().join("results/latest.html")).unwrap();
+    assert!(latest.contains(&format!("{}/index.html", json["run_id"].as_str().unwrap())));
+    let csv = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "header + sqlite + floor: {csv}");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
+    let rows = summary.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        let p50 = r["p50_ns"].as_u64().unwrap();
+        assert!(p50 > 0 && p50 <= r["p99_ns"].as_u64().unwrap(), "{r}");
+    }
+    // Both meet a 1 s target at 64KiB: the verdict names the size.
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    let verdict = page.split("id=verdict-table").nth(1).unwrap();
+    let verdict = verdict.split("</table>").next().unwrap();
+    assert_eq!(
+        verdict.matches("<span class=good>64KiB</span>").count(),
+        2,
+        "{verdict}"
+    );
+}
+
+#[test]
+fn a_missing_or_corrupt_results_file_is_named() {
+    let root = tempfile::tempdir().unwrap();
+    let results = root.path().join("results");
+    std::fs::create_dir_all(results.join("20260101-000000-1")).unwrap();
+    let report = |args: &[&str]| {
+        blobrace()
+            .arg("report")
+            .args(args)
+            .arg("--results-dir")
+            .arg(&results)
+            .output()
+            .unwrap()
+    };
+    let out = report(&["--run", "20260101-000000-1"]);
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(err.contains("20260101-000000-1/results.json"), "{err}");
+    std::fs::write(results.join("20260101-000000-1/results.json"), "{ not json").unwrap();
+    let out = report(&["--run", "20260101-000000-1"]);
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("results.json is not a blobrace results file"),
+        "{err}"
+    );
+    let out = report(&["--run", "nope"]);
+    assert!(stderr(&out).contains("no run nope"), "{}", stderr(&out));
+    assert_eq!(stderr(&out).matches("Error").count(), 1);
+}
+
+#[test]
+fn a_baseline_with_other_sizes_compares_the_overlap_and_says_the_rest() {
+    let root = tempfile::tempdir().unwrap();
+    let (base_dir, base) = quick_run(root.path(), "1KiB,64KiB");
+    // A second run in another root, moved beside the first.
+    let other = tempfile::tempdir().unwrap();
+    let (new_dir, new) = quick_run(other.path(), "64KiB,512KiB");
+    let target = base_dir
+        .parent()
+        .unwrap()
+        .join(new_dir.file_name().unwrap());
+    std::fs::rename(&new_dir, &target).unwrap();
+    let out = blobrace()
+        .args(["report", "--run", new["run_id"].as_str().unwrap()])
+        .args(["--baseline", base["run_id"].as_str().unwrap()])
+        .arg("--results-dir")
+        .arg(root.path().join("results"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = stdout(&out);
+    // 64KiB: both engines x 5 statistics compared.
+    assert_eq!(table.matches(" 64KiB ").count(), 10, "{table}");
+    assert!(
+        table.contains("not compared: sqlite 1KiB: only in the baseline"),
+        "{table}"
+    );
+    assert!(
+        table.contains("not compared: floor 512KiB: only in this run"),
+        "{table}"
+    );
+    let page = std::fs::read_to_string(target.join("index.html")).unwrap();
+    assert!(page.contains("id=compare"), "the page shows the comparison");
+}

@@ -76,6 +76,7 @@ fn bench(config: blobrace::config::RunConfig, record: bool) -> anyhow::Result<()
         .measurement_time(config.measure)
         .sample_size(config.samples);
     for spec in config.datasets() {
+        rt.block_on(run.before_size(spec))?;
         let mut group = criterion.benchmark_group(format!("fetch-{}", spec.size));
         group
             .sampling_mode(SamplingMode::Flat)
@@ -107,6 +108,7 @@ fn bench(config: blobrace::config::RunConfig, record: bool) -> anyhow::Result<()
             rt.block_on(prepared.fetch_loop.close())?;
         }
         group.finish();
+        rt.block_on(run.after_size(spec))?;
     }
     if record {
         run.finish()?;

@@ -81,6 +81,11 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_MARIADB_URL", hide_env_values = true)]
     pub mariadb_url: Option<String>,
 
+    /// Load, measure and drop one size class at a time, so the disk holds one size
+    /// class per store instead of all of them (the full matrix needs ~60GB otherwise).
+    #[arg(long, env = "BLOBRACE_DROP_AFTER")]
+    pub drop_after: bool,
+
     /// Latency target of the report's verdict: the largest size whose p99 is at or under it.
     #[arg(long, env = "BLOBRACE_TARGET_P99", default_value = "50ms")]
     pub target_p99: String,
@@ -115,6 +120,8 @@ pub struct RunConfig {
     pub pg_storage: PgStorage,
     #[serde(default = "default_target_p99")]
     pub target_p99: Duration,
+    #[serde(default)]
+    pub drop_after: bool,
     /// Server URLs carry passwords: never written to results (see `Locations::describe`).
     #[serde(skip)]
     pub postgres_url: Option<String>,
@@ -322,6 +329,7 @@ impl RunArgs {
             samples: self.samples,
             pg_storage: self.pg_storage,
             target_p99: parse_duration(&self.target_p99)?,
+            drop_after: self.drop_after,
         })
     }
 }

@@ -50,16 +50,20 @@ pub fn check_data_dir(dir: &Path) -> Result<(), InputError> {
 
 /// Open every store the engines need for every dataset, check what is there, and
 /// refuse (before writing anything) when the disk cannot take what is missing.
+/// `one_size_at_a_time`: size classes are loaded, measured and dropped in turn
+/// (`--drop-after`), so the disk must hold the largest size class, not all of them.
 pub async fn plan(
     at: &Locations,
     stores: &[StoreKind],
     datasets: &[DatasetSpec],
+    one_size_at_a_time: bool,
 ) -> Result<Vec<(AnyStore, DatasetState)>> {
     let data_dir = at.data_dir.as_path();
     check_data_dir(data_dir)?;
     let mut planned = Vec::new();
     let mut needed = 0u64;
     for spec in datasets {
+        let mut needed_for_size = 0u64;
         for &kind in stores {
             let mut store = kind.open(at, *spec);
             let state = store.state().await?;
@@ -68,9 +72,14 @@ pub async fn plan(
                 DatasetState::Partial { rows_done } => rows_done,
                 DatasetState::Complete => spec.rows,
             };
-            needed += store.estimated_disk_bytes(spec.rows - done);
+            needed_for_size += store.estimated_disk_bytes(spec.rows - done);
             planned.push((store, state));
         }
+        needed = if one_size_at_a_time {
+            needed.max(needed_for_size)
+        } else {
+            needed + needed_for_size
+        };
     }
     let available =
         available_bytes(data_dir).with_context(|| format!("cannot stat {}", data_dir.display()))?;
@@ -230,7 +239,7 @@ pub async fn ensure_loaded(
     datasets: &[DatasetSpec],
 ) -> Result<Vec<LoadReport>> {
     let mut reports = Vec::new();
-    for (mut store, state) in plan(at, stores, datasets).await? {
+    for (mut store, state) in plan(at, stores, datasets, false).await? {
         let report = load(&mut store, state).await?;
         match report.outcome.as_str() {
             "already-loaded" => eprintln!("dataset {}: already loaded", report.location),

@@ -235,6 +235,7 @@ fn measure(config: RunConfig) -> Result<()> {
         run.load().await?;
         let config = run.config().clone();
         for spec in config.datasets() {
+            run.before_size(spec).await?;
             for &engine in &config.engines {
                 let mut prepared = run.prepare(engine, spec).await?;
                 prepared
@@ -244,6 +245,7 @@ fn measure(config: RunConfig) -> Result<()> {
                 run.record(engine, spec, &prepared, None).await?;
                 prepared.fetch_loop.close().await?;
             }
+            run.after_size(spec).await?;
         }
         run.finish()?;
         Ok(())

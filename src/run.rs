@@ -139,18 +139,53 @@ impl Run {
         &self.results.config
     }
 
-    /// Load every dataset the run needs (skipping complete ones).
+    /// Load every dataset the run needs (skipping complete ones); with
+    /// `drop_after`, only check that the disk can take the largest size class
+    /// (each is loaded by `before_size`).
     pub async fn load(&mut self) -> Result<()> {
         reachable_engines(&mut self.results.config).await?;
         let config = &self.results.config;
-        let loads = ensure_loaded(
-            &config.locations(),
-            &stores_for(&config.engines),
-            &config.datasets(),
-        )
-        .await?;
+        let stores = stores_for(&config.engines);
+        if config.drop_after {
+            crate::load::plan(&config.locations(), &stores, &config.datasets(), true).await?;
+            return Ok(());
+        }
+        let loads = ensure_loaded(&config.locations(), &stores, &config.datasets()).await?;
         self.results.loads = loads;
         self.results.write()?;
+        Ok(())
+    }
+
+    /// Before measuring a size class: with `drop_after`, load it now.
+    pub async fn before_size(&mut self, spec: DatasetSpec) -> Result<()> {
+        if !self.config().drop_after {
+            return Ok(());
+        }
+        let config = &self.results.config;
+        let loads =
+            ensure_loaded(&config.locations(), &stores_for(&config.engines), &[spec]).await?;
+        self.results.loads.extend(loads);
+        self.results.write()?;
+        Ok(())
+    }
+
+    /// After measuring a size class: with `drop_after`, delete its datasets.
+    pub async fn after_size(&mut self, spec: DatasetSpec) -> Result<()> {
+        if !self.config().drop_after {
+            return Ok(());
+        }
+        let at = self.config().locations();
+        for kind in stores_for(&self.config().engines) {
+            let mut store = kind.open(&at, spec);
+            if store.state().await? == crate::dataset::DatasetState::Absent {
+                continue;
+            }
+            store
+                .remove()
+                .await
+                .with_context(|| format!("cannot drop {}", store.location().display()))?;
+            eprintln!("dropped {} (--drop-after)", store.location().display());
+        }
         Ok(())
     }
 

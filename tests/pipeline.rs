@@ -158,3 +158,41 @@ fn measuring_an_unloaded_engine_loads_it_first() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains(": loaded 256KiB"), "{}", stderr(&out));
 }
+
+#[test]
+fn drop_after_loads_measures_and_drops_one_size_class_at_a_time() {
+    let root = tempfile::tempdir().unwrap();
+    let out = run(
+        root.path(),
+        &[
+            "measure",
+            "--engines",
+            "sqlite,fs,floor",
+            "--sizes",
+            "1KiB,64KiB",
+            "--dataset-bytes",
+            "1MiB",
+            "--warmup",
+            "50ms",
+            "--measure",
+            "100ms",
+            "--drop-after",
+        ],
+    );
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    // Each size class is loaded right before it is measured and dropped right after.
+    let first_drop = err.find("dropped").expect("drops");
+    let second_load = err.find("64KiB-x16").expect("64KiB loaded");
+    assert!(first_drop < second_load, "1KiB dropped before 64KiB is loaded: {err}");
+    assert_eq!(err.matches("(--drop-after)").count(), 6, "{err}");
+    let left: Vec<String> = common::files_under(&root.path().join("data"))
+        .into_iter()
+        .filter(|f| !f.contains(".blobrace"))
+        .collect();
+    assert!(left.is_empty(), "datasets left behind: {left:?}");
+    let (_, json) = only_run(root.path());
+    assert_eq!(json["results"].as_array().unwrap().len(), 6);
+    assert_eq!(json["loads"].as_array().unwrap().len(), 6);
+    assert_eq!(json["config"]["drop_after"], true);
+}

@@ -5,7 +5,8 @@
 #   2. compose/offline/{postgres,mariadb}.Dockerfile on top of it
 # They take the same environment variables as the official images, and every
 # result records the server's own version string, so a run never claims to be
-# something it is not. Usage: scripts/offline-images.sh  (root, docker running)
+# something it is not. Usage: scripts/offline-images.sh [runner]  (root, docker running;
+# `runner` builds the runner image from binaries built on this machine instead)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +23,21 @@ if ! docker image inspect "$base" >/dev/null 2>&1; then
   echo "deb $mirror bookworm main" > "$rootfs/etc/apt/sources.list"
   tar -C "$rootfs" -c . | docker import - "$base" >/dev/null
   echo "offline-images: built $base"
+fi
+
+if [ "${1:-}" = runner ]; then
+  # The runner from binaries built here (same Debian release as the base image).
+  ctx=$(mktemp -d)
+  trap 'rm -rf "$ctx"' EXIT
+  cargo build --release --locked --bin blobrace
+  bench=$(cargo bench --locked --no-run --bench fetch 2>&1 | sed -n 's/.*(\(target\/release\/deps\/fetch-[0-9a-f]*\)).*/\1/p' | tail -1)
+  [ -n "$bench" ] || { echo "offline-images: could not find the fetch bench binary" >&2; exit 1; }
+  cp target/release/blobrace "$ctx/"
+  cp "$bench" "$ctx/blobrace-bench"
+  cp compose/runner/run.sh "$ctx/"
+  docker build -q --build-arg BASE="$base" -t blobrace/runner-offline:latest -f compose/runner/offline.Dockerfile "$ctx"
+  echo "offline-images: built blobrace/runner-offline:latest (use it with BLOBRACE_RUNNER_IMAGE=blobrace/runner-offline:latest)"
+  exit 0
 fi
 
 docker build -q --build-arg BASE="$base" -t blobrace/postgres-offline:15 -f compose/offline/postgres.Dockerfile compose/offline

@@ -60,7 +60,12 @@ impl DiskReadCounter {
         for i in 0..counter.files.len() {
             let value = counter
                 .read_one(i)
-                .ok_or_else(|| format!("{}: read_bytes is not readable", counter.source))?;
+                .ok_or_else(|| {
+                    format!(
+                        "{}: read_bytes is not readable (another user's counters need root with CAP_SYS_PTRACE)",
+                        counter.source
+                    )
+                })?;
             counter.last[i] = value;
         }
         Ok(counter)

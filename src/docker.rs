@@ -87,7 +87,12 @@ pub async fn container_cap(docker: &Docker, id: &str, requested: CapRequest) -> 
         .unwrap_or_default()
         .trim_start_matches('/')
         .to_string();
-    let image = info.config.and_then(|c| c.image).unwrap_or_default();
+    // The image id pins what ran, whatever the tag points at later.
+    let image = format!(
+        "{}, {}",
+        info.config.and_then(|c| c.image).unwrap_or_default(),
+        info.image.unwrap_or_default()
+    );
     Ok(CapReport {
         requested,
         memory_limit_bytes: memory,
@@ -181,4 +186,21 @@ pub async fn exec_sh(docker: &Docker, id: &str, script: &str) -> Result<()> {
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
+}
+
+/// When this process runs in a Docker container (the compose runner): "image, image id".
+/// Docker names a container's host after its short id.
+pub async fn own_container_image() -> Option<String> {
+    std::fs::metadata("/.dockerenv").ok()?;
+    let hostname = std::fs::read_to_string("/etc/hostname").ok()?;
+    let docker = connect().await.ok()?;
+    let info = docker
+        .inspect_container(hostname.trim(), None::<InspectContainerOptions>)
+        .await
+        .ok()?;
+    Some(format!(
+        "{}, {}",
+        info.config.and_then(|c| c.image).unwrap_or_default(),
+        info.image.unwrap_or_default()
+    ))
 }

@@ -35,6 +35,9 @@ pub struct RunResults {
     /// The cap the measuring process ran under (embedded engines and baselines).
     pub cap: CapReport,
     pub machine: MachineFacts,
+    /// The image (name, id) of the container this ran in, when it ran in one (the compose runner).
+    #[serde(default)]
+    pub runner_image: Option<String>,
     pub loads: Vec<LoadReport>,
     pub results: Vec<EngineResult>,
 }

@@ -126,6 +126,7 @@ impl Run {
             config,
             cap,
             machine,
+            runner_image: None,
             loads: Vec::new(),
             results: Vec::new(),
         };
@@ -143,6 +144,7 @@ impl Run {
     /// `drop_after`, only check that the disk can take the largest size class
     /// (each is loaded by `before_size`).
     pub async fn load(&mut self) -> Result<()> {
+        self.results.runner_image = crate::docker::own_container_image().await;
         reachable_engines(&mut self.results.config).await?;
         let config = &self.results.config;
         let stores = stores_for(&config.engines);

@@ -31,9 +31,10 @@ pub fn parse_bytes(text: &str) -> Result<u64, InputError> {
     let multiplier: u64 = match unit {
         "" | "B" | "b" => 1,
         "k" | "K" | "KiB" | "Ki" => KIB,
-        "M" | "MiB" | "Mi" => KIB.pow(2),
-        "G" | "GiB" | "Gi" => KIB.pow(3),
-        "T" | "TiB" | "Ti" => KIB.pow(4),
+        // Lowercase m/g/t as Docker's mem_limit reads them: BLOBRACE_CAP=1g serves both.
+        "M" | "m" | "MiB" | "Mi" => KIB.pow(2),
+        "G" | "g" | "GiB" | "Gi" => KIB.pow(3),
+        "T" | "t" | "TiB" | "Ti" => KIB.pow(4),
         "kB" | "KB" => 1000,
         "MB" => 1000u64.pow(2),
         "GB" => 1000u64.pow(3),

@@ -184,7 +184,10 @@ fn drop_after_loads_measures_and_drops_one_size_class_at_a_time() {
     // Each size class is loaded right before it is measured and dropped right after.
     let first_drop = err.find("dropped").expect("drops");
     let second_load = err.find("64KiB-x16").expect("64KiB loaded");
-    assert!(first_drop < second_load, "1KiB dropped before 64KiB is loaded: {err}");
+    assert!(
+        first_drop < second_load,
+        "1KiB dropped before 64KiB is loaded: {err}"
+    );
     assert_eq!(err.matches("(--drop-after)").count(), 6, "{err}");
     let left: Vec<String> = common::files_under(&root.path().join("data"))
         .into_iter()

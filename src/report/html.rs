@@ -90,10 +90,16 @@ fn relative(from_dir: &Path, to: &Path) -> Option<String> {
 
 /// criterion's own report for one benchmark, when `cargo bench` left one.
 fn criterion_link(run_dir: &Path, r: &EngineResult) -> Option<String> {
-    let base = std::env::var_os("CARGO_TARGET_DIR")
+    // Where criterion writes: $CRITERION_HOME (the compose runner sets it), else
+    // <target dir>/criterion.
+    let base = std::env::var_os("CRITERION_HOME")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("target"))
-        .join("criterion");
+        .unwrap_or_else(|| {
+            std::env::var_os("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("target"))
+                .join("criterion")
+        });
     let report = base
         .join(format!("fetch-{}", r.size))
         .join(r.engine.name())
@@ -326,7 +332,7 @@ pub fn page(
     let m = &run.machine;
     let _ = write!(
         p,
-        "</table>\n<h3>Machine and run</h3><table>\n<tr><th class=l>CPU</th><td class=l>{} ({} logical CPUs)</td></tr>\n<tr><th class=l>RAM</th><td class=l>{}</td></tr>\n<tr><th class=l>kernel</th><td class=l>{}</td></tr>\n<tr><th class=l>data filesystem</th><td class=l>{} on {}</td></tr>\n<tr><th class=l>measuring process cap</th><td class=l>memory {}, CPU {} ({})</td></tr>\n<tr><th class=l>seed</th><td class=l>{}</td></tr>\n<tr><th class=l>timings</th><td class=l>warm-up {:?}, measurement {:?} per engine and size</td></tr>\n<tr><th class=l>reproduce</th><td class=l><code>{}</code></td></tr>\n</table>\n",
+        "</table>\n<h3>Machine and run</h3><table>\n<tr><th class=l>CPU</th><td class=l>{} ({} logical CPUs)</td></tr>\n<tr><th class=l>RAM</th><td class=l>{}</td></tr>\n<tr><th class=l>kernel</th><td class=l>{}</td></tr>\n<tr><th class=l>data filesystem</th><td class=l>{} on {}</td></tr>\n<tr><th class=l>measuring process cap</th><td class=l>memory {}, CPU {} ({})</td></tr>\n<tr><th class=l>runner image</th><td class=l>{}</td></tr>\n<tr><th class=l>seed</th><td class=l>{}</td></tr>\n<tr><th class=l>timings</th><td class=l>warm-up {:?}, measurement {:?} per engine and size</td></tr>\n<tr><th class=l>reproduce</th><td class=l><code>{}</code></td></tr>\n</table>\n",
         esc(&m.cpu_model),
         m.logical_cpus,
         format_bytes(m.ram_bytes),
@@ -336,6 +342,10 @@ pub fn page(
         run.cap.memory_label(),
         run.cap.cpu_label(),
         esc(&run.cap.cgroup),
+        esc(run
+            .runner_image
+            .as_deref()
+            .unwrap_or("none (ran on the host)")),
         run.config.seed,
         run.config.warmup,
         run.config.measure,

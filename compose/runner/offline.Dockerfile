@@ -1,0 +1,8 @@
+# Stand-in for compose/runner/Dockerfile where no image can be pulled: the same two
+# binaries, built on the host by scripts/offline-images.sh, on the debootstrap base.
+# Build context: a directory holding blobrace, blobrace-bench and run.sh.
+ARG BASE=blobrace/debian-base:bookworm
+FROM ${BASE}
+COPY blobrace blobrace-bench /usr/local/bin/
+COPY run.sh /usr/local/bin/blobrace-run
+ENTRYPOINT ["blobrace-run"]

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The whole matrix, reproducibly, in one command: the servers and the runner under
+# identical caps (1 GiB, 2 CPUs by default), results + criterion + report in charts/.
+#
+#   scripts/compose-run.sh                          # full profile: 6 sizes x 3 GiB
+#   BLOBRACE_PROFILE=quick scripts/compose-run.sh   # the same path in a few minutes
+#   BLOBRACE_DROP_AFTER=true scripts/compose-run.sh # one size class on disk at a time
+#
+# Knobs are the BLOBRACE_* variables (README), from the environment or compose/.env.
+# Exits non-zero if any part fails. Without a registry the runner image is built from
+# binaries compiled here (scripts/offline-images.sh runner).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export BLOBRACE_COMPOSE_PROJECT=${BLOBRACE_COMPOSE_PROJECT:-blobrace}
+env_file=${BLOBRACE_COMPOSE_ENV:-compose/.env}
+compose() {
+  if docker compose version >/dev/null 2>&1; then
+    docker compose -p "$BLOBRACE_COMPOSE_PROJECT" -f compose/compose.yaml --env-file "$env_file" --profile run "$@"
+  else
+    docker-compose -p "$BLOBRACE_COMPOSE_PROJECT" -f compose/compose.yaml --env-file "$env_file" --profile run "$@"
+  fi
+}
+
+bash scripts/servers.sh up
+
+setting() { grep -E "^$1=" "$env_file" | tail -1 | cut -d= -f2- || true; }
+export BLOBRACE_RUNNER_IMAGE=${BLOBRACE_RUNNER_IMAGE:-$(setting BLOBRACE_RUNNER_IMAGE)}
+if [ -z "$BLOBRACE_RUNNER_IMAGE" ]; then
+  if docker pull -q rust:1.95-bookworm >/dev/null 2>&1 && docker pull -q debian:bookworm-slim >/dev/null 2>&1; then
+    export BLOBRACE_RUNNER_IMAGE=blobrace/runner:latest
+    compose build runner
+  else
+    echo "compose-run: cannot pull rust:1.95-bookworm / debian:bookworm-slim: building the runner from binaries compiled here"
+    bash scripts/offline-images.sh runner
+    export BLOBRACE_RUNNER_IMAGE=blobrace/runner-offline:latest
+  fi
+fi
+
+mkdir -p "${BLOBRACE_CHARTS_DIR:-charts}"
+# `run` starts nothing new (the servers are up), attaches only the runner, and
+# returns its exit code.
+compose run --rm runner
+echo "compose-run: report in ${BLOBRACE_CHARTS_DIR:-charts}/latest.html"

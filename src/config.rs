@@ -252,6 +252,22 @@ impl RunArgs {
                         why: "below 16MiB the process itself does not fit".into(),
                     });
                 }
+                // Loading or fetching one blob holds a few copies of it (our buffer, the
+                // driver's argument or result buffer, SQLite's bind copy): measured peak
+                // ~4.4x a 32MiB blob. Below this the kernel kills the run mid-way.
+                let largest = sizes.iter().map(|s| s.bytes()).max().unwrap_or(0);
+                let needed = (16 << 20) + 5 * largest;
+                if bytes < needed {
+                    return Err(InputError::Value {
+                        what: "cap",
+                        input: text.into(),
+                        why: format!(
+                            "{} blobs need a cap of at least {} (16MiB + 5 copies of a blob): raise --cap or drop the largest size",
+                            crate::size::format_bytes(largest),
+                            crate::size::format_bytes(needed)
+                        ),
+                    });
+                }
                 Some(bytes)
             }
             None if quick => Some(96 << 20),

@@ -178,3 +178,21 @@ fn a_dataset_of_another_seed_is_refused_and_left_alone() {
         }
     }
 }
+
+#[test]
+fn a_cap_too_small_for_the_largest_blob_is_refused_before_loading() {
+    // Otherwise the kernel kills the run mid-load with a bare "Killed".
+    let (root, err) = rejects(
+        &[
+            "--sizes",
+            "1KiB,32MiB",
+            "--dataset-bytes",
+            "64MiB",
+            "--cap",
+            "64MiB",
+        ],
+        "32MiB blobs need a cap of at least 176MiB",
+    );
+    assert!(err.contains("raise --cap"), "{err}");
+    drop(root);
+}

@@ -7,7 +7,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{
-    Chart, FONT, LABEL_SIZE, TITLE_SIZE, UNKNOWN, bytes_label, draw_empty, engine_color, plot_err,
+    Chart, FONT, LABEL_SIZE, TITLE_SIZE, UNKNOWN, bytes_label, draw_empty, engine_color, legend,
+    plot_err, series_line,
 };
 use crate::engine::EngineKind;
 use crate::report::data::{engines, log_range, series, size_axis};
@@ -77,27 +78,17 @@ impl Chart for Amplification {
             .label("blob size")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], UNKNOWN.stroke_width(1)));
         for s in &data {
-            let color = engine_color(s.engine);
-            let points: Vec<(f64, f64)> = s.points.iter().map(|&(x, y)| (x as f64, y)).collect();
-            chart
-                .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
-                .map_err(plot_err)?
-                .label(s.engine.name())
-                .legend(move |(x, y)| {
-                    PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2))
-                });
-            chart
-                .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
-                .map_err(plot_err)?;
+            let points = s.points.iter().map(|&(x, y)| (x as f64, y)).collect();
+            series_line(
+                &mut chart,
+                points,
+                engine_color(s.engine),
+                s.engine.name(),
+                false,
+                true,
+            )?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((FONT, LABEL_SIZE - 2))
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK.mix(0.3))
-            .draw()
-            .map_err(plot_err)?;
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         if !missing.is_empty() {
             let (_, h) = area.dim_in_pixel();
             area.draw(&Text::new(

@@ -5,7 +5,10 @@ use anyhow::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{Chart, FONT, LABEL_SIZE, TITLE_SIZE, draw_empty, engine_color, ns_label, plot_err};
+use super::{
+    Chart, FONT, LABEL_SIZE, TITLE_SIZE, draw_empty, engine_color, legend, ns_label, plot_err,
+    series_line,
+};
 use crate::engine::EngineKind;
 use crate::report::data::{cdf, engines, log_range, result};
 use crate::results::RunResults;
@@ -66,26 +69,17 @@ impl Chart for Cdf {
             .draw()
             .map_err(plot_err)?;
         for (engine, points) in curves {
-            let color = engine_color(engine);
-            let style = color.stroke_width(2);
-            let drawn = if engine == EngineKind::Floor {
-                chart.draw_series(DashedLineSeries::new(points, 8, 5, style))
-            } else {
-                chart.draw_series(LineSeries::new(points, style))
-            };
-            drawn
-                .map_err(plot_err)?
-                .label(engine.name())
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], style));
+            let floor = engine == EngineKind::Floor;
+            series_line(
+                &mut chart,
+                points,
+                engine_color(engine),
+                engine.name(),
+                floor,
+                false,
+            )?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .label_font((FONT, LABEL_SIZE - 2))
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK.mix(0.3))
-            .draw()
-            .map_err(plot_err)?;
+        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         Ok(())
     }
 }

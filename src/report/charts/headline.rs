@@ -6,8 +6,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{
-    Chart, FONT, LABEL_SIZE, TARGET, TITLE_SIZE, bytes_label, draw_empty, engine_color, ns_label,
-    plot_err,
+    Chart, FONT, LABEL_SIZE, TARGET, TITLE_SIZE, bytes_label, draw_empty, engine_color, legend,
+    ns_label, plot_err, series_line,
 };
 use crate::engine::EngineKind;
 use crate::report::data::{log_range, series, size_axis, sizes};
@@ -84,43 +84,18 @@ impl Chart for Headline {
                 .label("target p99")
                 .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], TARGET.stroke_width(2)));
             for s in data.iter() {
-                let color = engine_color(s.engine);
-                let points: Vec<(f64, f64)> =
-                    s.points.iter().map(|&(x, y)| (x as f64, y)).collect();
-                if s.engine == EngineKind::Floor {
-                    chart
-                        .draw_series(DashedLineSeries::new(
-                            points.clone(),
-                            8,
-                            5,
-                            color.stroke_width(2),
-                        ))
-                        .map_err(plot_err)?
-                        .label(s.engine.name())
-                        .legend(move |(x, y)| {
-                            PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2))
-                        });
-                } else {
-                    chart
-                        .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
-                        .map_err(plot_err)?
-                        .label(s.engine.name())
-                        .legend(move |(x, y)| {
-                            PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2))
-                        });
-                }
-                chart
-                    .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
-                    .map_err(plot_err)?;
+                let points = s.points.iter().map(|&(x, y)| (x as f64, y)).collect();
+                let floor = s.engine == EngineKind::Floor;
+                series_line(
+                    &mut chart,
+                    points,
+                    engine_color(s.engine),
+                    s.engine.name(),
+                    floor,
+                    true,
+                )?;
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
-                .label_font((FONT, LABEL_SIZE - 2))
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK.mix(0.3))
-                .draw()
-                .map_err(plot_err)?;
+            legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         }
         Ok(())
     }

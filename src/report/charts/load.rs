@@ -5,7 +5,9 @@ use anyhow::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{Chart, FONT, LABEL_SIZE, TITLE_SIZE, bytes_label, draw_empty, plot_err};
+use super::{
+    Chart, FONT, LABEL_SIZE, TITLE_SIZE, bytes_label, draw_empty, legend, plot_err, series_line,
+};
 use crate::engine::EngineKind;
 use crate::report::data::{log_range, size_axis};
 use crate::results::RunResults;
@@ -86,26 +88,16 @@ impl Chart for LoadThroughput {
             .draw()
             .map_err(plot_err)?;
         for (store, points) in lines {
-            let color = colour_of(store);
-            chart
-                .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
-                .map_err(plot_err)?
-                .label(store.name())
-                .legend(move |(x, y)| {
-                    PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2))
-                });
-            chart
-                .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
-                .map_err(plot_err)?;
+            series_line(
+                &mut chart,
+                points,
+                colour_of(store),
+                store.name(),
+                false,
+                true,
+            )?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((FONT, LABEL_SIZE - 2))
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK.mix(0.3))
-            .draw()
-            .map_err(plot_err)?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     }
 }

@@ -179,6 +179,59 @@ pub fn draw_empty<DB: DrawingBackend>(
     Ok(())
 }
 
+/// One engine's (or store's) line with its legend entry, dashed for the floor,
+/// with a dot on every measured point when `markers`.
+pub fn series_line<'a, DB, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    points: Vec<(f64, f64)>,
+    color: RGBColor,
+    label: &str,
+    dashed: bool,
+    markers: bool,
+) -> Result<()>
+where
+    DB: DrawingBackend + 'a,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let style = color.stroke_width(2);
+    let drawn = if dashed {
+        chart.draw_series(DashedLineSeries::new(points.clone(), 8, 5, style))
+    } else {
+        chart.draw_series(LineSeries::new(points.clone(), style))
+    };
+    drawn
+        .map_err(plot_err)?
+        .label(label)
+        .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], style));
+    if markers {
+        chart
+            .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+            .map_err(plot_err)?;
+    }
+    Ok(())
+}
+
+/// The legend box, same look on every chart.
+pub fn legend<'a, DB, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    position: SeriesLabelPosition,
+) -> Result<()>
+where
+    DB: DrawingBackend + 'a,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .label_font((FONT, LABEL_SIZE - 2))
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK.mix(0.3))
+        .draw()
+        .map_err(plot_err)
+}
+
 /// `1µs`, `64KiB`: axis labels.
 pub fn ns_label(ns: &f64) -> String {
     crate::stats::format_ns(*ns)

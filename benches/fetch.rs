@@ -106,6 +106,7 @@ fn bench(config: blobrace::config::RunConfig, record: bool) -> anyhow::Result<()
                 rt.block_on(run.record(engine, spec, &prepared, samples))?;
             }
             rt.block_on(prepared.fetch_loop.close())?;
+            rt.block_on(run.release(engine, spec))?;
         }
         group.finish();
         rt.block_on(run.after_size(spec))?;

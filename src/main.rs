@@ -244,6 +244,7 @@ fn measure(config: RunConfig) -> Result<()> {
                     .await?;
                 run.record(engine, spec, &prepared, None).await?;
                 prepared.fetch_loop.close().await?;
+                run.release(engine, spec).await?;
             }
             run.after_size(spec).await?;
         }

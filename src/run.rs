@@ -245,6 +245,25 @@ impl Run {
         })
     }
 
+    /// After an engine is measured: where the cap's page cache cannot be emptied
+    /// between engines (an inherited cgroup, e.g. the compose runner), drop this
+    /// engine's dataset from the page cache now, so its pages do not sit in the
+    /// cap and shrink the cache the next engine gets. Servers cache in their own
+    /// containers, which are restarted and evicted before each server engine.
+    pub async fn release(&self, engine: EngineKind, spec: DatasetSpec) -> Result<()> {
+        if engine.store().is_server() || self.results.cap.origin == cap::CapOrigin::Created {
+            return Ok(());
+        }
+        let mut store = engine.store().open(&self.config().locations(), spec);
+        store.evict().await.with_context(|| {
+            format!(
+                "cannot drop {} from the page cache",
+                store.location().display()
+            )
+        })?;
+        Ok(())
+    }
+
     /// The cap an engine runs under: this process's, or its server container's.
     async fn cap_of(&self, engine: EngineKind) -> Option<CapReport> {
         let Some(server) = engine.store().server() else {

@@ -126,7 +126,8 @@ pub fn new_run_id() -> String {
     )
 }
 
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+/// Write to `<path>.tmp`, then rename: readers never see half a file.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path)

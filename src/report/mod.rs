@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::results::RunResults;
+use crate::results::{RunResults, write_atomic};
 use charts::AnyChart;
 use compare::Comparison;
 
@@ -164,10 +164,4 @@ fn write_entry_points(results_dir: &Path) -> Result<()> {
     }
     list.push_str("</ul>\n");
     write_atomic(&results_dir.join("index.html"), list.as_bytes())
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }

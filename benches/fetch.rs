@@ -92,6 +92,7 @@ fn bench(config: blobrace::config::RunConfig, record: bool) -> anyhow::Result<()
                         Ok(timed) => timed,
                         Err(e) => {
                             // criterion cannot carry an error out: stop the whole run with it.
+                            let e = rt.block_on(prepared.explain(e));
                             eprintln!("Error: {e:#}");
                             std::process::exit(1);
                         }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole matrix, reproducibly, in one command: the servers and the runner under
-# identical caps (1 GiB, 2 CPUs by default), results + criterion + report in charts/.
+# identical caps (1 GiB, 2 CPUs by default; 256 MiB for the quick profile), results + criterion + report in charts/.
 #
 #   scripts/compose-run.sh                          # full profile: 6 sizes x 3 GiB
 #   BLOBRACE_PROFILE=quick scripts/compose-run.sh   # the same path in a few minutes
@@ -22,6 +22,9 @@ compose() {
   fi
 }
 
+# The profile's caps for servers and runner alike (unless set): quick is 256 MiB, so its
+# 768 MiB per size class is disk-bound like the full matrix.
+source scripts/profile-env.sh
 bash scripts/servers.sh up
 
 setting() { grep -E "^$1=" "$env_file" | tail -1 | cut -d= -f2- || true; }

@@ -46,6 +46,10 @@ if [ ! -f "$env_file" ]; then
   echo "servers: wrote $env_file (random passwords)"
 fi
 
+# Caps and server memory settings of BLOBRACE_PROFILE, where nothing else sets them.
+source scripts/profile-env.sh
+echo "servers: caps ${BLOBRACE_CAP:-from $env_file} / ${BLOBRACE_CPUS:-from $env_file} CPUs (profile ${BLOBRACE_PROFILE:-full})"
+
 setting() { grep -E "^$1=" "$env_file" | tail -1 | cut -d= -f2- || true; }
 pg_image=$(setting BLOBRACE_POSTGRES_IMAGE); pg_image=${pg_image:-postgres:17}
 maria_image=$(setting BLOBRACE_MARIADB_IMAGE); maria_image=${maria_image:-mariadb:11.4}

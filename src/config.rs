@@ -22,7 +22,7 @@ pub const DEFAULT_SEED: u64 = 0x626c_6f62_7261_6365;
 pub enum Profile {
     /// 1KiB..32MiB, 3GiB per size class under a 1GiB / 2 CPU cap: the real question.
     Full,
-    /// 1KiB, 64KiB, 512KiB, 4MiB; 288MiB per size class under a 96MiB cap; short timings.
+    /// 1KiB, 64KiB, 512KiB, 4MiB; 768MiB per size class under a 256MiB cap; short timings.
     Quick,
 }
 
@@ -41,11 +41,11 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_SIZES")]
     pub sizes: Option<String>,
 
-    /// Bytes of blobs per size class (whole blobs: rows = this / size). Default 3GiB (quick: 288MiB).
+    /// Bytes of blobs per size class (whole blobs: rows = this / size). Default 3GiB (quick: 768MiB).
     #[arg(long, env = "BLOBRACE_DATASET_BYTES")]
     pub dataset_bytes: Option<String>,
 
-    /// Memory cap of the measuring process, or "none". Default 1GiB (quick: 96MiB).
+    /// Memory cap of the measuring process, or "none". Default 1GiB (quick: 256MiB).
     #[arg(long, env = "BLOBRACE_CAP")]
     pub cap: Option<String>,
 
@@ -235,7 +235,7 @@ impl RunArgs {
         };
         let dataset_bytes = match &self.dataset_bytes {
             Some(text) => parse_bytes(text)?,
-            None if quick => 288 << 20,
+            None if quick => 768 << 20,
             None => 3 << 30,
         };
         for size in &sizes {
@@ -270,7 +270,7 @@ impl RunArgs {
                 }
                 Some(bytes)
             }
-            None if quick => Some(96 << 20),
+            None if quick => Some(256 << 20),
             None => Some(1 << 30),
         };
         let cpus = match self.cpus.as_deref().map(str::trim) {
@@ -371,8 +371,8 @@ mod tests {
     fn profiles_set_defaults_and_flags_override() {
         let quick = resolve(&["--profile", "quick"]).unwrap();
         assert_eq!(quick.sizes.len(), 4);
-        assert_eq!(quick.dataset_bytes, 288 << 20);
-        assert_eq!(quick.cap.memory_bytes, Some(96 << 20));
+        assert_eq!(quick.dataset_bytes, 768 << 20);
+        assert_eq!(quick.cap.memory_bytes, Some(256 << 20));
         let full = resolve(&["--sizes", "64KiB", "--cap", "none", "--cpus", "none"]).unwrap();
         assert_eq!(full.sizes, vec![SizeClass::new(65536).unwrap()]);
         assert_eq!(full.dataset_bytes, 3 << 30);

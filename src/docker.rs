@@ -55,6 +55,32 @@ pub async fn find_service(
     }))
 }
 
+/// `error`, with the reason when the compose service's container went down under it
+/// (running, stopped or OOM-killed: whichever container the service has).
+pub async fn explain_service_failure(service: &str, error: anyhow::Error) -> anyhow::Error {
+    let Ok(docker) = connect().await else {
+        return error;
+    };
+    let mut labels = vec![format!("com.docker.compose.service={service}")];
+    if let Some(project) = compose_project() {
+        labels.push(format!("com.docker.compose.project={project}"));
+    }
+    let filters = HashMap::from([("label", labels)]);
+    let options = ListContainersOptionsBuilder::default()
+        .all(true)
+        .filters(&filters)
+        .build();
+    let Ok(found) = docker.list_containers(Some(options)).await else {
+        return error;
+    };
+    for id in found.into_iter().filter_map(|c| c.id) {
+        if let Some(why) = why_down(&docker, &id).await {
+            return error.context(why);
+        }
+    }
+    error
+}
+
 /// The cap Docker enforces on a compose service's container; None when it does not run.
 pub async fn service_cap(service: &str, requested: CapRequest) -> Result<Option<CapReport>> {
     let docker = connect().await?;
@@ -203,4 +229,33 @@ pub async fn own_container_image() -> Option<String> {
         info.config.and_then(|c| c.image).unwrap_or_default(),
         info.image.unwrap_or_default()
     ))
+}
+
+/// Why a container stopped serving, if it did: OOM-killed by its memory cap, or not
+/// running. None while it runs. A fetch error alone ("unexpected EOF") hides this.
+pub async fn why_down(docker: &Docker, id: &str) -> Option<String> {
+    let info = docker
+        .inspect_container(id, None::<InspectContainerOptions>)
+        .await
+        .ok()?;
+    let name = info.name.unwrap_or_default();
+    let name = name.trim_start_matches('/');
+    let cap = info
+        .host_config
+        .and_then(|h| h.memory)
+        .filter(|&m| m > 0)
+        .map(|m| crate::size::format_bytes(m as u64));
+    let state = info.state.unwrap_or_default();
+    if state.oom_killed == Some(true) {
+        return Some(format!(
+            "container {name} was OOM-killed by its memory cap ({}): the server needs more than the cap holds; raise BLOBRACE_CAP, or shrink the server's own cache (BLOBRACE_MARIADB_BUFFER_POOL, BLOBRACE_PG_SHARED_BUFFERS)",
+            cap.as_deref().unwrap_or("none")
+        ));
+    }
+    (state.running != Some(true)).then(|| {
+        format!(
+            "container {name} is not running (exit code {}): see `docker logs {name}`",
+            state.exit_code.unwrap_or_default()
+        )
+    })
 }

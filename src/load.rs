@@ -240,7 +240,16 @@ pub async fn ensure_loaded(
 ) -> Result<Vec<LoadReport>> {
     let mut reports = Vec::new();
     for (mut store, state) in plan(at, stores, datasets, false).await? {
-        let report = load(&mut store, state).await?;
+        let report = match load(&mut store, state).await {
+            Ok(report) => report,
+            // A server killed by its cap shows up here only as a dropped connection.
+            Err(e) => match store.kind().server() {
+                Some(server) => {
+                    return Err(crate::docker::explain_service_failure(server.name(), e).await);
+                }
+                None => return Err(e),
+            },
+        };
         match report.outcome.as_str() {
             "already-loaded" => eprintln!("dataset {}: already loaded", report.location),
             _ => eprintln!(

@@ -238,10 +238,13 @@ fn measure(config: RunConfig) -> Result<()> {
             run.before_size(spec).await?;
             for &engine in &config.engines {
                 let mut prepared = run.prepare(engine, spec).await?;
-                prepared
+                let measured = prepared
                     .fetch_loop
                     .run_for(config.warmup, config.measure)
-                    .await?;
+                    .await;
+                if let Err(e) = measured {
+                    return Err(prepared.explain(e).await);
+                }
                 run.record(engine, spec, &prepared, None).await?;
                 prepared.fetch_loop.close().await?;
                 run.release(engine, spec).await?;

@@ -32,6 +32,23 @@ pub struct Prepared {
     container: Option<ContainerWatch>,
 }
 
+impl Prepared {
+    /// A failed fetch, with the reason when the server's container went down under it
+    /// (a client only sees "unexpected EOF" when its server is OOM-killed).
+    pub async fn explain(&self, error: anyhow::Error) -> anyhow::Error {
+        let Some(watch) = &self.container else {
+            return error;
+        };
+        let Ok(docker) = crate::docker::connect().await else {
+            return error;
+        };
+        match crate::docker::why_down(&docker, &watch.id).await {
+            Some(why) => error.context(why),
+            None => error,
+        }
+    }
+}
+
 pub struct Run {
     pub results: RunResults,
     _cap_guard: CapGuard,

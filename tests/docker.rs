@@ -63,29 +63,37 @@ fn compose_servers_report_the_cap_docker_enforces() {
     }
 }
 
-#[test]
-fn a_server_container_without_a_memory_cap_is_reported_loudly() {
-    if !available("the uncapped-container check") {
-        return;
-    }
-    // Any image with `sleep` will do: the offline base, or the server images.
+/// An image with `sh` and `sleep`: the offline base, or the server images. None (after
+/// printing why) when none is here; panics if Docker is required.
+fn base_image() -> Option<&'static str> {
     let candidates = [
         "blobrace/debian-base:bookworm",
         "blobrace/postgres-offline:15",
         "postgres:17",
         "mariadb:11.4",
     ];
-    let Some(image) = candidates.into_iter().find(|image| {
+    let found = candidates.into_iter().find(|image| {
         Command::new("docker")
             .args(["image", "inspect", image])
             .output()
             .is_ok_and(|o| o.status.success())
-    }) else {
+    });
+    if found.is_none() {
         assert!(
             !docker_required(),
             "BLOBRACE_REQUIRE_DOCKER=1 but none of {candidates:?} is present: pull them or run scripts/offline-images.sh"
         );
         eprintln!("skipped: none of {candidates:?} is present");
+    }
+    found
+}
+
+#[test]
+fn a_server_container_without_a_memory_cap_is_reported_loudly() {
+    if !available("the uncapped-container check") {
+        return;
+    }
+    let Some(image) = base_image() else {
         return;
     };
     let project = format!("blobrace-uncapped-{}", std::process::id());
@@ -116,4 +124,49 @@ fn a_server_container_without_a_memory_cap_is_reported_loudly() {
         "{}",
         servers["mariadb"]
     );
+}
+
+#[test]
+fn a_server_killed_by_its_cap_is_named_as_the_cause() {
+    if !available("the OOM-kill diagnosis") {
+        return;
+    }
+    let Some(image) = base_image() else {
+        return;
+    };
+    // `tail` of an endless line holds all of it: the kernel kills it at the 16MiB cap.
+    let hog = Command::new("docker")
+        .args(["run", "-d", "-m", "16m", "--memory-swap", "16m"])
+        .args(["--entrypoint", "sh", image, "-c", "tail /dev/zero"])
+        .output()
+        .unwrap();
+    assert!(hog.status.success(), "{}", stderr(&hog));
+    let hog = stdout(&hog).trim().to_string();
+    let sleeper = Command::new("docker")
+        .args(["run", "-d", "-m", "64m", "--entrypoint", "sleep", image, "60"])
+        .output()
+        .unwrap();
+    assert!(sleeper.status.success(), "{}", stderr(&sleeper));
+    let sleeper = stdout(&sleeper).trim().to_string();
+    let _ = Command::new("docker")
+        .args(["wait", &hog])
+        .output()
+        .unwrap();
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (killed, running) = rt.block_on(async {
+        let docker = blobrace::docker::connect().await.unwrap();
+        (
+            blobrace::docker::why_down(&docker, &hog).await,
+            blobrace::docker::why_down(&docker, &sleeper).await,
+        )
+    });
+    let _ = Command::new("docker")
+        .args(["rm", "-f", &hog, &sleeper])
+        .output();
+    let killed = killed.expect("a killed container is down");
+    assert!(killed.contains("OOM-killed"), "{killed}");
+    assert!(killed.contains("16MiB"), "{killed}");
+    assert!(killed.contains("BLOBRACE_CAP"), "{killed}");
+    assert_eq!(running, None, "a running container is not down");
 }

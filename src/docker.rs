@@ -96,6 +96,7 @@ pub async fn container_cap(docker: &Docker, id: &str, requested: CapRequest) -> 
         .inspect_container(id, None::<InspectContainerOptions>)
         .await
         .with_context(|| format!("cannot inspect container {id}"))?;
+    let image = image_identity(docker, &info).await;
     let host = info.host_config.unwrap_or_default();
     // 0 (or absent) means no limit in Docker's API.
     let memory = host.memory.filter(|&m| m > 0).map(|m| m as u64);
@@ -113,12 +114,6 @@ pub async fn container_cap(docker: &Docker, id: &str, requested: CapRequest) -> 
         .unwrap_or_default()
         .trim_start_matches('/')
         .to_string();
-    // The image id pins what ran, whatever the tag points at later.
-    let image = format!(
-        "{}, {}",
-        info.config.and_then(|c| c.image).unwrap_or_default(),
-        info.image.unwrap_or_default()
-    );
     Ok(CapReport {
         requested,
         memory_limit_bytes: memory,
@@ -224,11 +219,30 @@ pub async fn own_container_image() -> Option<String> {
         .inspect_container(hostname.trim(), None::<InspectContainerOptions>)
         .await
         .ok()?;
-    Some(format!(
-        "{}, {}",
-        info.config.and_then(|c| c.image).unwrap_or_default(),
-        info.image.unwrap_or_default()
-    ))
+    Some(image_identity(&docker, &info).await)
+}
+
+/// "tag, image id" and, for a pulled image, its registry digest ("repo@sha256:…"): the id
+/// pins what ran here whatever the tag points at later; the digest is what another
+/// machine pulls to get the same image. Images built locally have no digest.
+async fn image_identity(
+    docker: &Docker,
+    info: &bollard::models::ContainerInspectResponse,
+) -> String {
+    let tag = info
+        .config
+        .as_ref()
+        .and_then(|c| c.image.clone())
+        .unwrap_or_default();
+    let id = info.image.clone().unwrap_or_default();
+    let digests = match docker.inspect_image(&id).await {
+        Ok(image) => image.repo_digests.unwrap_or_default(),
+        Err(_) => Vec::new(),
+    };
+    match digests.first() {
+        Some(digest) => format!("{tag}, {id}, {digest}"),
+        None => format!("{tag}, {id}"),
+    }
 }
 
 /// Why a container stopped serving, if it did: OOM-killed by its memory cap, or not

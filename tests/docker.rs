@@ -76,16 +76,22 @@ fn compose_servers_report_the_cap_docker_enforces() {
             .args([
                 "inspect",
                 "--format",
-                "{{.HostConfig.Memory}} {{.HostConfig.NanoCpus}}",
+                "{{.HostConfig.Memory}} {{.HostConfig.NanoCpus}} {{.Image}}",
                 &id,
             ])
             .output()
             .unwrap();
-        let (memory, nano_cpus) = stdout(&inspect)
-            .trim()
-            .split_once(' ')
-            .map(|(m, c)| (m.parse::<u64>().unwrap(), c.parse::<u64>().unwrap()))
-            .unwrap();
+        let fields: Vec<String> = stdout(&inspect)
+            .split_whitespace()
+            .map(String::from)
+            .collect();
+        let [memory, nano_cpus, image_id] = &fields[..] else {
+            panic!("docker inspect {id}: {fields:?}");
+        };
+        let (memory, nano_cpus) = (
+            memory.parse::<u64>().unwrap(),
+            nano_cpus.parse::<u64>().unwrap(),
+        );
         assert!(memory > 0, "the compose file caps {service}");
         let cpus = nano_cpus as f64 / 1e9;
         let seen = servers(
@@ -96,6 +102,11 @@ fn compose_servers_report_the_cap_docker_enforces() {
         assert_eq!(s["memory_limit_bytes"], memory, "{service}: {s}");
         assert_eq!(s["cpu_limit"], cpus, "{service}: {s}");
         assert_eq!(s["notes"], serde_json::json!([]), "{service}: {s}");
+        // The image id pins what ran, whatever its tag points at later.
+        assert!(
+            s["cgroup"].as_str().unwrap().contains(image_id.as_str()),
+            "{service} names image {image_id}: {s}"
+        );
         // Asked for another cap, the difference is named.
         let other = servers(None, &["--cap", &(memory * 2).to_string()]);
         assert!(

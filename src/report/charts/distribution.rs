@@ -79,6 +79,8 @@ impl Chart for Distribution {
                 * 1.1;
             let mut chart = ChartBuilder::on(panel)
                 .margin_right(20)
+                // Room between panels, so one panel's top label clears the "0%" below it.
+                .margin_top(8)
                 .x_label_area_size(if last { 35 } else { 0 })
                 .y_label_area_size(110)
                 .build_cartesian_2d((lo..hi).log_scale(), 0f64..top)
@@ -86,13 +88,13 @@ impl Chart for Distribution {
             let mut mesh = chart.configure_mesh();
             mesh.y_desc(engine.name())
                 .y_labels(3)
+                .y_max_light_lines(1)
                 .y_label_formatter(&|v| format!("{:.0}%", v * 100.0))
                 .x_label_formatter(&ns_label)
                 .label_style((FONT, LABEL_SIZE - 2))
                 .axis_desc_style((FONT, LABEL_SIZE));
-            if !last {
-                mesh.x_labels(0);
-            }
+            // Every panel keeps the latency grid (its labels only show under the last one,
+            // the others have no label area) so bars can be read across panels.
             mesh.draw().map_err(plot_err)?;
             // Stacked per bin: hits at the bottom, then misses, then unknown.
             for (from, to, color) in [(0u8, 1u8, HIT), (1, 2, MISS), (2, 3, UNKNOWN)] {

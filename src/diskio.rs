@@ -46,7 +46,11 @@ impl DiskReadCounter {
             .collect::<Result<Vec<_>, _>>()?;
         Self::from_files(
             files,
-            format!("/proc/<pid>/io of {} processes of {what}", pids.len()),
+            format!(
+                "/proc/<pid>/io of {} process{} of {what}",
+                pids.len(),
+                if pids.len() == 1 { "" } else { "es" }
+            ),
         )
     }
 

@@ -210,7 +210,7 @@ fn servers_load_verify_and_measure_32mib_blobs_byte_equal() {
             assert!(r["measured"]["hit_ratio"].is_null(), "{name}");
         } else {
             assert!(
-                counter.contains("processes of container"),
+                counter.starts_with("/proc/<pid>/io of ") && counter.contains(" of container "),
                 "{name}: {counter}"
             );
             assert!(r["measured"]["disk_bytes_per_fetch"].is_number(), "{name}");

@@ -12,10 +12,12 @@ use crate::results::{EngineResult, RunResults};
 use crate::size::format_bytes;
 use crate::stats::format_ns;
 
+// `td.w` may break anywhere: image digests and container paths are long unbroken
+// words that would otherwise widen the environment table past the page.
 const CSS: &str = "body{font-family:DejaVu Sans,Verdana,sans-serif;margin:2em auto;max-width:1100px;color:#222}
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}
-th{background:#f3f3f3}td.l,th.l{text-align:left}.warn{background:#fff3cd;border:2px solid #d39e00;padding:.8em 1.2em;margin:1em 0}
+th{background:#f3f3f3}td.l,th.l{text-align:left}td.w{overflow-wrap:anywhere}.warn{background:#fff3cd;border:2px solid #d39e00;padding:.8em 1.2em;margin:1em 0}
 .warn li{margin:.3em 0}.bad{color:#b00020;font-weight:bold}.good{color:#1b7f3b;font-weight:bold}
 figure{margin:1.5em 0}figure img{width:100%;border:1px solid #ddd}figcaption{font-size:.9em;color:#555}
 code{background:#f3f3f3;padding:.1em .3em}.muted{color:#777}";
@@ -300,7 +302,7 @@ pub fn page(
                 .unwrap_or_else(|| "<span class=muted>none</span>".into());
             let _ = writeln!(
                 p,
-                "<tr><td class=l>{}</td><td class=l>{}</td><td class=l>{mem}</td><td class=l>{}</td><td class=l>{}</td><td class=l>{} ({:.1}x, {})</td><td class=l>{}</td><td class=l>{}</td><td class=l>{criterion}</td></tr>",
+                "<tr><td class=l>{}</td><td class=l>{}</td><td class=l>{mem}</td><td class=l>{}</td><td class=\"l w\">{}</td><td class=l>{} ({:.1}x, {})</td><td class=\"l w\">{}</td><td class=\"l w\">{}</td><td class=l>{criterion}</td></tr>",
                 engine.name(),
                 r.size,
                 esc(&cpu),

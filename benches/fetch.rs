@@ -10,11 +10,16 @@
 use std::time::Instant;
 
 use clap::Parser;
-use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
+use tokio::runtime::Runtime;
 
-use blobrace::config::RunArgs;
+use blobrace::config::{RunArgs, RunConfig, usage_error};
+use blobrace::dataset::DatasetSpec;
+use blobrace::driver::{Driven, Driver, SizeScope, measure_all};
+use blobrace::engine::EngineKind;
 use blobrace::measure::CriterionPhases;
-use blobrace::run::Run;
+use blobrace::run::{Prepared, Run};
 
 /// Only the environment: cargo's and criterion's own arguments are criterion's.
 #[derive(Parser)]
@@ -42,13 +47,14 @@ fn main() {
     }
     // Under --profile-time criterion runs the routine without measuring: nothing to record.
     let profiling = args.iter().any(|a| a == "--profile-time");
-    let config = match EnvOnly::try_parse_from(["fetch"])
-        .map_err(|e| e.to_string())
-        .and_then(|c| c.run.resolve().map_err(|e| e.to_string()))
-    {
+    let config = match EnvOnly::try_parse_from(["fetch"]) {
+        Ok(cli) => cli.run.resolve().map_err(|e| format!("Error: {e}")),
+        Err(e) => Err(usage_error(&e).unwrap_or_else(|| e.to_string())),
+    };
+    let config = match config {
         Ok(config) => config,
-        Err(e) => {
-            eprintln!("Error: {e}");
+        Err(line) => {
+            eprintln!("{line}");
             std::process::exit(2);
         }
     };
@@ -58,33 +64,49 @@ fn main() {
     }
 }
 
-fn bench(config: blobrace::config::RunConfig, record: bool) -> anyhow::Result<()> {
-    // Cap first: before the runtime's threads and before any data is touched.
-    let mut run = Run::start(config.clone(), "criterion");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(run.load())?;
-    // Loading dropped any server engine whose server is not reachable.
-    let config = run.config().clone();
+/// criterion drives the fetches: one benchmark group per size class,
+/// `BenchmarkId(engine, size)`, each iteration one fetch timed alone.
+struct CriterionDriver {
+    criterion: Criterion,
+    warm_up: std::time::Duration,
+    record: bool,
+}
 
-    // Our timings go last: criterion's own --warm-up-time etc. would desynchronise
-    // the warm-up/measurement split in `CriterionPhases`. Use BLOBRACE_* instead.
-    let mut criterion = Criterion::default()
-        .configure_from_args()
-        .warm_up_time(config.warmup)
-        .measurement_time(config.measure)
-        .sample_size(config.samples);
-    for spec in config.datasets() {
-        rt.block_on(run.before_size(spec))?;
-        let mut group = criterion.benchmark_group(format!("fetch-{}", spec.size));
+struct SizeGroup<'a> {
+    group: BenchmarkGroup<'a, WallTime>,
+    spec: DatasetSpec,
+    warm_up: std::time::Duration,
+    record: bool,
+}
+
+impl Driver for CriterionDriver {
+    type Size<'a> = SizeGroup<'a>;
+    fn size(&mut self, spec: DatasetSpec) -> SizeGroup<'_> {
+        let mut group = self
+            .criterion
+            .benchmark_group(format!("fetch-{}", spec.size));
         group
             .sampling_mode(SamplingMode::Flat)
             .throughput(Throughput::Bytes(spec.size.bytes()));
-        for &engine in &config.engines {
-            let mut prepared = rt.block_on(run.prepare(engine, spec))?;
-            let mut phases = CriterionPhases::new(config.warmup);
-            group.bench_function(BenchmarkId::new(engine.name(), spec.size), |b| {
+        SizeGroup {
+            group,
+            spec,
+            warm_up: self.warm_up,
+            record: self.record,
+        }
+    }
+}
+
+impl SizeScope for SizeGroup<'_> {
+    fn drive(
+        &mut self,
+        rt: &Runtime,
+        engine: EngineKind,
+        prepared: &mut Prepared,
+    ) -> anyhow::Result<Driven> {
+        let mut phases = CriterionPhases::new(self.warm_up);
+        self.group
+            .bench_function(BenchmarkId::new(engine.name(), self.spec.size), |b| {
                 b.iter_custom(|iters| {
                     let phase = phases.next();
                     let wall = Instant::now();
@@ -101,20 +123,43 @@ fn bench(config: blobrace::config::RunConfig, record: bool) -> anyhow::Result<()
                     timed
                 })
             });
-            // Nothing measured: filtered out by criterion's command-line filter.
-            if record && prepared.fetch_loop.measured.count() > 0 {
-                let samples = Some(phases.measured_calls());
-                rt.block_on(run.record(engine, spec, &prepared, samples))?;
+        // Nothing measured: filtered out by criterion's command-line filter.
+        Ok(if self.record && prepared.fetch_loop.measured.count() > 0 {
+            Driven::Measured {
+                criterion_samples: Some(phases.measured_calls()),
             }
-            rt.block_on(prepared.fetch_loop.close())?;
-            rt.block_on(run.release(engine, spec))?;
-        }
-        group.finish();
-        rt.block_on(run.after_size(spec))?;
+        } else {
+            Driven::Skipped
+        })
     }
+
+    fn finish(self) {
+        self.group.finish();
+    }
+}
+
+fn bench(config: RunConfig, record: bool) -> anyhow::Result<()> {
+    // Cap first: before the runtime's threads and before any data is touched.
+    let mut run = Run::start(config.clone(), "criterion");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(run.load())?;
+    // Our timings go last: criterion's own --warm-up-time etc. would desynchronise
+    // the warm-up/measurement split in `CriterionPhases`. Use BLOBRACE_* instead.
+    let mut driver = CriterionDriver {
+        criterion: Criterion::default()
+            .configure_from_args()
+            .warm_up_time(config.warmup)
+            .measurement_time(config.measure)
+            .sample_size(config.samples),
+        warm_up: config.warmup,
+        record,
+    };
+    measure_all(&mut run, &rt, &mut driver)?;
     if record {
         run.finish()?;
     }
-    criterion.final_summary();
+    driver.criterion.final_summary();
     Ok(())
 }

@@ -1,21 +1,34 @@
 //! Run settings: the same knobs for `blobrace` subcommands (flags) and for
 //! `cargo bench` (the `BLOBRACE_*` environment variables clap reads for each flag).
+//! The top of the library's layers: it builds `Locations` for stores and engines.
+//!
+//! Every value is parsed by clap (`value_parser`s below), so a bad value is one
+//! error naming the flag; `RunArgs::resolve` only fills in the profile's presets
+//! and checks what involves two flags at once.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
+use clap::{Arg, ArgMatches, Args, FromArgMatches, ValueEnum};
 use serde::{Deserialize, Serialize};
 
 use crate::cap::CapRequest;
 use crate::dataset::DatasetSpec;
 use crate::engine::{EngineKind, parse_engine_list};
 use crate::error::InputError;
-use crate::size::{SizeClass, parse_bytes, parse_size_list};
-use crate::store::PgStorage;
+use crate::locations::Locations;
+use crate::server::{PgStorage, Server, ServerOptions, compose_env};
+use crate::size::{SizeClass, format_bytes, parse_bytes, parse_size_list};
 
 /// "blobrace" in ASCII: the default seed.
 pub const DEFAULT_SEED: u64 = 0x626c_6f62_7261_6365;
+
+/// The verdict's default: a fetch whose p99 is over this is too slow.
+pub const DEFAULT_TARGET_P99: Duration = Duration::from_millis(50);
+
+/// Smallest memory cap the measuring process itself fits in.
+const MIN_CAP_BYTES: u64 = 16 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -26,173 +39,127 @@ pub enum Profile {
     Quick,
 }
 
-#[derive(Debug, Clone, Args)]
-pub struct RunArgs {
-    /// Preset for everything below; any flag given overrides it.
-    #[arg(long, env = "BLOBRACE_PROFILE", value_enum, default_value_t = Profile::Full)]
-    pub profile: Profile,
-
-    /// Engines, comma-separated, or "all": sqlite, sqlite-raw, fs, floor, postgres,
-    /// postgres-raw, mariadb, mariadb-raw. Default: all (servers that cannot be reached are skipped).
-    #[arg(long, env = "BLOBRACE_ENGINES")]
-    pub engines: Option<String>,
-
-    /// Size classes, comma-separated, e.g. "1KiB,64KiB,4MiB". KiB/k/K = 1024, kB/KB = 1000.
-    #[arg(long, env = "BLOBRACE_SIZES")]
-    pub sizes: Option<String>,
-
-    /// Bytes of blobs per size class (whole blobs: rows = this / size). Default 3GiB (quick: 768MiB).
-    #[arg(long, env = "BLOBRACE_DATASET_BYTES")]
-    pub dataset_bytes: Option<String>,
-
-    /// Memory cap of the measuring process, or "none". Default 1GiB (quick: 256MiB).
-    #[arg(long, env = "BLOBRACE_CAP")]
-    pub cap: Option<String>,
-
-    /// CPU cap in CPUs, or "none". Default 2.
-    #[arg(long, env = "BLOBRACE_CPUS")]
-    pub cpus: Option<String>,
-
-    /// Seed of blob contents and fetch ids.
-    #[arg(long, env = "BLOBRACE_SEED")]
-    pub seed: Option<u64>,
-
-    /// Where datasets are stored (reused across runs).
-    #[arg(long, env = "BLOBRACE_DATA_DIR", default_value = "data")]
-    pub data_dir: PathBuf,
-
-    /// Where run results go: <results-dir>/<run-id>/results.{json,csv}.
-    #[arg(long, env = "BLOBRACE_RESULTS_DIR", default_value = "charts")]
-    pub results_dir: PathBuf,
-
-    /// Warm-up per engine and size after the cache is emptied, e.g. "3s", "500ms". Default 3s (quick: 1s).
-    #[arg(long, env = "BLOBRACE_WARMUP")]
-    pub warmup: Option<String>,
-
-    /// Measurement per engine and size. Default 10s (quick: 2s).
-    #[arg(long, env = "BLOBRACE_MEASURE")]
-    pub measure: Option<String>,
-
-    /// PostgreSQL URL for the postgres engines. Default: built from compose/.env.
-    #[arg(long, env = "BLOBRACE_POSTGRES_URL", hide_env_values = true)]
-    pub postgres_url: Option<String>,
-
-    /// MariaDB URL (a user that may create databases) for the mariadb engines. Default: root, from compose/.env.
-    #[arg(long, env = "BLOBRACE_MARIADB_URL", hide_env_values = true)]
-    pub mariadb_url: Option<String>,
-
-    /// Load, measure and drop one size class at a time, so the disk holds one size
-    /// class per store instead of all of them (the full matrix needs ~60GB otherwise).
-    #[arg(long, env = "BLOBRACE_DROP_AFTER")]
-    pub drop_after: bool,
-
-    /// Latency target of the report's verdict: the largest size whose p99 is at or under it.
-    #[arg(long, env = "BLOBRACE_TARGET_P99", default_value = "50ms")]
-    pub target_p99: String,
-
-    /// How PostgreSQL stores the blob column: extended (its default: try to compress,
-    /// then TOAST) or external (TOAST without a compression attempt). Each is its own dataset.
-    #[arg(long, env = "BLOBRACE_PG_STORAGE", value_enum, default_value_t = PgStorage::Extended)]
-    pub pg_storage: PgStorage,
-
-    /// criterion samples per engine and size (at least 10).
-    #[arg(long, env = "BLOBRACE_SAMPLES", default_value_t = 10)]
-    pub samples: usize,
-}
-
-/// Validated settings of one run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunConfig {
-    pub profile: Profile,
-    pub engines: Vec<EngineKind>,
-    /// Engines named on the command line must run; defaults may be skipped (servers not up).
-    pub engines_explicit: bool,
-    pub sizes: Vec<SizeClass>,
+/// What a profile sets when no flag does. The help texts are written from it too.
+pub struct Preset {
+    pub sizes: &'static [u64],
     pub dataset_bytes: u64,
-    pub cap: CapRequest,
-    pub seed: u64,
-    pub data_dir: PathBuf,
-    pub results_dir: PathBuf,
+    pub cap_bytes: u64,
+    pub cpus: f64,
     pub warmup: Duration,
     pub measure: Duration,
-    pub samples: usize,
-    #[serde(default)]
-    pub pg_storage: PgStorage,
-    #[serde(default = "default_target_p99")]
-    pub target_p99: Duration,
-    #[serde(default)]
-    pub drop_after: bool,
-    /// Server URLs carry passwords: never written to results (see `Locations::describe`).
-    #[serde(skip)]
-    pub postgres_url: Option<String>,
-    #[serde(skip)]
-    pub mariadb_url: Option<String>,
 }
 
-fn default_target_p99() -> Duration {
-    Duration::from_millis(50)
-}
-
-/// Where datasets live: the data directory for embedded stores, servers by URL.
-#[derive(Debug, Clone, Default)]
-pub struct Locations {
-    pub data_dir: PathBuf,
-    pub postgres_url: Option<String>,
-    pub mariadb_url: Option<String>,
-    pub pg_storage: PgStorage,
-}
-
-impl Locations {
-    /// The configured URL of a server, if any.
-    pub fn server_url(&self, server: crate::store::Server) -> Option<&str> {
-        match server {
-            crate::store::Server::Postgres => self.postgres_url.as_deref(),
-            crate::store::Server::Mariadb => self.mariadb_url.as_deref(),
+impl Profile {
+    pub const fn preset(self) -> Preset {
+        match self {
+            Profile::Full => Preset {
+                sizes: &[1 << 10, 8 << 10, 64 << 10, 512 << 10, 4 << 20, 32 << 20],
+                dataset_bytes: 3 << 30,
+                cap_bytes: 1 << 30,
+                cpus: 2.0,
+                warmup: Duration::from_secs(3),
+                measure: Duration::from_secs(10),
+            },
+            // Still three times the cap: disk-bound, like the full profile.
+            Profile::Quick => Preset {
+                sizes: &[1 << 10, 64 << 10, 512 << 10, 4 << 20],
+                dataset_bytes: 768 << 20,
+                cap_bytes: 256 << 20,
+                cpus: 2.0,
+                warmup: Duration::from_secs(1),
+                measure: Duration::from_secs(2),
+            },
         }
     }
 }
 
-/// `scheme://user:secret@host/db` → `scheme://user@host/db`.
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
+/// `<what> Default <full> (quick: <quick>).`, from the presets.
+fn preset_help(what: &str, value: impl Fn(&Preset) -> String) -> String {
+    format!(
+        "{what} Default {} (quick: {}).",
+        value(&Profile::Full.preset()),
+        value(&Profile::Quick.preset())
+    )
+}
+
+fn duration_label(d: Duration) -> String {
+    crate::stats::format_ns(d.as_nanos() as f64)
+}
+
+/// `--sizes`: a list of size classes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SizeList(pub Vec<SizeClass>);
+
+/// `--engines`: a list of engines, or `all`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineList(pub Vec<EngineKind>);
+
+/// A limit that can be switched off with `none`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Limit<T> {
+    None,
+    Some(T),
+}
+
+impl<T> Limit<T> {
+    fn into_option(self) -> Option<T> {
+        match self {
+            Limit::None => None,
+            Limit::Some(v) => Some(v),
+        }
+    }
+}
+
+fn parse_sizes(text: &str) -> Result<SizeList, InputError> {
+    parse_size_list(text).map(SizeList)
+}
+
+fn parse_engines(text: &str) -> Result<EngineList, InputError> {
+    parse_engine_list(text).map(EngineList)
+}
+
+fn parse_memory_cap(text: &str) -> Result<Limit<u64>, InputError> {
+    if text.trim() == "none" {
+        return Ok(Limit::None);
+    }
+    let bytes = parse_bytes(text)?;
+    if bytes < MIN_CAP_BYTES {
+        return Err(InputError::Value {
+            what: "cap",
+            input: text.into(),
+            why: "below 16MiB the process itself does not fit".into(),
+        });
+    }
+    Ok(Limit::Some(bytes))
+}
+
+fn parse_cpus(text: &str) -> Result<Limit<f64>, InputError> {
+    if text.trim() == "none" {
+        return Ok(Limit::None);
+    }
+    let bad = |why: &str| InputError::Value {
+        what: "cpus",
+        input: text.into(),
+        why: why.into(),
     };
-    match rest.rsplit_once('@') {
-        Some((creds, host)) => {
-            let user = creds.split(':').next().unwrap_or("");
-            format!("{scheme}://{user}@{host}")
-        }
-        None => url.to_string(),
+    let cpus: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| bad("give a number of CPUs like 2 or 0.5, or none"))?;
+    if !(cpus >= 0.01 && cpus.is_finite()) {
+        return Err(bad("must be at least 0.01"));
     }
+    Ok(Limit::Some(cpus))
 }
 
-/// KEY=VALUE lines of compose/.env (or $BLOBRACE_COMPOSE_ENV), if the file exists.
-fn compose_env() -> std::collections::HashMap<String, String> {
-    let path = std::env::var("BLOBRACE_COMPOSE_ENV").unwrap_or_else(|_| "compose/.env".into());
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.trim_start().starts_with('#'))
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().trim_matches('"').to_string()))
-        .collect()
-}
-
-impl RunConfig {
-    pub fn locations(&self) -> Locations {
-        Locations {
-            data_dir: self.data_dir.clone(),
-            postgres_url: self.postgres_url.clone(),
-            mariadb_url: self.mariadb_url.clone(),
-            pg_storage: self.pg_storage,
-        }
-    }
-
-    pub fn datasets(&self) -> Vec<DatasetSpec> {
-        self.sizes
-            .iter()
-            .map(|&size| DatasetSpec::new(size, self.dataset_bytes, self.seed).expect("validated"))
-            .collect()
+fn parse_samples(text: &str) -> Result<usize, InputError> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if n >= 10 => Ok(n),
+        _ => Err(InputError::Value {
+            what: "samples",
+            input: text.into(),
+            why: "criterion needs at least 10".into(),
+        }),
     }
 }
 
@@ -221,133 +188,268 @@ pub fn parse_duration(text: &str) -> Result<Duration, InputError> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// `12%` or `12` → 0.12.
+pub fn parse_percent(text: &str) -> Result<f64, InputError> {
+    text.trim()
+        .trim_end_matches('%')
+        .parse::<f64>()
+        .ok()
+        .filter(|n| *n >= 0.0 && n.is_finite())
+        .map(|n| n / 100.0)
+        .ok_or_else(|| InputError::Value {
+            what: "noise",
+            input: text.into(),
+            why: "give a percentage like 10%".into(),
+        })
+}
+
+/// One `--<server>-url` flag (and `BLOBRACE_<SERVER>_URL`) per registered server.
+#[derive(Debug, Clone, Default)]
+pub struct ServerUrls(pub BTreeMap<Server, String>);
+
+impl Args for ServerUrls {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        Server::all().fold(cmd, |cmd, server| {
+            cmd.arg(
+                Arg::new(server.url_flag())
+                    .long(server.url_flag())
+                    .env(server.url_env())
+                    .hide_env_values(true)
+                    .value_name("URL")
+                    .help(server.url_help()),
+            )
+        })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl FromArgMatches for ServerUrls {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(Self(
+            Server::all()
+                .filter_map(|s| {
+                    let url = matches.get_one::<String>(s.url_flag())?;
+                    Some((s, url.clone()))
+                })
+                .collect(),
+        ))
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Preset for everything below; any flag given overrides it.
+    #[arg(long, env = "BLOBRACE_PROFILE", value_enum, default_value_t = Profile::Full)]
+    pub profile: Profile,
+
+    #[arg(long, env = "BLOBRACE_ENGINES", value_parser = parse_engines,
+          help = "Engines, comma-separated, or \"all\". Default: all (servers that cannot be reached are skipped).",
+          long_help = format!("Engines, comma-separated, or \"all\". Default: all (servers that cannot be reached are skipped).\n{}", EngineKind::help_lines()))]
+    pub engines: Option<EngineList>,
+
+    #[arg(long, env = "BLOBRACE_SIZES", value_parser = parse_sizes,
+          help = preset_help("Size classes, comma-separated, e.g. \"1KiB,64KiB,4MiB\". KiB/k/K = 1024, kB/KB = 1000.",
+              |p| p.sizes.iter().map(|&b| format_bytes(b)).collect::<Vec<_>>().join(",")))]
+    pub sizes: Option<SizeList>,
+
+    #[arg(long, env = "BLOBRACE_DATASET_BYTES", value_parser = parse_bytes,
+          help = preset_help("Bytes of blobs per size class (whole blobs: rows = this / size).", |p| format_bytes(p.dataset_bytes)))]
+    pub dataset_bytes: Option<u64>,
+
+    #[arg(long, env = "BLOBRACE_CAP", value_parser = parse_memory_cap,
+          help = preset_help("Memory cap of the measuring process, or \"none\".", |p| format_bytes(p.cap_bytes)))]
+    pub cap: Option<Limit<u64>>,
+
+    #[arg(long, env = "BLOBRACE_CPUS", value_parser = parse_cpus,
+          help = preset_help("CPU cap in CPUs, or \"none\".", |p| p.cpus.to_string()))]
+    pub cpus: Option<Limit<f64>>,
+
+    /// Seed of blob contents and fetch ids.
+    #[arg(long, env = "BLOBRACE_SEED")]
+    pub seed: Option<u64>,
+
+    /// Where datasets are stored (reused across runs).
+    #[arg(long, env = "BLOBRACE_DATA_DIR", default_value = "data")]
+    pub data_dir: PathBuf,
+
+    /// Where run results go: <results-dir>/<run-id>/results.{json,csv}.
+    #[arg(long, env = "BLOBRACE_RESULTS_DIR", default_value = "charts")]
+    pub results_dir: PathBuf,
+
+    #[arg(long, env = "BLOBRACE_WARMUP", value_parser = parse_duration,
+          help = preset_help("Warm-up per engine and size after the cache is emptied, e.g. \"3s\", \"500ms\".", |p| duration_label(p.warmup)))]
+    pub warmup: Option<Duration>,
+
+    #[arg(long, env = "BLOBRACE_MEASURE", value_parser = parse_duration,
+          help = preset_help("Measurement per engine and size.", |p| duration_label(p.measure)))]
+    pub measure: Option<Duration>,
+
+    #[command(flatten)]
+    pub server_urls: ServerUrls,
+
+    /// Load, measure and drop one size class at a time, so the disk holds one size
+    /// class per store instead of all of them (the full matrix needs ~60GB otherwise).
+    #[arg(long, env = "BLOBRACE_DROP_AFTER")]
+    pub drop_after: bool,
+
+    #[arg(long, env = "BLOBRACE_TARGET_P99", value_parser = parse_duration,
+          help = format!("Latency target of the report's verdict: the largest size whose p99 is at or under it. Default {}.", duration_label(DEFAULT_TARGET_P99)))]
+    pub target_p99: Option<Duration>,
+
+    /// How PostgreSQL stores the blob column: extended (its default: try to compress,
+    /// then TOAST) or external (TOAST without a compression attempt). Each is its own dataset.
+    #[arg(long, env = "BLOBRACE_PG_STORAGE", value_enum, default_value_t = PgStorage::Extended)]
+    pub pg_storage: PgStorage,
+
+    /// criterion samples per engine and size (at least 10).
+    #[arg(long, env = "BLOBRACE_SAMPLES", value_parser = parse_samples, default_value = "10")]
+    pub samples: usize,
+}
+
+/// Validated settings of one run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunConfig {
+    pub profile: Profile,
+    pub engines: Vec<EngineKind>,
+    /// Engines named on the command line must run; defaults may be skipped (servers not up).
+    pub engines_explicit: bool,
+    pub sizes: Vec<SizeClass>,
+    pub dataset_bytes: u64,
+    pub cap: CapRequest,
+    pub seed: u64,
+    pub data_dir: PathBuf,
+    pub results_dir: PathBuf,
+    pub warmup: Duration,
+    pub measure: Duration,
+    pub samples: usize,
+    #[serde(default)]
+    pub pg_storage: PgStorage,
+    #[serde(default = "default_target_p99")]
+    pub target_p99: Duration,
+    #[serde(default)]
+    pub drop_after: bool,
+    /// Server URLs carry passwords: never written to results.
+    #[serde(skip)]
+    pub server_urls: BTreeMap<Server, String>,
+}
+
+fn default_target_p99() -> Duration {
+    DEFAULT_TARGET_P99
+}
+
+impl RunConfig {
+    pub fn locations(&self) -> Locations {
+        Locations {
+            data_dir: self.data_dir.clone(),
+            server_urls: self.server_urls.clone(),
+            server_options: ServerOptions {
+                pg_storage: self.pg_storage,
+            },
+        }
+    }
+
+    pub fn datasets(&self) -> Vec<DatasetSpec> {
+        self.sizes
+            .iter()
+            .map(|&size| DatasetSpec::new(size, self.dataset_bytes, self.seed).expect("validated"))
+            .collect()
+    }
+}
+
 impl RunArgs {
+    /// Fill in the profile's presets and check what involves two flags at once.
     pub fn resolve(&self) -> Result<RunConfig, InputError> {
-        let quick = self.profile == Profile::Quick;
-        let engines = match &self.engines {
-            Some(list) => parse_engine_list(list)?,
-            None => EngineKind::ALL.to_vec(),
-        };
+        let preset = self.profile.preset();
         let sizes = match &self.sizes {
-            Some(list) => parse_size_list(list)?,
-            None if quick => parse_size_list("1KiB,64KiB,512KiB,4MiB")?,
-            None => SizeClass::defaults(),
+            Some(SizeList(list)) => list.clone(),
+            None => preset
+                .sizes
+                .iter()
+                .map(|&b| SizeClass::new(b))
+                .collect::<Result<_, _>>()?,
         };
-        let dataset_bytes = match &self.dataset_bytes {
-            Some(text) => parse_bytes(text)?,
-            None if quick => 768 << 20,
-            None => 3 << 30,
-        };
+        let dataset_bytes = self.dataset_bytes.unwrap_or(preset.dataset_bytes);
         for size in &sizes {
             size.rows_for(dataset_bytes)?;
         }
-        let memory_bytes = match self.cap.as_deref().map(str::trim) {
-            Some("none") => None,
-            Some(text) => {
-                let bytes = parse_bytes(text)?;
-                if bytes < 16 << 20 {
-                    return Err(InputError::Value {
-                        what: "cap",
-                        input: text.into(),
-                        why: "below 16MiB the process itself does not fit".into(),
-                    });
-                }
-                // Loading or fetching one blob holds a few copies of it (our buffer, the
-                // driver's argument or result buffer, SQLite's bind copy): measured peak
-                // ~4.4x a 32MiB blob. Below this the kernel kills the run mid-way.
-                let largest = sizes.iter().map(|s| s.bytes()).max().unwrap_or(0);
-                let needed = (16 << 20) + 5 * largest;
-                if bytes < needed {
-                    return Err(InputError::Value {
-                        what: "cap",
-                        input: text.into(),
-                        why: format!(
-                            "{} blobs need a cap of at least {} (16MiB + 5 copies of a blob): raise --cap or drop the largest size",
-                            crate::size::format_bytes(largest),
-                            crate::size::format_bytes(needed)
-                        ),
-                    });
-                }
-                Some(bytes)
-            }
-            None if quick => Some(256 << 20),
-            None => Some(1 << 30),
-        };
-        let cpus = match self.cpus.as_deref().map(str::trim) {
-            Some("none") => None,
-            Some(text) => {
-                let c: f64 = text.parse().map_err(|_| InputError::Value {
-                    what: "cpus",
-                    input: text.into(),
-                    why: "give a number of CPUs like 2 or 0.5, or none".into(),
-                })?;
-                if !(c >= 0.01 && c.is_finite()) {
-                    return Err(InputError::Value {
-                        what: "cpus",
-                        input: text.into(),
-                        why: "must be at least 0.01".into(),
-                    });
-                }
-                Some(c)
-            }
-            None => Some(2.0),
-        };
-        let warmup = match &self.warmup {
-            Some(t) => parse_duration(t)?,
-            None if quick => Duration::from_secs(1),
-            None => Duration::from_secs(3),
-        };
-        let measure = match &self.measure {
-            Some(t) => parse_duration(t)?,
-            None if quick => Duration::from_secs(2),
-            None => Duration::from_secs(10),
-        };
-        if self.samples < 10 {
-            return Err(InputError::Value {
-                what: "samples",
-                input: self.samples.to_string(),
-                why: "criterion needs at least 10".into(),
-            });
+        let memory_bytes = self
+            .cap
+            .unwrap_or(Limit::Some(preset.cap_bytes))
+            .into_option();
+        if let Some(bytes) = memory_bytes {
+            check_cap_fits_blobs(bytes, &sizes)?;
         }
-        let env = compose_env();
-        let port =
-            |key: &str, default: &str| env.get(key).cloned().unwrap_or_else(|| default.into());
-        let postgres_url = self.postgres_url.clone().or_else(|| {
-            env.get("POSTGRES_PASSWORD").map(|pw| {
-                format!(
-                    "postgres://blobrace:{pw}@127.0.0.1:{}/blobrace",
-                    port("BLOBRACE_POSTGRES_PORT", "15432")
-                )
-            })
-        });
-        let mariadb_url = self.mariadb_url.clone().or_else(|| {
-            env.get("MARIADB_ROOT_PASSWORD").map(|pw| {
-                format!(
-                    "mysql://root:{pw}@127.0.0.1:{}",
-                    port("BLOBRACE_MARIADB_PORT", "13306")
-                )
-            })
-        });
+        let cpus = self.cpus.unwrap_or(Limit::Some(preset.cpus)).into_option();
+        // Flags and variables first, then the compose env file.
+        let compose = compose_env();
+        let mut server_urls = self.server_urls.0.clone();
+        for server in Server::all() {
+            if let Some(url) = server.url_from_compose(&compose) {
+                server_urls.entry(server).or_insert(url);
+            }
+        }
         Ok(RunConfig {
             profile: self.profile,
+            engines: match &self.engines {
+                Some(EngineList(list)) => list.clone(),
+                None => EngineKind::all().collect(),
+            },
             engines_explicit: self.engines.is_some(),
-            postgres_url,
-            mariadb_url,
-            engines,
             sizes,
             dataset_bytes,
             cap: CapRequest { memory_bytes, cpus },
             seed: self.seed.unwrap_or(DEFAULT_SEED),
             data_dir: self.data_dir.clone(),
             results_dir: self.results_dir.clone(),
-            warmup,
-            measure,
+            warmup: self.warmup.unwrap_or(preset.warmup),
+            measure: self.measure.unwrap_or(preset.measure),
             samples: self.samples,
             pg_storage: self.pg_storage,
-            target_p99: parse_duration(&self.target_p99)?,
+            target_p99: self.target_p99.unwrap_or(DEFAULT_TARGET_P99),
             drop_after: self.drop_after,
+            server_urls,
         })
     }
+}
+
+/// Loading or fetching one blob holds a few copies of it (our buffer, the driver's
+/// argument or result buffer, SQLite's bind copy): measured peak ~4.4x a 32MiB
+/// blob. Below this the kernel kills the run mid-way.
+fn check_cap_fits_blobs(cap_bytes: u64, sizes: &[SizeClass]) -> Result<(), InputError> {
+    let largest = sizes.iter().map(|s| s.bytes()).max().unwrap_or(0);
+    let needed = MIN_CAP_BYTES + 5 * largest;
+    if cap_bytes < needed {
+        return Err(InputError::Value {
+            what: "cap",
+            input: format_bytes(cap_bytes),
+            why: format!(
+                "{} blobs need a cap of at least {} (16MiB + 5 copies of a blob): raise --cap or drop the largest size",
+                format_bytes(largest),
+                format_bytes(needed)
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// A clap error as the one line the tools print: `Error: <what> ...`, exit code 2.
+/// None for `--help` and `--version`, which clap prints itself.
+pub fn usage_error(e: &clap::Error) -> Option<String> {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        return None;
+    }
+    let text = e.render().to_string();
+    let text = text.trim_start_matches("error: ").trim_end();
+    Some(format!("Error: {text}"))
 }
 
 #[cfg(test)]
@@ -361,10 +463,14 @@ mod tests {
         run: RunArgs,
     }
 
-    fn resolve(args: &[&str]) -> Result<RunConfig, InputError> {
+    fn resolve(args: &[&str]) -> Result<RunConfig, String> {
         let mut all = vec!["blobrace"];
         all.extend_from_slice(args);
-        Cli::try_parse_from(all).unwrap().run.resolve()
+        Cli::try_parse_from(all)
+            .map_err(|e| e.to_string())?
+            .run
+            .resolve()
+            .map_err(|e| e.to_string())
     }
 
     #[test]
@@ -373,9 +479,11 @@ mod tests {
         assert_eq!(quick.sizes.len(), 4);
         assert_eq!(quick.dataset_bytes, 768 << 20);
         assert_eq!(quick.cap.memory_bytes, Some(256 << 20));
+        assert_eq!(quick.warmup, Duration::from_secs(1));
         let full = resolve(&["--sizes", "64KiB", "--cap", "none", "--cpus", "none"]).unwrap();
         assert_eq!(full.sizes, vec![SizeClass::new(65536).unwrap()]);
         assert_eq!(full.dataset_bytes, 3 << 30);
+        assert_eq!(full.target_p99, DEFAULT_TARGET_P99);
         assert_eq!(
             full.cap,
             CapRequest {
@@ -383,51 +491,47 @@ mod tests {
                 cpus: None
             }
         );
+        assert_eq!(resolve(&[]).unwrap().sizes, SizeClass::defaults());
     }
 
     #[test]
     fn bad_values_name_the_problem() {
-        assert!(
-            resolve(&["--sizes", "12XB"])
-                .unwrap_err()
-                .to_string()
-                .contains("12XB")
-        );
+        assert!(resolve(&["--sizes", "12XB"]).unwrap_err().contains("12XB"));
         assert!(
             resolve(&["--sizes", "0"])
                 .unwrap_err()
-                .to_string()
                 .contains("at least 8 bytes")
         );
         assert!(
             resolve(&["--engines", "mongo"])
                 .unwrap_err()
-                .to_string()
                 .contains("unknown engine 'mongo'")
         );
-        let small = resolve(&["--sizes", "4MiB", "--dataset-bytes", "1MiB"])
-            .unwrap_err()
-            .to_string();
+        let small = resolve(&["--sizes", "4MiB", "--dataset-bytes", "1MiB"]).unwrap_err();
         assert!(small.contains("smaller than one 4MiB blob"), "{small}");
-        assert!(
-            resolve(&["--warmup", "3"])
-                .unwrap_err()
-                .to_string()
-                .contains("unit")
-        );
+        assert!(resolve(&["--warmup", "3"]).unwrap_err().contains("unit"));
         assert!(resolve(&["--cap", "1MiB"]).is_err());
+        let tight = resolve(&["--cap", "64MiB", "--sizes", "32MiB"]).unwrap_err();
+        assert!(tight.contains("at least 176MiB"), "{tight}");
         assert!(resolve(&["--cpus", "two"]).is_err());
         assert!(resolve(&["--samples", "3"]).is_err());
     }
 
     #[test]
-    fn urls_are_redacted() {
-        assert_eq!(
-            redact_url("postgres://u:secret@h:1/db"),
-            "postgres://u@h:1/db"
-        );
-        assert_eq!(redact_url("mysql://root:p@ss@h:2"), "mysql://root@h:2");
-        assert_eq!(redact_url("postgres://h/db"), "postgres://h/db");
+    fn every_server_has_a_url_flag() {
+        let mut args = vec!["blobrace".to_string()];
+        for server in Server::all() {
+            args.push(format!("--{}", server.url_flag()));
+            args.push(format!("x://{}", server.name()));
+        }
+        let cli = Cli::try_parse_from(args).unwrap();
+        let config = cli.run.resolve().unwrap();
+        for server in Server::all() {
+            assert_eq!(
+                config.locations().server_url(server),
+                Some(format!("x://{}", server.name()).as_str())
+            );
+        }
     }
 
     #[test]
@@ -436,5 +540,7 @@ mod tests {
         assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
         assert!(parse_duration("0s").is_err());
+        assert_eq!(parse_percent("10%").unwrap(), 0.1);
+        assert!(parse_percent("ten").is_err());
     }
 }

@@ -12,6 +12,7 @@ use bollard::query_parameters::StatsOptionsBuilder;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 
+use crate::cap::{CapReport, CapRequest};
 use crate::diskio::DiskReadCounter;
 
 /// One reading of a container.
@@ -77,6 +78,71 @@ impl ContainerWatch {
             before: self.before.clone(),
             after: sample(docker, &self.id).await?,
         })
+    }
+}
+
+impl ContainerWatch {
+    /// The stats after the measurement, or None after saying why they are unavailable.
+    pub async fn finish_or_note(&self) -> Option<ContainerStats> {
+        let stats = async { self.finish(&crate::docker::connect().await?).await };
+        match stats.await {
+            Ok(stats) => Some(stats),
+            Err(e) => {
+                eprintln!("{}: container stats unavailable ({e:#})", self.name);
+                None
+            }
+        }
+    }
+
+    /// A failed fetch, with the reason when the container went down under it (a
+    /// client only sees "unexpected EOF" when its server is OOM-killed).
+    pub async fn explain(&self, error: anyhow::Error) -> anyhow::Error {
+        let Ok(docker) = crate::docker::connect().await else {
+            return error;
+        };
+        match crate::docker::why_down(&docker, &self.id).await {
+            Some(why) => error.context(why),
+            None => error,
+        }
+    }
+}
+
+/// A compose service about to be measured: the counter that sees its storage
+/// reads (or why none does), and a watch on its container's stats.
+pub async fn attach(
+    service: &str,
+) -> Result<(Result<DiskReadCounter, String>, Option<ContainerWatch>)> {
+    let docker = crate::docker::connect().await?;
+    Ok(match crate::docker::find_service(&docker, service).await? {
+        Some((id, name, _)) => (
+            process_read_counter(&docker, &id, &name).await,
+            Some(ContainerWatch::start(&docker, &id, &name).await?),
+        ),
+        None => (
+            Err(format!("no running compose container for {service}")),
+            None,
+        ),
+    })
+}
+
+/// The cap Docker enforces on a compose service's container, its notes printed;
+/// None (said why) when it cannot be known.
+pub async fn service_cap_or_note(service: &str, requested: CapRequest) -> Option<CapReport> {
+    match crate::docker::service_cap(service, requested).await {
+        Ok(Some(cap)) => {
+            for note in &cap.notes {
+                eprintln!("{service} container: {note}");
+            }
+            Some(cap)
+        }
+        Ok(None) => {
+            eprintln!("{service}: no running compose container found: its cap is unavailable");
+            None
+        }
+        Err(e) => {
+            eprintln!("{service}: cap unavailable ({e:#})");
+            None
+        }
     }
 }
 

@@ -10,10 +10,10 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
-use crate::config::Locations;
 use crate::content::fill_blob;
 use crate::dataset::{DatasetSpec, DatasetState};
 use crate::error::InputError;
+use crate::locations::Locations;
 use crate::machine::{available_bytes, peak_rss_bytes};
 use crate::size::format_bytes;
 use crate::store::{AnyStore, Store, StoreKind};
@@ -25,14 +25,34 @@ pub struct LoadReport {
     pub size_bytes: u64,
     pub rows: u64,
     pub location: String,
-    /// "already-loaded", "loaded" or "resumed".
-    pub outcome: String,
+    pub outcome: LoadOutcome,
     pub resumed_from_row: u64,
     pub bytes_written: u64,
     pub seconds: f64,
     pub mb_per_s: Option<f64>,
     /// Peak resident set of the loading process so far (VmHWM).
     pub peak_rss_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadOutcome {
+    /// Complete before this run: nothing written.
+    AlreadyLoaded,
+    /// Loaded from empty.
+    Loaded,
+    /// A partial load finished.
+    Resumed,
+}
+
+impl std::fmt::Display for LoadOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LoadOutcome::AlreadyLoaded => "already-loaded",
+            LoadOutcome::Loaded => "loaded",
+            LoadOutcome::Resumed => "resumed",
+        })
+    }
 }
 
 /// Make sure `dir` exists and is writable, without leaving anything behind but the directory.
@@ -177,7 +197,7 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
         size_bytes: spec.size.bytes(),
         rows: spec.rows,
         location,
-        outcome: "already-loaded".into(),
+        outcome: LoadOutcome::AlreadyLoaded,
         resumed_from_row: 0,
         bytes_written: 0,
         seconds: 0.0,
@@ -220,9 +240,9 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
     progress.finish();
     let seconds = started.elapsed().as_secs_f64();
     report.outcome = if done > 0 {
-        "resumed".into()
+        LoadOutcome::Resumed
     } else {
-        "loaded".into()
+        LoadOutcome::Loaded
     };
     report.resumed_from_row = done;
     report.bytes_written = (spec.rows - done) * spec.size.bytes();
@@ -250,8 +270,8 @@ pub async fn ensure_loaded(
                 None => return Err(e),
             },
         };
-        match report.outcome.as_str() {
-            "already-loaded" => eprintln!("dataset {}: already loaded", report.location),
+        match report.outcome {
+            LoadOutcome::AlreadyLoaded => eprintln!("dataset {}: already loaded", report.location),
             _ => eprintln!(
                 "dataset {}: {} {} in {:.1}s ({} MB/s, peak RSS {})",
                 report.location,

@@ -6,16 +6,18 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
-use blobrace::config::{RunArgs, RunConfig};
+use blobrace::config::{RunArgs, RunConfig, parse_duration, parse_percent, usage_error};
 use blobrace::content::check_blob;
 use blobrace::dataset::DatasetState;
+use blobrace::driver::{FixedTime, measure_all};
 use blobrace::engine::{Engine, EngineKind};
 use blobrace::error::InputError;
-use blobrace::load::ensure_loaded;
+use blobrace::load::{LoadOutcome, ensure_loaded};
 use blobrace::machine::MachineFacts;
 use blobrace::run::{Run, apply_cap, reachable_engines, stores_for};
+use blobrace::server::{COMPOSE_UP, Server};
 use blobrace::size::format_bytes;
-use blobrace::store::{COMPOSE_UP, Server, Store, StoreKind};
+use blobrace::store::Store;
 
 #[derive(Parser)]
 #[command(
@@ -59,12 +61,12 @@ struct ReportArgs {
     /// An earlier run to compare with: ratio per engine, size and percentile.
     #[arg(long)]
     baseline: Option<String>,
-    /// Latency target of the verdict (largest size whose p99 meets it). Default: the run's own (50ms).
-    #[arg(long)]
-    target_p99: Option<String>,
+    /// Latency target of the verdict (largest size whose p99 meets it). Default: the run's own.
+    #[arg(long, value_parser = parse_duration)]
+    target_p99: Option<std::time::Duration>,
     /// In a comparison, ratios within 1 ± this are noise, e.g. "10%".
-    #[arg(long, default_value = "10%")]
-    noise: String,
+    #[arg(long, value_parser = parse_percent, default_value = "10%")]
+    noise: f64,
     /// Where runs are stored.
     #[arg(long, env = "BLOBRACE_RESULTS_DIR", default_value = "charts")]
     results_dir: std::path::PathBuf,
@@ -78,7 +80,16 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => match usage_error(&e) {
+            Some(line) => {
+                eprintln!("{line}");
+                return ExitCode::from(2);
+            }
+            None => e.exit(),
+        },
+    };
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -107,7 +118,7 @@ fn run(command: Command) -> Result<()> {
             ))?;
             let loaded = reports
                 .iter()
-                .filter(|r| r.outcome != "already-loaded")
+                .filter(|r| r.outcome != LoadOutcome::AlreadyLoaded)
                 .count();
             eprintln!(
                 "{loaded} dataset(s) loaded, {} already complete",
@@ -173,7 +184,7 @@ fn run(command: Command) -> Result<()> {
 /// Per server: the cap Docker enforces on its container, or why it is unknown.
 async fn server_caps(config: &RunConfig) -> serde_json::Value {
     let mut servers = serde_json::Map::new();
-    for server in Server::ALL {
+    for server in Server::all() {
         let value = match blobrace::docker::service_cap(server.name(), config.cap).await {
             Ok(Some(cap)) => serde_json::to_value(cap).unwrap_or_default(),
             Ok(None) => serde_json::json!(format!("not running: start it with `{COMPOSE_UP}`")),
@@ -186,34 +197,16 @@ async fn server_caps(config: &RunConfig) -> serde_json::Value {
 
 fn report(args: ReportArgs) -> Result<()> {
     use blobrace::report::{self, ReportOptions};
-    let noise = args
-        .noise
-        .trim()
-        .trim_end_matches('%')
-        .parse::<f64>()
-        .ok()
-        .filter(|n| *n >= 0.0 && n.is_finite())
-        .ok_or_else(|| InputError::Value {
-            what: "noise",
-            input: args.noise.clone(),
-            why: "give a percentage like 10%".into(),
-        })?
-        / 100.0;
+    let noise = args.noise;
     let run_dir = report::run_dir(&args.results_dir, args.run.as_deref())?;
     let run = report::load_run(&run_dir)?;
-    let target_p99_ns = match &args.target_p99 {
-        Some(t) => blobrace::config::parse_duration(t)?.as_nanos() as u64,
-        None => run.config.target_p99.as_nanos() as u64,
-    };
+    let target_p99 = args.target_p99.unwrap_or(run.config.target_p99);
     let baseline = args
         .baseline
         .as_deref()
         .map(|id| report::run_dir(&args.results_dir, Some(id)))
         .transpose()?;
-    let options = ReportOptions {
-        target_p99_ns,
-        noise,
-    };
+    let options = ReportOptions { target_p99, noise };
     if let Some(dir) = &baseline {
         let comparison = report::compare::Comparison::of(&report::load_run(dir)?, &run, noise);
         print!("{}", comparison.table());
@@ -229,42 +222,16 @@ fn report(args: ReportArgs) -> Result<()> {
 }
 
 fn measure(config: RunConfig) -> Result<()> {
+    let mut driver = FixedTime {
+        warm_up: config.warmup,
+        measure: config.measure,
+    };
     let mut run = Run::start(config, "blobrace measure");
     let rt = runtime()?;
-    rt.block_on(async {
-        run.load().await?;
-        let config = run.config().clone();
-        for spec in config.datasets() {
-            run.before_size(spec).await?;
-            for &engine in &config.engines {
-                let mut prepared = run.prepare(engine, spec).await?;
-                let measured = prepared
-                    .fetch_loop
-                    .run_for(config.warmup, config.measure)
-                    .await;
-                if let Err(e) = measured {
-                    return Err(prepared.explain(e).await);
-                }
-                run.record(engine, spec, &prepared, None).await?;
-                prepared.fetch_loop.close().await?;
-                run.release(engine, spec).await?;
-            }
-            run.after_size(spec).await?;
-        }
-        run.finish()?;
-        Ok(())
-    })
-}
-
-/// Which engine reads a store back for verification: the rawest one.
-fn verifier(kind: StoreKind) -> EngineKind {
-    match kind {
-        StoreKind::Sqlite => EngineKind::SqliteRaw,
-        StoreKind::Fs => EngineKind::Fs,
-        StoreKind::Floor => EngineKind::Floor,
-        StoreKind::Postgres => EngineKind::PostgresRaw,
-        StoreKind::Mariadb => EngineKind::MariadbRaw,
-    }
+    rt.block_on(run.load())?;
+    measure_all(&mut run, &rt, &mut driver)?;
+    run.finish()?;
+    Ok(())
 }
 
 fn verify(config: RunConfig) -> Result<()> {
@@ -286,7 +253,7 @@ fn verify(config: RunConfig) -> Result<()> {
                     problems += 1;
                     continue;
                 }
-                let mut engine = verifier(kind).open(&config.locations(), spec).await?;
+                let mut engine = EngineKind::reader_of(kind).open(&config.locations(), spec).await?;
                 let mut out = Vec::new();
                 let mut scratch = Vec::new();
                 let mut bad = 0u64;

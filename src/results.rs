@@ -1,8 +1,9 @@
-//! What a run writes: `<results-dir>/<run-id>/results.json` (everything) and
-//! `results.csv` (one row per engine and size). Rewritten atomically after every
-//! measurement, so a crash leaves the last complete state, never half a file.
+//! What a run records: `<results-dir>/<run-id>/results.json`, everything.
+//! Rewritten atomically after every measurement (with `results.csv`, the summary
+//! table: see `run::Run::write`), so a crash leaves the last complete state,
+//! never half a file.
 
-use std::fmt::Write as _;
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -15,6 +16,7 @@ use crate::engine::{EngineKind, EngineSettings};
 use crate::evict::EvictionReport;
 use crate::load::LoadReport;
 use crate::machine::MachineFacts;
+use crate::size::format_bytes;
 use crate::stats::Summary;
 
 pub const RESULTS_SCHEMA_VERSION: u32 = 1;
@@ -48,18 +50,54 @@ pub struct Regime {
     pub dataset_bytes: u64,
     /// The cap if there is one, else the machine's RAM.
     pub effective_memory_bytes: u64,
-    /// "cap" or "ram (uncapped)".
-    pub basis: String,
+    pub basis: MemoryBasis,
     pub ratio: f64,
-    /// "disk-bound" (dataset larger than memory) or "fits-in-memory".
-    pub verdict: String,
+    pub verdict: RegimeVerdict,
+}
+
+/// What the dataset was compared with.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub enum MemoryBasis {
+    /// The engine's memory cap.
+    #[serde(rename = "cap")]
+    Cap,
+    /// No cap: the machine's RAM.
+    #[serde(rename = "ram (uncapped)")]
+    RamUncapped,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum RegimeVerdict {
+    /// The dataset is larger than memory: the scenario the suite is for.
+    DiskBound,
+    /// The dataset fits: the numbers describe a cache, not a disk.
+    FitsInMemory,
+}
+
+impl fmt::Display for MemoryBasis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MemoryBasis::Cap => "cap",
+            MemoryBasis::RamUncapped => "ram (uncapped)",
+        })
+    }
+}
+
+impl fmt::Display for RegimeVerdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RegimeVerdict::DiskBound => "disk-bound",
+            RegimeVerdict::FitsInMemory => "fits-in-memory",
+        })
+    }
 }
 
 impl Regime {
     pub fn of(dataset_bytes: u64, cap: Option<&CapReport>, ram_bytes: u64) -> Self {
         let (effective, basis) = match cap.and_then(|c| c.memory_limit_bytes) {
-            Some(limit) => (limit, "cap".to_string()),
-            None => (ram_bytes, "ram (uncapped)".to_string()),
+            Some(limit) => (limit, MemoryBasis::Cap),
+            None => (ram_bytes, MemoryBasis::RamUncapped),
         };
         let ratio = dataset_bytes as f64 / effective.max(1) as f64;
         Self {
@@ -68,12 +106,26 @@ impl Regime {
             basis,
             ratio,
             verdict: if ratio > 1.0 {
-                "disk-bound"
+                RegimeVerdict::DiskBound
             } else {
-                "fits-in-memory"
-            }
-            .into(),
+                RegimeVerdict::FitsInMemory
+            },
         }
+    }
+
+    /// `disk-bound (3.0x cap)`.
+    pub fn label(&self) -> String {
+        format!("{} ({:.1}x {})", self.verdict, self.ratio, self.basis)
+    }
+
+    /// `3GiB (3.0x, disk-bound)`.
+    pub fn data_label(&self) -> String {
+        format!(
+            "{} ({:.1}x, {})",
+            format_bytes(self.dataset_bytes),
+            self.ratio,
+            self.verdict
+        )
     }
 }
 
@@ -134,30 +186,17 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("cannot move {} into place", path.display()))
 }
 
-fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
-    v.map(|v| v.to_string())
-        .unwrap_or_else(|| "unavailable".into())
-}
-
-/// "uncapped" when the engine has no such limit, "unavailable" when its cap is unknown.
-fn cap_field(cap: Option<&CapReport>, value: impl Fn(&CapReport) -> Option<String>) -> String {
-    match cap {
-        Some(c) => value(c).unwrap_or_else(|| "uncapped".into()),
-        None => "unavailable".into(),
-    }
-}
-
 impl RunResults {
     pub fn dir(&self) -> PathBuf {
         self.config.results_dir.join(&self.run_id)
     }
 
+    /// Write results.json into the run's directory (created if needed).
     pub fn write(&self) -> Result<PathBuf> {
         let dir = self.dir();
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
         write_atomic(&dir.join("results.json"), &serde_json::to_vec_pretty(self)?)?;
-        write_atomic(&dir.join("results.csv"), self.to_csv().as_bytes())?;
         Ok(dir)
     }
 
@@ -166,43 +205,6 @@ impl RunResults {
             std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
         serde_json::from_slice(&bytes)
             .with_context(|| format!("{} is not a blobrace results file", path.display()))
-    }
-
-    /// One row per (engine, size); latencies in nanoseconds; "unavailable" where unknown.
-    pub fn to_csv(&self) -> String {
-        let mut out = String::from(
-            "run_id,engine,size_bytes,rows,count,mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,hit_ratio,hit_p50_ns,miss_p50_ns,miss_p99_ns,disk_bytes_per_fetch,cap_memory_bytes,cap_cpus,regime_ratio,regime\n",
-        );
-        for r in &self.results {
-            let m = &r.measured;
-            let _ = writeln!(
-                out,
-                "{},{},{},{},{},{:.0},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{}",
-                self.run_id,
-                r.engine,
-                r.size_bytes,
-                r.dataset.rows,
-                m.count,
-                m.latency.mean_ns,
-                m.latency.p50_ns,
-                m.latency.p90_ns,
-                m.latency.p99_ns,
-                m.latency.p999_ns,
-                m.latency.max_ns,
-                opt(m.hit_ratio.map(|h| format!("{h:.4}"))),
-                opt(m.hits.map(|h| h.p50_ns)),
-                opt(m.misses.map(|h| h.p50_ns)),
-                opt(m.misses.map(|h| h.p99_ns)),
-                opt(m.disk_bytes_per_fetch.map(|d| format!("{d:.0}"))),
-                cap_field(r.cap.as_ref(), |c| c
-                    .memory_limit_bytes
-                    .map(|b| b.to_string())),
-                cap_field(r.cap.as_ref(), |c| c.cpu_limit.map(|c| c.to_string())),
-                r.regime.ratio,
-                r.regime.verdict,
-            );
-        }
-        out
     }
 }
 
@@ -234,12 +236,17 @@ mod tests {
     fn regime_compares_data_with_the_cap_or_ram() {
         let r = Regime::of(3 << 30, Some(&cap(Some(1 << 30))), 24 << 30);
         assert_eq!(
-            (r.ratio, r.verdict.as_str(), r.basis.as_str()),
-            (3.0, "disk-bound", "cap")
+            (r.ratio, r.verdict, r.basis),
+            (3.0, RegimeVerdict::DiskBound, MemoryBasis::Cap)
         );
+        assert_eq!(r.label(), "disk-bound (3.0x cap)");
         let r = Regime::of(3 << 30, Some(&cap(None)), 24 << 30);
-        assert_eq!(r.verdict, "fits-in-memory");
-        assert_eq!(r.basis, "ram (uncapped)");
+        assert_eq!(r.verdict, RegimeVerdict::FitsInMemory);
+        assert_eq!(r.basis, MemoryBasis::RamUncapped);
         assert_eq!(r.ratio, 0.125);
+        // results.json spells them as before the enums.
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["verdict"], "fits-in-memory");
+        assert_eq!(json["basis"], "ram (uncapped)");
     }
 }

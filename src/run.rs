@@ -10,18 +10,20 @@ use anyhow::{Context, Result};
 use crate::cap::{self, CapGuard, CapReport};
 use crate::config::RunConfig;
 use crate::container::ContainerWatch;
-use crate::dataset::DatasetSpec;
+use crate::dataset::{DatasetSpec, DatasetState};
 use crate::diskio::DiskReadCounter;
 use crate::engine::{AnyEngine, Engine, EngineKind};
 use crate::evict::EvictionReport;
 use crate::load::ensure_loaded;
 use crate::machine::MachineFacts;
 use crate::measure::FetchLoop;
+use crate::report::export::{AnyExporter, Csv};
 use crate::results::{
     DatasetFacts, EngineResult, RESULTS_SCHEMA_VERSION, Regime, RunResults, new_run_id,
+    write_atomic,
 };
 use crate::stats::format_ns;
-use crate::store::{Store, StoreKind, connect_server, server_url};
+use crate::store::{Store, StoreKind};
 
 /// One engine at one size class, ready to measure: opened cold, counters attached.
 pub struct Prepared {
@@ -33,17 +35,10 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// A failed fetch, with the reason when the server's container went down under it
-    /// (a client only sees "unexpected EOF" when its server is OOM-killed).
+    /// A failed fetch, with the reason when the server's container went down under it.
     pub async fn explain(&self, error: anyhow::Error) -> anyhow::Error {
-        let Some(watch) = &self.container else {
-            return error;
-        };
-        let Ok(docker) = crate::docker::connect().await else {
-            return error;
-        };
-        match crate::docker::why_down(&docker, &watch.id).await {
-            Some(why) => error.context(why),
+        match &self.container {
+            Some(watch) => watch.explain(error).await,
             None => error,
         }
     }
@@ -73,8 +68,8 @@ pub async fn reachable_engines(config: &mut RunConfig) -> Result<()> {
         let server = store.server().expect("a server store");
         let at = config.locations();
         let probe = async {
-            let url = server_url(server, at.server_url(server))?;
-            connect_server(server, &url, None).await?.close().await?;
+            let url = server.require_url(at.server_url(server))?;
+            server.connect(&url, None).await?.close().await?;
             anyhow::Ok(())
         };
         if let Err(e) = probe.await {
@@ -137,7 +132,7 @@ impl Run {
             driver: driver.into(),
             // URLs carry passwords: recorded without them.
             command: std::env::args()
-                .map(|a| crate::config::redact_url(&a))
+                .map(|a| crate::server::redact_url(&a))
                 .collect::<Vec<_>>()
                 .join(" "),
             config,
@@ -171,8 +166,17 @@ impl Run {
         }
         let loads = ensure_loaded(&config.locations(), &stores, &config.datasets()).await?;
         self.results.loads = loads;
-        self.results.write()?;
+        self.write()?;
         Ok(())
+    }
+
+    /// Rewrite results.json and results.csv (the summary table) atomically.
+    pub fn write(&self) -> Result<PathBuf> {
+        let dir = self.results.write()?;
+        let rows = crate::summary::rows(&self.results);
+        let csv = AnyExporter::Csv(Csv);
+        write_atomic(&dir.join("results.csv"), &csv.serialize(&rows)?)?;
+        Ok(dir)
     }
 
     /// Before measuring a size class: with `drop_after`, load it now.
@@ -184,7 +188,7 @@ impl Run {
         let loads =
             ensure_loaded(&config.locations(), &stores_for(&config.engines), &[spec]).await?;
         self.results.loads.extend(loads);
-        self.results.write()?;
+        self.write()?;
         Ok(())
     }
 
@@ -196,7 +200,7 @@ impl Run {
         let at = self.config().locations();
         for kind in stores_for(&self.config().engines) {
             let mut store = kind.open(&at, spec);
-            if store.state().await? == crate::dataset::DatasetState::Absent {
+            if store.state().await? == DatasetState::Absent {
                 continue;
             }
             store
@@ -231,22 +235,7 @@ impl Run {
         // server process serving our connection is among them.
         let (disk, container) = match engine.store().server() {
             None => (DiskReadCounter::open_self(), None),
-            Some(server) => {
-                let docker = crate::docker::connect().await?;
-                match crate::docker::find_service(&docker, server.name()).await? {
-                    Some((id, name, _)) => (
-                        crate::container::process_read_counter(&docker, &id, &name).await,
-                        Some(ContainerWatch::start(&docker, &id, &name).await?),
-                    ),
-                    None => (
-                        Err(format!(
-                            "no running compose container for {}",
-                            server.name()
-                        )),
-                        None,
-                    ),
-                }
-            }
+            Some(server) => crate::container::attach(server.name()).await?,
         };
         if let Err(why) = &disk {
             eprintln!(
@@ -283,24 +272,10 @@ impl Run {
 
     /// The cap an engine runs under: this process's, or its server container's.
     async fn cap_of(&self, engine: EngineKind) -> Option<CapReport> {
-        let Some(server) = engine.store().server() else {
-            return Some(self.results.cap.clone());
-        };
-        let service = server.name();
-        match crate::docker::service_cap(service, self.results.config.cap).await {
-            Ok(Some(cap)) => {
-                for note in &cap.notes {
-                    eprintln!("{service} container: {note}");
-                }
-                Some(cap)
-            }
-            Ok(None) => {
-                eprintln!("{service}: no running compose container found: its cap is unavailable");
-                None
-            }
-            Err(e) => {
-                eprintln!("{service}: cap unavailable ({e:#})");
-                None
+        match engine.store().server() {
+            None => Some(self.results.cap.clone()),
+            Some(server) => {
+                crate::container::service_cap_or_note(server.name(), self.results.config.cap).await
             }
         }
     }
@@ -322,16 +297,7 @@ impl Run {
             .to_string();
         let cap = self.cap_of(engine).await;
         let container = match &prepared.container {
-            Some(watch) => {
-                let docker = crate::docker::connect().await?;
-                match watch.finish(&docker).await {
-                    Ok(stats) => Some(stats),
-                    Err(e) => {
-                        eprintln!("{}: container stats unavailable ({e:#})", watch.name);
-                        None
-                    }
-                }
-            }
+            Some(watch) => watch.finish_or_note().await,
             None => None,
         };
         let result = EngineResult {
@@ -359,7 +325,7 @@ impl Run {
         };
         eprintln!("{}", one_line(&result));
         self.results.results.push(result);
-        self.results.write()?;
+        self.write()?;
         Ok(())
     }
 
@@ -367,11 +333,11 @@ impl Run {
     pub fn finish(&mut self) -> Result<PathBuf> {
         self.results.complete = true;
         self.results.finished_at = Some(crate::now_rfc3339());
-        let dir = self.results.write()?;
-        eprintln!("{}", summary_table(&self.results));
+        let dir = self.write()?;
+        eprintln!("{}", crate::summary::terminal_table(&self.results));
         eprintln!("results: {}", dir.join("results.json").display());
         let options = crate::report::ReportOptions {
-            target_p99_ns: self.results.config.target_p99.as_nanos() as u64,
+            target_p99: self.results.config.target_p99,
             ..Default::default()
         };
         let rendered = crate::report::render(&dir, None, &options).with_context(|| {
@@ -394,7 +360,7 @@ impl Run {
 fn one_line(r: &EngineResult) -> String {
     let m = &r.measured;
     format!(
-        "{:<11} {:>7}: n={} mean {} p50 {} p99 {} p99.9 {} | hit ratio {} | disk/fetch {} | {} ({:.1}x {})",
+        "{:<13} {:>7}: n={} mean {} p50 {} p99 {} p99.9 {} | hit ratio {} | disk/fetch {} | {}",
         r.engine.name(),
         r.size,
         m.count,
@@ -404,43 +370,6 @@ fn one_line(r: &EngineResult) -> String {
         format_ns(m.latency.p999_ns as f64),
         m.hit_ratio_label(),
         m.disk_per_fetch_label(),
-        r.regime.verdict,
-        r.regime.ratio,
-        r.regime.basis,
+        r.regime.label(),
     )
-}
-
-/// The figures of a run as a plain table.
-pub fn summary_table(run: &RunResults) -> String {
-    let mut out = format!(
-        "\nrun {} — cap: memory {}, cpu {}\n{:<11} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n",
-        run.run_id,
-        run.cap.memory_label(),
-        run.cap.cpu_label(),
-        "engine",
-        "size",
-        "fetches",
-        "mean",
-        "p50",
-        "p99",
-        "p99.9",
-        "hit",
-        "disk/fetch"
-    );
-    for r in &run.results {
-        let m = &r.measured;
-        out.push_str(&format!(
-            "{:<11} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n",
-            r.engine.name(),
-            r.size,
-            m.count,
-            format_ns(m.latency.mean_ns),
-            format_ns(m.latency.p50_ns as f64),
-            format_ns(m.latency.p99_ns as f64),
-            format_ns(m.latency.p999_ns as f64),
-            m.hit_ratio_label(),
-            m.disk_per_fetch_label(),
-        ));
-    }
-    out
 }

@@ -4,43 +4,29 @@
 
 mod common;
 
-use std::collections::HashMap;
-
+use blobrace::server::{Server, compose_env};
 use common::{docker_required, only_run, run, stderr};
 
-/// Server URLs from BLOBRACE_*_URL, else from compose/.env, as `blobrace` builds them.
+/// Server URLs from BLOBRACE_*_URL, else from compose/.env, as `blobrace` builds them
+/// (the servers' own descriptors): (postgres, mariadb).
 fn server_urls() -> Option<(String, String)> {
-    let env: HashMap<String, String> = std::fs::read_to_string(
-        std::env::var("BLOBRACE_COMPOSE_ENV").unwrap_or_else(|_| "compose/.env".into()),
-    )
-    .unwrap_or_default()
-    .lines()
-    .filter(|l| !l.trim_start().starts_with('#'))
-    .filter_map(|l| l.split_once('='))
-    .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-    .collect();
-    let port = |key: &str, default: &str| env.get(key).cloned().unwrap_or(default.into());
-    let pg = std::env::var("BLOBRACE_POSTGRES_URL").ok().or_else(|| {
-        env.get("POSTGRES_PASSWORD").map(|pw| {
-            let p = port("BLOBRACE_POSTGRES_PORT", "15432");
-            format!("postgres://blobrace:{pw}@127.0.0.1:{p}/blobrace")
-        })
-    })?;
-    let maria = std::env::var("BLOBRACE_MARIADB_URL").ok().or_else(|| {
-        env.get("MARIADB_ROOT_PASSWORD").map(|pw| {
-            let p = port("BLOBRACE_MARIADB_PORT", "13306");
-            format!("mysql://root:{pw}@127.0.0.1:{p}")
-        })
-    })?;
-    Some((pg, maria))
+    let env = compose_env();
+    let url = |name: &str| {
+        let server = Server::named(name)?;
+        std::env::var(server.url_env())
+            .ok()
+            .or_else(|| server.url_from_compose(&env))
+    };
+    Some((url("postgres")?, url("mariadb")?))
 }
 
 fn with_servers(args: &[&str], urls: &(String, String)) -> Vec<String> {
+    let flag = |name: &str| format!("--{}", Server::named(name).unwrap().url_flag());
     let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
     all.extend([
-        "--postgres-url".into(),
+        flag("postgres"),
         urls.0.clone(),
-        "--mariadb-url".into(),
+        flag("mariadb"),
         urls.1.clone(),
     ]);
     all

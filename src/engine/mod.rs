@@ -1,5 +1,7 @@
-//! Engines: what one fetch is, per database. One trait, one file per engine,
-//! and `EngineKind` lists them all.
+//! Engines: what one fetch is. One trait (`Engine`), one file per way of
+//! fetching, and one list (`ENGINES`) that registers them. Every server in
+//! `server::SERVERS` adds two engines: `<server>` (SeaORM) and `<server>-raw`
+//! (sqlx, prepared statement), so a new database brings its engines with it.
 //!
 //! `Engine::fetch` is the only code inside the timed span: it gets a row id and
 //! must leave that row's bytes in `out`. Everything around it (choosing ids,
@@ -7,31 +9,31 @@
 
 mod floor;
 mod fs;
-mod mariadb;
-mod mariadb_raw;
 mod orm;
-mod postgres;
-mod postgres_raw;
 mod raw;
+mod server;
 mod sqlite;
-mod sqlite_raw;
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::str::FromStr;
+use std::sync::LazyLock;
 
 use anyhow::Result;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 pub use floor::FloorEngine;
 pub use fs::FsEngine;
 pub use orm::OrmEngine;
 pub use raw::RawEngine;
 
-use crate::config::Locations;
 use crate::dataset::DatasetSpec;
 use crate::error::InputError;
-use crate::store::{Server, StoreKind, server_url};
+use crate::locations::Locations;
+use crate::server::Server;
+use crate::store::StoreKind;
 
 /// Settings an engine ran with, read back from the engine where it can tell.
 pub type EngineSettings = BTreeMap<String, String>;
@@ -59,92 +61,165 @@ pub trait Engine {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EngineKind {
-    /// SQLite through SeaORM: `blob::Entity::find_by_id(id).one(&db)`.
-    Sqlite,
-    /// The same file and query through sqlx (the driver below SeaORM), prepared statement.
-    SqliteRaw,
-    /// One file per blob: open, read, close.
-    Fs,
-    /// One `pread` at the row's offset in a packed file: the physical floor.
-    Floor,
-    /// PostgreSQL (capped container) through SeaORM.
-    Postgres,
-    /// The same PostgreSQL table and query through sqlx.
-    PostgresRaw,
-    /// MariaDB (capped container) through SeaORM.
-    Mariadb,
-    /// The same MariaDB table and query through sqlx.
-    MariadbRaw,
+/// How an engine reaches its store: the report pairs an ORM engine with the raw
+/// one on the same store (what the ORM costs), and `verify` reads with the rawest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Client {
+    /// SeaORM, as an application writes it.
+    Orm,
+    /// The driver under SeaORM (sqlx), prepared statement.
+    Raw,
+    /// System calls on files, no database.
+    Direct,
 }
 
-impl EngineKind {
-    pub const ALL: [EngineKind; 8] = [
-        EngineKind::Sqlite,
-        EngineKind::SqliteRaw,
-        EngineKind::Fs,
-        EngineKind::Floor,
-        EngineKind::Postgres,
-        EngineKind::PostgresRaw,
-        EngineKind::Mariadb,
-        EngineKind::MariadbRaw,
+type Opened<'a> = Pin<Box<dyn Future<Output = Result<AnyEngine>> + 'a>>;
+
+/// One registered engine.
+pub struct EngineDef {
+    pub name: &'static str,
+    /// One line for `--help`: what one fetch is.
+    pub help: &'static str,
+    /// The store whose dataset it reads.
+    pub store: StoreKind,
+    pub client: Client,
+    /// Its colour in every chart (the floor is black).
+    pub colour: (u8, u8, u8),
+    /// Open it on a loaded dataset.
+    pub open: for<'a> fn(StoreKind, &'a Locations, DatasetSpec) -> Opened<'a>,
+}
+
+/// Every engine, in the suite's order (tables, charts, `--engines all`): the
+/// embedded ones, then two per server. Adding an engine: its file, and its entry here.
+static ENGINES: LazyLock<Vec<EngineDef>> = LazyLock::new(|| {
+    let mut all = vec![
+        EngineDef {
+            name: "sqlite",
+            help: "SQLite through SeaORM: blob::Entity::find_by_id(id).one(&db)",
+            store: StoreKind::Sqlite,
+            client: Client::Orm,
+            colour: (31, 119, 180),
+            open: |_, at, spec| Box::pin(sqlite::open_orm(at, spec)),
+        },
+        EngineDef {
+            name: "sqlite-raw",
+            help: "the same SQLite file and query through sqlx, prepared statement",
+            store: StoreKind::Sqlite,
+            client: Client::Raw,
+            colour: (120, 180, 230),
+            open: |_, at, spec| Box::pin(sqlite::open_raw(at, spec)),
+        },
+        EngineDef {
+            name: "fs",
+            help: "one file per blob: open, read, close",
+            store: StoreKind::Fs,
+            client: Client::Direct,
+            colour: (44, 160, 44),
+            open: |_, at, spec| {
+                Box::pin(async move { Ok(AnyEngine::Fs(FsEngine::open(&at.data_dir, spec)?)) })
+            },
+        },
+        EngineDef {
+            name: "floor",
+            help: "one pread at the row's offset in a packed file: the physical floor",
+            store: StoreKind::Floor,
+            client: Client::Direct,
+            colour: (0, 0, 0),
+            open: |_, at, spec| {
+                Box::pin(
+                    async move { Ok(AnyEngine::Floor(FloorEngine::open(&at.data_dir, spec)?)) },
+                )
+            },
+        },
     ];
+    for db in Server::all() {
+        let [orm_help, raw_help] = db.engine_help();
+        let [orm_colour, raw_colour] = db.colours();
+        all.push(EngineDef {
+            name: db.name(),
+            help: orm_help,
+            store: StoreKind::Server(db),
+            client: Client::Orm,
+            colour: orm_colour,
+            open: |store, at, spec| Box::pin(server::open_orm(store, at, spec)),
+        });
+        all.push(EngineDef {
+            // Once per process, for the life of the process.
+            name: Box::leak(format!("{}-raw", db.name()).into_boxed_str()),
+            help: raw_help,
+            store: StoreKind::Server(db),
+            client: Client::Raw,
+            colour: raw_colour,
+            open: |store, at, spec| Box::pin(server::open_raw(store, at, spec)),
+        });
+    }
+    all
+});
+
+/// One registered engine (its place in `ENGINES`), written to results by name.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EngineKind(usize);
+
+impl EngineKind {
+    /// Every engine, in the suite's order.
+    pub fn all() -> impl Iterator<Item = EngineKind> {
+        (0..ENGINES.len()).map(EngineKind)
+    }
+
+    pub fn def(self) -> &'static EngineDef {
+        &ENGINES[self.0]
+    }
 
     pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Sqlite => "sqlite",
-            EngineKind::SqliteRaw => "sqlite-raw",
-            EngineKind::Fs => "fs",
-            EngineKind::Floor => "floor",
-            EngineKind::Postgres => "postgres",
-            EngineKind::PostgresRaw => "postgres-raw",
-            EngineKind::Mariadb => "mariadb",
-            EngineKind::MariadbRaw => "mariadb-raw",
-        }
+        self.def().name
     }
 
     /// The store whose dataset this engine reads.
     pub fn store(self) -> StoreKind {
-        match self {
-            EngineKind::Sqlite | EngineKind::SqliteRaw => StoreKind::Sqlite,
-            EngineKind::Fs => StoreKind::Fs,
-            EngineKind::Floor => StoreKind::Floor,
-            EngineKind::Postgres | EngineKind::PostgresRaw => StoreKind::Postgres,
-            EngineKind::Mariadb | EngineKind::MariadbRaw => StoreKind::Mariadb,
-        }
+        self.def().store
+    }
+
+    pub fn client(self) -> Client {
+        self.def().client
+    }
+
+    /// The physical floor every engine is compared with.
+    pub fn floor() -> EngineKind {
+        Self::all()
+            .find(|e| e.store() == StoreKind::Floor)
+            .expect("the floor is registered")
+    }
+
+    /// The raw-driver engine on the same store, for an ORM engine.
+    pub fn raw_twin(self) -> Option<EngineKind> {
+        (self.client() == Client::Orm)
+            .then(|| Self::all().find(|e| e.store() == self.store() && e.client() == Client::Raw))
+            .flatten()
+    }
+
+    /// The engine that reads a store back for `verify`: the rawest one.
+    pub fn reader_of(store: StoreKind) -> EngineKind {
+        Self::all()
+            .filter(|e| e.store() == store)
+            .find(|e| e.client() != Client::Orm)
+            .expect("every store has a raw or direct engine")
     }
 
     /// Open the engine on a loaded dataset.
     pub async fn open(self, at: &Locations, spec: DatasetSpec) -> Result<AnyEngine> {
-        let data_dir = &at.data_dir;
-        let pg = || server_url(Server::Postgres, at.server_url(Server::Postgres));
-        let maria = || server_url(Server::Mariadb, at.server_url(Server::Mariadb));
-        Ok(match self {
-            EngineKind::Sqlite => AnyEngine::Orm(sqlite::open(data_dir, spec).await?),
-            EngineKind::SqliteRaw => AnyEngine::SqliteRaw(sqlite_raw::open(data_dir, spec).await?),
-            EngineKind::Fs => AnyEngine::Fs(FsEngine::open(data_dir, spec)?),
-            EngineKind::Floor => AnyEngine::Floor(FloorEngine::open(data_dir, spec)?),
-            EngineKind::Postgres => {
-                AnyEngine::Orm(postgres::open(&pg()?, spec, at.pg_storage).await?)
-            }
-            EngineKind::PostgresRaw => {
-                AnyEngine::PostgresRaw(postgres_raw::open(&pg()?, spec, at.pg_storage).await?)
-            }
-            EngineKind::Mariadb => AnyEngine::Orm(mariadb::open(&maria()?, spec).await?),
-            EngineKind::MariadbRaw => {
-                AnyEngine::MariadbRaw(mariadb_raw::open(&maria()?, spec).await?)
-            }
-        })
+        (self.def().open)(self.store(), at, spec).await
     }
 
     pub fn known_names() -> String {
-        Self::ALL
-            .iter()
-            .map(|k| k.name())
+        Self::all().map(|k| k.name()).collect::<Vec<_>>().join(", ")
+    }
+
+    /// `name: what one fetch is`, one line per engine, for `--help`.
+    pub fn help_lines() -> String {
+        Self::all()
+            .map(|k| format!("  {}: {}", k.name(), k.def().help))
             .collect::<Vec<_>>()
-            .join(", ")
+            .join("\n")
     }
 }
 
@@ -154,12 +229,17 @@ impl fmt::Display for EngineKind {
     }
 }
 
+impl fmt::Debug for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl FromStr for EngineKind {
     type Err = InputError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let wanted = s.trim();
-        Self::ALL
-            .into_iter()
+        Self::all()
             .find(|k| k.name() == wanted)
             .ok_or_else(|| InputError::UnknownEngine {
                 name: wanted.to_string(),
@@ -168,10 +248,23 @@ impl FromStr for EngineKind {
     }
 }
 
-/// Parse `sqlite,fs` (or `all`) into engines, in the order of `EngineKind::ALL`.
+impl Serialize for EngineKind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for EngineKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Parse `sqlite,fs` (or `all`) into engines, in the suite's order.
 pub fn parse_engine_list(text: &str) -> Result<Vec<EngineKind>, InputError> {
     if text.trim() == "all" {
-        return Ok(EngineKind::ALL.to_vec());
+        return Ok(EngineKind::all().collect());
     }
     let mut engines = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -188,12 +281,14 @@ pub fn parse_engine_list(text: &str) -> Result<Vec<EngineKind>, InputError> {
     Ok(engines)
 }
 
-/// Any engine, for code that picks one at run time. One match per fetch.
+/// Any engine, for code that picks one at run time: one match per fetch. The
+/// raw engines differ by wire protocol (sqlx's database type), not by server:
+/// servers speaking the same protocol share a variant.
 pub enum AnyEngine {
     Orm(OrmEngine),
-    SqliteRaw(RawEngine<sea_orm::sqlx::Sqlite>),
-    PostgresRaw(RawEngine<sea_orm::sqlx::Postgres>),
-    MariadbRaw(RawEngine<sea_orm::sqlx::MySql>),
+    RawSqlite(RawEngine<sea_orm::sqlx::Sqlite>),
+    RawPostgres(RawEngine<sea_orm::sqlx::Postgres>),
+    RawMySql(RawEngine<sea_orm::sqlx::MySql>),
     Fs(FsEngine),
     Floor(FloorEngine),
 }
@@ -202,9 +297,9 @@ macro_rules! each_engine {
     ($self:ident, $e:ident => $body:expr) => {
         match $self {
             AnyEngine::Orm($e) => $body,
-            AnyEngine::SqliteRaw($e) => $body,
-            AnyEngine::PostgresRaw($e) => $body,
-            AnyEngine::MariadbRaw($e) => $body,
+            AnyEngine::RawSqlite($e) => $body,
+            AnyEngine::RawPostgres($e) => $body,
+            AnyEngine::RawMySql($e) => $body,
             AnyEngine::Fs($e) => $body,
             AnyEngine::Floor($e) => $body,
         }
@@ -234,7 +329,7 @@ mod tests {
 
     #[test]
     fn engine_names_round_trip_and_unknown_is_explained() {
-        for kind in EngineKind::ALL {
+        for kind in EngineKind::all() {
             assert_eq!(kind.name().parse::<EngineKind>().unwrap(), kind);
         }
         let err = parse_engine_list("sqlite,oracle").unwrap_err().to_string();
@@ -244,11 +339,50 @@ mod tests {
         );
         assert_eq!(
             parse_engine_list("all").unwrap().len(),
-            EngineKind::ALL.len()
+            EngineKind::all().count()
         );
+        let named = |n: &str| n.parse::<EngineKind>().unwrap();
         assert_eq!(
             parse_engine_list("floor, sqlite").unwrap(),
-            vec![EngineKind::Sqlite, EngineKind::Floor]
+            vec![named("sqlite"), named("floor")]
         );
+    }
+
+    #[test]
+    fn the_suite_order_is_embedded_first_then_each_server_orm_and_raw() {
+        let names: Vec<&str> = EngineKind::all().map(EngineKind::name).collect();
+        assert_eq!(
+            names,
+            [
+                "sqlite",
+                "sqlite-raw",
+                "fs",
+                "floor",
+                "postgres",
+                "postgres-raw",
+                "mariadb",
+                "mariadb-raw"
+            ]
+        );
+    }
+
+    #[test]
+    fn twins_and_readers_come_from_the_registry() {
+        let named = |n: &str| n.parse::<EngineKind>().unwrap();
+        assert_eq!(named("sqlite").raw_twin(), Some(named("sqlite-raw")));
+        assert_eq!(named("mariadb").raw_twin(), Some(named("mariadb-raw")));
+        assert_eq!(named("fs").raw_twin(), None);
+        assert_eq!(named("postgres-raw").raw_twin(), None);
+        assert_eq!(
+            EngineKind::reader_of(StoreKind::Sqlite),
+            named("sqlite-raw")
+        );
+        assert_eq!(EngineKind::reader_of(StoreKind::Floor), named("floor"));
+        assert_eq!(EngineKind::floor(), named("floor"));
+        for kind in EngineKind::all() {
+            let json = serde_json::to_string(&kind).unwrap();
+            assert_eq!(json, format!("\"{}\"", kind.name()));
+            assert_eq!(serde_json::from_str::<EngineKind>(&json).unwrap(), kind);
+        }
     }
 }

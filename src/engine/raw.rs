@@ -3,13 +3,36 @@
 //! statement, copying the value into a reused buffer. Its gap to the SeaORM
 //! engine on the same table is what the ORM costs.
 
-use anyhow::Result;
-use sea_orm::DatabaseConnection;
+use anyhow::{Result, bail};
 use sea_orm::sqlx::{
     self, ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool, Row, Type,
 };
+use sea_orm::{DatabaseConnection, DbBackend};
 
-use super::{Engine, EngineSettings};
+use super::{AnyEngine, Engine, EngineSettings};
+
+/// The raw engine on an open connection: the protocol decides sqlx's database
+/// type and the placeholder; every server speaking it shares the variant.
+pub fn open(db: DatabaseConnection, settings: EngineSettings) -> Result<AnyEngine> {
+    Ok(match db.get_database_backend() {
+        DbBackend::Sqlite => {
+            let pool = db.get_sqlite_connection_pool().clone();
+            let sql = "SELECT data FROM blobs WHERE id = ?";
+            AnyEngine::RawSqlite(RawEngine::new(db, pool, sql, settings))
+        }
+        DbBackend::Postgres => {
+            let pool = db.get_postgres_connection_pool().clone();
+            let sql = "SELECT data FROM blobs WHERE id = $1";
+            AnyEngine::RawPostgres(RawEngine::new(db, pool, sql, settings))
+        }
+        DbBackend::MySql => {
+            let pool = db.get_mysql_connection_pool().clone();
+            let sql = "SELECT data FROM blobs WHERE id = ?";
+            AnyEngine::RawMySql(RawEngine::new(db, pool, sql, settings))
+        }
+        other => bail!("no raw engine for {other:?}"),
+    })
+}
 
 pub struct RawEngine<DB: Database> {
     // Owns the pool (one connection), opened with the same options as the ORM engine.

@@ -15,8 +15,23 @@ pub struct Change {
     pub baseline_ns: f64,
     pub current_ns: f64,
     pub ratio: f64,
-    /// Beyond noise: "slower" or "faster"; None within noise.
-    pub verdict: Option<&'static str>,
+    /// Beyond noise: slower or faster; None within noise.
+    pub verdict: Option<ChangeVerdict>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeVerdict {
+    Slower,
+    Faster,
+}
+
+impl ChangeVerdict {
+    pub fn word(self) -> &'static str {
+        match self {
+            ChangeVerdict::Slower => "slower",
+            ChangeVerdict::Faster => "faster",
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -61,9 +76,9 @@ impl Comparison {
                             }
                             let ratio = cv / bv;
                             let verdict = if ratio > 1.0 + noise {
-                                Some("slower")
+                                Some(ChangeVerdict::Slower)
                             } else if ratio < 1.0 / (1.0 + noise) {
-                                Some("faster")
+                                Some(ChangeVerdict::Faster)
                             } else {
                                 None
                             };
@@ -124,7 +139,7 @@ impl Comparison {
                 crate::stats::format_ns(c.baseline_ns),
                 crate::stats::format_ns(c.current_ns),
                 c.ratio,
-                c.verdict.unwrap_or("")
+                c.verdict.map(ChangeVerdict::word).unwrap_or("")
             ));
         }
         for n in &self.not_compared {

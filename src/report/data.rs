@@ -65,30 +65,12 @@ pub fn largest_size_meeting(run: &RunResults, engine: EngineKind, target_ns: u64
 /// Engine / floor at one size: (p50 ratio, p99 ratio). None without both results.
 pub fn floor_ratio(run: &RunResults, engine: EngineKind, size: u64) -> Option<(f64, f64)> {
     let e = result(run, engine, size)?;
-    let f = result(run, EngineKind::Floor, size)?;
+    let f = result(run, EngineKind::floor(), size)?;
     let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
     Some((
         ratio(e.measured.latency.p50_ns, f.measured.latency.p50_ns)?,
         ratio(e.measured.latency.p99_ns, f.measured.latency.p99_ns)?,
     ))
-}
-
-/// The raw-driver engine measuring the same table, for an ORM engine.
-pub fn raw_twin(engine: EngineKind) -> Option<EngineKind> {
-    match engine {
-        EngineKind::Sqlite => Some(EngineKind::SqliteRaw),
-        EngineKind::Postgres => Some(EngineKind::PostgresRaw),
-        EngineKind::Mariadb => Some(EngineKind::MariadbRaw),
-        _ => None,
-    }
-}
-
-/// What SeaORM adds over the raw driver at one size: p50 difference in ns (may be
-/// negative within noise). None for engines without a raw twin in the run.
-pub fn orm_cost_ns(run: &RunResults, engine: EngineKind, size: u64) -> Option<f64> {
-    let orm = result(run, engine, size)?;
-    let raw = result(run, raw_twin(engine)?, size)?;
-    Some(orm.measured.latency.p50_ns as f64 - raw.measured.latency.p50_ns as f64)
 }
 
 /// One histogram bar: [lo, hi) ns with the fraction of fetches that were hits,

@@ -1,16 +1,18 @@
-//! The report page: verdict first, then charts, tables and the environment.
-//! Self-contained: inline CSS, charts as files beside it, no network.
+//! The report page: verdict first, then charts, tables and the environment, one
+//! function per section. Self-contained: inline CSS, charts as files beside it,
+//! no network. Charts land in the section they declare (`Chart::section`).
 
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
 use super::ReportOptions;
-use super::charts::AnyChart;
-use super::compare::Comparison;
-use super::data::{engines, floor_ratio, largest_size_meeting, orm_cost_ns, result, sizes};
-use crate::results::{EngineResult, RunResults};
+use super::charts::{AnyChart, Section};
+use super::compare::{ChangeVerdict, Comparison};
+use super::data::{engines, floor_ratio, largest_size_meeting, result, sizes};
+use crate::results::{EngineResult, RegimeVerdict, RunResults};
 use crate::size::format_bytes;
 use crate::stats::format_ns;
+use crate::summary::{SummaryRow, rows};
 
 // `td.w` may break anywhere: image digests and container paths are long unbroken
 // words that would otherwise widen the environment table past the page.
@@ -61,12 +63,12 @@ fn warnings(run: &RunResults) -> Vec<String> {
                 esc(&r.disk_counter)
             ));
         }
-        if r.regime.verdict != "disk-bound" {
+        if r.regime.verdict != RegimeVerdict::DiskBound {
             w.push(format!(
                 "{who}: the dataset ({}) <b>fits in memory</b> ({:.2}x {}): this measures the cache, not the disk.",
                 format_bytes(r.regime.dataset_bytes),
                 r.regime.ratio,
-                esc(&r.regime.basis)
+                esc(&r.regime.basis.to_string())
             ));
         }
     }
@@ -113,32 +115,40 @@ fn criterion_link(run_dir: &Path, r: &EngineResult) -> Option<String> {
         .flatten()
 }
 
-fn row(run: &RunResults, r: &EngineResult) -> String {
-    let m = &r.measured;
-    let l = &m.latency;
+fn row(r: &SummaryRow) -> String {
     format!(
         "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         r.engine.name(),
         r.size,
-        format_ns(l.mean_ns),
-        format_ns(l.p50_ns as f64),
-        format_ns(l.p90_ns as f64),
-        format_ns(l.p99_ns as f64),
-        format_ns(l.p999_ns as f64),
-        format_ns(l.max_ns as f64),
-        opt_label(m.hit_ratio.map(|h| format!("{:.1}%", h * 100.0))),
-        opt_label(m.disk_bytes_per_fetch.map(|d| format_bytes(d as u64))),
-        orm_cost_ns(run, r.engine, r.size_bytes)
+        format_ns(r.mean_ns),
+        format_ns(r.p50_ns as f64),
+        format_ns(r.p90_ns as f64),
+        format_ns(r.p99_ns as f64),
+        format_ns(r.p999_ns as f64),
+        format_ns(r.max_ns as f64),
+        opt_label(r.hit_ratio.map(|h| format!("{:.1}%", h * 100.0))),
+        opt_label(r.disk_bytes_per_fetch.map(|d| format_bytes(d as u64))),
+        r.orm_cost_ns
             .map(|d| format!("{}{}", if d < 0.0 { "−" } else { "+" }, format_ns(d.abs())))
             .unwrap_or_else(|| "<span class=muted>—</span>".into()),
         match r.criterion_samples {
-            Some(s) => format!("{} ({} criterion samples)", m.count, s),
-            None => m.count.to_string(),
+            Some(s) => format!("{} ({} criterion samples)", r.fetches, s),
+            None => r.fetches.to_string(),
         },
     )
 }
 
-const TABLE_HEAD: &str = "<table><tr><th class=l>engine</th><th>size</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>hit ratio</th><th>disk/fetch</th><th>ORM cost (p50)</th><th>fetches</th></tr>\n";
+/// The measurement table of some rows.
+fn table<'a>(rows: impl IntoIterator<Item = &'a SummaryRow>) -> String {
+    let mut t = String::from(
+        "<table><tr><th class=l>engine</th><th>size</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>hit ratio</th><th>disk/fetch</th><th>ORM cost (p50)</th><th>fetches</th></tr>\n",
+    );
+    for r in rows {
+        t.push_str(&row(r));
+    }
+    t.push_str("</table>\n");
+    t
+}
 
 fn figure(chart: &AnyChart) -> String {
     let stem = chart.file_stem();
@@ -149,6 +159,15 @@ fn figure(chart: &AnyChart) -> String {
     )
 }
 
+/// Every chart of one section, in the order they were listed.
+fn figures(charts: &[AnyChart], section: Section) -> String {
+    charts
+        .iter()
+        .filter(|c| c.section() == section)
+        .map(figure)
+        .collect()
+}
+
 pub fn page(
     run: &RunResults,
     run_dir: &Path,
@@ -156,25 +175,53 @@ pub fn page(
     comparison: Option<&Comparison>,
     options: &ReportOptions,
 ) -> String {
-    let mut p = String::new();
-    let target = format_ns(options.target_p99_ns as f64);
-    let _ = write!(
-        p,
+    let rows = rows(run);
+    let mut p = header(run);
+    p.push_str(&verdict(run, options));
+    p.push_str(&warnings_box(run));
+    if let Some(c) = comparison {
+        p.push_str(&against_baseline(c));
+    }
+    p.push_str("<h2 id=headline>Latency against blob size</h2>\n");
+    p.push_str(&figures(charts, Section::Headline));
+    for size in sizes(run) {
+        let label = format_bytes(size);
+        let _ = writeln!(p, "<h2 id=size-{label}>{label} blobs</h2>");
+        p.push_str(&figures(charts, Section::Size(size)));
+        p.push_str(&table(rows.iter().filter(|r| r.size_bytes == size)));
+    }
+    p.push_str("<h2 id=disk>Disk reads and loading</h2>\n");
+    p.push_str(&figures(charts, Section::Disk));
+    p.push_str(&loads(run));
+    p.push_str("<h2 id=table>All measurements</h2>\n");
+    p.push_str(&table(&rows));
+    p.push_str("<p>Also as <a href=\"summary.csv\">summary.csv</a> and <a href=\"summary.json\">summary.json</a>; everything in <a href=\"results.json\">results.json</a>.</p>\n");
+    p.push_str(&environment(run, run_dir));
+    // For people and for the report test: did every chart load and draw?
+    p.push_str("<script>window.addEventListener('load',()=>{const imgs=[...document.querySelectorAll('img.chart')];const ok=imgs.filter(i=>i.complete&&i.naturalWidth>0);document.body.dataset.chartsLoaded=ok.length+'/'+imgs.length;document.body.dataset.chartBoxes=JSON.stringify(imgs.map(i=>{const r=i.getBoundingClientRect();return[Math.round(r.left),Math.round(r.top+window.scrollY),Math.round(r.width),Math.round(r.height)]}));});</script>\n</body></html>\n");
+    p
+}
+
+fn header(run: &RunResults) -> String {
+    format!(
         "<!doctype html><html lang=en><head><meta charset=utf-8><title>blobrace {id}</title><style>{CSS}</style></head><body>\n<h1>blobrace: fetch latency by blob size — run {id}</h1>\n<p class=muted>{start} → {end}, driven by {driver}. Each fetch is one random id, fetched whole; the datasets hold {bytes} per size class of incompressible bytes.</p>\n",
         id = esc(&run.run_id),
         start = esc(&run.started_at),
         end = esc(run.finished_at.as_deref().unwrap_or("(unfinished)")),
         driver = esc(&run.driver),
         bytes = format_bytes(run.config.dataset_bytes),
-    );
+    )
+}
 
-    // The verdict first.
-    let _ = write!(
-        p,
+/// Per engine: the largest size meeting the target, and the floor ratios at 64KiB.
+fn verdict(run: &RunResults, options: &ReportOptions) -> String {
+    let target_ns = options.target_p99.as_nanos() as u64;
+    let target = format_ns(target_ns as f64);
+    let mut p = format!(
         "<h2 id=verdict>Verdict</h2>\n<p>The largest blob size each engine fetches with <b>p99 ≤ {target}</b>, and how it compares with the floor (a raw <code>pread</code> of the same bytes) at 64KiB.</p>\n<table id=verdict-table><tr><th class=l>engine</th><th>largest size with p99 ≤ {target}</th><th>p50 vs floor at 64KiB</th><th>p99 vs floor at 64KiB</th></tr>\n"
     );
     for engine in engines(run) {
-        let largest = largest_size_meeting(run, engine, options.target_p99_ns)
+        let largest = largest_size_meeting(run, engine, target_ns)
             .map(|s| format!("<span class=good>{}</span>", format_bytes(s)))
             .unwrap_or_else(|| "<span class=bad>none measured</span>".into());
         let (r50, r99) = match floor_ratio(run, engine, 64 << 10) {
@@ -188,76 +235,69 @@ pub fn page(
         );
     }
     p.push_str("</table>\n");
+    p
+}
 
+/// The yellow box: what must be read before any number.
+fn warnings_box(run: &RunResults) -> String {
     let warnings = warnings(run);
-    if !warnings.is_empty() {
-        p.push_str("<div class=warn id=warnings><b>Read these before the numbers:</b><ul>\n");
-        for w in &warnings {
-            let _ = writeln!(p, "<li>{w}</li>");
-        }
-        p.push_str("</ul></div>\n");
+    if warnings.is_empty() {
+        return String::new();
     }
+    let mut p =
+        String::from("<div class=warn id=warnings><b>Read these before the numbers:</b><ul>\n");
+    for w in &warnings {
+        let _ = writeln!(p, "<li>{w}</li>");
+    }
+    p.push_str("</ul></div>\n");
+    p
+}
 
-    if let Some(c) = comparison {
+fn against_baseline(c: &Comparison) -> String {
+    let mut p = format!(
+        "<h2 id=compare>Against baseline {}</h2><p>Ratio this run / baseline; beyond ±{:.0}% is marked as a change.</p><table><tr><th class=l>engine</th><th>size</th><th>stat</th><th>baseline</th><th>this run</th><th>ratio</th></tr>\n",
+        esc(&c.baseline_id),
+        c.noise * 100.0
+    );
+    for ch in &c.changes {
+        let mark = match ch.verdict {
+            Some(ChangeVerdict::Slower) => {
+                format!("<span class=bad>{:.2}x slower</span>", ch.ratio)
+            }
+            Some(ChangeVerdict::Faster) => {
+                format!("<span class=good>{:.2}x faster</span>", ch.ratio)
+            }
+            None => format!("{:.2}x", ch.ratio),
+        };
         let _ = writeln!(
             p,
-            "<h2 id=compare>Against baseline {}</h2><p>Ratio this run / baseline; beyond ±{:.0}% is marked as a change.</p><table><tr><th class=l>engine</th><th>size</th><th>stat</th><th>baseline</th><th>this run</th><th>ratio</th></tr>",
-            esc(&c.baseline_id),
-            c.noise * 100.0
+            "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{mark}</td></tr>",
+            ch.engine.name(),
+            format_bytes(ch.size_bytes),
+            ch.percentile,
+            format_ns(ch.baseline_ns),
+            format_ns(ch.current_ns)
         );
-        for ch in &c.changes {
-            let mark = match ch.verdict {
-                Some("slower") => format!("<span class=bad>{:.2}x slower</span>", ch.ratio),
-                Some(_) => format!("<span class=good>{:.2}x faster</span>", ch.ratio),
-                None => format!("{:.2}x", ch.ratio),
-            };
-            let _ = writeln!(
-                p,
-                "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{mark}</td></tr>",
-                ch.engine.name(),
-                format_bytes(ch.size_bytes),
-                ch.percentile,
-                format_ns(ch.baseline_ns),
-                format_ns(ch.current_ns)
-            );
-        }
-        p.push_str("</table>\n");
-        for n in &c.not_compared {
-            let _ = writeln!(p, "<p class=muted>Not compared: {}</p>", esc(n));
-        }
     }
+    p.push_str("</table>\n");
+    for n in &c.not_compared {
+        let _ = writeln!(p, "<p class=muted>Not compared: {}</p>", esc(n));
+    }
+    p
+}
 
-    // Charts: the headline, then per size, then disk and load.
-    for chart in charts.iter().filter(|c| c.size().is_none()).take(1) {
-        p.push_str("<h2 id=headline>Latency against blob size</h2>\n");
-        p.push_str(&figure(chart));
-    }
-    for size in sizes(run) {
-        let label = format_bytes(size);
-        let _ = writeln!(p, "<h2 id=size-{label}>{label} blobs</h2>");
-        for chart in charts.iter().filter(|c| c.size() == Some(size)) {
-            p.push_str(&figure(chart));
-        }
-        p.push_str(TABLE_HEAD);
-        for engine in engines(run) {
-            if let Some(r) = result(run, engine, size) {
-                p.push_str(&row(run, r));
-            }
-        }
-        p.push_str("</table>\n");
-    }
-    p.push_str("<h2 id=disk>Disk reads and loading</h2>\n");
-    for chart in charts.iter().filter(|c| c.size().is_none()).skip(1) {
-        p.push_str(&figure(chart));
-    }
-    p.push_str("<table><tr><th class=l>store</th><th>size</th><th>outcome</th><th>rows</th><th>seconds</th><th>MB/s</th><th>loader peak RSS</th></tr>\n");
+/// What loading each dataset took, for the datasets this run loaded or reused.
+fn loads(run: &RunResults) -> String {
+    let mut p = String::from(
+        "<table><tr><th class=l>store</th><th>size</th><th>outcome</th><th>rows</th><th>seconds</th><th>MB/s</th><th>loader peak RSS</th></tr>\n",
+    );
     for l in &run.loads {
         let _ = writeln!(
             p,
             "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td></tr>",
             l.store.name(),
             format_bytes(l.size_bytes),
-            esc(&l.outcome),
+            l.outcome,
             l.rows,
             l.seconds,
             l.mb_per_s
@@ -269,50 +309,19 @@ pub fn page(
         );
     }
     p.push_str("</table>\n");
+    p
+}
 
-    // All rows in one table, then the environment.
-    p.push_str("<h2 id=table>All measurements</h2>\n");
-    p.push_str(TABLE_HEAD);
+/// Caps, counters and cold starts per result; engine settings; machine and run.
+fn environment(run: &RunResults, run_dir: &Path) -> String {
+    let mut p = String::from(
+        "<h2 id=environment>Environment</h2>\n<table><tr><th class=l>engine</th><th class=l>size</th><th class=l>memory cap</th><th class=l>CPU cap</th><th class=l>where the cap was read</th><th class=l>data / cap</th><th class=l>disk counter</th><th class=l>cold start</th><th class=l>criterion</th></tr>\n",
+    );
     for size in sizes(run) {
         for engine in engines(run) {
             if let Some(r) = result(run, engine, size) {
-                p.push_str(&row(run, r));
+                p.push_str(&environment_row(r, run_dir));
             }
-        }
-    }
-    p.push_str("</table>\n<p>Also as <a href=\"summary.csv\">summary.csv</a> and <a href=\"summary.json\">summary.json</a>; everything in <a href=\"results.json\">results.json</a>.</p>\n");
-
-    p.push_str("<h2 id=environment>Environment</h2>\n<table><tr><th class=l>engine</th><th class=l>size</th><th class=l>memory cap</th><th class=l>CPU cap</th><th class=l>where the cap was read</th><th class=l>data / cap</th><th class=l>disk counter</th><th class=l>cold start</th><th class=l>criterion</th></tr>\n");
-    for size in sizes(run) {
-        for engine in engines(run) {
-            let Some(r) = result(run, engine, size) else {
-                continue;
-            };
-            let (mem, cpu, where_) = match &r.cap {
-                Some(c) => (c.memory_label(), c.cpu_label(), c.cgroup.clone()),
-                None => ("unavailable".into(), "unavailable".into(), "—".into()),
-            };
-            let mem = if mem == "uncapped" || mem == "unavailable" {
-                format!("<span class=bad>{mem}</span>")
-            } else {
-                mem
-            };
-            let criterion = criterion_link(run_dir, r)
-                .map(|href| format!("<a href=\"{}\">report</a>", esc(&href)))
-                .unwrap_or_else(|| "<span class=muted>none</span>".into());
-            let _ = writeln!(
-                p,
-                "<tr><td class=l>{}</td><td class=l>{}</td><td class=l>{mem}</td><td class=l>{}</td><td class=\"l w\">{}</td><td class=l>{} ({:.1}x, {})</td><td class=\"l w\">{}</td><td class=\"l w\">{}</td><td class=l>{criterion}</td></tr>",
-                engine.name(),
-                r.size,
-                esc(&cpu),
-                esc(&where_),
-                format_bytes(r.regime.dataset_bytes),
-                r.regime.ratio,
-                esc(&r.regime.verdict),
-                esc(&r.disk_counter),
-                esc(&r.eviction.method),
-            );
         }
     }
     p.push_str("</table>\n<h3>Engine settings and versions</h3>\n<table><tr><th class=l>engine</th><th class=l>settings (read back from the engine)</th></tr>\n");
@@ -353,7 +362,29 @@ pub fn page(
         run.config.measure,
         esc(&run.command),
     );
-    // For people and for the report test: did every chart load and draw?
-    p.push_str("<script>window.addEventListener('load',()=>{const imgs=[...document.querySelectorAll('img.chart')];const ok=imgs.filter(i=>i.complete&&i.naturalWidth>0);document.body.dataset.chartsLoaded=ok.length+'/'+imgs.length;document.body.dataset.chartBoxes=JSON.stringify(imgs.map(i=>{const r=i.getBoundingClientRect();return[Math.round(r.left),Math.round(r.top+window.scrollY),Math.round(r.width),Math.round(r.height)]}));});</script>\n</body></html>\n");
     p
+}
+
+fn environment_row(r: &EngineResult, run_dir: &Path) -> String {
+    let bad = |label: String| format!("<span class=bad>{label}</span>");
+    let (mem, cpu, where_) = match &r.cap {
+        Some(c) if c.memory_limit_bytes.is_none() => {
+            (bad(c.memory_label()), c.cpu_label(), c.cgroup.clone())
+        }
+        Some(c) => (c.memory_label(), c.cpu_label(), c.cgroup.clone()),
+        None => (bad("unavailable".into()), "unavailable".into(), "—".into()),
+    };
+    let criterion = criterion_link(run_dir, r)
+        .map(|href| format!("<a href=\"{}\">report</a>", esc(&href)))
+        .unwrap_or_else(|| "<span class=muted>none</span>".into());
+    format!(
+        "<tr><td class=l>{}</td><td class=l>{}</td><td class=l>{mem}</td><td class=l>{}</td><td class=\"l w\">{}</td><td class=l>{}</td><td class=\"l w\">{}</td><td class=\"l w\">{}</td><td class=l>{criterion}</td></tr>\n",
+        r.engine.name(),
+        r.size,
+        esc(&cpu),
+        esc(&where_),
+        esc(&r.regime.data_label()),
+        esc(&r.disk_counter),
+        esc(&r.eviction.method),
+    )
 }

@@ -10,7 +10,7 @@ pub mod export;
 mod html;
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
@@ -18,11 +18,9 @@ use crate::results::{RunResults, write_atomic};
 use charts::AnyChart;
 use compare::Comparison;
 
-/// The default latency target: a fetch whose p99 is over this is too slow.
-pub const DEFAULT_TARGET_P99_NS: u64 = 50_000_000;
-
 pub struct ReportOptions {
-    pub target_p99_ns: u64,
+    /// The verdict's latency target (the run's own by default).
+    pub target_p99: Duration,
     /// A changed percentile counts as a change only beyond this ratio (0.10 = ±10%).
     pub noise: f64,
 }
@@ -30,7 +28,7 @@ pub struct ReportOptions {
 impl Default for ReportOptions {
     fn default() -> Self {
         Self {
-            target_p99_ns: DEFAULT_TARGET_P99_NS,
+            target_p99: crate::config::DEFAULT_TARGET_P99,
             noise: 0.10,
         }
     }
@@ -118,13 +116,13 @@ pub fn render(
         Some(dir) => Some(Comparison::of(&load_run(dir)?, &run, options.noise)),
         None => None,
     };
-    let charts = AnyChart::all_for(&run, options.target_p99_ns);
+    let charts = AnyChart::all_for(&run, options.target_p99.as_nanos() as u64);
     for chart in &charts {
         chart
             .render(&run, run_dir)
             .with_context(|| format!("cannot draw {}", chart.file_stem()))?;
     }
-    let rows = export::summary_rows(&run);
+    let rows = crate::summary::rows(&run);
     for exporter in export::AnyExporter::ALL {
         let path = run_dir.join(format!("summary.{}", exporter.extension()));
         write_atomic(&path, &exporter.serialize(&rows)?)?;

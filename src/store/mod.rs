@@ -15,20 +15,19 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::config::Locations;
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
 use crate::evict::EvictionReport;
+use crate::locations::Locations;
+use crate::server::Server;
 
 pub use floor::FloorStore;
 pub use fs::{FsStore, blob_path_into};
-pub use server::{
-    COMPOSE_UP, PgStorage, Server, ServerStore, connect as connect_server,
-    namespace as server_namespace, server_url,
-};
+pub use server::ServerStore;
 pub use sqlite::{SqliteStore, sqlite_connect_options};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+/// Every store: the three embedded layouts, then one per registered server
+/// (`server::SERVERS`). Ordered as listed; written to results by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum StoreKind {
     /// One SQLite file per size class.
     Sqlite,
@@ -36,28 +35,30 @@ pub enum StoreKind {
     Fs,
     /// All blobs of a size class packed in one file at `(id - 1) * size`.
     Floor,
-    /// One PostgreSQL schema per size class, in the compose container.
-    Postgres,
-    /// One MariaDB database per size class, in the compose container.
-    Mariadb,
+    /// One namespace (schema, database) per size class in a server's capped container.
+    Server(Server),
 }
 
 impl StoreKind {
+    pub fn all() -> impl Iterator<Item = StoreKind> {
+        [StoreKind::Sqlite, StoreKind::Fs, StoreKind::Floor]
+            .into_iter()
+            .chain(Server::all().map(StoreKind::Server))
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             StoreKind::Sqlite => "sqlite",
             StoreKind::Fs => "fs",
             StoreKind::Floor => "floor",
-            StoreKind::Postgres => "postgres",
-            StoreKind::Mariadb => "mariadb",
+            StoreKind::Server(server) => server.name(),
         }
     }
 
     /// The server holding this store, for stores in a server container.
     pub fn server(self) -> Option<Server> {
         match self {
-            StoreKind::Postgres => Some(Server::Postgres),
-            StoreKind::Mariadb => Some(Server::Mariadb),
+            StoreKind::Server(server) => Some(server),
             _ => None,
         }
     }
@@ -73,16 +74,28 @@ impl StoreKind {
             StoreKind::Sqlite => AnyStore::Sqlite(SqliteStore::new(data_dir, spec)),
             StoreKind::Fs => AnyStore::Fs(FsStore::new(data_dir, spec)),
             StoreKind::Floor => AnyStore::Floor(FloorStore::new(data_dir, spec)),
-            StoreKind::Postgres | StoreKind::Mariadb => {
-                let server = self.server().expect("a server store");
-                AnyStore::Server(ServerStore::new(
-                    server,
-                    at.server_url(server),
-                    spec,
-                    at.pg_storage,
-                ))
-            }
+            StoreKind::Server(server) => AnyStore::Server(ServerStore::new(
+                server,
+                at.server_url(server),
+                spec,
+                at.server_options,
+            )),
         }
+    }
+}
+
+impl Serialize for StoreKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for StoreKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        StoreKind::all()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown store '{name}'")))
     }
 }
 

@@ -1,140 +1,31 @@
-//! PostgreSQL and MariaDB stores: the server process does the writing, so the
-//! pages it caches are charged to its own capped container. Each size class gets
-//! its own namespace (a PostgreSQL schema, a MariaDB database) named
-//! `blobs_<size>_x<rows>`, holding the migration's `blobs` and `manifest` tables.
+//! The store of every server database (`server::SERVERS`): the server process does
+//! the writing, so the pages it caches are charged to its own capped container.
+//! Each size class gets its own namespace (a PostgreSQL schema, a MariaDB database)
+//! named `blobs_<size>_x<rows>`, holding the migration's `blobs` and `manifest`
+//! tables. What differs between servers is asked of their descriptor.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, Statement};
-use serde::{Deserialize, Serialize};
+use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 
 use super::{IdRange, Store, StoreKind, orm, rows_for_batch};
-use crate::config::redact_url;
 use crate::dataset::{DatasetSpec, DatasetState};
 use crate::error::InputError;
 use crate::evict::EvictionReport;
+use crate::server::{Server, ServerOptions, redact_url};
 
 const BATCH_BYTES: u64 = 4 << 20;
 /// PostgreSQL binds at most 65535 parameters per statement (two per row here).
 const MAX_ROWS_PER_INSERT: u64 = 8000;
-/// The command that starts the compose servers, for every message that needs it.
-pub const COMPOSE_UP: &str =
-    "docker compose -f compose/compose.yaml --env-file compose/.env up -d --wait";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Server {
-    Postgres,
-    Mariadb,
-}
-
-impl Server {
-    pub const ALL: [Server; 2] = [Server::Postgres, Server::Mariadb];
-
-    /// Also the compose service name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Server::Postgres => "postgres",
-            Server::Mariadb => "mariadb",
-        }
-    }
-
-    fn env_var(self) -> &'static str {
-        match self {
-            Server::Postgres => "BLOBRACE_POSTGRES_URL",
-            Server::Mariadb => "BLOBRACE_MARIADB_URL",
-        }
-    }
-}
-
-/// Connection settings shared by the loader and the server engines: no ping per
-/// checkout, no statement logging, one connection, the size class's namespace.
-pub fn server_connect_options(
-    server: Server,
-    url: &str,
-    namespace: Option<&str>,
-) -> ConnectOptions {
-    let mut opts = ConnectOptions::new(url.to_string());
-    opts.sqlx_logging(false)
-        .test_before_acquire(false)
-        .max_connections(1)
-        .min_connections(1)
-        .connect_timeout(Duration::from_secs(5));
-    if let Some(ns) = namespace.map(str::to_string) {
-        match server {
-            Server::Postgres => {
-                opts.map_sqlx_postgres_opts(move |o| o.options([("search_path", ns.as_str())]));
-            }
-            Server::Mariadb => {
-                opts.map_sqlx_mysql_opts(move |o| o.database(&ns));
-            }
-        }
-    }
-    opts
-}
-
-/// The URL of a server, or an error saying how to provide one.
-pub fn server_url(server: Server, url: Option<&str>) -> Result<String> {
-    url.map(str::to_string).ok_or_else(|| {
-        anyhow::anyhow!(
-            "no URL for {}: set {} or create compose/.env from compose/.env.example (and start the servers: {COMPOSE_UP})",
-            server.name(),
-            server.env_var()
-        )
-    })
-}
-
-/// Connect, turning a refusal into an error that names the URL and the fix.
-pub async fn connect(
-    server: Server,
-    url: &str,
-    namespace: Option<&str>,
-) -> Result<DatabaseConnection> {
-    Database::connect(server_connect_options(server, url, namespace))
-        .await
-        .with_context(|| {
-            format!(
-                "cannot connect to {} at {} (is it running? start it with: {COMPOSE_UP}; wrong password? check compose/.env or {})",
-                server.name(),
-                redact_url(url),
-                server.env_var()
-            )
-        })
-}
-
-/// How PostgreSQL stores the blob column. Values over ~2 kB go out of line into
-/// TOAST (~2000-byte chunks) either way; the difference is the compression attempt.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PgStorage {
-    /// PostgreSQL's default for bytea: try to compress each value, then TOAST it.
-    #[default]
-    Extended,
-    /// TOAST without trying to compress (pointless on random bytes).
-    External,
-}
-
-/// Namespace of a dataset: only [a-z0-9_], so it can be inlined in SQL safely.
-/// A PostgreSQL dataset stored EXTERNAL is a different dataset: its own namespace.
-pub fn namespace(server: Server, spec: &DatasetSpec, pg_storage: PgStorage) -> String {
-    let suffix = match (server, pg_storage) {
-        (Server::Postgres, PgStorage::External) => "_external",
-        _ => "",
-    };
-    format!(
-        "blobs_{}_x{}{suffix}",
-        spec.size.to_string().to_lowercase(),
-        spec.rows
-    )
-}
 
 pub struct ServerStore {
     server: Server,
     spec: DatasetSpec,
     url: Option<String>,
     namespace: String,
-    pg_storage: PgStorage,
+    options: ServerOptions,
     location: PathBuf,
     db: Option<DatabaseConnection>,
 }
@@ -144,9 +35,9 @@ impl ServerStore {
         server: Server,
         url: Option<&str>,
         spec: DatasetSpec,
-        pg_storage: PgStorage,
+        options: ServerOptions,
     ) -> Self {
-        let namespace = namespace(server, &spec, pg_storage);
+        let namespace = server.namespace(&spec, &options);
         let location = PathBuf::from(format!(
             "{}#{namespace}",
             url.map(redact_url)
@@ -157,15 +48,15 @@ impl ServerStore {
             spec,
             url: url.map(str::to_string),
             namespace,
-            pg_storage,
+            options,
             location,
             db: None,
         }
     }
 
     async fn admin(&self) -> Result<DatabaseConnection> {
-        let url = server_url(self.server, self.url.as_deref())?;
-        connect(self.server, &url, None).await
+        let url = self.server.require_url(self.url.as_deref())?;
+        self.server.connect(&url, None).await
     }
 
     async fn count(db: &DatabaseConnection, sql: String) -> Result<i64> {
@@ -186,32 +77,35 @@ impl ServerStore {
 
     async fn connect_namespace(&mut self) -> Result<&DatabaseConnection> {
         if self.db.is_none() {
-            let url = server_url(self.server, self.url.as_deref())?;
-            self.db = Some(connect(self.server, &url, Some(&self.namespace)).await?);
+            let url = self.server.require_url(self.url.as_deref())?;
+            self.db = Some(self.server.connect(&url, Some(&self.namespace)).await?);
         }
         Ok(self.db.as_ref().expect("just connected"))
     }
 
-    /// A blob must fit one packet (sqlx splits packets over 16 MiB, but the server
-    /// refuses anything over max_allowed_packet with error 1153): check before loading.
+    /// A blob must fit the server's packet limit, if it has one: checked before loading.
     async fn check_packet_limit(&self, admin: &DatabaseConnection) -> Result<()> {
+        let Some(limit) = self.server.packet_limit() else {
+            return Ok(());
+        };
         let row = admin
             .query_one_raw(Statement::from_string(
                 admin.get_database_backend(),
-                "SELECT CAST(@@max_allowed_packet AS SIGNED) AS n",
+                limit.query,
             ))
             .await?
-            .context("max_allowed_packet returned nothing")?;
-        let limit = row.try_get::<i64>("", "n")? as u64;
+            .with_context(|| format!("{} returned nothing", limit.what))?;
+        let bytes = row.try_get::<i64>("", "n")? as u64;
         let needed = self.spec.size.bytes() + (1 << 20);
-        if limit < needed {
+        if bytes < needed {
             return Err(InputError::Value {
-                what: "MariaDB max_allowed_packet",
-                input: crate::size::format_bytes(limit),
+                what: limit.what,
+                input: crate::size::format_bytes(bytes),
                 why: format!(
-                    "a {} blob needs at least {}: start mariadbd with --max-allowed-packet=256M (compose/compose.yaml does)",
+                    "a {} blob needs at least {}: {}",
                     self.spec.size,
-                    crate::size::format_bytes(needed)
+                    crate::size::format_bytes(needed),
+                    limit.fix
                 ),
             }
             .into());
@@ -222,10 +116,7 @@ impl ServerStore {
 
 impl Store for ServerStore {
     fn kind(&self) -> StoreKind {
-        match self.server {
-            Server::Postgres => StoreKind::Postgres,
-            Server::Mariadb => StoreKind::Mariadb,
-        }
+        StoreKind::Server(self.server)
     }
 
     fn spec(&self) -> &DatasetSpec {
@@ -258,31 +149,18 @@ impl Store for ServerStore {
 
     async fn begin(&mut self) -> Result<u64> {
         let admin = self.admin().await?;
-        let create = match self.server {
-            Server::Postgres => format!("CREATE SCHEMA IF NOT EXISTS {}", self.namespace),
-            Server::Mariadb => {
-                self.check_packet_limit(&admin).await?;
-                format!("CREATE DATABASE IF NOT EXISTS {}", self.namespace)
-            }
-        };
-        admin.execute_unprepared(&create).await?;
+        self.check_packet_limit(&admin).await?;
+        admin
+            .execute_unprepared(&self.server.create_namespace_sql(&self.namespace))
+            .await?;
         admin.close().await?;
         let spec = self.spec;
         let location = self.location.clone();
-        let (server, pg_storage) = (self.server, self.pg_storage);
+        let setup = self.server.table_setup_sql(&self.options);
         let db = self.connect_namespace().await?;
         let rows_done = orm::begin(db, &spec, &location).await?;
-        if server == Server::Postgres {
-            // Applies to rows inserted from now on, so it runs before the first batch
-            // (and again on resume, harmlessly).
-            let storage = match pg_storage {
-                PgStorage::Extended => "EXTENDED",
-                PgStorage::External => "EXTERNAL",
-            };
-            db.execute_unprepared(&format!(
-                "ALTER TABLE blobs ALTER COLUMN data SET STORAGE {storage}"
-            ))
-            .await?;
+        for sql in setup {
+            db.execute_unprepared(&sql).await?;
         }
         Ok(rows_done)
     }
@@ -331,10 +209,7 @@ impl Store for ServerStore {
         // 2. The page cache survives a restart (its pages move to the parent cgroup):
         //    flush, then DONTNEED every data file from inside the container.
         //    `dd iflag=nocache count=0` is coreutils' posix_fadvise(DONTNEED) of a whole file.
-        let data_dir = match self.server {
-            Server::Postgres => "\"$PGDATA\"",
-            Server::Mariadb => "/var/lib/mysql",
-        };
+        let data_dir = self.server.container_data_dir();
         let script = format!(
             "sync && find {data_dir} -type f -exec dd if={{}} iflag=nocache count=0 status=none \\;"
         );
@@ -359,11 +234,9 @@ impl Store for ServerStore {
             db.close().await?;
         }
         let admin = self.admin().await?;
-        let drop = match self.server {
-            Server::Postgres => format!("DROP SCHEMA IF EXISTS {} CASCADE", self.namespace),
-            Server::Mariadb => format!("DROP DATABASE IF EXISTS {}", self.namespace),
-        };
-        admin.execute_unprepared(&drop).await?;
+        admin
+            .execute_unprepared(&self.server.drop_namespace_sql(&self.namespace))
+            .await?;
         admin.close().await?;
         Ok(())
     }

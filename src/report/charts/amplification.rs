@@ -7,8 +7,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{
-    Chart, FONT, LABEL_SIZE, TITLE_SIZE, UNKNOWN, bytes_label, draw_empty, engine_color, legend,
-    plot_err, series_line,
+    Chart, FONT, LABEL_SIZE, Section, TITLE_SIZE, UNKNOWN, bytes_label, draw_empty, engine_color,
+    legend, plot_err, series_line,
 };
 use crate::engine::EngineKind;
 use crate::report::data::{engines, log_range, series, size_axis};
@@ -23,6 +23,10 @@ impl Chart for Amplification {
 
     fn caption(&self) -> String {
         "Bytes read from storage per fetch against blob size (cache hits count as 0 bytes); the grey diagonal is the blob size itself".into()
+    }
+
+    fn section(&self) -> Section {
+        Section::Disk
     }
 
     fn draw<DB: DrawingBackend>(

@@ -6,8 +6,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{
-    Chart, FONT, LABEL_SIZE, TITLE_SIZE, draw_empty, engine_color, legend, ns_label, plot_err,
-    series_line,
+    Chart, FONT, LABEL_SIZE, Section, TITLE_SIZE, draw_empty, engine_color, legend, ns_label,
+    plot_err, series_line,
 };
 use crate::engine::EngineKind;
 use crate::report::data::{cdf, engines, log_range, result};
@@ -28,6 +28,10 @@ impl Chart for Cdf {
             "{}: share of fetches at or under a latency (CDF), all engines; the floor dashed",
             format_bytes(self.size)
         )
+    }
+
+    fn section(&self) -> Section {
+        Section::Size(self.size)
     }
 
     fn draw<DB: DrawingBackend>(
@@ -69,7 +73,7 @@ impl Chart for Cdf {
             .draw()
             .map_err(plot_err)?;
         for (engine, points) in curves {
-            let floor = engine == EngineKind::Floor;
+            let floor = engine == EngineKind::floor();
             series_line(
                 &mut chart,
                 points,

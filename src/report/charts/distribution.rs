@@ -7,7 +7,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{
-    Chart, FONT, HIT, LABEL_SIZE, MISS, TITLE_SIZE, UNKNOWN, draw_empty, ns_label, plot_err,
+    Chart, FONT, HIT, LABEL_SIZE, MISS, Section, TITLE_SIZE, UNKNOWN, draw_empty, ns_label,
+    plot_err,
 };
 use crate::engine::EngineKind;
 use crate::report::data::{Bar, bars, engines, log_range, result};
@@ -45,6 +46,10 @@ impl Chart for Distribution {
             "{}: share of fetches per latency bin, per engine; green = cache hit (no disk read), red = miss, grey = unknown (no disk counter)",
             format_bytes(self.size)
         )
+    }
+
+    fn section(&self) -> Section {
+        Section::Size(self.size)
     }
 
     fn height(&self) -> u32 {

@@ -6,8 +6,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{
-    Chart, FONT, LABEL_SIZE, TARGET, TITLE_SIZE, bytes_label, draw_empty, engine_color, legend,
-    ns_label, plot_err, series_line,
+    Chart, FONT, LABEL_SIZE, Section, TARGET, TITLE_SIZE, bytes_label, draw_empty, engine_color,
+    legend, ns_label, plot_err, series_line,
 };
 use crate::engine::EngineKind;
 use crate::report::data::{log_range, series, size_axis, sizes};
@@ -27,6 +27,10 @@ impl Chart for Headline {
             "p50 and p99 fetch latency against blob size, per engine; the floor (a raw pread) dashed; the red line is the target p99 ≤ {}",
             crate::stats::format_ns(self.target_p99_ns as f64)
         )
+    }
+
+    fn section(&self) -> Section {
+        Section::Headline
     }
 
     fn draw<DB: DrawingBackend>(
@@ -85,7 +89,7 @@ impl Chart for Headline {
                 .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], TARGET.stroke_width(2)));
             for s in data.iter() {
                 let points = s.points.iter().map(|&(x, y)| (x as f64, y)).collect();
-                let floor = s.engine == EngineKind::Floor;
+                let floor = s.engine == EngineKind::floor();
                 series_line(
                     &mut chart,
                     points,

@@ -6,7 +6,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{
-    Chart, FONT, LABEL_SIZE, TITLE_SIZE, bytes_label, draw_empty, legend, plot_err, series_line,
+    Chart, FONT, LABEL_SIZE, Section, TITLE_SIZE, bytes_label, draw_empty, legend, plot_err,
+    series_line,
 };
 use crate::engine::EngineKind;
 use crate::report::data::{log_range, size_axis};
@@ -15,15 +16,12 @@ use crate::store::StoreKind;
 
 pub struct LoadThroughput;
 
-/// The engine whose colour a store takes (the ORM engine reading it).
+/// A store takes the colour of the first engine reading it (its ORM engine).
 fn colour_of(store: StoreKind) -> RGBColor {
-    super::engine_color(match store {
-        StoreKind::Sqlite => EngineKind::Sqlite,
-        StoreKind::Fs => EngineKind::Fs,
-        StoreKind::Floor => EngineKind::Floor,
-        StoreKind::Postgres => EngineKind::Postgres,
-        StoreKind::Mariadb => EngineKind::Mariadb,
-    })
+    EngineKind::all()
+        .find(|e| e.store() == store)
+        .map(super::engine_color)
+        .unwrap_or(super::UNKNOWN)
 }
 
 impl Chart for LoadThroughput {
@@ -33,6 +31,10 @@ impl Chart for LoadThroughput {
 
     fn caption(&self) -> String {
         "Load throughput (MB/s of blob bytes written) per store and size class, for the datasets this run loaded".into()
+    }
+
+    fn section(&self) -> Section {
+        Section::Disk
     }
 
     fn draw<DB: DrawingBackend>(

@@ -1,6 +1,7 @@
-//! The report's charts: one file per kind, each a `Chart`; `AnyChart` lists them.
-//! Every chart is drawn twice, to SVG (for the page) and PNG (beside it), with the
-//! shared style below. Text uses the bundled DejaVu Sans, so no system font is needed.
+//! The report's charts: one file per kind, each a `Chart` that says which section
+//! of the page it belongs to; `AnyChart::all_for` lists them. Every chart is drawn
+//! twice, to SVG (for the page) and PNG (beside it), with the shared style below.
+//! Text uses the bundled DejaVu Sans, so no system font is needed.
 
 mod amplification;
 mod cdf;
@@ -33,18 +34,21 @@ pub const MISS: RGBColor = RGBColor(214, 69, 65);
 pub const UNKNOWN: RGBColor = RGBColor(150, 150, 150);
 pub const TARGET: RGBColor = RGBColor(200, 30, 30);
 
-/// One colour per engine, stable across charts and runs; the floor is black.
+/// One colour per engine (registered with the engine), stable across charts and runs.
 pub fn engine_color(engine: EngineKind) -> RGBColor {
-    match engine {
-        EngineKind::Sqlite => RGBColor(31, 119, 180),
-        EngineKind::SqliteRaw => RGBColor(120, 180, 230),
-        EngineKind::Fs => RGBColor(44, 160, 44),
-        EngineKind::Floor => RGBColor(0, 0, 0),
-        EngineKind::Postgres => RGBColor(128, 60, 170),
-        EngineKind::PostgresRaw => RGBColor(190, 150, 220),
-        EngineKind::Mariadb => RGBColor(230, 120, 20),
-        EngineKind::MariadbRaw => RGBColor(245, 185, 110),
-    }
+    let (r, g, b) = engine.def().colour;
+    RGBColor(r, g, b)
+}
+
+/// Where on the report page a chart goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// Right after the verdict: the one chart of the whole run.
+    Headline,
+    /// Under its size class's heading, above that size's table.
+    Size(u64),
+    /// "Disk reads and loading", above the load table.
+    Disk,
 }
 
 /// The bundled font, registered once for plotters' text rendering. plotters is
@@ -77,6 +81,8 @@ pub trait Chart {
     fn file_stem(&self) -> String;
     /// What the page says above the chart.
     fn caption(&self) -> String;
+    /// The section of the page it belongs to.
+    fn section(&self) -> Section;
     fn height(&self) -> u32 {
         560
     }
@@ -130,13 +136,8 @@ impl AnyChart {
         each_chart!(self, c => c.caption())
     }
 
-    /// The size class a per-size chart belongs to.
-    pub fn size(&self) -> Option<u64> {
-        match self {
-            AnyChart::Distribution(c) => Some(c.size),
-            AnyChart::Cdf(c) => Some(c.size),
-            _ => None,
-        }
+    pub fn section(&self) -> Section {
+        each_chart!(self, c => c.section())
     }
 
     /// Draw to `<dir>/<stem>.svg` and `<dir>/<stem>.png`; returns the SVG path.

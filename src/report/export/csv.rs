@@ -1,15 +1,18 @@
+//! The summary table as CSV: `summary.csv` of the report and `results.csv`,
+//! rewritten during the run. Latencies in nanoseconds; unknown values are written
+//! as `unavailable`, never as an empty 0.
+
 use std::fmt::Write as _;
 
 use anyhow::Result;
 
 use super::{Exporter, SummaryRow};
+use crate::summary::unavailable_or;
 
 pub struct Csv;
 
-/// Unknown values are written as `unavailable`, never as an empty 0.
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
-    v.map(|v| v.to_string())
-        .unwrap_or_else(|| "unavailable".into())
+    unavailable_or(v.map(|v| v.to_string()))
 }
 
 impl Exporter for Csv {
@@ -19,15 +22,17 @@ impl Exporter for Csv {
 
     fn serialize(&self, rows: &[SummaryRow]) -> Result<Vec<u8>> {
         let mut out = String::from(
-            "engine,size,size_bytes,fetches,mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,hit_ratio,disk_bytes_per_fetch,orm_cost_ns,criterion_samples,memory_cap,regime\n",
+            "run_id,engine,size,size_bytes,rows,fetches,mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,hit_ratio,hit_p50_ns,miss_p50_ns,miss_p99_ns,disk_bytes_per_fetch,orm_cost_ns,criterion_samples,memory_cap,cpu_cap,regime_ratio,regime\n",
         );
         for r in rows {
             writeln!(
                 out,
-                "{},{},{},{},{:.0},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{:.0},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{}",
+                r.run_id,
                 r.engine,
                 r.size,
                 r.size_bytes,
+                r.rows,
                 r.fetches,
                 r.mean_ns,
                 r.p50_ns,
@@ -36,10 +41,15 @@ impl Exporter for Csv {
                 r.p999_ns,
                 r.max_ns,
                 opt(r.hit_ratio.map(|h| format!("{h:.4}"))),
+                opt(r.hit_p50_ns),
+                opt(r.miss_p50_ns),
+                opt(r.miss_p99_ns),
                 opt(r.disk_bytes_per_fetch.map(|d| format!("{d:.0}"))),
                 opt(r.orm_cost_ns.map(|d| format!("{d:.0}"))),
                 opt(r.criterion_samples),
                 r.memory_cap,
+                r.cpu_cap,
+                r.regime_ratio,
                 r.regime,
             )?;
         }

@@ -1,0 +1,275 @@
+//! Server databases, one file each (go-ycsb's `db/<name>/` is the model). A file
+//! fills in one `ServerDb` descriptor: how to reach the server (URL flag, variable,
+//! compose defaults), how a dataset is laid out in it (namespace, DDL, checks before
+//! loading), what to record (settings), how to start it cold (its data directory in
+//! the container) and its colours. `SERVERS` registers them: the stores, the two
+//! engines per server (SeaORM and raw sqlx), the flags, the cold start and the
+//! charts all come from this list, so nothing else matches over servers.
+
+mod mariadb;
+mod postgres;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Deref;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbBackend};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+pub use postgres::PgStorage;
+
+/// Every server database, in the suite's order (report rows and tables follow it).
+/// Adding one: a file implementing `ServerDb`, and its line here.
+pub static SERVERS: &[&dyn ServerDb] = &[&postgres::Postgres, &mariadb::Mariadb];
+
+/// The command that starts the compose servers, for every message that needs it.
+pub const COMPOSE_UP: &str =
+    "docker compose -f compose/compose.yaml --env-file compose/.env up -d --wait";
+
+/// KEY=VALUE pairs of compose/.env: passwords and published ports.
+pub type ComposeEnv = HashMap<String, String>;
+
+/// Run choices that make a server's dataset a different dataset (its own
+/// namespace). Each database reads only its own fields.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerOptions {
+    pub pg_storage: PgStorage,
+}
+
+/// A server's check that a blob fits one client packet, before anything is loaded.
+pub struct PacketLimit {
+    /// Returns the limit in bytes as column `n` (BIGINT).
+    pub query: &'static str,
+    /// What the limit is called, for the error.
+    pub what: &'static str,
+    /// How to raise it.
+    pub fix: &'static str,
+}
+
+/// Everything the suite knows about one server database.
+pub trait ServerDb: Sync {
+    /// Engine, store and compose service name: `postgres`.
+    fn name(&self) -> &'static str;
+    /// `--<this>` gives the URL (`postgres-url`).
+    fn url_flag(&self) -> &'static str;
+    /// ... as does this variable (`BLOBRACE_POSTGRES_URL`).
+    fn url_env(&self) -> &'static str;
+    /// Help text of the URL flag.
+    fn url_help(&self) -> &'static str;
+    /// The URL of the compose service, from compose/.env's password and published port.
+    fn url_from_compose(&self, env: &ComposeEnv) -> Option<String>;
+    /// The wire protocol (sea-orm backend) the engines speak to it.
+    fn backend(&self) -> DbBackend;
+    /// One help line per engine: (ORM engine, raw engine).
+    fn engine_help(&self) -> [&'static str; 2];
+
+    /// Point a connection at one dataset's namespace.
+    fn use_namespace(&self, options: &mut ConnectOptions, namespace: &str);
+    /// What a namespace is called here ("schema", "database"): the key under which
+    /// the engines record theirs.
+    fn namespace_word(&self) -> &'static str;
+    /// Appended to a dataset's namespace when a run option makes it a different dataset.
+    fn namespace_suffix(&self, _options: &ServerOptions) -> &'static str {
+        ""
+    }
+    fn create_namespace_sql(&self, namespace: &str) -> String;
+    fn drop_namespace_sql(&self, namespace: &str) -> String;
+    /// A limit on one packet, checked against the largest blob before loading.
+    fn packet_limit(&self) -> Option<PacketLimit> {
+        None
+    }
+    /// Statements run in the dataset's namespace once the tables exist, before any row.
+    fn table_setup_sql(&self, _options: &ServerOptions) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Version and settings that shape reads: (key, query returning one value).
+    fn settings_queries(&self) -> &'static [(&'static str, &'static str)];
+    /// Where its data files live inside its container (a shell word): a cold start
+    /// flushes them and drops them from the page cache there.
+    fn container_data_dir(&self) -> &'static str;
+    /// Chart colours: [ORM engine, raw engine].
+    fn colours(&self) -> [(u8, u8, u8); 2];
+}
+
+/// One registered server database (a place in `SERVERS`); derefs to its descriptor.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Server(usize);
+
+impl Server {
+    pub fn all() -> impl Iterator<Item = Server> {
+        (0..SERVERS.len()).map(Server)
+    }
+
+    pub fn named(name: &str) -> Option<Server> {
+        Self::all().find(|s| s.name() == name)
+    }
+
+    /// The URL, or an error saying how to provide one.
+    pub fn require_url(self, url: Option<&str>) -> Result<String> {
+        url.map(str::to_string).ok_or_else(|| {
+            anyhow::anyhow!(
+                "no URL for {}: set {} or create compose/.env from compose/.env.example (and start the servers: {COMPOSE_UP})",
+                self.name(),
+                self.url_env()
+            )
+        })
+    }
+
+    /// Connection settings shared by the loader and the engines: no ping per
+    /// checkout, no statement logging, one connection, the dataset's namespace.
+    pub fn connect_options(self, url: &str, namespace: Option<&str>) -> ConnectOptions {
+        let mut options = ConnectOptions::new(url.to_string());
+        options
+            .sqlx_logging(false)
+            .test_before_acquire(false)
+            .max_connections(1)
+            .min_connections(1)
+            .connect_timeout(Duration::from_secs(5));
+        if let Some(ns) = namespace {
+            self.use_namespace(&mut options, ns);
+        }
+        options
+    }
+
+    /// Connect, turning a refusal into an error that names the URL and the fix.
+    pub async fn connect(self, url: &str, namespace: Option<&str>) -> Result<DatabaseConnection> {
+        Database::connect(self.connect_options(url, namespace))
+            .await
+            .with_context(|| {
+                format!(
+                    "cannot connect to {} at {} (is it running? start it with: {COMPOSE_UP}; wrong password? check compose/.env or {})",
+                    self.name(),
+                    redact_url(url),
+                    self.url_env()
+                )
+            })
+    }
+
+    /// Namespace of a dataset: only [a-z0-9_], so it can be inlined in SQL safely.
+    pub fn namespace(self, spec: &crate::dataset::DatasetSpec, options: &ServerOptions) -> String {
+        format!(
+            "blobs_{}_x{}{}",
+            spec.size.to_string().to_lowercase(),
+            spec.rows,
+            self.namespace_suffix(options)
+        )
+    }
+}
+
+impl Deref for Server {
+    type Target = dyn ServerDb;
+    fn deref(&self) -> &(dyn ServerDb + 'static) {
+        SERVERS[self.0]
+    }
+}
+
+impl fmt::Debug for Server {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for Server {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Server {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Server::named(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown server '{name}'")))
+    }
+}
+
+/// `scheme://user:secret@host/db` → `scheme://user@host/db`.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.rsplit_once('@') {
+        Some((creds, host)) => {
+            let user = creds.split(':').next().unwrap_or("");
+            format!("{scheme}://{user}@{host}")
+        }
+        None => url.to_string(),
+    }
+}
+
+/// KEY=VALUE lines of compose/.env (or $BLOBRACE_COMPOSE_ENV); empty if the file is absent.
+pub fn compose_env() -> ComposeEnv {
+    let path = std::env::var("BLOBRACE_COMPOSE_ENV").unwrap_or_else(|_| "compose/.env".into());
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().trim_matches('"').to_string()))
+        .collect()
+}
+
+/// `host:port` published by compose: the env file's port setting or the default.
+fn compose_port(env: &ComposeEnv, key: &str, default: &str) -> String {
+    env.get(key).cloned().unwrap_or_else(|| default.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_redacted() {
+        assert_eq!(
+            redact_url("postgres://u:secret@h:1/db"),
+            "postgres://u@h:1/db"
+        );
+        assert_eq!(redact_url("mysql://root:p@ss@h:2"), "mysql://root@h:2");
+        assert_eq!(redact_url("postgres://h/db"), "postgres://h/db");
+    }
+
+    #[test]
+    fn servers_have_distinct_names_flags_and_variables() {
+        let names: Vec<&str> = Server::all().map(|s| s.name()).collect();
+        assert_eq!(names, ["postgres", "mariadb"]);
+        let mut flags: Vec<&str> = Server::all().map(|s| s.url_flag()).collect();
+        flags.dedup();
+        assert_eq!(flags.len(), SERVERS.len());
+        for s in Server::all() {
+            assert_eq!(Server::named(s.name()), Some(s));
+            assert!(s.url_env().starts_with("BLOBRACE_"), "{}", s.url_env());
+            let json = serde_json::to_string(&s).unwrap();
+            assert_eq!(serde_json::from_str::<Server>(&json).unwrap(), s);
+        }
+    }
+
+    #[test]
+    fn compose_urls_use_the_env_file_password_and_port() {
+        let env: ComposeEnv = [
+            ("POSTGRES_PASSWORD", "pw1"),
+            ("MARIADB_ROOT_PASSWORD", "pw2"),
+            ("BLOBRACE_MARIADB_PORT", "23306"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let url = |name| Server::named(name).unwrap().url_from_compose(&env);
+        assert_eq!(
+            url("postgres").as_deref(),
+            Some("postgres://blobrace:pw1@127.0.0.1:15432/blobrace")
+        );
+        assert_eq!(
+            url("mariadb").as_deref(),
+            Some("mysql://root:pw2@127.0.0.1:23306")
+        );
+        assert_eq!(
+            Server::named("postgres")
+                .unwrap()
+                .url_from_compose(&ComposeEnv::new()),
+            None
+        );
+    }
+}

@@ -1,0 +1,116 @@
+//! PostgreSQL. Values over ~2 kB live out of line in TOAST (~2000-byte chunks),
+//! so one fetch reads the row plus its TOAST chunks; the column's storage decides
+//! whether PostgreSQL first tries to compress them. Caches in `shared_buffers`
+//! and in the page cache, both inside its container's cap.
+
+use sea_orm::{ConnectOptions, DbBackend};
+use serde::{Deserialize, Serialize};
+
+use super::{ComposeEnv, ServerDb, ServerOptions, compose_port};
+
+pub struct Postgres;
+
+/// How PostgreSQL stores the blob column. Values over ~2 kB go out of line into
+/// TOAST (~2000-byte chunks) either way; the difference is the compression attempt.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PgStorage {
+    /// PostgreSQL's default for bytea: try to compress each value, then TOAST it.
+    #[default]
+    Extended,
+    /// TOAST without trying to compress (pointless on random bytes).
+    External,
+}
+
+impl ServerDb for Postgres {
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn url_flag(&self) -> &'static str {
+        "postgres-url"
+    }
+
+    fn url_env(&self) -> &'static str {
+        "BLOBRACE_POSTGRES_URL"
+    }
+
+    fn url_help(&self) -> &'static str {
+        "PostgreSQL URL for the postgres engines. Default: built from compose/.env."
+    }
+
+    fn url_from_compose(&self, env: &ComposeEnv) -> Option<String> {
+        let port = compose_port(env, "BLOBRACE_POSTGRES_PORT", "15432");
+        env.get("POSTGRES_PASSWORD")
+            .map(|pw| format!("postgres://blobrace:{pw}@127.0.0.1:{port}/blobrace"))
+    }
+
+    fn backend(&self) -> DbBackend {
+        DbBackend::Postgres
+    }
+
+    fn engine_help(&self) -> [&'static str; 2] {
+        [
+            "PostgreSQL (capped container) through SeaORM",
+            "the same PostgreSQL table and query through sqlx, binary bytea",
+        ]
+    }
+
+    fn use_namespace(&self, options: &mut ConnectOptions, namespace: &str) {
+        let ns = namespace.to_string();
+        options.map_sqlx_postgres_opts(move |o| o.options([("search_path", ns.as_str())]));
+    }
+
+    fn namespace_word(&self) -> &'static str {
+        "schema"
+    }
+
+    /// A dataset stored EXTERNAL is a different dataset: its own schema.
+    fn namespace_suffix(&self, options: &ServerOptions) -> &'static str {
+        match options.pg_storage {
+            PgStorage::Extended => "",
+            PgStorage::External => "_external",
+        }
+    }
+
+    fn create_namespace_sql(&self, namespace: &str) -> String {
+        format!("CREATE SCHEMA IF NOT EXISTS {namespace}")
+    }
+
+    fn drop_namespace_sql(&self, namespace: &str) -> String {
+        format!("DROP SCHEMA IF EXISTS {namespace} CASCADE")
+    }
+
+    /// The storage applies to rows inserted from then on, so it is set before the
+    /// first batch (and again on resume, harmlessly).
+    fn table_setup_sql(&self, options: &ServerOptions) -> Vec<String> {
+        let storage = match options.pg_storage {
+            PgStorage::Extended => "EXTENDED",
+            PgStorage::External => "EXTERNAL",
+        };
+        vec![format!(
+            "ALTER TABLE blobs ALTER COLUMN data SET STORAGE {storage}"
+        )]
+    }
+
+    fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("server_version", "SELECT version()"),
+            ("shared_buffers", "SHOW shared_buffers"),
+            ("effective_cache_size", "SHOW effective_cache_size"),
+            // p = plain, m = main, x = extended (compress, then TOAST), e = external (TOAST, no compression).
+            (
+                "data_storage",
+                "SELECT attstorage::text FROM pg_attribute WHERE attrelid = 'blobs'::regclass AND attname = 'data'",
+            ),
+        ]
+    }
+
+    fn container_data_dir(&self) -> &'static str {
+        "\"$PGDATA\""
+    }
+
+    fn colours(&self) -> [(u8, u8, u8); 2] {
+        [(128, 60, 170), (190, 150, 220)]
+    }
+}

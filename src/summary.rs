@@ -1,0 +1,145 @@
+//! The table of a run: one `SummaryRow` per (engine, size), the one row model
+//! behind every table the suite prints or writes: the terminal table at the end of
+//! a run, `results.csv` (rewritten after every measurement), the report's HTML
+//! tables and `summary.csv` / `summary.json`. Unknown values are None, shown as
+//! "unavailable", never as 0.
+
+use serde::Serialize;
+
+use crate::engine::EngineKind;
+use crate::results::{EngineResult, RunResults};
+use crate::stats::format_ns;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SummaryRow {
+    pub run_id: String,
+    pub engine: EngineKind,
+    pub size: String,
+    pub size_bytes: u64,
+    pub rows: u64,
+    pub fetches: u64,
+    pub mean_ns: f64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+    pub hit_ratio: Option<f64>,
+    pub hit_p50_ns: Option<u64>,
+    pub miss_p50_ns: Option<u64>,
+    pub miss_p99_ns: Option<u64>,
+    pub disk_bytes_per_fetch: Option<f64>,
+    /// SeaORM's p50 minus the raw driver's on the same table, for ORM engines.
+    pub orm_cost_ns: Option<f64>,
+    pub criterion_samples: Option<u64>,
+    /// The cap the engine ran under: a size, "uncapped", or "unavailable" (not observable).
+    pub memory_cap: String,
+    pub cpu_cap: String,
+    pub regime_ratio: f64,
+    pub regime: String,
+}
+
+/// What SeaORM adds over the raw driver at one size: p50 difference in ns (may be
+/// negative within noise). None for engines without a raw twin in the run.
+pub fn orm_cost_ns(run: &RunResults, engine: EngineKind, size_bytes: u64) -> Option<f64> {
+    let find = |e: EngineKind| {
+        run.results
+            .iter()
+            .find(|r| r.engine == e && r.size_bytes == size_bytes)
+    };
+    let orm = find(engine)?;
+    let raw = find(engine.raw_twin()?)?;
+    Some(orm.measured.latency.p50_ns as f64 - raw.measured.latency.p50_ns as f64)
+}
+
+impl SummaryRow {
+    pub fn of(run: &RunResults, r: &EngineResult) -> Self {
+        let m = &r.measured;
+        let l = &m.latency;
+        let cap = |label: fn(&crate::cap::CapReport) -> String| match &r.cap {
+            Some(c) => label(c),
+            None => "unavailable".to_string(),
+        };
+        Self {
+            run_id: run.run_id.clone(),
+            engine: r.engine,
+            size: r.size.clone(),
+            size_bytes: r.size_bytes,
+            rows: r.dataset.rows,
+            fetches: m.count,
+            mean_ns: l.mean_ns,
+            p50_ns: l.p50_ns,
+            p90_ns: l.p90_ns,
+            p99_ns: l.p99_ns,
+            p999_ns: l.p999_ns,
+            max_ns: l.max_ns,
+            hit_ratio: m.hit_ratio,
+            hit_p50_ns: m.hits.map(|h| h.p50_ns),
+            miss_p50_ns: m.misses.map(|h| h.p50_ns),
+            miss_p99_ns: m.misses.map(|h| h.p99_ns),
+            disk_bytes_per_fetch: m.disk_bytes_per_fetch,
+            orm_cost_ns: orm_cost_ns(run, r.engine, r.size_bytes),
+            criterion_samples: r.criterion_samples,
+            memory_cap: cap(|c| c.memory_label()),
+            cpu_cap: cap(|c| c.cpu_label()),
+            regime_ratio: r.regime.ratio,
+            regime: r.regime.verdict.to_string(),
+        }
+    }
+
+    pub fn hit_ratio_label(&self) -> String {
+        unavailable_or(self.hit_ratio.map(|h| format!("{:.1}%", h * 100.0)))
+    }
+
+    pub fn disk_per_fetch_label(&self) -> String {
+        unavailable_or(
+            self.disk_bytes_per_fetch
+                .map(|d| crate::size::format_bytes(d as u64)),
+        )
+    }
+}
+
+pub fn unavailable_or(value: Option<String>) -> String {
+    value.unwrap_or_else(|| "unavailable".into())
+}
+
+/// Rows of a run, by size, then in the suite's engine order.
+pub fn rows(run: &RunResults) -> Vec<SummaryRow> {
+    let mut rows: Vec<SummaryRow> = run.results.iter().map(|r| SummaryRow::of(run, r)).collect();
+    rows.sort_by_key(|r| (r.size_bytes, r.engine));
+    rows
+}
+
+/// The rows as the plain table printed at the end of a run.
+pub fn terminal_table(run: &RunResults) -> String {
+    let mut out = format!(
+        "\nrun {} — cap: memory {}, cpu {}\n{:<13} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n",
+        run.run_id,
+        run.cap.memory_label(),
+        run.cap.cpu_label(),
+        "engine",
+        "size",
+        "fetches",
+        "mean",
+        "p50",
+        "p99",
+        "p99.9",
+        "hit",
+        "disk/fetch"
+    );
+    for r in rows(run) {
+        out.push_str(&format!(
+            "{:<13} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n",
+            r.engine.name(),
+            r.size,
+            r.fetches,
+            format_ns(r.mean_ns),
+            format_ns(r.p50_ns as f64),
+            format_ns(r.p99_ns as f64),
+            format_ns(r.p999_ns as f64),
+            r.hit_ratio_label(),
+            r.disk_per_fetch_label(),
+        ));
+    }
+    out
+}

@@ -82,8 +82,12 @@ fn preset_help(what: &str, value: impl Fn(&Preset) -> String) -> String {
     )
 }
 
+/// `3s`, `500ms`: as the flags take them.
 fn duration_label(d: Duration) -> String {
-    crate::stats::format_ns(d.as_nanos() as f64)
+    match d.as_millis() {
+        ms if ms % 1000 == 0 => format!("{}s", ms / 1000),
+        ms => format!("{ms}ms"),
+    }
 }
 
 /// `--sizes`: a list of size classes.

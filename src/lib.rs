@@ -10,6 +10,35 @@
 //! - `results`, `summary` — what lands in `charts/<run-id>/`; `report/` draws it.
 //! - `cap`      — the cgroup memory/CPU cap of the measuring process.
 
+/// `Debug`, `Serialize` and `Deserialize` of a registered kind by its `name()`, found
+/// again with `$lookup` (name → Option<Self>): results name engines, stores and
+/// servers, never their place in a registry.
+macro_rules! by_name {
+    ($ty:ident, $what:literal, $lookup:expr) => {
+        impl std::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let name = <String as serde::Deserialize>::deserialize(d)?;
+                let lookup: fn(&str) -> Option<$ty> = $lookup;
+                lookup(&name).ok_or_else(|| {
+                    serde::de::Error::custom(format!(concat!("unknown ", $what, " '{}'"), name))
+                })
+            }
+        }
+    };
+}
+
 pub mod cap;
 pub mod config;
 pub mod container;
@@ -34,6 +63,15 @@ pub mod size;
 pub mod stats;
 pub mod store;
 pub mod summary;
+
+/// The name serde writes for a unit enum variant (its kebab-case or renamed
+/// form), so `Display` says what results.json says without spelling it twice.
+pub fn serde_name<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        other => format!("{other:?}"),
+    }
+}
 
 /// Now, UTC, RFC 3339 to the second: the timestamp format of manifests and results.
 pub fn now_rfc3339() -> String {

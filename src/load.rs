@@ -47,11 +47,7 @@ pub enum LoadOutcome {
 
 impl std::fmt::Display for LoadOutcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            LoadOutcome::AlreadyLoaded => "already-loaded",
-            LoadOutcome::Loaded => "loaded",
-            LoadOutcome::Resumed => "resumed",
-        })
+        f.write_str(&crate::serde_name(self))
     }
 }
 

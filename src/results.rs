@@ -77,19 +77,13 @@ pub enum RegimeVerdict {
 
 impl fmt::Display for MemoryBasis {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            MemoryBasis::Cap => "cap",
-            MemoryBasis::RamUncapped => "ram (uncapped)",
-        })
+        f.write_str(&crate::serde_name(self))
     }
 }
 
 impl fmt::Display for RegimeVerdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            RegimeVerdict::DiskBound => "disk-bound",
-            RegimeVerdict::FitsInMemory => "fits-in-memory",
-        })
+        f.write_str(&crate::serde_name(self))
     }
 }
 
@@ -187,6 +181,13 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 impl RunResults {
+    /// The result of one engine at one size class, if it was measured.
+    pub fn result(&self, engine: EngineKind, size_bytes: u64) -> Option<&EngineResult> {
+        self.results
+            .iter()
+            .find(|r| r.engine == engine && r.size_bytes == size_bytes)
+    }
+
     pub fn dir(&self) -> PathBuf {
         self.config.results_dir.join(&self.run_id)
     }

@@ -187,19 +187,27 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// `93.5%`, or `unavailable` when the disk counter is.
     pub fn hit_ratio_label(&self) -> String {
-        self.hit_ratio
-            .map(|h| format!("{:.1}%", h * 100.0))
-            .unwrap_or_else(|| "unavailable".into())
+        hit_ratio_label(self.hit_ratio)
     }
 
-    /// `58.5KiB`, or `unavailable` when the disk counter is.
     pub fn disk_per_fetch_label(&self) -> String {
-        self.disk_bytes_per_fetch
-            .map(|d| crate::size::format_bytes(d as u64))
-            .unwrap_or_else(|| "unavailable".into())
+        disk_per_fetch_label(self.disk_bytes_per_fetch)
     }
+}
+
+/// `93.5%`, or `unavailable` when the disk counter is.
+pub fn hit_ratio_label(hit_ratio: Option<f64>) -> String {
+    hit_ratio
+        .map(|h| format!("{:.1}%", h * 100.0))
+        .unwrap_or_else(|| "unavailable".into())
+}
+
+/// `58.5KiB`, or `unavailable` when the disk counter is.
+pub fn disk_per_fetch_label(bytes: Option<f64>) -> String {
+    bytes
+        .map(|d| crate::size::format_bytes(d as u64))
+        .unwrap_or_else(|| "unavailable".into())
 }
 
 /// Human-readable duration from nanoseconds: `850ns`, `12.3µs`, `4.56ms`, `1.20s`.

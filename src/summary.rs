@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::engine::EngineKind;
 use crate::results::{EngineResult, RunResults};
-use crate::stats::format_ns;
+use crate::stats::{disk_per_fetch_label, format_ns, hit_ratio_label};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SummaryRow {
@@ -42,13 +42,8 @@ pub struct SummaryRow {
 /// What SeaORM adds over the raw driver at one size: p50 difference in ns (may be
 /// negative within noise). None for engines without a raw twin in the run.
 pub fn orm_cost_ns(run: &RunResults, engine: EngineKind, size_bytes: u64) -> Option<f64> {
-    let find = |e: EngineKind| {
-        run.results
-            .iter()
-            .find(|r| r.engine == e && r.size_bytes == size_bytes)
-    };
-    let orm = find(engine)?;
-    let raw = find(engine.raw_twin()?)?;
+    let orm = run.result(engine, size_bytes)?;
+    let raw = run.result(engine.raw_twin()?, size_bytes)?;
     Some(orm.measured.latency.p50_ns as f64 - raw.measured.latency.p50_ns as f64)
 }
 
@@ -85,17 +80,6 @@ impl SummaryRow {
             regime_ratio: r.regime.ratio,
             regime: r.regime.verdict.to_string(),
         }
-    }
-
-    pub fn hit_ratio_label(&self) -> String {
-        unavailable_or(self.hit_ratio.map(|h| format!("{:.1}%", h * 100.0)))
-    }
-
-    pub fn disk_per_fetch_label(&self) -> String {
-        unavailable_or(
-            self.disk_bytes_per_fetch
-                .map(|d| crate::size::format_bytes(d as u64)),
-        )
     }
 }
 
@@ -137,8 +121,8 @@ pub fn terminal_table(run: &RunResults) -> String {
             format_ns(r.p50_ns as f64),
             format_ns(r.p99_ns as f64),
             format_ns(r.p999_ns as f64),
-            r.hit_ratio_label(),
-            r.disk_per_fetch_label(),
+            hit_ratio_label(r.hit_ratio),
+            disk_per_fetch_label(r.disk_bytes_per_fetch),
         ));
     }
     out

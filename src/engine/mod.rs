@@ -22,7 +22,6 @@ use std::str::FromStr;
 use std::sync::LazyLock;
 
 use anyhow::Result;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 pub use floor::FloorEngine;
 pub use fs::FsEngine;
@@ -229,12 +228,6 @@ impl fmt::Display for EngineKind {
     }
 }
 
-impl fmt::Debug for EngineKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 impl FromStr for EngineKind {
     type Err = InputError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -248,18 +241,7 @@ impl FromStr for EngineKind {
     }
 }
 
-impl Serialize for EngineKind {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
-impl<'de> Deserialize<'de> for EngineKind {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        name.parse().map_err(serde::de::Error::custom)
-    }
-}
+by_name!(EngineKind, "engine", |name| name.parse().ok());
 
 /// Parse `sqlite,fs` (or `all`) into engines, in the suite's order.
 pub fn parse_engine_list(text: &str) -> Result<Vec<EngineKind>, InputError> {

@@ -3,7 +3,7 @@
 //! Only what both runs measured is compared; the rest is listed, not guessed.
 
 use crate::engine::EngineKind;
-use crate::report::data::{engines, result, sizes};
+use crate::report::data::{engines, sizes};
 use crate::results::RunResults;
 use crate::size::format_bytes;
 
@@ -58,10 +58,7 @@ impl Comparison {
         all_sizes.dedup();
         for &size in &all_sizes {
             for &engine in &all_engines {
-                match (
-                    result(baseline, engine, size),
-                    result(current, engine, size),
-                ) {
+                match (baseline.result(engine, size), current.result(engine, size)) {
                     (Some(b), Some(c)) => {
                         let (bl, cl) = (&b.measured.latency, &c.measured.latency);
                         for (percentile, bv, cv) in [

@@ -28,12 +28,6 @@ pub fn sizes(run: &RunResults) -> Vec<u64> {
     sizes
 }
 
-pub fn result(run: &RunResults, engine: EngineKind, size: u64) -> Option<&EngineResult> {
-    run.results
-        .iter()
-        .find(|r| r.engine == engine && r.size_bytes == size)
-}
-
 /// One series per engine of `value(result)`; results where it is None are left out.
 pub fn series(run: &RunResults, value: impl Fn(&EngineResult) -> Option<f64>) -> Vec<Series> {
     engines(run)
@@ -64,8 +58,8 @@ pub fn largest_size_meeting(run: &RunResults, engine: EngineKind, target_ns: u64
 
 /// Engine / floor at one size: (p50 ratio, p99 ratio). None without both results.
 pub fn floor_ratio(run: &RunResults, engine: EngineKind, size: u64) -> Option<(f64, f64)> {
-    let e = result(run, engine, size)?;
-    let f = result(run, EngineKind::floor(), size)?;
+    let e = run.result(engine, size)?;
+    let f = run.result(EngineKind::floor(), size)?;
     let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
     Some((
         ratio(e.measured.latency.p50_ns, f.measured.latency.p50_ns)?,

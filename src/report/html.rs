@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use super::ReportOptions;
 use super::charts::{AnyChart, Section};
 use super::compare::{ChangeVerdict, Comparison};
-use super::data::{engines, floor_ratio, largest_size_meeting, result, sizes};
+use super::data::{engines, floor_ratio, largest_size_meeting, sizes};
 use crate::results::{EngineResult, RegimeVerdict, RunResults};
 use crate::size::format_bytes;
 use crate::stats::format_ns;
@@ -319,7 +319,7 @@ fn environment(run: &RunResults, run_dir: &Path) -> String {
     );
     for size in sizes(run) {
         for engine in engines(run) {
-            if let Some(r) = result(run, engine, size) {
+            if let Some(r) = run.result(engine, size) {
                 p.push_str(&environment_row(r, run_dir));
             }
         }

@@ -10,13 +10,11 @@ mod mariadb;
 mod postgres;
 
 use std::collections::HashMap;
-use std::fmt;
 use std::ops::Deref;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbBackend};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 pub use postgres::PgStorage;
 
@@ -166,25 +164,7 @@ impl Deref for Server {
     }
 }
 
-impl fmt::Debug for Server {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl Serialize for Server {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
-impl<'de> Deserialize<'de> for Server {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        Server::named(&name)
-            .ok_or_else(|| serde::de::Error::custom(format!("unknown server '{name}'")))
-    }
-}
+by_name!(Server, "server", Server::named);
 
 /// `scheme://user:secret@host/db` → `scheme://user@host/db`.
 pub fn redact_url(url: &str) -> String {
@@ -212,7 +192,7 @@ pub fn compose_env() -> ComposeEnv {
         .collect()
 }
 
-/// `host:port` published by compose: the env file's port setting or the default.
+/// The port compose publishes a server on: the env file's setting or the default.
 fn compose_port(env: &ComposeEnv, key: &str, default: &str) -> String {
     env.get(key).cloned().unwrap_or_else(|| default.into())
 }

@@ -13,7 +13,6 @@ mod sqlite;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
 use crate::evict::EvictionReport;
@@ -27,7 +26,7 @@ pub use sqlite::{SqliteStore, sqlite_connect_options};
 
 /// Every store: the three embedded layouts, then one per registered server
 /// (`server::SERVERS`). Ordered as listed; written to results by name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum StoreKind {
     /// One SQLite file per size class.
     Sqlite,
@@ -84,20 +83,8 @@ impl StoreKind {
     }
 }
 
-impl Serialize for StoreKind {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
-impl<'de> Deserialize<'de> for StoreKind {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        StoreKind::all()
-            .find(|k| k.name() == name)
-            .ok_or_else(|| serde::de::Error::custom(format!("unknown store '{name}'")))
-    }
-}
+by_name!(StoreKind, "store", |name| StoreKind::all()
+    .find(|k| k.name() == name));
 
 /// Ids present in a store, as counted by `verify`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

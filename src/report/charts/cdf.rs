@@ -10,7 +10,7 @@ use super::{
     plot_err, series_line,
 };
 use crate::engine::EngineKind;
-use crate::report::data::{cdf, engines, log_range, result};
+use crate::report::data::{cdf, engines, log_range};
 use crate::results::RunResults;
 use crate::size::format_bytes;
 
@@ -42,7 +42,7 @@ impl Chart for Cdf {
         let curves: Vec<(EngineKind, Vec<(f64, f64)>)> = engines(run)
             .into_iter()
             .filter_map(|e| {
-                let h = result(run, e, self.size)?.measured.histogram.as_ref()?;
+                let h = run.result(e, self.size)?.measured.histogram.as_ref()?;
                 Some((e, cdf(h)))
             })
             .filter(|(_, c)| !c.is_empty())

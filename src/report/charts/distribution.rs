@@ -11,7 +11,7 @@ use super::{
     plot_err,
 };
 use crate::engine::EngineKind;
-use crate::report::data::{Bar, bars, engines, log_range, result};
+use crate::report::data::{Bar, bars, engines, log_range};
 use crate::results::RunResults;
 use crate::size::format_bytes;
 
@@ -28,7 +28,7 @@ impl Distribution {
         engines(run)
             .into_iter()
             .filter_map(|e| {
-                let h = result(run, e, size)?.measured.histogram.as_ref()?;
+                let h = run.result(e, size)?.measured.histogram.as_ref()?;
                 Some((e, bars(h)))
             })
             .filter(|(_, b)| !b.is_empty())

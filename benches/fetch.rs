@@ -60,7 +60,8 @@ fn main() {
     };
     if let Err(e) = bench(config, !profiling) {
         eprintln!("Error: {e:#}");
-        std::process::exit(1);
+        let input = e.downcast_ref::<blobrace::error::InputError>().is_some();
+        std::process::exit(if input { 2 } else { 1 });
     }
 }
 
@@ -140,7 +141,7 @@ impl SizeScope for SizeGroup<'_> {
 
 fn bench(config: RunConfig, record: bool) -> anyhow::Result<()> {
     // Cap first: before the runtime's threads and before any data is touched.
-    let mut run = Run::start(config.clone(), "criterion");
+    let mut run = Run::start(config.clone(), "criterion")?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

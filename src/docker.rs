@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use bollard::Docker;
 use bollard::query_parameters::{InspectContainerOptions, ListContainersOptionsBuilder};
 
-use crate::cap::{CapOrigin, CapReport, CapRequest, cap_notes};
+use crate::cap::{CapMethod, CapOrigin, CapReport, CapRequest, cap_notes};
 
 /// The compose project whose containers are the servers (`BLOBRACE_COMPOSE_PROJECT`);
 /// None: whichever project runs the service.
@@ -122,6 +122,11 @@ pub async fn container_cap(docker: &Docker, id: &str, requested: CapRequest) -> 
             CapOrigin::Inherited
         } else {
             CapOrigin::Uncapped
+        },
+        method: if memory.is_some() {
+            CapMethod::DockerContainer
+        } else {
+            CapMethod::None
         },
         cgroup_version: "docker".into(),
         cgroup: format!("container {name} ({image})"),

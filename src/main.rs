@@ -14,7 +14,7 @@ use blobrace::engine::{Engine, EngineKind};
 use blobrace::error::InputError;
 use blobrace::load::{LoadOutcome, ensure_loaded};
 use blobrace::machine::MachineFacts;
-use blobrace::run::{Run, apply_cap, reachable_engines, stores_for};
+use blobrace::run::{Run, apply_cap, print_cap, reachable_engines, stores_for};
 use blobrace::server::{COMPOSE_UP, Server};
 use blobrace::size::format_bytes;
 use blobrace::store::Store;
@@ -108,7 +108,7 @@ fn run(command: Command) -> Result<()> {
         Command::Load(args) => {
             let mut config = args.resolve()?;
             // The loader runs under the cap too: pages it caches are charged to it.
-            let (_cap, _guard) = apply_cap(&config);
+            let (_cap, _guard) = apply_cap(&config)?;
             let rt = runtime()?;
             rt.block_on(reachable_engines(&mut config))?;
             let reports = rt.block_on(ensure_loaded(
@@ -150,7 +150,12 @@ fn run(command: Command) -> Result<()> {
         Command::Report(args) => report(args),
         Command::Env(args) => {
             let config = args.resolve()?;
-            let (cap, _guard) = apply_cap(&config);
+            // Shows what is in force even when the asked-for cap cannot be had, then fails.
+            let (cap, _guard, unavailable) = match blobrace::cap::apply(config.cap) {
+                Ok((cap, guard)) => (cap, Some(guard), None),
+                Err(e) => (*e.report.clone(), None, Some(e.to_string())),
+            };
+            print_cap(&cap);
             let machine = MachineFacts::collect(&config.data_dir);
             let servers = runtime()?.block_on(server_caps(&config));
             println!(
@@ -175,8 +180,12 @@ fn run(command: Command) -> Result<()> {
                         );
                     }
                 }
-                Ok(())
-            })
+                anyhow::Ok(())
+            })?;
+            match unavailable {
+                Some(why) => Err(InputError::CapUnavailable(why).into()),
+                None => Ok(()),
+            }
         }
     }
 }
@@ -226,7 +235,7 @@ fn measure(config: RunConfig) -> Result<()> {
         warm_up: config.warmup,
         measure: config.measure,
     };
-    let mut run = Run::start(config, "blobrace measure");
+    let mut run = Run::start(config, "blobrace measure")?;
     let rt = runtime()?;
     rt.block_on(run.load())?;
     measure_all(&mut run, &rt, &mut driver)?;

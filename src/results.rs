@@ -212,7 +212,7 @@ impl RunResults {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cap::{CapOrigin, CapRequest};
+    use crate::cap::{CapMethod, CapOrigin, CapRequest};
 
     fn cap(limit: Option<u64>) -> CapReport {
         CapReport {
@@ -226,6 +226,11 @@ mod tests {
                 CapOrigin::Created
             } else {
                 CapOrigin::Uncapped
+            },
+            method: if limit.is_some() {
+                CapMethod::V1Child
+            } else {
+                CapMethod::None
             },
             cgroup_version: "v1".into(),
             cgroup: "/x".into(),

@@ -13,6 +13,7 @@ use crate::container::ContainerWatch;
 use crate::dataset::{DatasetSpec, DatasetState};
 use crate::diskio::DiskReadCounter;
 use crate::engine::{AnyEngine, Engine, EngineKind};
+use crate::error::InputError;
 use crate::evict::EvictionReport;
 use crate::load::ensure_loaded;
 use crate::machine::MachineFacts;
@@ -94,29 +95,39 @@ pub async fn reachable_engines(config: &mut RunConfig) -> Result<()> {
 
 /// Apply the cap and report it. Must run before any thread is spawned and before
 /// any data is touched, so every page this process caches is charged to the cap.
-pub fn apply_cap(config: &RunConfig) -> (CapReport, CapGuard) {
-    let (report, guard) = cap::apply(config.cap);
+/// A requested memory cap that cannot be had stops the run (exit code 2).
+pub fn apply_cap(config: &RunConfig) -> Result<(CapReport, CapGuard)> {
+    match cap::apply(config.cap) {
+        Ok((report, guard)) => {
+            print_cap(&report);
+            Ok((report, guard))
+        }
+        Err(unavailable) => {
+            print_cap(&unavailable.report);
+            Err(InputError::CapUnavailable(unavailable.to_string()).into())
+        }
+    }
+}
+
+/// One line for the cap in force and how it came about, then its notes.
+pub fn print_cap(report: &CapReport) {
     eprintln!(
         "cap: memory {}, cpu {} ({}, cgroup {} {})",
         report.memory_label(),
         report.cpu_label(),
-        serde_json::to_value(report.origin)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default(),
+        report.how(),
         report.cgroup_version,
         report.cgroup
     );
     for note in &report.notes {
         eprintln!("cap: {note}");
     }
-    (report, guard)
 }
 
 impl Run {
     /// Cap the process and describe the run. Call before building the tokio runtime.
-    pub fn start(config: RunConfig, driver: &str) -> Self {
-        let (cap, guard) = apply_cap(&config);
+    pub fn start(config: RunConfig, driver: &str) -> Result<Self> {
+        let (cap, guard) = apply_cap(&config)?;
         let machine = MachineFacts::collect(&config.data_dir);
         if machine.data_filesystem == "tmpfs" {
             eprintln!(
@@ -142,10 +153,10 @@ impl Run {
             loads: Vec::new(),
             results: Vec::new(),
         };
-        Self {
+        Ok(Self {
             results,
             _cap_guard: guard,
-        }
+        })
     }
 
     pub fn config(&self) -> &RunConfig {
@@ -251,13 +262,13 @@ impl Run {
         })
     }
 
-    /// After an engine is measured: where the cap's page cache cannot be emptied
-    /// between engines (an inherited cgroup, e.g. the compose runner), drop this
-    /// engine's dataset from the page cache now, so its pages do not sit in the
-    /// cap and shrink the cache the next engine gets. Servers cache in their own
-    /// containers, which are restarted and evicted before each server engine.
+    /// After an engine is measured: drop its dataset from the page cache now, so its
+    /// pages do not sit in the cap and shrink the cache the next engine gets. The cap's
+    /// own cgroup cannot always be emptied between engines (an inherited cgroup such as
+    /// the compose runner's, a scope this user may not reclaim). Servers cache in their
+    /// own containers, which are restarted and evicted before each server engine.
     pub async fn release(&self, engine: EngineKind, spec: DatasetSpec) -> Result<()> {
-        if engine.store().is_server() || self.results.cap.origin == cap::CapOrigin::Created {
+        if engine.store().is_server() {
             return Ok(());
         }
         let mut store = engine.store().open(&self.config().locations(), spec);

@@ -1,0 +1,378 @@
+//! The memory and CPU cap of the measuring process.
+//!
+//! An embedded database's cap is the cap of the process that embeds it, so the
+//! process measuring SQLite (and the file baselines) must run inside a capped
+//! cgroup. It first looks at the cgroup it is in (a capped container, a systemd
+//! scope); if that is not capped as asked, it makes a capped cgroup and moves
+//! itself in before touching any data, the first way that works:
+//! - cgroup v1 (`v1.rs`): a child in the memory and cpu hierarchies (root);
+//! - cgroup v2 (`v2.rs`): a leaf where the kernel's delegation rules allow one (root,
+//!   or a delegated subtree);
+//! - cgroup v2 as a normal user (`systemd.rs`): re-run itself under
+//!   `systemd-run --user --scope -p MemoryMax=…`.
+//!
+//! Limits are always read back from the cgroup files, never assumed. A memory cap that
+//! cannot be had is an error (`CapUnavailable`), unless the run asked for none.
+
+mod cgroupfs;
+mod systemd;
+mod v1;
+mod v2;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::size::format_bytes;
+use cgroupfs::{Hierarchy, Roots};
+
+const CFS_PERIOD_US: u64 = 100_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CapRequest {
+    /// None: do not cap, only observe.
+    pub memory_bytes: Option<u64>,
+    pub cpus: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapOrigin {
+    /// This process created a cgroup with the requested limits and entered it.
+    Created,
+    /// The cgroup the process started in (a container, a systemd scope) caps it.
+    Inherited,
+    /// No memory limit applies to this process.
+    Uncapped,
+}
+
+/// How the cap in force came about: which of the ways in this module's header it took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapMethod {
+    /// A child cgroup in the v1 memory (and cpu) hierarchies.
+    V1Child,
+    /// A cgroup v2 leaf beside this process's cgroup, under a parent that delegates.
+    V2Sibling,
+    /// A cgroup v2 leaf under this process's own cgroup, which it left empty.
+    V2ChildLeaf,
+    /// Re-run under `systemd-run --user --scope` with the cap as properties.
+    SystemdScope,
+    /// The cgroup the process started in already had the cap.
+    Inherited,
+    /// The cap Docker sets on a server's container.
+    DockerContainer,
+    /// No cap: none was asked for, or none could be had (then the run stops).
+    None,
+    /// Results written before the method was recorded.
+    #[default]
+    Unrecorded,
+}
+
+/// What cap the measuring process actually runs under, read from the kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapReport {
+    pub requested: CapRequest,
+    /// Effective memory limit (the smallest along the cgroup's ancestry); None = uncapped.
+    pub memory_limit_bytes: Option<u64>,
+    /// Effective CPU limit in CPUs (CFS quota / period); None = uncapped.
+    pub cpu_limit: Option<f64>,
+    pub origin: CapOrigin,
+    #[serde(default)]
+    pub method: CapMethod,
+    /// "v1", "v2" or "none".
+    pub cgroup_version: String,
+    /// The memory cgroup the process runs in.
+    pub cgroup: String,
+    /// Everything a reader should know: caps not as requested, why none could be set.
+    pub notes: Vec<String>,
+}
+
+impl CapReport {
+    pub fn memory_label(&self) -> String {
+        self.memory_limit_bytes
+            .map(format_bytes)
+            .unwrap_or_else(|| "uncapped".into())
+    }
+
+    pub fn cpu_label(&self) -> String {
+        self.cpu_limit
+            .map(|c| format!("{c} CPUs"))
+            .unwrap_or_else(|| "uncapped".into())
+    }
+
+    /// How the cap came about, for one line of output: "created: cgroup-v2-sibling".
+    pub fn how(&self) -> String {
+        format!(
+            "{}: {}",
+            crate::serde_name(&self.origin),
+            crate::serde_name(&self.method)
+        )
+    }
+
+    /// True when the memory cap in force is exactly the one asked for.
+    pub fn memory_as_requested(&self) -> bool {
+        self.requested.memory_bytes.is_some()
+            && self.memory_limit_bytes == self.requested.memory_bytes
+    }
+}
+
+/// Undoes what this process did to the cgroup tree when dropped: disables the
+/// controllers it enabled, moves itself back and removes the leaves it created.
+#[derive(Debug, Default)]
+pub struct CapGuard {
+    /// (cgroup, controller) enabled in that cgroup's `cgroup.subtree_control`.
+    enabled: Vec<(PathBuf, String)>,
+    /// (leaf created, cgroup to move back to before removing it).
+    created: Vec<(PathBuf, PathBuf)>,
+}
+
+impl Drop for CapGuard {
+    fn drop(&mut self) {
+        let pid = std::process::id().to_string();
+        // A cgroup with controllers enabled for its children may hold no processes:
+        // undo those first, or moving back into it fails.
+        for (dir, controller) in self.enabled.iter().rev() {
+            let _ = fs::write(dir.join("cgroup.subtree_control"), format!("-{controller}"));
+        }
+        for (leaf, back) in self.created.iter().rev() {
+            let _ = fs::write(back.join("cgroup.procs"), &pid);
+            let _ = fs::remove_dir(leaf);
+        }
+    }
+}
+
+/// The memory cap asked for is not the one in force, and none could be made.
+#[derive(Debug)]
+pub struct CapUnavailable {
+    /// What is in force instead, for `blobrace env` to show.
+    pub report: Box<CapReport>,
+    pub why: String,
+}
+
+impl std::fmt::Display for CapUnavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let want = self.report.requested;
+        let memory = want.memory_bytes.map(format_bytes).unwrap_or_default();
+        write!(
+            f,
+            "cannot run under the requested {memory} memory cap: {}. A number measured without the cap it claims is not a result. Three ways to get the cap: run as root (blobrace makes its own cgroup); on cgroup v2 under systemd as a normal user, `{}` (blobrace tries this itself when systemd-run works); or the capped compose runner, `scripts/compose-run.sh`. To measure uncapped on purpose, pass --cap none",
+            self.why,
+            systemd::scope_command_line(&want, "cargo bench"),
+        )
+    }
+}
+
+impl std::error::Error for CapUnavailable {}
+
+/// What a reader must know when the cap in force is not the one asked for.
+pub fn cap_notes(req: &CapRequest, memory: Option<u64>, cpus: Option<f64>) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let (Some(want), Some(have)) = (req.memory_bytes, memory)
+        && want != have
+    {
+        notes.push(format!(
+            "memory cap is {} but {} was requested",
+            format_bytes(have),
+            format_bytes(want)
+        ));
+    }
+    if req.memory_bytes.is_some() && memory.is_none() {
+        notes.push(
+            "UNCAPPED: no memory limit applies; the page cache can hold the whole dataset".into(),
+        );
+    }
+    if let (Some(want), Some(have)) = (req.cpus, cpus)
+        && (want - have).abs() > 1e-6
+    {
+        notes.push(format!("CPU cap is {have} CPUs but {want} were requested"));
+    }
+    if req.cpus.is_some() && cpus.is_none() {
+        notes.push("CPU uncapped: no CFS quota applies".into());
+    }
+    notes
+}
+
+/// Put this process under the requested cap if it is not already, and report what
+/// is in force. Call before touching any data and before spawning threads (it may
+/// re-execute the process under systemd-run). A requested memory cap that is not in
+/// force afterwards is an error: the run must not go on claiming it.
+pub fn apply(req: CapRequest) -> Result<(CapReport, CapGuard), CapUnavailable> {
+    apply_at(&Roots::system(), req, true)
+}
+
+/// What is in force right now, with no change: limits, version and cgroup.
+fn observe(
+    roots: &Roots,
+    hierarchy: Option<&Hierarchy>,
+) -> (Option<u64>, Option<f64>, &'static str, String) {
+    match hierarchy {
+        None => (None, None, "none", String::new()),
+        Some(h) => {
+            let (memory, cpus) = h.limits(roots);
+            (
+                memory,
+                cpus,
+                h.version(),
+                h.memory_dir().display().to_string(),
+            )
+        }
+    }
+}
+
+/// Make a capped cgroup for what `narrowed` asks and enter it: the way that fits the hierarchy.
+fn create(
+    roots: &Roots,
+    hierarchy: &Hierarchy,
+    narrowed: &CapRequest,
+    reexec: bool,
+    guard: &mut CapGuard,
+) -> Result<(CapMethod, Vec<String>), String> {
+    let direct = match hierarchy {
+        Hierarchy::V1 { memory, cpu } => v1::create(roots, memory, cpu.as_deref(), narrowed, guard),
+        Hierarchy::V2 { dir, mount } => v2::create(roots, dir, mount, narrowed, guard),
+    };
+    let why = match direct {
+        Ok(done) => return Ok(done),
+        Err(why) => why,
+    };
+    // Leave the tree as it was before trying the next way.
+    std::mem::take(guard);
+    // The user's systemd manager delegates memory and cpu only on cgroup v2.
+    if reexec && narrowed.memory_bytes.is_some() && matches!(hierarchy, Hierarchy::V2 { .. }) {
+        let scope = systemd::reexec(narrowed);
+        return Err(format!("{why}; {scope}"));
+    }
+    Err(why)
+}
+
+fn apply_at(
+    roots: &Roots,
+    req: CapRequest,
+    reexec: bool,
+) -> Result<(CapReport, CapGuard), CapUnavailable> {
+    let mut guard = CapGuard::default();
+    let mut notes = Vec::new();
+    let mut failure = None;
+    let hierarchy = cgroupfs::locate(roots);
+    let (mem_before, cpu_before, _, _) = observe(roots, hierarchy.as_ref());
+    let narrowed = CapRequest {
+        memory_bytes: req
+            .memory_bytes
+            .filter(|&want| mem_before.is_none_or(|have| have > want)),
+        cpus: req
+            .cpus
+            .filter(|&want| cpu_before.is_none_or(|have| have > want + 1e-9)),
+    };
+    let mut method = if mem_before.is_some() {
+        CapMethod::Inherited
+    } else {
+        CapMethod::None
+    };
+    let wants_change = narrowed.memory_bytes.is_some() || narrowed.cpus.is_some();
+    match &hierarchy {
+        None if req.memory_bytes.is_some() => {
+            failure = Some(format!(
+                "no cgroup hierarchy found ({}/self/cgroup or {} missing)",
+                roots.proc.display(),
+                roots.cgroup.display()
+            ))
+        }
+        Some(h) if wants_change && !systemd::in_own_scope() => {
+            match create(roots, h, &narrowed, reexec, &mut guard) {
+                Ok((made, more)) => {
+                    method = made;
+                    notes.extend(more);
+                }
+                Err(why) => failure = Some(why),
+            }
+        }
+        _ => {}
+    }
+    let created = method != CapMethod::Inherited && method != CapMethod::None;
+    if systemd::in_own_scope() {
+        method = CapMethod::SystemdScope;
+    }
+    let hierarchy = cgroupfs::locate(roots).or(hierarchy);
+    let (memory_limit_bytes, cpu_limit, version, cgroup) = observe(roots, hierarchy.as_ref());
+    if memory_limit_bytes.is_none() {
+        method = CapMethod::None;
+    }
+    notes.extend(cap_notes(&req, memory_limit_bytes, cpu_limit));
+    let origin = match memory_limit_bytes {
+        None => CapOrigin::Uncapped,
+        Some(_) if created || method == CapMethod::SystemdScope => CapOrigin::Created,
+        Some(_) => CapOrigin::Inherited,
+    };
+    let report = CapReport {
+        requested: req,
+        memory_limit_bytes,
+        cpu_limit,
+        origin,
+        method,
+        cgroup_version: version.into(),
+        cgroup,
+        notes,
+    };
+    match req.memory_bytes {
+        Some(want) if memory_limit_bytes != Some(want) => {
+            let why = failure.unwrap_or_else(|| match memory_limit_bytes {
+                Some(have) => format!(
+                    "this process is already capped at {} by {} (below the request; a cap cannot be raised from inside): ask for --cap {}",
+                    format_bytes(have),
+                    report.cgroup,
+                    have
+                ),
+                None => "no memory limit applies after the attempt".into(),
+            });
+            Err(CapUnavailable {
+                report: Box::new(report),
+                why,
+            })
+        }
+        _ => Ok((report, guard)),
+    }
+}
+
+/// Page cache charged to the cgroup, bytes (v1 `cache`, v2 `file` in memory.stat).
+pub fn cgroup_page_cache_bytes(report: &CapReport) -> Option<u64> {
+    let stat = fs::read_to_string(Path::new(&report.cgroup).join("memory.stat")).ok()?;
+    let key = if report.cgroup_version == "v1" {
+        "cache "
+    } else {
+        "file "
+    };
+    stat.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Drop all page cache charged to the cgroup this process created, so datasets
+/// read by earlier engines do not occupy the cap while the next one is measured.
+/// Returns what was done, or None when the cgroup is not ours to empty.
+pub fn reclaim_page_cache(report: &CapReport) -> Option<String> {
+    if report.origin != CapOrigin::Created {
+        return None;
+    }
+    let dir = Path::new(&report.cgroup);
+    let done = match report.cgroup_version.as_str() {
+        // v1: reclaims every reclaimable page of the cgroup (clean cache; no swap here).
+        "v1" => fs::write(dir.join("memory.force_empty"), "0")
+            .ok()
+            .map(|_| "memory.force_empty"),
+        // v2 (Linux >= 5.19): asks for more than there is; EAGAIN just means "all it
+        // could". Any other error (no such file on older kernels, a scope this user may
+        // not write) means nothing was reclaimed.
+        "v2" => match fs::write(dir.join("memory.reclaim"), "1T") {
+            Ok(()) => Some("memory.reclaim"),
+            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => Some("memory.reclaim"),
+            Err(_) => None,
+        },
+        _ => None,
+    }?;
+    Some(format!("{done} on {}", dir.display()))
+}
+
+#[cfg(test)]
+mod tests;

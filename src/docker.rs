@@ -100,15 +100,7 @@ pub async fn container_cap(docker: &Docker, id: &str, requested: CapRequest) -> 
     let host = info.host_config.unwrap_or_default();
     // 0 (or absent) means no limit in Docker's API.
     let memory = host.memory.filter(|&m| m > 0).map(|m| m as u64);
-    let cpus = match (
-        host.nano_cpus.filter(|&n| n > 0),
-        host.cpu_quota.filter(|&q| q > 0),
-        host.cpu_period,
-    ) {
-        (Some(nano), _, _) => Some(nano as f64 / 1e9),
-        (None, Some(quota), Some(period)) if period > 0 => Some(quota as f64 / period as f64),
-        _ => None,
-    };
+    let cpus = cpus_of(&host);
     let name = info
         .name
         .unwrap_or_default()
@@ -143,7 +135,6 @@ pub async fn restart_and_wait(
     id: &str,
     timeout: std::time::Duration,
 ) -> Result<()> {
-    use bollard::models::HealthStatusEnum;
     use bollard::query_parameters::RestartContainerOptionsBuilder;
     docker
         .restart_container(
@@ -152,6 +143,81 @@ pub async fn restart_and_wait(
         )
         .await
         .with_context(|| format!("cannot restart container {id}"))?;
+    wait_healthy(docker, id, timeout).await
+}
+
+/// A container's memory cap (bytes) and CPUs as Docker holds them; None = no limit.
+pub async fn container_limits(docker: &Docker, id: &str) -> Result<(Option<u64>, Option<f64>)> {
+    let info = docker
+        .inspect_container(id, None::<InspectContainerOptions>)
+        .await
+        .with_context(|| format!("cannot inspect container {id}"))?;
+    let host = info.host_config.unwrap_or_default();
+    Ok((
+        host.memory.filter(|&m| m > 0).map(|m| m as u64),
+        cpus_of(&host),
+    ))
+}
+
+/// CPUs from `--cpus` (NanoCpus) or a CFS quota; None = no limit.
+fn cpus_of(host: &bollard::models::HostConfig) -> Option<f64> {
+    match (
+        host.nano_cpus.filter(|&n| n > 0),
+        host.cpu_quota.filter(|&q| q > 0),
+        host.cpu_period,
+    ) {
+        (Some(nano), _, _) => Some(nano as f64 / 1e9),
+        (None, Some(quota), Some(period)) if period > 0 => Some(quota as f64 / period as f64),
+        _ => None,
+    }
+}
+
+/// Set a running container's memory cap (memory+swap the same: no swap stretching it)
+/// and, if given, its CPUs, through Docker's container update. Lowering the cap below
+/// what the container holds makes the kernel reclaim its page cache first.
+pub async fn update_limits(
+    docker: &Docker,
+    id: &str,
+    memory_bytes: u64,
+    cpus: Option<f64>,
+) -> Result<()> {
+    let body = bollard::models::ContainerUpdateBody {
+        memory: Some(memory_bytes as i64),
+        memory_swap: Some(memory_bytes as i64),
+        nano_cpus: cpus.map(|c| (c * 1e9).round() as i64),
+        ..Default::default()
+    };
+    docker
+        .update_container(id, body)
+        .await
+        .with_context(|| format!("cannot update the limits of container {id}"))
+}
+
+/// Stop a container, set its limits, start it and wait until healthy: for a server
+/// whose own cache only changes on restart (its shared memory is not reclaimable,
+/// so it must not be caught over a lowered cap while running).
+pub async fn restart_with_limits(
+    docker: &Docker,
+    id: &str,
+    memory_bytes: u64,
+    cpus: Option<f64>,
+    timeout: std::time::Duration,
+) -> Result<()> {
+    use bollard::query_parameters::{StartContainerOptions, StopContainerOptionsBuilder};
+    docker
+        .stop_container(id, Some(StopContainerOptionsBuilder::new().t(30).build()))
+        .await
+        .with_context(|| format!("cannot stop container {id}"))?;
+    update_limits(docker, id, memory_bytes, cpus).await?;
+    docker
+        .start_container(id, None::<StartContainerOptions>)
+        .await
+        .with_context(|| format!("cannot start container {id}"))?;
+    wait_healthy(docker, id, timeout).await
+}
+
+async fn wait_healthy(docker: &Docker, id: &str, timeout: std::time::Duration) -> Result<()> {
+    use bollard::models::HealthStatusEnum;
     let started = std::time::Instant::now();
     loop {
         let state = docker
@@ -171,7 +237,7 @@ pub async fn restart_and_wait(
         }
         if started.elapsed() > timeout {
             anyhow::bail!(
-                "container {id} was not healthy {}s after a restart",
+                "container {id} was not healthy {}s after a (re)start",
                 timeout.as_secs()
             );
         }
@@ -267,7 +333,7 @@ pub async fn why_down(docker: &Docker, id: &str) -> Option<String> {
     let state = info.state.unwrap_or_default();
     if state.oom_killed == Some(true) {
         return Some(format!(
-            "container {name} was OOM-killed by its memory cap ({}): the server needs more than the cap holds; raise BLOBRACE_CAP, or shrink the server's own cache (BLOBRACE_MARIADB_BUFFER_POOL, BLOBRACE_PG_SHARED_BUFFERS)",
+            "container {name} was OOM-killed by its memory cap ({}): the server needs more than the cap holds; raise --cap (BLOBRACE_CAP)",
             cap.as_deref().unwrap_or("none")
         ));
     }

@@ -59,6 +59,7 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod server;
+pub mod server_caps;
 pub mod size;
 pub mod stats;
 pub mod store;

@@ -14,7 +14,7 @@ use blobrace::engine::{Engine, EngineKind};
 use blobrace::error::InputError;
 use blobrace::load::{LoadOutcome, ensure_loaded};
 use blobrace::machine::MachineFacts;
-use blobrace::run::{Run, apply_cap, print_cap, reachable_engines, stores_for};
+use blobrace::run::{Run, apply_cap, fit_servers, print_cap, reachable_engines, stores_for};
 use blobrace::server::{COMPOSE_UP, Server};
 use blobrace::size::format_bytes;
 use blobrace::store::Store;
@@ -111,6 +111,7 @@ fn run(command: Command) -> Result<()> {
             let (_cap, _guard) = apply_cap(&config)?;
             let rt = runtime()?;
             rt.block_on(reachable_engines(&mut config))?;
+            rt.block_on(fit_servers(&config))?;
             let reports = rt.block_on(ensure_loaded(
                 &config.locations(),
                 &stores_for(&config.engines),

@@ -40,6 +40,9 @@ pub struct RunResults {
     /// The image (name, id) of the container this ran in, when it ran in one (the compose runner).
     #[serde(default)]
     pub runner_image: Option<String>,
+    /// Server containers (and their caches) this run set to its cap before loading.
+    #[serde(default)]
+    pub server_fits: Vec<crate::server_caps::ServerFit>,
     pub loads: Vec<LoadReport>,
     pub results: Vec<EngineResult>,
 }

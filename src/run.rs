@@ -93,6 +93,17 @@ pub async fn reachable_engines(config: &mut RunConfig) -> Result<()> {
     Ok(())
 }
 
+/// Set the run's servers to its cap (see `server_caps`): call after `reachable_engines`.
+pub async fn fit_servers(config: &RunConfig) -> Result<Vec<crate::server_caps::ServerFit>> {
+    let at = config.locations();
+    let servers: Vec<_> = stores_for(&config.engines)
+        .into_iter()
+        .filter_map(|s| s.server())
+        .filter_map(|server| Some((server, at.server_url(server)?.to_string())))
+        .collect();
+    crate::server_caps::fit_servers(&servers, config.cap).await
+}
+
 /// Apply the cap and report it. Must run before any thread is spawned and before
 /// any data is touched, so every page this process caches is charged to the cap.
 /// A requested memory cap that cannot be had stops the run (exit code 2).
@@ -150,6 +161,7 @@ impl Run {
             cap,
             machine,
             runner_image: None,
+            server_fits: Vec::new(),
             loads: Vec::new(),
             results: Vec::new(),
         };
@@ -169,6 +181,7 @@ impl Run {
     pub async fn load(&mut self) -> Result<()> {
         self.results.runner_image = crate::docker::own_container_image().await;
         reachable_engines(&mut self.results.config).await?;
+        self.results.server_fits = fit_servers(&self.results.config).await?;
         let config = &self.results.config;
         let stores = stores_for(&config.engines);
         if config.drop_after {
@@ -239,6 +252,12 @@ impl Run {
             )
         })?;
         eviction.cgroup_reclaim = cgroup_reclaim;
+        // A cold restart resets a cache setting that does not persist (MariaDB's pool).
+        if let Some(server) = engine.store().server()
+            && let Some(url) = at.server_url(server)
+        {
+            crate::server_caps::reapply_cache(server, url, self.config().cap).await?;
+        }
         eviction.cgroup_cache_after_bytes = cap::cgroup_page_cache_bytes(&self.results.cap);
         let opened = engine.open(&at, spec).await?;
         // A server reads in its own container: this process's /proc/self/io never

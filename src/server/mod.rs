@@ -36,6 +36,22 @@ pub struct ServerOptions {
     pub pg_storage: PgStorage,
 }
 
+/// A server's own cache (PostgreSQL's shared_buffers, InnoDB's buffer pool): it must
+/// be sized for the container's memory cap, or a small cap is mostly taken by it (or
+/// the server is OOM-killed) and a large one is left to the page cache.
+pub struct CacheSetting {
+    /// The setting's name as the server knows it.
+    pub name: &'static str,
+    /// Returns the value in force, in bytes, as column `n` (BIGINT).
+    pub read_sql: &'static str,
+    /// The statement that sets it to this many bytes.
+    pub set_sql: fn(u64) -> String,
+    /// True: it takes effect at the next restart and persists (PostgreSQL's ALTER
+    /// SYSTEM). False: at once, but lost on restart (MariaDB has no SET PERSIST), so it
+    /// is set again after every cold restart.
+    pub applied_by_restart: bool,
+}
+
 /// A server's check that a blob fits one client packet, before anything is loaded.
 pub struct PacketLimit {
     /// Returns the limit in bytes as column `n` (BIGINT).
@@ -81,6 +97,15 @@ pub trait ServerDb: Sync {
     /// Statements run in the dataset's namespace once the tables exist, before any row.
     fn table_setup_sql(&self, _options: &ServerOptions) -> Vec<String> {
         Vec::new()
+    }
+
+    /// Its own cache, and the size it gets under a container memory cap of `cap_bytes`.
+    fn cache(&self) -> CacheSetting;
+    fn cache_bytes_for_cap(&self, cap_bytes: u64) -> u64;
+    /// The smallest container memory cap it runs under at all (its own memory besides
+    /// the cache); below it the kernel kills it mid-run.
+    fn min_cap_bytes(&self) -> u64 {
+        0
     }
 
     /// Version and settings that shape reads: (key, query returning one value).

@@ -6,7 +6,7 @@
 use sea_orm::{ConnectOptions, DbBackend};
 use serde::{Deserialize, Serialize};
 
-use super::{ComposeEnv, ServerDb, ServerOptions, compose_port};
+use super::{CacheSetting, ComposeEnv, ServerDb, ServerOptions, compose_port};
 
 pub struct Postgres;
 
@@ -91,6 +91,24 @@ impl ServerDb for Postgres {
         vec![format!(
             "ALTER TABLE blobs ALTER COLUMN data SET STORAGE {storage}"
         )]
+    }
+
+    /// shared_buffers needs a restart: ALTER SYSTEM writes postgresql.auto.conf (in the
+    /// data volume, so it persists), which the compose file leaves in charge by not
+    /// passing shared_buffers on the command line (that would override it).
+    fn cache(&self) -> CacheSetting {
+        CacheSetting {
+            name: "shared_buffers",
+            read_sql: "SELECT pg_size_bytes(current_setting('shared_buffers'))::bigint AS n",
+            set_sql: |bytes| format!("ALTER SYSTEM SET shared_buffers = '{}kB'", bytes >> 10),
+            applied_by_restart: true,
+        }
+    }
+
+    /// 1/8 of the cap (its 128MB default for 1 GiB): PostgreSQL leans on the page
+    /// cache, which the container's cap covers too.
+    fn cache_bytes_for_cap(&self, cap_bytes: u64) -> u64 {
+        (cap_bytes / 8) >> 20 << 20
     }
 
     fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {

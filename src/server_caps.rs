@@ -1,0 +1,206 @@
+//! The run sets its servers' caps. A server container keeps the cap it was started
+//! with: after `scripts/servers.sh up` (1 GiB) a quick run (256 MiB cap, 768 MiB of
+//! data) would measure servers that hold all of their data in memory. So before
+//! loading, each server's container gets the run's memory cap and CPUs through
+//! Docker's API, and its own cache the size that cap calls for (the descriptor's
+//! `cache_bytes_for_cap`); what changed is recorded with the run.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use serde::{Deserialize, Serialize};
+
+use crate::cap::CapRequest;
+use crate::server::Server;
+use crate::size::format_bytes;
+
+/// A server's limits at one moment: its container's and its own cache's.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct ServerLimits {
+    pub memory_bytes: Option<u64>,
+    pub cpus: Option<f64>,
+    pub cache_bytes: Option<u64>,
+}
+
+impl ServerLimits {
+    fn label(&self, cache: &str) -> String {
+        let or_none = |v: Option<u64>| v.map(format_bytes).unwrap_or_else(|| "none".into());
+        format!(
+            "memory {}, {} CPUs, {cache} {}",
+            or_none(self.memory_bytes),
+            self.cpus
+                .map(|c| c.to_string())
+                .unwrap_or_else(|| "no limit on".into()),
+            or_none(self.cache_bytes)
+        )
+    }
+}
+
+/// What this run changed on one server so that it runs under the run's cap.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ServerFit {
+    pub server: Server,
+    pub container: String,
+    /// The server's cache setting that was sized for the cap ("shared_buffers").
+    pub cache_setting: String,
+    pub before: ServerLimits,
+    pub after: ServerLimits,
+}
+
+impl ServerFit {
+    pub fn line(&self) -> String {
+        format!(
+            "{}: set to the run's cap: {} -> {} (container {})",
+            self.server.name(),
+            self.before.label(&self.cache_setting),
+            self.after.label(&self.cache_setting),
+            self.container
+        )
+    }
+}
+
+async fn read_cache(db: &DatabaseConnection, server: Server) -> Result<u64> {
+    let sql = server.cache().read_sql;
+    let row = db
+        .query_one_raw(Statement::from_string(db.get_database_backend(), sql))
+        .await?
+        .with_context(|| format!("`{sql}` returned nothing"))?;
+    Ok(row.try_get::<i64>("", "n")? as u64)
+}
+
+/// Set the cache, and wait until the server reports it (MariaDB resizes in the
+/// background, chunk by chunk). Returns the value in force.
+async fn set_cache(db: &DatabaseConnection, server: Server, bytes: u64) -> Result<u64> {
+    let cache = server.cache();
+    db.execute_unprepared(&(cache.set_sql)(bytes))
+        .await
+        .with_context(|| format!("cannot set {} of {}", cache.name, server.name()))?;
+    if cache.applied_by_restart {
+        return read_cache(db, server).await;
+    }
+    let started = Instant::now();
+    loop {
+        let now = read_cache(db, server).await?;
+        if now == bytes || started.elapsed() > Duration::from_secs(60) {
+            return Ok(now);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// A server's own cache size for the run's cap, set again after a cold restart where
+/// the setting does not survive one (MariaDB). Nothing to do otherwise.
+pub async fn reapply_cache(server: Server, url: &str, cap: CapRequest) -> Result<()> {
+    let Some(memory) = cap.memory_bytes else {
+        return Ok(());
+    };
+    if server.cache().applied_by_restart {
+        return Ok(());
+    }
+    let db = server.connect(url, None).await?;
+    let target = server.cache_bytes_for_cap(memory);
+    if read_cache(&db, server).await? != target {
+        set_cache(&db, server, target).await?;
+    }
+    db.close().await?;
+    Ok(())
+}
+
+/// Give every server its run's cap (and the cache that goes with it) where its
+/// container has another. With `--cap none` the servers stay as they are. Where Docker
+/// or the container cannot be reached the server is left alone with a note, and its
+/// results carry the cap Docker reports (or "unavailable").
+pub async fn fit_servers(servers: &[(Server, String)], cap: CapRequest) -> Result<Vec<ServerFit>> {
+    let Some(memory) = cap.memory_bytes else {
+        return Ok(Vec::new());
+    };
+    // Every server is checked before any is changed: no half-fitted set on an error.
+    for (server, _) in servers {
+        let min = server.min_cap_bytes();
+        if memory < min {
+            bail!(crate::error::InputError::Value {
+                what: "memory cap for the servers",
+                input: format_bytes(memory),
+                why: format!(
+                    "{} needs at least {} (its own memory besides its cache; below that the kernel kills it while loading): raise --cap, or leave it out with --engines",
+                    server.name(),
+                    format_bytes(min)
+                ),
+            });
+        }
+    }
+    let mut fits = Vec::new();
+    for (server, url) in servers {
+        match fit_one(*server, url, memory, cap.cpus).await {
+            Ok(Some(fit)) => {
+                eprintln!("{}", fit.line());
+                fits.push(fit);
+            }
+            Ok(None) => {}
+            Err(e) => eprintln!(
+                "note: {}: cannot set its container to the run's cap ({e:#}); it runs with the cap it has, recorded with its results",
+                server.name()
+            ),
+        }
+    }
+    Ok(fits)
+}
+
+async fn fit_one(
+    server: Server,
+    url: &str,
+    memory: u64,
+    cpus: Option<f64>,
+) -> Result<Option<ServerFit>> {
+    let docker = crate::docker::connect().await?;
+    let Some((id, name, _)) = crate::docker::find_service(&docker, server.name()).await? else {
+        bail!("no running compose container for {}", server.name());
+    };
+    let (memory_now, cpus_now) = crate::docker::container_limits(&docker, &id).await?;
+    let db = server.connect(url, None).await?;
+    let cache_now = read_cache(&db, server).await?;
+    let target = server.cache_bytes_for_cap(memory);
+    let cpus_differ =
+        cpus.is_some_and(|want| cpus_now.is_none_or(|have| (have - want).abs() > 1e-6));
+    if memory_now == Some(memory) && !cpus_differ && cache_now == target {
+        db.close().await?;
+        return Ok(None);
+    }
+    let before = ServerLimits {
+        memory_bytes: memory_now,
+        cpus: cpus_now,
+        cache_bytes: Some(cache_now),
+    };
+    let timeout = Duration::from_secs(180);
+    if server.cache().applied_by_restart {
+        // Written now, in force after the restart that also applies the new limits.
+        set_cache(&db, server, target).await?;
+        db.close().await?;
+        crate::docker::restart_with_limits(&docker, &id, memory, cpus, timeout).await?;
+    } else if memory_now.is_none_or(|now| memory < now) {
+        // Shrinking: the cache first, so the container's memory fits under the new cap.
+        set_cache(&db, server, target).await?;
+        db.close().await?;
+        crate::docker::update_limits(&docker, &id, memory, cpus).await?;
+    } else {
+        crate::docker::update_limits(&docker, &id, memory, cpus).await?;
+        set_cache(&db, server, target).await?;
+        db.close().await?;
+    }
+    let (memory_after, cpus_after) = crate::docker::container_limits(&docker, &id).await?;
+    let db = server.connect(url, None).await?;
+    let cache_after = read_cache(&db, server).await?;
+    db.close().await?;
+    Ok(Some(ServerFit {
+        server,
+        container: name,
+        cache_setting: server.cache().name.into(),
+        before,
+        after: ServerLimits {
+            memory_bytes: memory_after,
+            cpus: cpus_after,
+            cache_bytes: Some(cache_after),
+        },
+    }))
+}

@@ -459,3 +459,169 @@ fn postgres_external_storage_is_its_own_dataset_and_is_recorded() {
     );
     assert!(drop.status.success(), "{}", stderr(&drop));
 }
+
+/// Memory cap (bytes) and CPUs Docker holds for a server's container, from `blobrace env`.
+fn server_limits(name: &str) -> (u64, f64) {
+    let out = common::blobrace()
+        .args([
+            "env",
+            "--cap",
+            "none",
+            "--cpus",
+            "none",
+            "--sizes",
+            "1KiB",
+            "--data-dir",
+        ])
+        .arg(tempfile::tempdir().unwrap().path())
+        .output()
+        .unwrap();
+    let json = common::env_json(&out);
+    let cap = &json["servers"][name];
+    (
+        cap["memory_limit_bytes"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{cap}")),
+        cap["cpu_limit"].as_f64().unwrap_or_else(|| panic!("{cap}")),
+    )
+}
+
+/// Puts the servers back to the cap they had, however the test ends.
+struct RestoreCaps<'a> {
+    urls: &'a (String, String),
+    memory: u64,
+    cpus: f64,
+}
+
+impl Drop for RestoreCaps<'_> {
+    fn drop(&mut self) {
+        let root = tempfile::tempdir().unwrap();
+        let (memory, cpus) = (self.memory.to_string(), self.cpus.to_string());
+        let out = run_s(
+            root.path(),
+            &with_servers(
+                &[
+                    "load",
+                    "--engines",
+                    "postgres-raw,mariadb-raw",
+                    "--sizes",
+                    "64KiB",
+                    "--dataset-bytes",
+                    "1MiB",
+                    "--cap",
+                    &memory,
+                    "--cpus",
+                    &cpus,
+                ],
+                self.urls,
+            ),
+        );
+        assert!(out.status.success(), "restoring the caps: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn a_run_sets_the_servers_containers_and_caches_to_its_cap() {
+    let Some((_servers, urls)) = servers_or_skip("setting the servers' caps") else {
+        return;
+    };
+    let (memory, cpus) = server_limits("postgres");
+    let _restore = RestoreCaps {
+        urls: &urls,
+        memory,
+        cpus,
+    };
+    let root = tempfile::tempdir().unwrap();
+    let out = run_s(
+        root.path(),
+        &with_servers(
+            &[
+                "measure",
+                "--engines",
+                "postgres-raw,mariadb-raw",
+                "--sizes",
+                "64KiB",
+                "--dataset-bytes",
+                "1MiB",
+                "--cap",
+                "320MiB",
+                "--cpus",
+                "1.5",
+                "--warmup",
+                "50ms",
+                "--measure",
+                "100ms",
+            ],
+            &urls,
+        ),
+    );
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    // One line per server saying what changed; caches sized for 320 MiB.
+    assert!(err.contains("postgres: set to the run's cap:"), "{err}");
+    assert!(
+        err.contains("-> memory 320MiB, 1.5 CPUs, shared_buffers 40MiB"),
+        "{err}"
+    );
+    assert!(
+        err.contains("-> memory 320MiB, 1.5 CPUs, innodb_buffer_pool_size 160MiB"),
+        "{err}"
+    );
+    for name in ["postgres", "mariadb"] {
+        assert_eq!(server_limits(name), (320 << 20, 1.5), "{name}");
+    }
+    let (_, json) = only_run(root.path());
+    let fits = json["server_fits"].as_array().unwrap();
+    assert_eq!(fits.len(), 2, "{fits:?}");
+    for r in json["results"].as_array().unwrap() {
+        assert_eq!(
+            r["cap"]["memory_limit_bytes"],
+            320u64 << 20,
+            "{}",
+            r["engine"]
+        );
+        assert_eq!(r["cap"]["cpu_limit"], 1.5, "{}", r["engine"]);
+    }
+    // Measured after a cold restart: MariaDB's pool (lost on restart) was set again.
+    let setting = |engine: &str, key: &str| {
+        json["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["engine"] == engine)
+            .map(|r| r["settings"][key].as_str().unwrap_or_default().to_string())
+            .unwrap()
+    };
+    assert_eq!(
+        setting("mariadb-raw", "innodb_buffer_pool_size"),
+        (160u64 << 20).to_string()
+    );
+    assert_eq!(setting("postgres-raw", "shared_buffers"), "40MB");
+    // A second run with the same cap changes nothing.
+    let again = tempfile::tempdir().unwrap();
+    let out = run_s(
+        again.path(),
+        &with_servers(
+            &[
+                "load",
+                "--engines",
+                "postgres-raw,mariadb-raw",
+                "--sizes",
+                "64KiB",
+                "--dataset-bytes",
+                "1MiB",
+                "--cap",
+                "320MiB",
+                "--cpus",
+                "1.5",
+            ],
+            &urls,
+        ),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("set to the run's cap"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -279,7 +279,10 @@ fn apply_at(
                 roots.cgroup.display()
             ))
         }
-        Some(h) if wants_change && !systemd::in_own_scope() => {
+        Some(_) if wants_change && systemd::in_own_scope() => {
+            failure = Some("re-run under systemd-run, but its scope did not get the cap: the user's systemd manager may not delegate the memory controller (`systemctl --user show -p DelegateControllers`)".into())
+        }
+        Some(h) if wants_change => {
             match create(roots, h, &narrowed, reexec, &mut guard) {
                 Ok((made, more)) => {
                     method = made;

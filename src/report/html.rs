@@ -343,7 +343,7 @@ fn environment(run: &RunResults, run_dir: &Path) -> String {
     let m = &run.machine;
     let _ = write!(
         p,
-        "</table>\n<h3>Machine and run</h3><table>\n<tr><th class=l>CPU</th><td class=l>{} ({} logical CPUs)</td></tr>\n<tr><th class=l>RAM</th><td class=l>{}</td></tr>\n<tr><th class=l>kernel</th><td class=l>{}</td></tr>\n<tr><th class=l>data filesystem</th><td class=l>{} on {}</td></tr>\n<tr><th class=l>measuring process cap</th><td class=l>memory {}, CPU {} ({})</td></tr>\n<tr><th class=l>runner image</th><td class=l>{}</td></tr>\n<tr><th class=l>seed</th><td class=l>{}</td></tr>\n<tr><th class=l>timings</th><td class=l>warm-up {:?}, measurement {:?} per engine and size</td></tr>\n<tr><th class=l>reproduce</th><td class=l><code>{}</code></td></tr>\n</table>\n",
+        "</table>\n<h3>Machine and run</h3><table>\n<tr><th class=l>CPU</th><td class=l>{} ({} logical CPUs)</td></tr>\n<tr><th class=l>RAM</th><td class=l>{}</td></tr>\n<tr><th class=l>kernel</th><td class=l>{}</td></tr>\n<tr><th class=l>data filesystem</th><td class=l>{} on {}</td></tr>\n<tr><th class=l>measuring process cap</th><td class=l>memory {}, CPU {} ({}; {})</td></tr>\n<tr><th class=l>servers set to the run's cap</th><td class=l>{}</td></tr>\n<tr><th class=l>runner image</th><td class=l>{}</td></tr>\n<tr><th class=l>seed</th><td class=l>{}</td></tr>\n<tr><th class=l>timings</th><td class=l>warm-up {:?}, measurement {:?} per engine and size</td></tr>\n<tr><th class=l>reproduce</th><td class=l><code>{}</code></td></tr>\n</table>\n",
         esc(&m.cpu_model),
         m.logical_cpus,
         format_bytes(m.ram_bytes),
@@ -352,7 +352,9 @@ fn environment(run: &RunResults, run_dir: &Path) -> String {
         esc(&m.data_device),
         run.cap.memory_label(),
         run.cap.cpu_label(),
+        esc(&run.cap.how()),
         esc(&run.cap.cgroup),
+        server_fits(run),
         esc(run
             .runner_image
             .as_deref()
@@ -363,6 +365,19 @@ fn environment(run: &RunResults, run_dir: &Path) -> String {
         esc(&run.command),
     );
     p
+}
+
+/// One line per server whose container and cache this run changed; "none" when it
+/// changed none (they already had the run's cap, or the run asked for no cap).
+fn server_fits(run: &RunResults) -> String {
+    if run.server_fits.is_empty() {
+        return "none changed".into();
+    }
+    run.server_fits
+        .iter()
+        .map(|fit| esc(&fit.line()))
+        .collect::<Vec<_>>()
+        .join("<br>")
 }
 
 fn environment_row(r: &EngineResult, run_dir: &Path) -> String {

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use bollard::Docker;
 use bollard::query_parameters::{InspectContainerOptions, ListContainersOptionsBuilder};
 
-use crate::cap::{CapMethod, CapOrigin, CapReport, CapRequest, cap_notes};
+use crate::cap::{CapMethod, CapReport, CapRequest, cap_notes};
 
 /// The compose project whose containers are the servers (`BLOBRACE_COMPOSE_PROJECT`);
 /// None: whichever project runs the service.
@@ -97,10 +97,12 @@ pub async fn container_cap(docker: &Docker, id: &str, requested: CapRequest) -> 
         .await
         .with_context(|| format!("cannot inspect container {id}"))?;
     let image = image_identity(docker, &info).await;
-    let host = info.host_config.unwrap_or_default();
-    // 0 (or absent) means no limit in Docker's API.
-    let memory = host.memory.filter(|&m| m > 0).map(|m| m as u64);
-    let cpus = cpus_of(&host);
+    let (memory, cpus) = limits_of(&info.host_config.unwrap_or_default());
+    let method = if memory.is_some() {
+        CapMethod::DockerContainer
+    } else {
+        CapMethod::None
+    };
     let name = info
         .name
         .unwrap_or_default()
@@ -110,16 +112,8 @@ pub async fn container_cap(docker: &Docker, id: &str, requested: CapRequest) -> 
         requested,
         memory_limit_bytes: memory,
         cpu_limit: cpus,
-        origin: if memory.is_some() {
-            CapOrigin::Inherited
-        } else {
-            CapOrigin::Uncapped
-        },
-        method: if memory.is_some() {
-            CapMethod::DockerContainer
-        } else {
-            CapMethod::None
-        },
+        origin: method.origin(),
+        method,
         cgroup_version: "docker".into(),
         cgroup: format!("container {name} ({image})"),
         notes: cap_notes(&requested, memory, cpus),
@@ -152,16 +146,14 @@ pub async fn container_limits(docker: &Docker, id: &str) -> Result<(Option<u64>,
         .inspect_container(id, None::<InspectContainerOptions>)
         .await
         .with_context(|| format!("cannot inspect container {id}"))?;
-    let host = info.host_config.unwrap_or_default();
-    Ok((
-        host.memory.filter(|&m| m > 0).map(|m| m as u64),
-        cpus_of(&host),
-    ))
+    Ok(limits_of(&info.host_config.unwrap_or_default()))
 }
 
-/// CPUs from `--cpus` (NanoCpus) or a CFS quota; None = no limit.
-fn cpus_of(host: &bollard::models::HostConfig) -> Option<f64> {
-    match (
+/// Memory cap (bytes) and CPUs (from `--cpus`, NanoCpus, or a CFS quota) of a host
+/// config. 0 (or absent) means no limit in Docker's API: None.
+fn limits_of(host: &bollard::models::HostConfig) -> (Option<u64>, Option<f64>) {
+    let memory = host.memory.filter(|&m| m > 0).map(|m| m as u64);
+    let cpus = match (
         host.nano_cpus.filter(|&n| n > 0),
         host.cpu_quota.filter(|&q| q > 0),
         host.cpu_period,
@@ -169,7 +161,8 @@ fn cpus_of(host: &bollard::models::HostConfig) -> Option<f64> {
         (Some(nano), _, _) => Some(nano as f64 / 1e9),
         (None, Some(quota), Some(period)) if period > 0 => Some(quota as f64 / period as f64),
         _ => None,
-    }
+    };
+    (memory, cpus)
 }
 
 /// Set a running container's memory cap (memory+swap the same: no swap stretching it)

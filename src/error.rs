@@ -49,9 +49,9 @@ pub enum InputError {
         wanted: String,
     },
 
-    /// The whole explanation, with the ways to get a cap (see `cap::CapUnavailable`).
-    #[error("{0}")]
-    CapUnavailable(String),
+    /// The whole explanation, with the ways to get a cap.
+    #[error(transparent)]
+    CapUnavailable(#[from] crate::cap::CapUnavailable),
 
     #[error(
         "dataset {path} is not loaded (or its load did not finish): run `blobrace load` with the same settings first"

@@ -154,7 +154,7 @@ fn run(command: Command) -> Result<()> {
             // Shows what is in force even when the asked-for cap cannot be had, then fails.
             let (cap, _guard, unavailable) = match blobrace::cap::apply(config.cap) {
                 Ok((cap, guard)) => (cap, Some(guard), None),
-                Err(e) => (*e.report.clone(), None, Some(e.to_string())),
+                Err(e) => (*e.report.clone(), None, Some(e)),
             };
             print_cap(&cap);
             let machine = MachineFacts::collect(&config.data_dir);
@@ -184,7 +184,7 @@ fn run(command: Command) -> Result<()> {
                 anyhow::Ok(())
             })?;
             match unavailable {
-                Some(why) => Err(InputError::CapUnavailable(why).into()),
+                Some(e) => Err(InputError::from(e).into()),
                 None => Ok(()),
             }
         }

@@ -215,9 +215,14 @@ impl RunResults {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cap::{CapMethod, CapOrigin, CapRequest};
+    use crate::cap::{CapMethod, CapRequest};
 
     fn cap(limit: Option<u64>) -> CapReport {
+        let method = if limit.is_some() {
+            CapMethod::V1Child
+        } else {
+            CapMethod::None
+        };
         CapReport {
             requested: CapRequest {
                 memory_bytes: Some(1 << 30),
@@ -225,16 +230,8 @@ mod tests {
             },
             memory_limit_bytes: limit,
             cpu_limit: None,
-            origin: if limit.is_some() {
-                CapOrigin::Created
-            } else {
-                CapOrigin::Uncapped
-            },
-            method: if limit.is_some() {
-                CapMethod::V1Child
-            } else {
-                CapMethod::None
-            },
+            origin: method.origin(),
+            method,
             cgroup_version: "v1".into(),
             cgroup: "/x".into(),
             notes: vec![],

@@ -115,7 +115,7 @@ pub fn apply_cap(config: &RunConfig) -> Result<(CapReport, CapGuard)> {
         }
         Err(unavailable) => {
             print_cap(&unavailable.report);
-            Err(InputError::CapUnavailable(unavailable.to_string()).into())
+            Err(InputError::from(unavailable).into())
         }
     }
 }
@@ -252,12 +252,6 @@ impl Run {
             )
         })?;
         eviction.cgroup_reclaim = cgroup_reclaim;
-        // A cold restart resets a cache setting that does not persist (MariaDB's pool).
-        if let Some(server) = engine.store().server()
-            && let Some(url) = at.server_url(server)
-        {
-            crate::server_caps::reapply_cache(server, url, self.config().cap).await?;
-        }
         eviction.cgroup_cache_after_bytes = cap::cgroup_page_cache_bytes(&self.results.cap);
         let opened = engine.open(&at, spec).await?;
         // A server reads in its own container: this process's /proc/self/io never

@@ -50,9 +50,16 @@ pub struct ServerFit {
 
 impl ServerFit {
     pub fn line(&self) -> String {
+        let container_changed = (self.before.memory_bytes, self.before.cpus)
+            != (self.after.memory_bytes, self.after.cpus);
         format!(
-            "{}: set to the run's cap: {} -> {} (container {})",
+            "{}: {}: {} -> {} (container {})",
             self.server.name(),
+            if container_changed {
+                "set to the run's cap"
+            } else {
+                "cache sized for its container's cap"
+            },
             self.before.label(&self.cache_setting),
             self.after.label(&self.cache_setting),
             self.container
@@ -89,10 +96,12 @@ async fn set_cache(db: &DatabaseConnection, server: Server, bytes: u64) -> Resul
     }
 }
 
-/// A server's own cache size for the run's cap, set again after a cold restart where
-/// the setting does not survive one (MariaDB). Nothing to do otherwise.
-pub async fn reapply_cache(server: Server, url: &str, cap: CapRequest) -> Result<()> {
-    let Some(memory) = cap.memory_bytes else {
+/// After a restart: set the server's cache again for its container's cap, where the
+/// setting does not survive a restart (MariaDB starts with the pool on its command
+/// line, which may be meant for another cap: 640M inside a 256 MiB container is an
+/// OOM kill waiting to happen). Nothing to do otherwise.
+pub async fn restore_cache(server: Server, url: &str, container_memory: Option<u64>) -> Result<()> {
+    let Some(memory) = container_memory else {
         return Ok(());
     };
     if server.cache().applied_by_restart {
@@ -108,17 +117,17 @@ pub async fn reapply_cache(server: Server, url: &str, cap: CapRequest) -> Result
 }
 
 /// Give every server its run's cap (and the cache that goes with it) where its
-/// container has another. With `--cap none` the servers stay as they are. Where Docker
-/// or the container cannot be reached the server is left alone with a note, and its
-/// results carry the cap Docker reports (or "unavailable").
+/// container has another. With `--cap none` the containers keep their caps, and only
+/// a cache that does not fit its container's cap is set for it. Where Docker or the
+/// container cannot be reached the server is left alone with a note, and its results
+/// carry the cap Docker reports (or "unavailable").
 pub async fn fit_servers(servers: &[(Server, String)], cap: CapRequest) -> Result<Vec<ServerFit>> {
-    let Some(memory) = cap.memory_bytes else {
-        return Ok(Vec::new());
-    };
     // Every server is checked before any is changed: no half-fitted set on an error.
     for (server, _) in servers {
         let min = server.min_cap_bytes();
-        if memory < min {
+        if let Some(memory) = cap.memory_bytes
+            && memory < min
+        {
             bail!(crate::error::InputError::Value {
                 what: "memory cap for the servers",
                 input: format_bytes(memory),
@@ -132,7 +141,7 @@ pub async fn fit_servers(servers: &[(Server, String)], cap: CapRequest) -> Resul
     }
     let mut fits = Vec::new();
     for (server, url) in servers {
-        match fit_one(*server, url, memory, cap.cpus).await {
+        match fit_one(*server, url, cap.memory_bytes, cap.cpus).await {
             Ok(Some(fit)) => {
                 eprintln!("{}", fit.line());
                 fits.push(fit);
@@ -150,7 +159,7 @@ pub async fn fit_servers(servers: &[(Server, String)], cap: CapRequest) -> Resul
 async fn fit_one(
     server: Server,
     url: &str,
-    memory: u64,
+    requested_memory: Option<u64>,
     cpus: Option<f64>,
 ) -> Result<Option<ServerFit>> {
     let docker = crate::docker::connect().await?;
@@ -158,6 +167,10 @@ async fn fit_one(
         bail!("no running compose container for {}", server.name());
     };
     let (memory_now, cpus_now) = crate::docker::container_limits(&docker, &id).await?;
+    // No cap asked for: the container keeps its own, the cache is sized for that.
+    let Some(memory) = requested_memory.or(memory_now) else {
+        return Ok(None);
+    };
     let db = server.connect(url, None).await?;
     let cache_now = read_cache(&db, server).await?;
     let target = server.cache_bytes_for_cap(memory);

@@ -486,6 +486,32 @@ fn server_limits(name: &str) -> (u64, f64) {
     )
 }
 
+/// `blobrace <verb>` on a tiny 64KiB dataset of both raw server engines under a cap.
+fn capped_server_run(
+    root: &std::path::Path,
+    verb: &str,
+    cap: &str,
+    cpus: &str,
+    extra: &[&str],
+    urls: &(String, String),
+) -> std::process::Output {
+    let mut args = vec![
+        verb,
+        "--engines",
+        "postgres-raw,mariadb-raw",
+        "--sizes",
+        "64KiB",
+        "--dataset-bytes",
+        "1MiB",
+        "--cap",
+        cap,
+        "--cpus",
+        cpus,
+    ];
+    args.extend_from_slice(extra);
+    run_s(root, &with_servers(&args, urls))
+}
+
 /// Puts the servers back to the cap they had, however the test ends.
 struct RestoreCaps<'a> {
     urls: &'a (String, String),
@@ -497,25 +523,7 @@ impl Drop for RestoreCaps<'_> {
     fn drop(&mut self) {
         let root = tempfile::tempdir().unwrap();
         let (memory, cpus) = (self.memory.to_string(), self.cpus.to_string());
-        let out = run_s(
-            root.path(),
-            &with_servers(
-                &[
-                    "load",
-                    "--engines",
-                    "postgres-raw,mariadb-raw",
-                    "--sizes",
-                    "64KiB",
-                    "--dataset-bytes",
-                    "1MiB",
-                    "--cap",
-                    &memory,
-                    "--cpus",
-                    &cpus,
-                ],
-                self.urls,
-            ),
-        );
+        let out = capped_server_run(root.path(), "load", &memory, &cpus, &[], self.urls);
         assert!(out.status.success(), "restoring the caps: {}", stderr(&out));
     }
 }
@@ -532,28 +540,13 @@ fn a_run_sets_the_servers_containers_and_caches_to_its_cap() {
         cpus,
     };
     let root = tempfile::tempdir().unwrap();
-    let out = run_s(
+    let out = capped_server_run(
         root.path(),
-        &with_servers(
-            &[
-                "measure",
-                "--engines",
-                "postgres-raw,mariadb-raw",
-                "--sizes",
-                "64KiB",
-                "--dataset-bytes",
-                "1MiB",
-                "--cap",
-                "320MiB",
-                "--cpus",
-                "1.5",
-                "--warmup",
-                "50ms",
-                "--measure",
-                "100ms",
-            ],
-            &urls,
-        ),
+        "measure",
+        "320MiB",
+        "1.5",
+        &["--warmup", "50ms", "--measure", "100ms"],
+        &urls,
     );
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
@@ -599,25 +592,7 @@ fn a_run_sets_the_servers_containers_and_caches_to_its_cap() {
     assert_eq!(setting("postgres-raw", "shared_buffers"), "40MB");
     // A second run with the same cap changes nothing.
     let again = tempfile::tempdir().unwrap();
-    let out = run_s(
-        again.path(),
-        &with_servers(
-            &[
-                "load",
-                "--engines",
-                "postgres-raw,mariadb-raw",
-                "--sizes",
-                "64KiB",
-                "--dataset-bytes",
-                "1MiB",
-                "--cap",
-                "320MiB",
-                "--cpus",
-                "1.5",
-            ],
-            &urls,
-        ),
-    );
+    let out = capped_server_run(again.path(), "load", "320MiB", "1.5", &[], &urls);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         !stderr(&out).contains("set to the run's cap"),

@@ -70,6 +70,23 @@ pub enum CapMethod {
     Unrecorded,
 }
 
+impl CapMethod {
+    /// Where the cap came from, as results record it: follows from the method.
+    pub fn origin(self) -> CapOrigin {
+        match self {
+            CapMethod::V1Child
+            | CapMethod::V2Sibling
+            | CapMethod::V2ChildLeaf
+            | CapMethod::SystemdScope => CapOrigin::Created,
+            // Unrecorded only comes from old files, which carry their own origin.
+            CapMethod::Inherited | CapMethod::DockerContainer | CapMethod::Unrecorded => {
+                CapOrigin::Inherited
+            }
+            CapMethod::None => CapOrigin::Uncapped,
+        }
+    }
+}
+
 /// What cap the measuring process actually runs under, read from the kernel.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CapReport {
@@ -126,6 +143,31 @@ pub struct CapGuard {
     enabled: Vec<(PathBuf, String)>,
     /// (leaf created, cgroup to move back to before removing it).
     created: Vec<(PathBuf, PathBuf)>,
+}
+
+impl CapGuard {
+    /// Create this process's leaf under `parent` (first removing leaves of dead
+    /// processes there, each named in `notes`) and remember it, with the cgroup to
+    /// move back to, for removal on drop.
+    fn new_leaf(
+        &mut self,
+        roots: &Roots,
+        parent: &Path,
+        return_to: &Path,
+        notes: &mut Vec<String>,
+    ) -> Result<PathBuf, String> {
+        for stale in cgroupfs::remove_stale_leaves(parent, roots) {
+            notes.push(format!(
+                "removed {} (left by a process that no longer runs)",
+                stale.display()
+            ));
+        }
+        let leaf = parent.join(cgroupfs::leaf_name(std::process::id()));
+        fs::create_dir_all(&leaf)
+            .map_err(|e| format!("cannot create cgroup {}: {e}", leaf.display()))?;
+        self.created.push((leaf.clone(), return_to.to_path_buf()));
+        Ok(leaf)
+    }
 }
 
 impl Drop for CapGuard {
@@ -293,7 +335,6 @@ fn apply_at(
         }
         _ => {}
     }
-    let created = method != CapMethod::Inherited && method != CapMethod::None;
     if systemd::in_own_scope() {
         method = CapMethod::SystemdScope;
     }
@@ -303,16 +344,11 @@ fn apply_at(
         method = CapMethod::None;
     }
     notes.extend(cap_notes(&req, memory_limit_bytes, cpu_limit));
-    let origin = match memory_limit_bytes {
-        None => CapOrigin::Uncapped,
-        Some(_) if created || method == CapMethod::SystemdScope => CapOrigin::Created,
-        Some(_) => CapOrigin::Inherited,
-    };
     let report = CapReport {
         requested: req,
         memory_limit_bytes,
         cpu_limit,
-        origin,
+        origin: method.origin(),
         method,
         cgroup_version: version.into(),
         cgroup,

@@ -5,27 +5,8 @@
 
 use std::path::Path;
 
-use super::cgroupfs::{Roots, enter, leaf_name, remove_stale_leaves, write};
+use super::cgroupfs::{Roots, enter, write};
 use super::{CFS_PERIOD_US, CapGuard, CapMethod, CapRequest};
-
-fn child(
-    parent: &Path,
-    roots: &Roots,
-    guard: &mut CapGuard,
-    notes: &mut Vec<String>,
-) -> Result<std::path::PathBuf, String> {
-    for stale in remove_stale_leaves(parent, roots) {
-        notes.push(format!(
-            "removed {} (left by a process that no longer runs)",
-            stale.display()
-        ));
-    }
-    let leaf = parent.join(leaf_name(std::process::id()));
-    std::fs::create_dir_all(&leaf)
-        .map_err(|e| format!("cannot create cgroup {}: {e}", leaf.display()))?;
-    guard.created.push((leaf.clone(), parent.to_path_buf()));
-    Ok(leaf)
-}
 
 /// Memory is capped or this fails; a CPU limit that cannot be set is a note.
 pub fn create(
@@ -38,7 +19,7 @@ pub fn create(
     let pid = std::process::id();
     let mut notes = Vec::new();
     if let Some(bytes) = req.memory_bytes {
-        let leaf = child(memory, roots, guard, &mut notes)?;
+        let leaf = guard.new_leaf(roots, memory, memory, &mut notes)?;
         write(&leaf.join("memory.limit_in_bytes"), &bytes.to_string())?;
         // With swap accounting on, memory+swap gets the same limit: swap must not stretch the cap.
         let memsw = leaf.join("memory.memsw.limit_in_bytes");
@@ -52,7 +33,7 @@ pub fn create(
         let capped = cpu
             .ok_or_else(|| "no cpu hierarchy is mounted".to_string())
             .and_then(|cpu| {
-                let leaf = child(cpu, roots, guard, &mut more)?;
+                let leaf = guard.new_leaf(roots, cpu, cpu, &mut more)?;
                 write(&leaf.join("cpu.cfs_period_us"), &CFS_PERIOD_US.to_string())?;
                 let quota = (cpus * CFS_PERIOD_US as f64) as u64;
                 write(&leaf.join("cpu.cfs_quota_us"), &quota.to_string())?;

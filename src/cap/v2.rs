@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::cgroupfs::{self, Roots, enter, leaf_name, listed, other_processes, write};
+use super::cgroupfs::{Roots, enter, listed, other_processes, write};
 use super::{CFS_PERIOD_US, CapGuard, CapMethod, CapRequest};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -132,19 +132,8 @@ pub fn create(
     };
     let placement = place(dir, mount, first, pid)?;
     let parent = placement.parent();
-    let mut notes: Vec<String> = cgroupfs::remove_stale_leaves(parent, roots)
-        .iter()
-        .map(|p| {
-            format!(
-                "removed {} (left by a process that no longer runs)",
-                p.display()
-            )
-        })
-        .collect();
-    let leaf = parent.join(leaf_name(pid));
-    std::fs::create_dir_all(&leaf)
-        .map_err(|e| format!("cannot create cgroup {}: {e}", leaf.display()))?;
-    guard.created.push((leaf.clone(), dir.to_path_buf()));
+    let mut notes = Vec::new();
+    let leaf = guard.new_leaf(roots, parent, dir, &mut notes)?;
     if let Placement::ChildLeaf { .. } = placement {
         // Out of the old cgroup first: it may enable controllers only once empty.
         enter(&leaf, pid)?;

@@ -206,6 +206,12 @@ impl Store for ServerStore {
         // 1. A restart empties the server's own cache (shared_buffers / buffer pool;
         //    compose disables MariaDB's buffer-pool dump and reload for this).
         crate::docker::restart_and_wait(&docker, &id, Duration::from_secs(180)).await?;
+        //    A cache setting that does not survive the restart is set again for the
+        //    container's cap before anything reads (see server_caps::restore_cache).
+        if let Some(url) = &self.url {
+            let (memory, _) = crate::docker::container_limits(&docker, &id).await?;
+            crate::server_caps::restore_cache(self.server, url, memory).await?;
+        }
         // 2. The page cache survives a restart (its pages move to the parent cgroup):
         //    flush, then DONTNEED every data file from inside the container.
         //    `dd iflag=nocache count=0` is coreutils' posix_fadvise(DONTNEED) of a whole file.

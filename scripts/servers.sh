@@ -69,6 +69,14 @@ if ! have "$pg_image" || ! have "$maria_image"; then
 fi
 
 compose up -d
+# A run sets the containers' caps to its own and puts them back when it ends; one that
+# was killed outright left them changed, and `up` does not recreate a container for
+# that. Set the compose caps again.
+cap=${BLOBRACE_CAP:-$(setting BLOBRACE_CAP)}; cap=${cap:-1g}
+cpus=${BLOBRACE_CPUS:-$(setting BLOBRACE_CPUS)}; cpus=${cpus:-2}
+for service in postgres mariadb; do
+  docker update -m "$cap" --memory-swap "$cap" --cpus "$cpus" "$(compose ps -q "$service")" >/dev/null
+done
 for service in postgres mariadb; do
   id=$(compose ps -q "$service")
   for _ in $(seq 1 120); do

@@ -111,7 +111,8 @@ fn run(command: Command) -> Result<()> {
             let (_cap, _guard) = apply_cap(&config)?;
             let rt = runtime()?;
             rt.block_on(reachable_engines(&mut config))?;
-            rt.block_on(fit_servers(&config))?;
+            // Put back to their own caps when the load ends (dropped), however it ends.
+            let _server_caps = rt.block_on(fit_servers(&config))?;
             let reports = rt.block_on(ensure_loaded(
                 &config.locations(),
                 &stores_for(&config.engines),

@@ -23,6 +23,7 @@ use crate::results::{
     DatasetFacts, EngineResult, RESULTS_SCHEMA_VERSION, Regime, RunResults, new_run_id,
     write_atomic,
 };
+use crate::server_caps::ServerCaps;
 use crate::stats::format_ns;
 use crate::store::{Store, StoreKind};
 
@@ -47,6 +48,8 @@ impl Prepared {
 
 pub struct Run {
     pub results: RunResults,
+    /// Dropped first: the servers go back to their own caps when the run ends.
+    server_caps: ServerCaps,
     _cap_guard: CapGuard,
 }
 
@@ -94,14 +97,15 @@ pub async fn reachable_engines(config: &mut RunConfig) -> Result<()> {
 }
 
 /// Set the run's servers to its cap (see `server_caps`): call after `reachable_engines`.
-pub async fn fit_servers(config: &RunConfig) -> Result<Vec<crate::server_caps::ServerFit>> {
+pub async fn fit_servers(config: &RunConfig) -> Result<ServerCaps> {
     let at = config.locations();
     let servers: Vec<_> = stores_for(&config.engines)
         .into_iter()
         .filter_map(|s| s.server())
         .filter_map(|server| Some((server, at.server_url(server)?.to_string())))
         .collect();
-    crate::server_caps::fit_servers(&servers, config.cap).await
+    let largest_blob = config.sizes.iter().map(|s| s.bytes()).max().unwrap_or(0);
+    crate::server_caps::fit_servers(&servers, config.cap, largest_blob).await
 }
 
 /// Apply the cap and report it. Must run before any thread is spawned and before
@@ -167,6 +171,7 @@ impl Run {
         };
         Ok(Self {
             results,
+            server_caps: ServerCaps::default(),
             _cap_guard: guard,
         })
     }
@@ -181,7 +186,8 @@ impl Run {
     pub async fn load(&mut self) -> Result<()> {
         self.results.runner_image = crate::docker::own_container_image().await;
         reachable_engines(&mut self.results.config).await?;
-        self.results.server_fits = fit_servers(&self.results.config).await?;
+        self.server_caps = fit_servers(&self.results.config).await?;
+        self.results.server_fits = self.server_caps.fits.clone();
         let config = &self.results.config;
         let stores = stores_for(&config.engines);
         if config.drop_after {

@@ -96,55 +96,153 @@ async fn set_cache(db: &DatabaseConnection, server: Server, bytes: u64) -> Resul
     }
 }
 
-/// After a restart: set the server's cache again for its container's cap, where the
+/// The cache a server has now (to set it again after a restart, see `restore_cache`).
+pub async fn cache_now(server: Server, url: &str) -> Result<u64> {
+    let db = server.connect(url, None).await?;
+    let bytes = read_cache(&db, server).await?;
+    db.close().await?;
+    Ok(bytes)
+}
+
+/// After a restart: set the server's cache back to what it was before it, where the
 /// setting does not survive a restart (MariaDB starts with the pool on its command
 /// line, which may be meant for another cap: 640M inside a 256 MiB container is an
 /// OOM kill waiting to happen). Nothing to do otherwise.
-pub async fn restore_cache(server: Server, url: &str, container_memory: Option<u64>) -> Result<()> {
-    let Some(memory) = container_memory else {
-        return Ok(());
-    };
+pub async fn restore_cache(server: Server, url: &str, bytes: u64) -> Result<()> {
     if server.cache().applied_by_restart {
         return Ok(());
     }
     let db = server.connect(url, None).await?;
-    let target = server.cache_bytes_for_cap(memory);
-    if read_cache(&db, server).await? != target {
-        set_cache(&db, server, target).await?;
+    if read_cache(&db, server).await? != bytes {
+        set_cache(&db, server, bytes).await?;
     }
     db.close().await?;
     Ok(())
+}
+
+/// The servers a run changed, put back to their containers' own caps when it ends
+/// (dropped), however it ends: a run must not leave a 256 MiB MariaDB behind for the
+/// next one, which may not ask for a cap and load 32 MiB blobs into it. A run killed
+/// outright leaves them changed: `scripts/servers.sh up` puts the compose caps back,
+/// and every run fits them again anyway.
+#[derive(Default)]
+pub struct ServerCaps {
+    pub fits: Vec<ServerFit>,
+    urls: Vec<String>,
+    largest_blob: u64,
+}
+
+impl ServerCaps {
+    /// Put back every server this run changed: its container's limits as they were,
+    /// its cache sized for them. Blocking; callable inside or outside a runtime.
+    pub fn restore(&mut self) {
+        let fits = std::mem::take(&mut self.fits);
+        if fits.is_empty() {
+            return;
+        }
+        let urls = std::mem::take(&mut self.urls);
+        let largest_blob = self.largest_blob;
+        let put_back = move || -> Result<()> {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            for (fit, url) in fits.iter().zip(&urls) {
+                let server = fit.server;
+                let Some(memory) = fit.before.memory_bytes else {
+                    eprintln!(
+                        "note: {}: left at the run's cap: its container had no memory limit, and Docker cannot lift one from a running container (recreate it to lift it)",
+                        server.name()
+                    );
+                    continue;
+                };
+                let back = rt.block_on(fit_one(
+                    server,
+                    url,
+                    Some(memory),
+                    fit.before.cpus,
+                    largest_blob,
+                ));
+                match back {
+                    Ok(Some(back)) => eprintln!(
+                        "{}: put back after the run: {} -> {} (container {})",
+                        server.name(),
+                        back.before.label(&back.cache_setting),
+                        back.after.label(&back.cache_setting),
+                        back.container
+                    ),
+                    Ok(None) => {}
+                    Err(e) => eprintln!(
+                        "note: {}: cannot put its container back to its own cap ({e:#}); `scripts/servers.sh up` puts the compose caps back",
+                        server.name()
+                    ),
+                }
+            }
+            Ok(())
+        };
+        // A thread of its own: a runtime cannot be started inside another one.
+        match std::thread::spawn(put_back).join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!("note: cannot put the servers back to their own caps: {e:#}"),
+            Err(_) => eprintln!("note: putting the servers back to their own caps panicked"),
+        }
+    }
+}
+
+impl Drop for ServerCaps {
+    fn drop(&mut self) {
+        self.restore();
+    }
 }
 
 /// Give every server its run's cap (and the cache that goes with it) where its
 /// container has another. With `--cap none` the containers keep their caps, and only
 /// a cache that does not fit its container's cap is set for it. Where Docker or the
 /// container cannot be reached the server is left alone with a note, and its results
-/// carry the cap Docker reports (or "unavailable").
-pub async fn fit_servers(servers: &[(Server, String)], cap: CapRequest) -> Result<Vec<ServerFit>> {
+/// carry the cap Docker reports (or "unavailable"). The servers go back to their own
+/// caps when the returned value is dropped.
+pub async fn fit_servers(
+    servers: &[(Server, String)],
+    cap: CapRequest,
+    largest_blob: u64,
+) -> Result<ServerCaps> {
     // Every server is checked before any is changed: no half-fitted set on an error.
     for (server, _) in servers {
-        let min = server.min_cap_bytes();
-        if let Some(memory) = cap.memory_bytes
+        let min = server.min_cap_bytes(largest_blob);
+        let (memory, whose) = match cap.memory_bytes {
+            Some(memory) => (Some(memory), "the run's memory cap (--cap)"),
+            // No cap asked for: the container's own must hold the largest blob.
+            None => (
+                container_memory(*server).await.ok().flatten(),
+                "the memory cap of its container (scripts/servers.sh up sets the compose one)",
+            ),
+        };
+        if let Some(memory) = memory
             && memory < min
         {
             bail!(crate::error::InputError::Value {
                 what: "memory cap for the servers",
                 input: format_bytes(memory),
                 why: format!(
-                    "{} needs at least {} (its own memory besides its cache; below that the kernel kills it while loading): raise --cap, or leave it out with --engines",
+                    "{} needs at least {} with blobs of {} (its own memory besides its cache; below that the kernel kills it while loading), and {whose} is less: raise --cap, leave out the larger sizes, or leave {} out with --engines",
                     server.name(),
-                    format_bytes(min)
+                    format_bytes(min),
+                    format_bytes(largest_blob),
+                    server.name()
                 ),
             });
         }
     }
-    let mut fits = Vec::new();
+    let mut caps = ServerCaps {
+        fits: Vec::new(),
+        urls: Vec::new(),
+        largest_blob,
+    };
     for (server, url) in servers {
-        match fit_one(*server, url, cap.memory_bytes, cap.cpus).await {
+        match fit_one(*server, url, cap.memory_bytes, cap.cpus, largest_blob).await {
             Ok(Some(fit)) => {
                 eprintln!("{}", fit.line());
-                fits.push(fit);
+                caps.fits.push(fit);
+                caps.urls.push(url.clone());
             }
             Ok(None) => {}
             Err(e) => eprintln!(
@@ -153,14 +251,26 @@ pub async fn fit_servers(servers: &[(Server, String)], cap: CapRequest) -> Resul
             ),
         }
     }
-    Ok(fits)
+    Ok(caps)
 }
 
+/// The memory limit Docker holds for a server's container (None: no limit).
+async fn container_memory(server: Server) -> Result<Option<u64>> {
+    let docker = crate::docker::connect().await?;
+    let Some((id, _, _)) = crate::docker::find_service(&docker, server.name()).await? else {
+        bail!("no running compose container for {}", server.name());
+    };
+    Ok(crate::docker::container_limits(&docker, &id).await?.0)
+}
+
+/// Set one server's container to `requested_memory` and `cpus` (None: keep its own)
+/// and its cache to the size they call for; None when it already is.
 async fn fit_one(
     server: Server,
     url: &str,
     requested_memory: Option<u64>,
     cpus: Option<f64>,
+    largest_blob: u64,
 ) -> Result<Option<ServerFit>> {
     let docker = crate::docker::connect().await?;
     let Some((id, name, _)) = crate::docker::find_service(&docker, server.name()).await? else {
@@ -173,7 +283,7 @@ async fn fit_one(
     };
     let db = server.connect(url, None).await?;
     let cache_now = read_cache(&db, server).await?;
-    let target = server.cache_bytes_for_cap(memory);
+    let target = server.cache_bytes_for_cap(memory, largest_blob);
     let cpus_differ =
         cpus.is_some_and(|want| cpus_now.is_none_or(|have| (have - want).abs() > 1e-6));
     if memory_now == Some(memory) && !cpus_differ && cache_now == target {

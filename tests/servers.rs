@@ -560,8 +560,15 @@ fn a_run_sets_the_servers_containers_and_caches_to_its_cap() {
         err.contains("-> memory 320MiB, 1.5 CPUs, innodb_buffer_pool_size 160MiB"),
         "{err}"
     );
+    // The run ends by putting them back to the caps they had.
     for name in ["postgres", "mariadb"] {
-        assert_eq!(server_limits(name), (320 << 20, 1.5), "{name}");
+        assert_eq!(server_limits(name), (memory, cpus), "{name}");
+        assert!(
+            err.contains(&format!(
+                "{name}: put back after the run: memory 320MiB, 1.5 CPUs"
+            )),
+            "{err}"
+        );
     }
     let (_, json) = only_run(root.path());
     let fits = json["server_fits"].as_array().unwrap();
@@ -590,13 +597,52 @@ fn a_run_sets_the_servers_containers_and_caches_to_its_cap() {
         (160u64 << 20).to_string()
     );
     assert_eq!(setting("postgres-raw", "shared_buffers"), "40MB");
-    // A second run with the same cap changes nothing.
-    let again = tempfile::tempdir().unwrap();
-    let out = capped_server_run(again.path(), "load", "320MiB", "1.5", &[], &urls);
-    assert!(out.status.success(), "{}", stderr(&out));
+    // A run that fails after setting them puts them back too (its results cannot
+    // be written, a file stands where its directory goes: found after the load).
+    let blocked = tempfile::tempdir().unwrap();
+    std::fs::write(blocked.path().join("results"), "not a directory").unwrap();
+    let failed = capped_server_run(blocked.path(), "measure", "320MiB", "1.5", &[], &urls);
+    let err = stderr(&failed);
+    assert!(!failed.status.success(), "{err}");
+    assert!(err.contains("set to the run's cap"), "{err}");
+    for name in ["postgres", "mariadb"] {
+        assert_eq!(server_limits(name), (memory, cpus), "{name}");
+    }
+}
+
+#[test]
+fn a_cap_too_small_for_mariadbs_largest_blob_is_refused_before_anything_changes() {
+    let Some((_servers, urls)) = servers_or_skip("the servers' smallest caps") else {
+        return;
+    };
+    let before = (server_limits("postgres"), server_limits("mariadb"));
+    let root = tempfile::tempdir().unwrap();
+    let out = run_s(
+        root.path(),
+        &with_servers(
+            &[
+                "load",
+                "--engines",
+                "postgres-raw,mariadb-raw",
+                "--sizes",
+                "64KiB,32MiB",
+                "--dataset-bytes",
+                "64MiB",
+                "--cap",
+                "256MiB",
+            ],
+            &urls,
+        ),
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        !stderr(&out).contains("set to the run's cap"),
-        "{}",
-        stderr(&out)
+        err.contains("mariadb needs at least 368MiB with blobs of 32MiB"),
+        "{err}"
+    );
+    assert!(!err.contains("set to the run's cap"), "{err}");
+    assert_eq!(
+        (server_limits("postgres"), server_limits("mariadb")),
+        before
     );
 }

@@ -79,16 +79,18 @@ impl ServerDb for Mariadb {
         }
     }
 
-    /// 5/8 of the cap (640M of 1 GiB, the usual ~60% of a dedicated server), but at
-    /// least 160 MiB left for the rest of it: with a 40M pool it peaked at 150 MiB
-    /// anonymous memory while loading (96M of a 256 MiB cap).
-    fn cache_bytes_for_cap(&self, cap_bytes: u64) -> u64 {
-        (cap_bytes * 5 / 8).min(cap_bytes.saturating_sub(160 << 20)) >> 20 << 20
+    /// 5/8 of the cap (640M of 1 GiB, the usual ~60% of a dedicated server), but no
+    /// more than what its own memory leaves (`own_memory_bytes`).
+    fn cache_bytes_for_cap(&self, cap_bytes: u64, largest_blob: u64) -> u64 {
+        (cap_bytes * 5 / 8).min(cap_bytes.saturating_sub(own_memory_bytes(largest_blob))) >> 20
+            << 20
     }
 
-    /// Under 96 MiB and 128 MiB caps it was OOM-killed while loading.
-    fn min_cap_bytes(&self) -> u64 {
-        256 << 20
+    /// Its own memory plus the smallest pool it was measured with: under 96 MiB and
+    /// 128 MiB caps it was OOM-killed while loading 64 KiB blobs, and a 256 MiB cap
+    /// with a 96M pool killed it loading 32 MiB blobs.
+    fn min_cap_bytes(&self, largest_blob: u64) -> u64 {
+        own_memory_bytes(largest_blob) + MIN_POOL_BYTES
     }
 
     fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
@@ -116,4 +118,17 @@ impl ServerDb for Mariadb {
     fn colours(&self) -> [(u8, u8, u8); 2] {
         [(230, 120, 20), (245, 185, 110)]
     }
+}
+
+/// The smallest buffer pool the suite gives MariaDB (its pool at a 256 MiB cap).
+const MIN_POOL_BYTES: u64 = 96 << 20;
+
+/// MariaDB's memory besides its buffer pool, with blobs up to `largest_blob`: 160 MiB
+/// for blobs up to 4 MiB (with a 40M pool it peaked at 150 MiB anonymous memory while
+/// loading 64 KiB blobs), and about 4x each blob beyond that: one row goes through the
+/// packet buffer, the bound parameter and InnoDB's copy of the record, and back out
+/// through the row buffer and the packet buffer (loading and reading 96 MiB of 32 MiB
+/// blobs peaked 96 MiB above the same run with 4 MiB blobs, pool alike).
+fn own_memory_bytes(largest_blob: u64) -> u64 {
+    (144 << 20) + 4 * largest_blob.max(4 << 20)
 }

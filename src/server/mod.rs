@@ -99,12 +99,14 @@ pub trait ServerDb: Sync {
         Vec::new()
     }
 
-    /// Its own cache, and the size it gets under a container memory cap of `cap_bytes`.
+    /// Its own cache, and the size it gets under a container memory cap of `cap_bytes`
+    /// when the largest blob it must load and serve is `largest_blob` bytes.
     fn cache(&self) -> CacheSetting;
-    fn cache_bytes_for_cap(&self, cap_bytes: u64) -> u64;
-    /// The smallest container memory cap it runs under at all (its own memory besides
-    /// the cache); below it the kernel kills it mid-run.
-    fn min_cap_bytes(&self) -> u64 {
+    fn cache_bytes_for_cap(&self, cap_bytes: u64, largest_blob: u64) -> u64;
+    /// The smallest container memory cap it runs under at all with blobs up to
+    /// `largest_blob` (its own memory besides the cache); below it the kernel kills
+    /// it mid-run.
+    fn min_cap_bytes(&self, _largest_blob: u64) -> u64 {
         0
     }
 
@@ -276,5 +278,28 @@ mod tests {
                 .url_from_compose(&ComposeEnv::new()),
             None
         );
+    }
+
+    #[test]
+    fn caches_fit_their_cap_and_the_largest_blob() {
+        const MIB: u64 = 1 << 20;
+        let pg = Server::named("postgres").unwrap();
+        let maria = Server::named("mariadb").unwrap();
+        // 1 GiB: the usual settings, whatever the blob.
+        for blob in [MIB / 1024, 4 * MIB, 32 * MIB] {
+            assert_eq!(pg.cache_bytes_for_cap(1024 * MIB, blob), 128 * MIB);
+            assert_eq!(maria.cache_bytes_for_cap(1024 * MIB, blob), 640 * MIB);
+        }
+        // 256 MiB (quick): room for MariaDB's own memory first.
+        assert_eq!(maria.cache_bytes_for_cap(256 * MIB, 64 << 10), 96 * MIB);
+        assert_eq!(maria.min_cap_bytes(4 * MIB), 256 * MIB);
+        // 32 MiB blobs need ~4x each beyond that: a 256 MiB MariaDB was OOM-killed.
+        assert_eq!(maria.min_cap_bytes(32 * MIB), 368 * MIB);
+        assert_eq!(maria.cache_bytes_for_cap(368 * MIB, 32 * MIB), 96 * MIB);
+        for blob in [64 << 10, 4 * MIB, 32 * MIB] {
+            let min = maria.min_cap_bytes(blob);
+            assert!(maria.cache_bytes_for_cap(min, blob) >= 96 * MIB, "{blob}");
+        }
+        assert_eq!(pg.min_cap_bytes(32 * MIB), 0);
     }
 }

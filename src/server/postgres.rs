@@ -107,7 +107,7 @@ impl ServerDb for Postgres {
 
     /// 1/8 of the cap (its 128MB default for 1 GiB): PostgreSQL leans on the page
     /// cache, which the container's cap covers too.
-    fn cache_bytes_for_cap(&self, cap_bytes: u64) -> u64 {
+    fn cache_bytes_for_cap(&self, cap_bytes: u64, _largest_blob: u64) -> u64 {
         (cap_bytes / 8) >> 20 << 20
     }
 

@@ -204,13 +204,18 @@ impl Store for ServerStore {
             );
         };
         // 1. A restart empties the server's own cache (shared_buffers / buffer pool;
-        //    compose disables MariaDB's buffer-pool dump and reload for this).
+        //    compose disables MariaDB's buffer-pool dump and reload for this). A cache
+        //    setting that does not survive the restart is read before it and set back
+        //    before anything reads (see server_caps::restore_cache).
+        let cache_before = match &self.url {
+            Some(url) if !self.server.cache().applied_by_restart => {
+                Some((url, crate::server_caps::cache_now(self.server, url).await?))
+            }
+            _ => None,
+        };
         crate::docker::restart_and_wait(&docker, &id, Duration::from_secs(180)).await?;
-        //    A cache setting that does not survive the restart is set again for the
-        //    container's cap before anything reads (see server_caps::restore_cache).
-        if let Some(url) = &self.url {
-            let (memory, _) = crate::docker::container_limits(&docker, &id).await?;
-            crate::server_caps::restore_cache(self.server, url, memory).await?;
+        if let Some((url, bytes)) = cache_before {
+            crate::server_caps::restore_cache(self.server, url, bytes).await?;
         }
         // 2. The page cache survives a restart (its pages move to the parent cgroup):
         //    flush, then DONTNEED every data file from inside the container.

@@ -50,6 +50,8 @@ pub struct FetchLoop<E: Engine> {
     disk: Option<DiskReadCounter>,
     disk_source: String,
     fetches: u64,
+    /// When the first fetch began: the timeline's zero.
+    first_fetch: Option<Instant>,
     pub warm_up: FetchStats,
     pub measured: FetchStats,
 }
@@ -79,6 +81,7 @@ impl<E: Engine> FetchLoop<E> {
             disk,
             disk_source,
             fetches: 0,
+            first_fetch: None,
             warm_up: FetchStats::new(known),
             measured: FetchStats::new(known),
         }
@@ -141,7 +144,13 @@ impl<E: Engine> FetchLoop<E> {
                 Phase::WarmUp => &mut self.warm_up,
                 Phase::Measured => &mut self.measured,
             };
-            stats.record(took.as_nanos() as u64, disk_bytes, self.out.len() as u64);
+            let at = (start + took - *self.first_fetch.get_or_insert(start)).as_nanos() as u64;
+            stats.record(
+                at,
+                took.as_nanos() as u64,
+                disk_bytes,
+                self.out.len() as u64,
+            );
         }
         Ok(timed)
     }

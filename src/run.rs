@@ -26,6 +26,7 @@ use crate::results::{
 use crate::server_caps::ServerCaps;
 use crate::stats::format_ns;
 use crate::store::{Store, StoreKind};
+use crate::summary::interval_label;
 
 /// One engine at one size class, ready to measure: opened cold, counters attached.
 pub struct Prepared {
@@ -347,7 +348,7 @@ impl Run {
             disk_counter: fetch_loop.disk_source().to_string(),
             container,
             warm_up: fetch_loop.warm_up.summary(),
-            measured: fetch_loop.measured.summary(),
+            measured: fetch_loop.measured.summary_with_intervals(),
             criterion_samples,
             process_peak_rss_bytes: crate::machine::peak_rss_bytes(),
             started_at: prepared.started_at.clone(),
@@ -390,13 +391,15 @@ impl Run {
 fn one_line(r: &EngineResult) -> String {
     let m = &r.measured;
     format!(
-        "{:<13} {:>7}: n={} mean {} p50 {} p99 {} p99.9 {} | hit ratio {} | disk/fetch {} | {}",
+        "{:<13} {:>7}: n={} mean {} p50 {} ({}) p99 {} ({}) p99.9 {} | hit ratio {} | disk/fetch {} | {}",
         r.engine.name(),
         r.size,
         m.count,
         format_ns(m.latency.mean_ns),
         format_ns(m.latency.p50_ns as f64),
+        interval_label(m.intervals.as_ref().and_then(|i| i.p50)),
         format_ns(m.latency.p99_ns as f64),
+        interval_label(m.intervals.as_ref().and_then(|i| i.p99)),
         format_ns(m.latency.p999_ns as f64),
         m.hit_ratio_label(),
         m.disk_per_fetch_label(),

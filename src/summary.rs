@@ -8,7 +8,14 @@ use serde::Serialize;
 
 use crate::engine::EngineKind;
 use crate::results::{EngineResult, RunResults};
-use crate::stats::{disk_per_fetch_label, format_ns, hit_ratio_label};
+use crate::stats::{Interval, disk_per_fetch_label, format_ns, hit_ratio_label};
+
+/// `1.31ms–1.42ms`, or "—" without an interval.
+pub fn interval_label(interval: Option<Interval>) -> String {
+    interval
+        .map(|i| format!("{}–{}", format_ns(i.lo_ns), format_ns(i.hi_ns)))
+        .unwrap_or_else(|| "—".into())
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SummaryRow {
@@ -37,6 +44,10 @@ pub struct SummaryRow {
     pub cpu_cap: String,
     pub regime_ratio: f64,
     pub regime: String,
+    /// 95% intervals of p50/p90/p99 (block bootstrap); None: too few fetches to judge.
+    pub p50_interval: Option<Interval>,
+    pub p90_interval: Option<Interval>,
+    pub p99_interval: Option<Interval>,
 }
 
 /// What SeaORM adds over the raw driver at one size: p50 difference in ns (may be
@@ -79,6 +90,9 @@ impl SummaryRow {
             cpu_cap: cap(|c| c.cpu_label()),
             regime_ratio: r.regime.ratio,
             regime: r.regime.verdict.to_string(),
+            p50_interval: m.intervals.as_ref().and_then(|i| i.p50),
+            p90_interval: m.intervals.as_ref().and_then(|i| i.p90),
+            p99_interval: m.intervals.as_ref().and_then(|i| i.p99),
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::engine::EngineKind;
 use crate::results::{EngineResult, RunResults};
-use crate::stats::LogHistogram;
+use crate::stats::{LogHistogram, Summary};
 
 /// One engine's values across size classes, sorted by size: (size bytes, value).
 #[derive(Debug, Clone, PartialEq)]
@@ -46,14 +46,87 @@ pub fn series(run: &RunResults, value: impl Fn(&EngineResult) -> Option<f64>) ->
         .collect()
 }
 
-/// The largest size class whose measured p99 is at or under the target; None if none is.
-pub fn largest_size_meeting(run: &RunResults, engine: EngineKind, target_ns: u64) -> Option<u64> {
-    run.results
+/// How one size class stands against the latency target.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SizeJudgement {
+    Meets,
+    Misses {
+        p99_ns: u64,
+    },
+    /// Its p99 has no interval: too few fetches (or windows) to say.
+    CannotJudge {
+        why: String,
+    },
+}
+
+/// An engine's verdict: the largest size up to which every size meets the target,
+/// and where (and why) the walk up the sizes stopped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub largest: Option<u64>,
+    pub stopped: Option<(u64, SizeJudgement)>,
+    /// Sizes counted as meeting or missing whose p99 interval spans the target.
+    pub close_calls: Vec<(u64, crate::stats::Interval)>,
+}
+
+/// One size's p99 against the target. Results recorded before intervals existed
+/// (no `intervals` at all) are judged on their point estimate.
+pub fn judge(measured: &Summary, target_ns: u64) -> SizeJudgement {
+    let p99 = measured.latency.p99_ns;
+    if let Some(iv) = &measured.intervals
+        && let Some(why) = iv.missing_why(0.99)
+    {
+        return SizeJudgement::CannotJudge { why };
+    }
+    if measured.count == 0 {
+        return SizeJudgement::CannotJudge {
+            why: "no fetches".into(),
+        };
+    }
+    if p99 <= target_ns {
+        SizeJudgement::Meets
+    } else {
+        SizeJudgement::Misses { p99_ns: p99 }
+    }
+}
+
+/// Walk the engine's sizes up from the smallest: every one must meet the target;
+/// the first that misses, or cannot be judged, ends the walk. A size that happens
+/// to pass above one that failed does not count.
+pub fn verdict(run: &RunResults, engine: EngineKind, target_ns: u64) -> Verdict {
+    let mut sizes: Vec<(u64, &Summary)> = run
+        .results
         .iter()
-        .filter(|r| r.engine == engine && r.measured.count > 0)
-        .filter(|r| r.measured.latency.p99_ns <= target_ns)
-        .map(|r| r.size_bytes)
-        .max()
+        .filter(|r| r.engine == engine)
+        .map(|r| (r.size_bytes, &r.measured))
+        .collect();
+    sizes.sort_by_key(|s| s.0);
+    verdict_of(&sizes, target_ns)
+}
+
+/// `verdict` over (size, measured) pairs, ascending.
+pub fn verdict_of(sizes: &[(u64, &Summary)], target_ns: u64) -> Verdict {
+    let mut v = Verdict {
+        largest: None,
+        stopped: None,
+        close_calls: Vec::new(),
+    };
+    for &(size, measured) in sizes {
+        let judgement = judge(measured, target_ns);
+        if let Some(iv) = measured.intervals.as_ref().and_then(|i| i.p99)
+            && iv.contains(target_ns as f64)
+        {
+            v.close_calls.push((size, iv));
+        }
+        match judgement {
+            SizeJudgement::Meets => v.largest = Some(size),
+            other => {
+                v.stopped = Some((size, other));
+                break;
+            }
+        }
+    }
+    v
 }
 
 /// Engine / floor at one size: (p50 ratio, p99 ratio). None without both results.
@@ -215,6 +288,83 @@ mod tests {
         assert!(lo < 1024.0 && hi > 65536.0);
         assert_eq!(ticks, vec![1024.0, 65536.0]);
         assert_eq!(size_axis(&[]), None);
+    }
+
+    fn verdict_on(
+        points: &[(u64, u64, Option<crate::stats::Intervals>)],
+        target_ns: u64,
+    ) -> Verdict {
+        let summaries: Vec<(u64, Summary)> = points
+            .iter()
+            .map(|(size, p99, iv)| {
+                let mut m = Summary {
+                    count: 1000,
+                    intervals: iv.clone(),
+                    ..Default::default()
+                };
+                m.latency.p99_ns = *p99;
+                (*size, m)
+            })
+            .collect();
+        let refs: Vec<(u64, &Summary)> = summaries.iter().map(|(s, m)| (*s, m)).collect();
+        verdict_of(&refs, target_ns)
+    }
+
+    #[test]
+    fn the_verdict_stops_at_the_first_size_that_misses() {
+        let ms = 1_000_000;
+        // 1 KiB and 64 KiB meet 50 ms, 512 KiB misses, 4 MiB happens to meet: 64 KiB.
+        let points = [
+            (1024, 2 * ms, None),
+            (64 << 10, 10 * ms, None),
+            (512 << 10, 726 * ms, None),
+            (4 << 20, 40 * ms, None),
+        ];
+        let v = verdict_on(&points, 50 * ms);
+        assert_eq!(v.largest, Some(64 << 10));
+        assert_eq!(
+            v.stopped,
+            Some((512 << 10, SizeJudgement::Misses { p99_ns: 726 * ms }))
+        );
+        // Missing at the smallest size: none.
+        let v = verdict_on(&points, ms);
+        assert_eq!(v.largest, None);
+        assert_eq!(v.stopped.unwrap().0, 1024);
+    }
+
+    #[test]
+    fn too_few_fetches_cannot_be_judged() {
+        let ms = 1_000_000;
+        let judged = crate::stats::Intervals {
+            p99: Some(crate::stats::Interval {
+                lo_ns: 40e6,
+                hi_ns: 60e6,
+            }),
+            windows: 50,
+            fetches: 1000,
+            ..Default::default()
+        };
+        let thin = crate::stats::Intervals {
+            windows: 10,
+            fetches: 50,
+            ..Default::default()
+        };
+        let v = verdict_on(
+            &[
+                (1024, 45 * ms, Some(judged)),
+                (64 << 10, 20 * ms, Some(thin)),
+            ],
+            50 * ms,
+        );
+        assert_eq!(v.largest, Some(1024));
+        assert_eq!(v.close_calls.len(), 1, "45 ms with 40..60 spans 50 ms");
+        match v.stopped {
+            Some((size, SizeJudgement::CannotJudge { why })) => {
+                assert_eq!(size, 64 << 10);
+                assert!(why.contains("too few fetches to judge p99 (n=50"), "{why}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use super::ReportOptions;
 use super::charts::{AnyChart, Section};
 use super::compare::{ChangeVerdict, Comparison};
-use super::data::{engines, floor_ratio, largest_size_meeting, sizes};
+use super::data::{SizeJudgement, engines, floor_ratio, sizes, verdict as engine_verdict};
 use crate::results::{EngineResult, RegimeVerdict, RunResults};
 use crate::size::format_bytes;
 use crate::stats::format_ns;
@@ -115,15 +115,31 @@ fn criterion_link(run_dir: &Path, r: &EngineResult) -> Option<String> {
         .flatten()
 }
 
+/// A percentile with its 95% interval below it (or a note that it has none).
+fn with_interval(ns: u64, interval: Option<crate::stats::Interval>) -> String {
+    match interval {
+        Some(i) => format!(
+            "{}<br><small class=muted>{}–{}</small>",
+            format_ns(ns as f64),
+            format_ns(i.lo_ns),
+            format_ns(i.hi_ns)
+        ),
+        None => format!(
+            "{}<br><small class=muted title=\"too few fetches or windows for a 95% interval\">no interval</small>",
+            format_ns(ns as f64)
+        ),
+    }
+}
+
 fn row(r: &SummaryRow) -> String {
     format!(
         "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         r.engine.name(),
         r.size,
         format_ns(r.mean_ns),
-        format_ns(r.p50_ns as f64),
-        format_ns(r.p90_ns as f64),
-        format_ns(r.p99_ns as f64),
+        with_interval(r.p50_ns, r.p50_interval),
+        with_interval(r.p90_ns, r.p90_interval),
+        with_interval(r.p99_ns, r.p99_interval),
         format_ns(r.p999_ns as f64),
         format_ns(r.max_ns as f64),
         opt_label(r.hit_ratio.map(|h| format!("{:.1}%", h * 100.0))),
@@ -141,7 +157,7 @@ fn row(r: &SummaryRow) -> String {
 /// The measurement table of some rows.
 fn table<'a>(rows: impl IntoIterator<Item = &'a SummaryRow>) -> String {
     let mut t = String::from(
-        "<table><tr><th class=l>engine</th><th>size</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>hit ratio</th><th>disk/fetch</th><th>ORM cost (p50)</th><th>fetches</th></tr>\n",
+        "<table><tr><th class=l>engine</th><th>size</th><th>mean</th><th>p50 (95% interval)</th><th>p90 (95% interval)</th><th>p99 (95% interval)</th><th>p99.9</th><th>max</th><th>hit ratio</th><th>disk/fetch</th><th>ORM cost (p50)</th><th>fetches</th></tr>\n",
     );
     for r in rows {
         t.push_str(&row(r));
@@ -218,19 +234,47 @@ fn verdict(run: &RunResults, options: &ReportOptions) -> String {
     let target_ns = options.target_p99.as_nanos() as u64;
     let target = format_ns(target_ns as f64);
     let mut p = format!(
-        "<h2 id=verdict>Verdict</h2>\n<p>The largest blob size each engine fetches with <b>p99 ≤ {target}</b>, and how it compares with the floor (a raw <code>pread</code> of the same bytes) at 64KiB.</p>\n<table id=verdict-table><tr><th class=l>engine</th><th>largest size with p99 ≤ {target}</th><th>p50 vs floor at 64KiB</th><th>p99 vs floor at 64KiB</th></tr>\n"
+        "<h2 id=verdict>Verdict</h2>\n<p>The largest blob size up to which <b>every</b> size an engine was measured at has <b>p99 ≤ {target}</b> (a size that passes above one that fails does not count; a p99 from too few fetches to judge ends the walk too), and how it compares with the floor (a raw <code>pread</code> of the same bytes) at 64KiB.</p>\n<table id=verdict-table><tr><th class=l>engine</th><th>every size up to this meets p99 ≤ {target}</th><th class=l>where it stops</th><th>p50 vs floor at 64KiB</th><th>p99 vs floor at 64KiB</th></tr>\n"
     );
     for engine in engines(run) {
-        let largest = largest_size_meeting(run, engine, target_ns)
-            .map(|s| format!("<span class=good>{}</span>", format_bytes(s)))
-            .unwrap_or_else(|| "<span class=bad>none measured</span>".into());
+        let v = engine_verdict(run, engine, target_ns);
+        let largest = match (v.largest, &v.stopped) {
+            (Some(s), _) => format!("<span class=good>{}</span>", format_bytes(s)),
+            (None, Some((_, SizeJudgement::CannotJudge { .. }))) => {
+                "<span class=muted>cannot judge</span>".into()
+            }
+            (None, _) => "<span class=bad>none</span>".into(),
+        };
+        let mut stops = match &v.stopped {
+            None => "every size measured meets it".to_string(),
+            Some((size, SizeJudgement::Misses { p99_ns })) => format!(
+                "<span class=bad>misses at {}: p99 {}</span>",
+                format_bytes(*size),
+                format_ns(*p99_ns as f64)
+            ),
+            Some((size, SizeJudgement::CannotJudge { why })) => format!(
+                "<span class=muted>cannot judge {}: {}</span>",
+                format_bytes(*size),
+                esc(why)
+            ),
+            Some((_, SizeJudgement::Meets)) => String::new(),
+        };
+        for (size, iv) in &v.close_calls {
+            let _ = write!(
+                stops,
+                "; close call at {}: p99 interval {}–{} spans the target",
+                format_bytes(*size),
+                format_ns(iv.lo_ns),
+                format_ns(iv.hi_ns)
+            );
+        }
         let (r50, r99) = match floor_ratio(run, engine, 64 << 10) {
             Some((a, b)) => (format!("{a:.2}x"), format!("{b:.2}x")),
             None => ("<span class=muted>not measured</span>".into(), "".into()),
         };
         let _ = writeln!(
             p,
-            "<tr><td class=l>{}</td><td>{largest}</td><td>{r50}</td><td>{r99}</td></tr>",
+            "<tr><td class=l>{}</td><td>{largest}</td><td class=l>{stops}</td><td>{r50}</td><td>{r99}</td></tr>",
             engine.name()
         );
     }
@@ -255,7 +299,7 @@ fn warnings_box(run: &RunResults) -> String {
 
 fn against_baseline(c: &Comparison) -> String {
     let mut p = format!(
-        "<h2 id=compare>Against baseline {}</h2><p>Ratio this run / baseline; beyond ±{:.0}% is marked as a change.</p><table><tr><th class=l>engine</th><th>size</th><th>stat</th><th>baseline</th><th>this run</th><th>ratio</th></tr>\n",
+        "<h2 id=compare>Against baseline {}</h2><p>Ratio this run / baseline. p50, p90 and p99 are marked as a change only where their 95% intervals do not overlap (\"not judged\": one run had too few fetches for an interval); the mean and p99.9 have no intervals and are not marked. Results recorded before intervals existed: beyond ±{:.0}%.</p><table><tr><th class=l>engine</th><th>size</th><th>stat</th><th>baseline</th><th>this run</th><th>ratio</th></tr>\n",
         esc(&c.baseline_id),
         c.noise * 100.0
     );
@@ -266,6 +310,9 @@ fn against_baseline(c: &Comparison) -> String {
             }
             Some(ChangeVerdict::Faster) => {
                 format!("<span class=good>{:.2}x faster</span>", ch.ratio)
+            }
+            None if ch.mark() == "not judged" => {
+                format!("{:.2}x <span class=muted>not judged</span>", ch.ratio)
             }
             None => format!("{:.2}x", ch.ratio),
         };

@@ -24,7 +24,7 @@ impl Chart for Headline {
 
     fn caption(&self) -> String {
         format!(
-            "p50 and p99 fetch latency against blob size, per engine; the floor (a raw pread) dashed; the red line is the target p99 ≤ {}",
+            "p50 and p99 fetch latency against blob size, per engine, with 95% intervals as error bars (a point without one had too few fetches to judge); the floor (a raw pread) dashed; the red line is the target p99 ≤ {}",
             crate::stats::format_ns(self.target_p99_ns as f64)
         )
     }
@@ -46,6 +46,13 @@ impl Chart for Headline {
                 p50.iter()
                     .chain(&p99)
                     .flat_map(|s| s.points.iter().map(|p| p.1))
+                    .chain(run.results.iter().flat_map(|r| {
+                        let iv = r.measured.intervals.clone().unwrap_or_default();
+                        [iv.p50, iv.p99]
+                            .into_iter()
+                            .flatten()
+                            .flat_map(|i| [i.lo_ns, i.hi_ns])
+                    }))
                     .chain([self.target_p99_ns as f64]),
             ),
         ) else {
@@ -56,7 +63,8 @@ impl Chart for Headline {
             );
         };
         let panels = area.split_evenly((1, 2));
-        for (panel, (name, data)) in panels.iter().zip([("p50", &p50), ("p99", &p99)]) {
+        for (panel, (name, q, data)) in panels.iter().zip([("p50", 0.5, &p50), ("p99", 0.99, &p99)])
+        {
             let mut chart = ChartBuilder::on(panel)
                 .caption(format!("{name} latency"), (FONT, TITLE_SIZE))
                 .margin(12)
@@ -99,6 +107,24 @@ impl Chart for Headline {
                     true,
                 )?;
             }
+            // The 95% intervals, where the result has one.
+            chart
+                .draw_series(run.results.iter().filter_map(|r| {
+                    let iv = r.measured.intervals.as_ref()?.get(q)?;
+                    let mid = match q {
+                        0.5 => r.measured.latency.p50_ns,
+                        _ => r.measured.latency.p99_ns,
+                    } as f64;
+                    Some(ErrorBar::new_vertical(
+                        r.size_bytes as f64,
+                        iv.lo_ns.min(mid),
+                        mid,
+                        iv.hi_ns.max(mid),
+                        engine_color(r.engine).stroke_width(2),
+                        8,
+                    ))
+                }))
+                .map_err(plot_err)?;
             legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         }
         Ok(())

@@ -22,12 +22,12 @@ impl Exporter for Csv {
 
     fn serialize(&self, rows: &[SummaryRow]) -> Result<Vec<u8>> {
         let mut out = String::from(
-            "run_id,engine,size,size_bytes,rows,fetches,mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,hit_ratio,hit_p50_ns,miss_p50_ns,miss_p99_ns,disk_bytes_per_fetch,orm_cost_ns,criterion_samples,memory_cap,cpu_cap,regime_ratio,regime\n",
+            "run_id,engine,size,size_bytes,rows,fetches,mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,hit_ratio,hit_p50_ns,miss_p50_ns,miss_p99_ns,disk_bytes_per_fetch,orm_cost_ns,criterion_samples,memory_cap,cpu_cap,regime_ratio,regime,p50_lo_ns,p50_hi_ns,p90_lo_ns,p90_hi_ns,p99_lo_ns,p99_hi_ns\n",
         );
         for r in rows {
             writeln!(
                 out,
-                "{},{},{},{},{},{},{:.0},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{}",
+                "{},{},{},{},{},{},{:.0},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{},{},{},{},{},{},{}",
                 r.run_id,
                 r.engine,
                 r.size,
@@ -51,6 +51,12 @@ impl Exporter for Csv {
                 r.cpu_cap,
                 r.regime_ratio,
                 r.regime,
+                opt(r.p50_interval.map(|i| format!("{:.0}", i.lo_ns))),
+                opt(r.p50_interval.map(|i| format!("{:.0}", i.hi_ns))),
+                opt(r.p90_interval.map(|i| format!("{:.0}", i.lo_ns))),
+                opt(r.p90_interval.map(|i| format!("{:.0}", i.hi_ns))),
+                opt(r.p99_interval.map(|i| format!("{:.0}", i.lo_ns))),
+                opt(r.p99_interval.map(|i| format!("{:.0}", i.hi_ns))),
             )?;
         }
         Ok(out.into_bytes())

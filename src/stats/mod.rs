@@ -2,8 +2,14 @@
 //! HdrHistogram (1 ns – 60 s, 3 significant digits), split into cache hits and
 //! misses by whether the fetch read from storage.
 
+pub mod interval;
+pub mod window;
+
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
+
+pub use interval::{Interval, Intervals};
+pub use window::{Window, WindowRecorder};
 
 /// Highest latency the histograms resolve; slower fetches are clamped to it (and `max` says so).
 pub const MAX_TRACKABLE_NS: u64 = 60_000_000_000;
@@ -21,6 +27,7 @@ pub struct FetchStats {
     /// Sum of storage bytes read over all fetches; None when the counter is unavailable.
     pub disk_bytes: Option<u64>,
     pub bytes_returned: u64,
+    pub windows: WindowRecorder,
 }
 
 impl Default for FetchStats {
@@ -37,13 +44,16 @@ impl FetchStats {
             misses: new_histogram(),
             disk_bytes: disk_counter_available.then_some(0),
             bytes_returned: 0,
+            windows: WindowRecorder::new(disk_counter_available),
         }
     }
 
-    /// Record one fetch. `disk_bytes` None: unknown, so neither hit nor miss.
+    /// Record one fetch that ended `at_ns` after the engine's first fetch began.
+    /// `disk_bytes` None: unknown, so neither hit nor miss.
     #[inline]
-    pub fn record(&mut self, latency_ns: u64, disk_bytes: Option<u64>, returned: u64) {
+    pub fn record(&mut self, at_ns: u64, latency_ns: u64, disk_bytes: Option<u64>, returned: u64) {
         let ns = latency_ns.max(1);
+        self.windows.record(at_ns, ns, disk_bytes);
         self.all.saturating_record(ns);
         self.bytes_returned += returned;
         match (disk_bytes, self.disk_bytes.as_mut()) {
@@ -85,7 +95,16 @@ impl FetchStats {
                 hits: known.then(|| LogHistogram::bins_of(&self.hits)),
                 misses: known.then(|| LogHistogram::bins_of(&self.misses)),
             }),
+            windows: self.windows.windows(),
+            intervals: None,
         }
+    }
+
+    /// The summary with its percentiles' 95% intervals (`interval.rs`).
+    pub fn summary_with_intervals(&self) -> Summary {
+        let mut summary = self.summary();
+        summary.intervals = Some(interval::intervals(&summary.windows));
+        summary
     }
 }
 
@@ -184,6 +203,12 @@ pub struct Summary {
     /// The distribution in log bins (None in results written before it existed).
     #[serde(default)]
     pub histogram: Option<LogHistogram>,
+    /// The fetches in 200 ms windows, in order (empty in results written before).
+    #[serde(default)]
+    pub windows: Vec<Window>,
+    /// 95% intervals of p50/p90/p99 (measured phase only; None before they existed).
+    #[serde(default)]
+    pub intervals: Option<Intervals>,
 }
 
 impl Summary {
@@ -234,9 +259,9 @@ mod tests {
         assert_eq!(LogHistogram::bin_of(1_000_000.0), 80);
         let mut s = FetchStats::new(true);
         for _ in 0..3 {
-            s.record(1_050_000, Some(0), 1);
+            s.record(0, 1_050_000, Some(0), 1);
         }
-        s.record(10_500_000, Some(4096), 1);
+        s.record(0, 10_500_000, Some(4096), 1);
         let h = s.summary().histogram.unwrap();
         assert_eq!(h.all.iter().sum::<u64>(), 4);
         assert_eq!(h.all[80], 3);
@@ -253,7 +278,7 @@ mod tests {
         let mut s = FetchStats::new(true);
         // 1..=1000 µs, one each: p50 ≈ 500 µs, p99 ≈ 990 µs within 0.1 %.
         for us in 1..=1000u64 {
-            s.record(us * 1000, Some(0), 10);
+            s.record(0, us * 1000, Some(0), 10);
         }
         let sum = s.summary();
         assert_eq!(sum.count, 1000);
@@ -271,10 +296,10 @@ mod tests {
     fn hits_and_misses_split_on_disk_reads() {
         let mut s = FetchStats::new(true);
         for _ in 0..90 {
-            s.record(2_000, Some(0), 1);
+            s.record(0, 2_000, Some(0), 1);
         }
         for _ in 0..10 {
-            s.record(5_000_000, Some(65536), 1);
+            s.record(0, 5_000_000, Some(65536), 1);
         }
         let sum = s.summary();
         assert_eq!(sum.hit_ratio, Some(0.9));
@@ -289,15 +314,15 @@ mod tests {
     #[test]
     fn unknown_disk_reads_are_unavailable_not_zero() {
         let mut s = FetchStats::new(false);
-        s.record(1_000, None, 1);
+        s.record(0, 1_000, None, 1);
         let sum = s.summary();
         assert_eq!(sum.disk_bytes_per_fetch, None);
         assert_eq!(sum.hit_ratio, None);
         assert!(sum.hits.is_none());
         // One unknown reading poisons the total: a partial sum would under-count.
         let mut t = FetchStats::new(true);
-        t.record(1_000, Some(4096), 1);
-        t.record(1_000, None, 1);
+        t.record(0, 1_000, Some(4096), 1);
+        t.record(0, 1_000, None, 1);
         assert_eq!(t.summary().disk_bytes_total, None);
     }
 

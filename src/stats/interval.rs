@@ -1,0 +1,209 @@
+//! 95% confidence intervals for a result's percentiles, by a block bootstrap over its
+//! time windows: resample whole windows (with replacement), merge their fetches, take
+//! the percentile; the interval is the 2.5th..97.5th percentile of 1000 such
+//! resamples. Whole windows, not single fetches, because fetches are not independent:
+//! a cache that is still filling, or a disk that slows for a few seconds, moves many
+//! neighbouring fetches together, and a per-fetch bootstrap would call that precision.
+//!
+//! An interval needs at least `MIN_WINDOWS` windows and, for the q-th percentile, at
+//! least `MIN_TAIL` fetches on its far side (n * min(q, 1-q)): a p99 of 50 fetches is
+//! the second-slowest fetch, which no resampling can turn into a p99. Without them the
+//! percentile has no interval and says "too few fetches".
+
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+use super::window::{Window, fine_bins};
+
+pub const RESAMPLES: usize = 1000;
+pub const MIN_WINDOWS: usize = 5;
+pub const MIN_TAIL: f64 = 5.0;
+
+/// A 95% interval of one percentile, in ns.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    pub lo_ns: f64,
+    pub hi_ns: f64,
+}
+
+impl Interval {
+    pub fn overlaps(&self, other: &Interval) -> bool {
+        self.lo_ns <= other.hi_ns && other.lo_ns <= self.hi_ns
+    }
+
+    pub fn contains(&self, ns: f64) -> bool {
+        self.lo_ns <= ns && ns <= self.hi_ns
+    }
+}
+
+/// The intervals of one result's percentiles; None where too few fetches or windows.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Intervals {
+    pub p50: Option<Interval>,
+    pub p90: Option<Interval>,
+    pub p99: Option<Interval>,
+    /// The windows resampled.
+    pub windows: usize,
+    pub fetches: u64,
+}
+
+impl Intervals {
+    pub fn get(&self, q: f64) -> Option<Interval> {
+        [(0.5, self.p50), (0.9, self.p90), (0.99, self.p99)]
+            .into_iter()
+            .find(|&(at, _)| at == q)
+            .and_then(|(_, interval)| interval)
+    }
+
+    /// Why percentile `q` has no interval, or None when it has one.
+    pub fn missing_why(&self, q: f64) -> Option<String> {
+        if self.get(q).is_some() {
+            return None;
+        }
+        Some(too_few(q, self.fetches, self.windows))
+    }
+}
+
+/// Why percentile `q` of `fetches` over `windows` windows has no interval: "too few
+/// fetches to judge p99 (n=50 in 10 windows; it needs 500)", or "measured too briefly".
+pub fn too_few(q: f64, fetches: u64, windows: usize) -> String {
+    let needed = (MIN_TAIL / q.min(1.0 - q) - 1e-9).ceil() as u64;
+    let window_ms = super::window::WINDOW_NS / 1_000_000;
+    if fetches < needed {
+        format!(
+            "too few fetches to judge p{} (n={fetches} in {windows} windows; it needs {needed})",
+            q * 100.0
+        )
+    } else {
+        format!(
+            "measured too briefly to judge p{} ({windows} windows of {window_ms}ms; it needs {MIN_WINDOWS}+)",
+            q * 100.0
+        )
+    }
+}
+
+/// Whether percentile `q` of `fetches` over `windows` windows can have an interval.
+pub fn enough(q: f64, fetches: u64, windows: usize) -> bool {
+    windows >= MIN_WINDOWS && fetches as f64 * q.min(1.0 - q) + 1e-9 >= MIN_TAIL
+}
+
+/// Block-bootstrap intervals of p50, p90 and p99 over `windows`. Seeded: the same
+/// windows give the same intervals.
+pub fn intervals(windows: &[Window]) -> Intervals {
+    let fetches: u64 = windows.iter().map(|w| w.fetches).sum();
+    let mut out = Intervals {
+        windows: windows.len(),
+        fetches,
+        ..Default::default()
+    };
+    let qs = [0.5, 0.9, 0.99];
+    if !qs.iter().any(|&q| enough(q, fetches, windows.len())) {
+        return out;
+    }
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x626f_6f74_7374_7261);
+    let mut dense = vec![0u64; fine_bins::count()];
+    let mut draws: [Vec<f64>; 3] = Default::default();
+    for _ in 0..RESAMPLES {
+        dense.iter_mut().for_each(|c| *c = 0);
+        let mut total = 0;
+        for _ in 0..windows.len() {
+            let w = &windows[rng.random_range(0..windows.len())];
+            for &(i, c) in &w.bins {
+                dense[i as usize] += c;
+            }
+            total += w.fetches;
+        }
+        for (k, &q) in qs.iter().enumerate() {
+            if let Some(v) = fine_bins::quantile(&dense, total, q) {
+                draws[k].push(v);
+            }
+        }
+    }
+    let mut interval = |k: usize| {
+        let d = &mut draws[k];
+        if !enough(qs[k], fetches, windows.len()) || d.is_empty() {
+            return None;
+        }
+        d.sort_by(f64::total_cmp);
+        let at = |p: f64| d[((p * (d.len() - 1) as f64).round() as usize).min(d.len() - 1)];
+        Some(Interval {
+            lo_ns: at(0.025),
+            hi_ns: at(0.975),
+        })
+    };
+    out.p50 = interval(0);
+    out.p90 = interval(1);
+    out.p99 = interval(2);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::window::WindowRecorder;
+
+    /// `n_windows` windows of `per` fetches, latencies from `latency(window, i)`.
+    fn windows(n_windows: u64, per: u64, latency: impl Fn(u64, u64) -> u64) -> Vec<Window> {
+        let mut r = WindowRecorder::new(false);
+        for w in 0..n_windows {
+            for i in 0..per {
+                r.record(w * super::super::window::WINDOW_NS + i, latency(w, i), None);
+            }
+        }
+        r.windows()
+    }
+
+    #[test]
+    fn steady_fetches_give_a_narrow_interval_around_the_percentile() {
+        // Every window the same spread 1..=1000 µs: p50 ≈ 500 µs, known to within bins.
+        let w = windows(20, 1000, |_, i| (i + 1) * 1000);
+        let iv = intervals(&w);
+        let p50 = iv.p50.unwrap();
+        assert!(
+            p50.contains(500_000.0) || (p50.lo_ns / 500_000.0 - 1.0).abs() < 0.012,
+            "{p50:?}"
+        );
+        assert!(p50.hi_ns / p50.lo_ns < 1.03, "{p50:?}");
+        assert!(iv.p99.unwrap().lo_ns > 950_000.0);
+    }
+
+    #[test]
+    fn drifting_windows_widen_the_interval() {
+        // Half the windows at 1 ms, half at 10 ms: the p50 could be either.
+        let w = windows(10, 100, |w, _| if w < 5 { 1_000_000 } else { 10_000_000 });
+        let p50 = intervals(&w).p50.unwrap();
+        assert!(p50.lo_ns < 1.1e6 && p50.hi_ns > 9e6, "{p50:?}");
+    }
+
+    #[test]
+    fn too_few_fetches_or_windows_have_no_interval() {
+        // 50 fetches: p50 and p90 can be judged, p99 cannot.
+        let iv = intervals(&windows(10, 5, |_, i| (i + 1) * 1000));
+        assert!(iv.p50.is_some() && iv.p90.is_some());
+        assert_eq!(iv.p99, None);
+        assert!(
+            iv.missing_why(0.99)
+                .unwrap()
+                .contains("n=50 in 10 windows; it needs 500"),
+            "{:?}",
+            iv.missing_why(0.99)
+        );
+        // 4 windows: nothing.
+        let iv = intervals(&windows(4, 1000, |_, i| i + 1000));
+        assert_eq!((iv.p50, iv.p99), (None, None));
+        assert!(
+            iv.missing_why(0.5)
+                .unwrap()
+                .starts_with("measured too briefly"),
+            "{:?}",
+            iv.missing_why(0.5)
+        );
+    }
+
+    #[test]
+    fn intervals_are_reproducible() {
+        let w = windows(8, 300, |w, i| 1000 + w * 37 + i * 11);
+        assert_eq!(intervals(&w), intervals(&w));
+    }
+}

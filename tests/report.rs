@@ -105,9 +105,9 @@ fn the_report_opens_in_chromium_with_every_chart_drawn() {
     let html = stdout(&dom);
     assert!(dom.status.success(), "{}", stderr(&dom));
     assert!(html.contains("id=\"verdict-table\""), "no verdict table");
-    // headline + (distribution + CDF) x 2 sizes + disk + load.
+    // headline + (distribution + CDF + timeline) x 2 sizes + disk + load.
     assert!(
-        html.contains("data-charts-loaded=\"7/7\""),
+        html.contains("data-charts-loaded=\"9/9\""),
         "not every chart loaded: {}",
         html.split("data-charts-loaded")
             .nth(1)
@@ -120,7 +120,7 @@ fn the_report_opens_in_chromium_with_every_chart_drawn() {
         .expect("chart boxes")
         .replace("&quot;", "\"");
     let boxes: Vec<[i64; 4]> = serde_json::from_str(&boxes_json).unwrap();
-    assert_eq!(boxes.len(), 7);
+    assert_eq!(boxes.len(), 9);
 
     // 2. A screenshot tall enough for the whole page: every chart area has ink.
     let bottom = boxes.iter().map(|b| b[1] + b[3]).max().unwrap() + 50;

@@ -129,6 +129,37 @@ pub fn verdict_of(sizes: &[(u64, &Summary)], target_ns: u64) -> Verdict {
     v
 }
 
+/// One window of an engine's timeline at one size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimelinePoint {
+    /// Seconds from the engine's first fetch to the window's middle.
+    pub t_s: f64,
+    pub p50_ns: f64,
+    pub p99_ns: f64,
+    pub hit_ratio: Option<f64>,
+    pub measured: bool,
+}
+
+/// An engine's windows from its first warm-up fetch to its last measured one, and
+/// when the measurement began (seconds). Empty for results recorded before windows.
+pub fn timeline(r: &EngineResult) -> (Vec<TimelinePoint>, Option<f64>) {
+    let half = crate::stats::window::WINDOW_NS as f64 / 2e9;
+    let points = [(&r.warm_up, false), (&r.measured, true)]
+        .into_iter()
+        .flat_map(|(phase, measured)| phase.windows.iter().map(move |w| (w, measured)))
+        .filter_map(|(w, measured)| {
+            Some(TimelinePoint {
+                t_s: w.start_s + half,
+                p50_ns: w.quantile_ns(0.5)?,
+                p99_ns: w.quantile_ns(0.99)?,
+                hit_ratio: w.hit_ratio(),
+                measured,
+            })
+        })
+        .collect();
+    (points, r.measured.windows.first().map(|w| w.start_s))
+}
+
 /// Engine / floor at one size: (p50 ratio, p99 ratio). None without both results.
 pub fn floor_ratio(run: &RunResults, engine: EngineKind, size: u64) -> Option<(f64, f64)> {
     let e = run.result(engine, size)?;

@@ -8,6 +8,7 @@ mod cdf;
 mod distribution;
 mod headline;
 mod load;
+mod timeline;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -24,6 +25,7 @@ pub use cdf::Cdf;
 pub use distribution::Distribution;
 pub use headline::Headline;
 pub use load::LoadThroughput;
+pub use timeline::Timeline;
 
 pub const WIDTH: u32 = 1000;
 pub const FONT: &str = "sans-serif";
@@ -100,6 +102,7 @@ pub enum AnyChart {
     Cdf(Cdf),
     Amplification(Amplification),
     Load(LoadThroughput),
+    Timeline(Timeline),
 }
 
 macro_rules! each_chart {
@@ -110,6 +113,7 @@ macro_rules! each_chart {
             AnyChart::Cdf($c) => $body,
             AnyChart::Amplification($c) => $body,
             AnyChart::Load($c) => $body,
+            AnyChart::Timeline($c) => $body,
         }
     };
 }
@@ -122,6 +126,8 @@ impl AnyChart {
             let rows = Distribution::rows(run, size).len();
             charts.push(AnyChart::Distribution(Distribution { size, rows }));
             charts.push(AnyChart::Cdf(Cdf { size }));
+            let rows = Timeline::rows(run, size).len();
+            charts.push(AnyChart::Timeline(Timeline { size, rows }));
         }
         charts.push(AnyChart::Amplification(Amplification));
         charts.push(AnyChart::Load(LoadThroughput));

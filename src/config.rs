@@ -296,6 +296,12 @@ pub struct RunArgs {
           help = preset_help("Measurement per engine and size.", |p| duration_label(p.measure)))]
     pub measure: Option<Duration>,
 
+    /// O_DIRECT random reads of the size class's block size from a local dataset file,
+    /// before and after each engine, recorded with its result: the disk's own state in
+    /// the same minutes (a run in which it changed says so). "0s" turns it off.
+    #[arg(long, env = "BLOBRACE_DISK_PROBE", value_parser = parse_duration, default_value = "1s")]
+    pub disk_probe: Duration,
+
     #[command(flatten)]
     pub server_urls: ServerUrls,
 
@@ -333,6 +339,9 @@ pub struct RunConfig {
     pub results_dir: PathBuf,
     pub warmup: Duration,
     pub measure: Duration,
+    /// How long each disk probe reads (0: none).
+    #[serde(default)]
+    pub disk_probe: Duration,
     pub samples: usize,
     #[serde(default)]
     pub pg_storage: PgStorage,
@@ -415,6 +424,7 @@ impl RunArgs {
             results_dir: self.results_dir.clone(),
             warmup: self.warmup.unwrap_or(preset.warmup),
             measure: self.measure.unwrap_or(preset.measure),
+            disk_probe: self.disk_probe,
             samples: self.samples,
             pg_storage: self.pg_storage,
             target_p99: self.target_p99.unwrap_or(DEFAULT_TARGET_P99),

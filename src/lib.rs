@@ -45,6 +45,7 @@ pub mod container;
 pub mod content;
 pub mod dataset;
 pub mod diskio;
+pub mod diskprobe;
 pub mod docker;
 pub mod driver;
 pub mod engine;

@@ -151,6 +151,10 @@ pub struct EngineResult {
     /// What counted the bytes read from storage per fetch, or "unavailable: why".
     #[serde(default)]
     pub disk_counter: String,
+    /// The disk probed (O_DIRECT) right before the warm-up and right after the
+    /// measurement; None when probing was off (or in results from before probes).
+    #[serde(default)]
+    pub disk_probes: Option<crate::diskprobe::DiskProbes>,
     /// A server's container before and after (warm-up included): memory, page cache,
     /// CPU time, reads. None for embedded engines, or when Docker could not say.
     #[serde(default)]

@@ -12,6 +12,7 @@ use crate::config::RunConfig;
 use crate::container::ContainerWatch;
 use crate::dataset::{DatasetSpec, DatasetState};
 use crate::diskio::DiskReadCounter;
+use crate::diskprobe::{DiskProbe, DiskProbes};
 use crate::engine::{AnyEngine, Engine, EngineKind};
 use crate::error::InputError;
 use crate::evict::EvictionReport;
@@ -35,6 +36,8 @@ pub struct Prepared {
     started_at: String,
     /// A server's container, sampled before the warm-up.
     container: Option<ContainerWatch>,
+    /// The disk probed before the warm-up (None: probing off).
+    disk_before: Option<Result<DiskProbe, String>>,
 }
 
 impl Prepared {
@@ -260,6 +263,7 @@ impl Run {
         })?;
         eviction.cgroup_reclaim = cgroup_reclaim;
         eviction.cgroup_cache_after_bytes = cap::cgroup_page_cache_bytes(&self.results.cap);
+        let disk_before = self.probe_disk(spec);
         let opened = engine.open(&at, spec).await?;
         // A server reads in its own container: this process's /proc/self/io never
         // sees that, its container's processes do. Opened after the engine, so the
@@ -279,6 +283,31 @@ impl Run {
             eviction,
             started_at: crate::now_rfc3339(),
             container,
+            disk_before,
+        })
+    }
+
+    /// Probe the disk with O_DIRECT reads of this size class's block from a local
+    /// dataset file (see `diskprobe`); None when probing is off.
+    fn probe_disk(&self, spec: DatasetSpec) -> Option<Result<DiskProbe, String>> {
+        let budget = self.config().disk_probe;
+        if budget.is_zero() {
+            return None;
+        }
+        let block = crate::diskprobe::block_for(spec.size.bytes());
+        let at = self.config().locations();
+        // Servers keep their files inside their containers; the floor's and SQLite's
+        // files of the same size class sit on this machine's data disk.
+        let file = [StoreKind::Floor, StoreKind::Sqlite]
+            .into_iter()
+            .map(|kind| kind.open(&at, spec).location().to_path_buf())
+            .find(|path| std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() >= block));
+        Some(match file {
+            Some(path) => crate::diskprobe::probe(&path, block, budget, spec.seed),
+            None => Err(format!(
+                "no local dataset file of {} to read (the floor's or SQLite's: run them too)",
+                spec.size
+            )),
         })
     }
 
@@ -326,6 +355,12 @@ impl Run {
             .location()
             .display()
             .to_string();
+        let disk_probes = prepared.disk_before.clone().map(|before| DiskProbes {
+            before,
+            after: self
+                .probe_disk(spec)
+                .expect("probing is on: it probed before"),
+        });
         let cap = self.cap_of(engine).await;
         let container = match &prepared.container {
             Some(watch) => watch.finish_or_note().await,
@@ -346,6 +381,7 @@ impl Run {
             cap,
             eviction: prepared.eviction.clone(),
             disk_counter: fetch_loop.disk_source().to_string(),
+            disk_probes,
             container,
             warm_up: fetch_loop.warm_up.summary(),
             measured: fetch_loop.measured.summary_with_intervals(),
@@ -355,6 +391,9 @@ impl Run {
             finished_at: crate::now_rfc3339(),
         };
         eprintln!("{}", one_line(&result));
+        if let Some(changed) = result.disk_probes.as_ref().and_then(DiskProbes::changed) {
+            eprintln!("note: {}: {changed}", engine.name());
+        }
         self.results.results.push(result);
         self.write()?;
         Ok(())
@@ -391,7 +430,7 @@ impl Run {
 fn one_line(r: &EngineResult) -> String {
     let m = &r.measured;
     format!(
-        "{:<13} {:>7}: n={} mean {} p50 {} ({}) p99 {} ({}) p99.9 {} | hit ratio {} | disk/fetch {} | {}",
+        "{:<13} {:>7}: n={} mean {} p50 {} ({}) p99 {} ({}) p99.9 {} | hit ratio {} | disk/fetch {} | disk probe {} | {}",
         r.engine.name(),
         r.size,
         m.count,
@@ -403,6 +442,7 @@ fn one_line(r: &EngineResult) -> String {
         format_ns(m.latency.p999_ns as f64),
         m.hit_ratio_label(),
         m.disk_per_fetch_label(),
+        crate::summary::SummaryRow::disk_probe_label(r),
         r.regime.label(),
     )
 }

@@ -48,6 +48,12 @@ pub struct SummaryRow {
     pub p50_interval: Option<Interval>,
     pub p90_interval: Option<Interval>,
     pub p99_interval: Option<Interval>,
+    /// This engine / the floor at the same size in the same run (the same minutes of
+    /// the same disk): p50 and p99.
+    pub floor_p50_ratio: Option<f64>,
+    pub floor_p99_ratio: Option<f64>,
+    /// The disk probe's p50 before → after the engine, or why there is none.
+    pub disk_probe: String,
 }
 
 /// What SeaORM adds over the raw driver at one size: p50 difference in ns (may be
@@ -59,6 +65,20 @@ pub fn orm_cost_ns(run: &RunResults, engine: EngineKind, size_bytes: u64) -> Opt
 }
 
 impl SummaryRow {
+    /// "p50 410.0µs → 1.20ms" (before → after the engine), "off", or "unavailable".
+    pub fn disk_probe_label(r: &EngineResult) -> String {
+        match &r.disk_probes {
+            None => "off".into(),
+            Some(p) => {
+                let label = |probe: &Result<crate::diskprobe::DiskProbe, String>| match probe {
+                    Ok(p) => format_ns(p.p50_ns as f64),
+                    Err(_) => "unavailable".into(),
+                };
+                format!("p50 {} → {}", label(&p.before), label(&p.after))
+            }
+        }
+    }
+
     pub fn of(run: &RunResults, r: &EngineResult) -> Self {
         let m = &r.measured;
         let l = &m.latency;
@@ -93,8 +113,22 @@ impl SummaryRow {
             p50_interval: m.intervals.as_ref().and_then(|i| i.p50),
             p90_interval: m.intervals.as_ref().and_then(|i| i.p90),
             p99_interval: m.intervals.as_ref().and_then(|i| i.p99),
+            floor_p50_ratio: floor_ratio(run, r, |m| m.latency.p50_ns),
+            floor_p99_ratio: floor_ratio(run, r, |m| m.latency.p99_ns),
+            disk_probe: Self::disk_probe_label(r),
         }
     }
+}
+
+/// `stat(engine) / stat(floor)` at the engine's size in the same run.
+fn floor_ratio(
+    run: &RunResults,
+    r: &EngineResult,
+    stat: impl Fn(&crate::stats::Summary) -> u64,
+) -> Option<f64> {
+    let floor = run.result(EngineKind::floor(), r.size_bytes)?;
+    let f = stat(&floor.measured);
+    (f > 0).then(|| stat(&r.measured) as f64 / f as f64)
 }
 
 pub fn unavailable_or(value: Option<String>) -> String {

@@ -180,6 +180,24 @@ fn report_regenerates_and_exports_the_summary() {
         let p50 = r["p50_ns"].as_u64().unwrap();
         assert!(p50 > 0 && p50 <= r["p99_ns"].as_u64().unwrap(), "{r}");
     }
+    // The disk was probed around every engine (O_DIRECT; unavailable only where the
+    // filesystem has none), and each engine is set against the floor of its run.
+    for r in json["results"].as_array().unwrap() {
+        for when in ["before", "after"] {
+            let probe = &r["disk_probes"][when];
+            assert!(
+                probe["Ok"]["reads"].as_u64().is_some_and(|n| n >= 5)
+                    || probe["Err"]
+                        .as_str()
+                        .is_some_and(|e| e.contains("O_DIRECT")),
+                "{}: {probe}",
+                r["engine"]
+            );
+        }
+    }
+    for r in rows {
+        assert!(r["floor_p50_ratio"].as_f64().is_some(), "{r}");
+    }
     // Both meet a 1 s target at 64KiB: the verdict names the size.
     let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
     let verdict = page.split("id=verdict-table").nth(1).unwrap();

@@ -63,6 +63,20 @@ fn warnings(run: &RunResults) -> Vec<String> {
                 esc(&r.disk_counter)
             ));
         }
+        if let Some(changed) = r.disk_probes.as_ref().and_then(|p| p.changed()) {
+            w.push(format!(
+                "{who}: {}: compare it with the floor of the same round, not across runs.",
+                esc(&changed)
+            ));
+        }
+        if let Some(p) = &r.disk_probes
+            && let (Err(why), _) | (_, Err(why)) = (&p.before, &p.after)
+        {
+            w.push(format!(
+                "{who}: the disk probe is <b>unavailable</b> ({}).",
+                esc(why)
+            ));
+        }
         if r.regime.verdict != RegimeVerdict::DiskBound {
             w.push(format!(
                 "{who}: the dataset ({}) <b>fits in memory</b> ({:.2}x {}): this measures the cache, not the disk.",
@@ -133,7 +147,7 @@ fn with_interval(ns: u64, interval: Option<crate::stats::Interval>) -> String {
 
 fn row(r: &SummaryRow) -> String {
     format!(
-        "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         r.engine.name(),
         r.size,
         format_ns(r.mean_ns),
@@ -144,6 +158,11 @@ fn row(r: &SummaryRow) -> String {
         format_ns(r.max_ns as f64),
         opt_label(r.hit_ratio.map(|h| format!("{:.1}%", h * 100.0))),
         opt_label(r.disk_bytes_per_fetch.map(|d| format_bytes(d as u64))),
+        match (r.floor_p50_ratio, r.floor_p99_ratio) {
+            (Some(a), Some(b)) => format!("{a:.2}x / {b:.2}x"),
+            _ => "<span class=muted>no floor</span>".into(),
+        },
+        esc(&r.disk_probe),
         r.orm_cost_ns
             .map(|d| format!("{}{}", if d < 0.0 { "−" } else { "+" }, format_ns(d.abs())))
             .unwrap_or_else(|| "<span class=muted>—</span>".into()),
@@ -157,7 +176,7 @@ fn row(r: &SummaryRow) -> String {
 /// The measurement table of some rows.
 fn table<'a>(rows: impl IntoIterator<Item = &'a SummaryRow>) -> String {
     let mut t = String::from(
-        "<table><tr><th class=l>engine</th><th>size</th><th>mean</th><th>p50 (95% interval)</th><th>p90 (95% interval)</th><th>p99 (95% interval)</th><th>p99.9</th><th>max</th><th>hit ratio</th><th>disk/fetch</th><th>ORM cost (p50)</th><th>fetches</th></tr>\n",
+        "<table><tr><th class=l>engine</th><th>size</th><th>mean</th><th>p50 (95% interval)</th><th>p90 (95% interval)</th><th>p99 (95% interval)</th><th>p99.9</th><th>max</th><th>hit ratio</th><th>disk/fetch</th><th>p50 / p99 vs floor</th><th>disk probe p50 before → after</th><th>ORM cost (p50)</th><th>fetches</th></tr>\n",
     );
     for r in rows {
         t.push_str(&row(r));

@@ -16,6 +16,8 @@ pub fn blobrace() -> Command {
     }
     // Server URLs only when a test passes them: never from a developer's compose/.env.
     cmd.env("BLOBRACE_COMPOSE_ENV", "/nonexistent/compose.env");
+    // Short disk probes: a test measures for a fraction of a second, not 1 s per probe.
+    cmd.env("BLOBRACE_DISK_PROBE", "30ms");
     cmd
 }
 

@@ -22,12 +22,12 @@ impl Exporter for Csv {
 
     fn serialize(&self, rows: &[SummaryRow]) -> Result<Vec<u8>> {
         let mut out = String::from(
-            "run_id,engine,size,size_bytes,rows,fetches,mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,hit_ratio,hit_p50_ns,miss_p50_ns,miss_p99_ns,disk_bytes_per_fetch,orm_cost_ns,criterion_samples,memory_cap,cpu_cap,regime_ratio,regime,p50_lo_ns,p50_hi_ns,p90_lo_ns,p90_hi_ns,p99_lo_ns,p99_hi_ns\n",
+            "run_id,engine,size,size_bytes,rows,fetches,mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,hit_ratio,hit_p50_ns,miss_p50_ns,miss_p99_ns,disk_bytes_per_fetch,orm_cost_ns,criterion_samples,memory_cap,cpu_cap,regime_ratio,regime,p50_lo_ns,p50_hi_ns,p90_lo_ns,p90_hi_ns,p99_lo_ns,p99_hi_ns,floor_p50_ratio,floor_p99_ratio,disk_probe_p50\n",
         );
         for r in rows {
             writeln!(
                 out,
-                "{},{},{},{},{},{},{:.0},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{:.0},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{},{},{},{},{},{},{},{},{},{}",
                 r.run_id,
                 r.engine,
                 r.size,
@@ -57,6 +57,9 @@ impl Exporter for Csv {
                 opt(r.p90_interval.map(|i| format!("{:.0}", i.hi_ns))),
                 opt(r.p99_interval.map(|i| format!("{:.0}", i.lo_ns))),
                 opt(r.p99_interval.map(|i| format!("{:.0}", i.hi_ns))),
+                opt(r.floor_p50_ratio.map(|x| format!("{x:.3}"))),
+                opt(r.floor_p99_ratio.map(|x| format!("{x:.3}"))),
+                r.disk_probe,
             )?;
         }
         Ok(out.into_bytes())

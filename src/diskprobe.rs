@@ -1,0 +1,159 @@
+//! The disk's own state, probed: O_DIRECT random reads of one block size from a
+//! dataset file, for a short time, before and after each engine. The disk under
+//! these machines changes by an order of magnitude within an hour (64 KiB reads
+//! with p99 0.5 ms, then 33 ms 45 minutes later), so an engine's figures mean
+//! little without the disk's figures of the same minutes. O_DIRECT bypasses the
+//! page cache: the probe neither hits the cache nor fills it (nothing is charged to
+//! the cap). A filesystem without O_DIRECT (tmpfs) makes the probe unavailable.
+
+use std::fs::File;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+const ALIGN: u64 = 4096;
+/// The largest read: a 32 MiB class reads 4 MiB blocks, so a short probe has
+/// enough reads for a p90.
+pub const MAX_BLOCK: u64 = 4 << 20;
+
+/// One probe: random O_DIRECT reads of `block_bytes` from `file`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiskProbe {
+    pub file: String,
+    pub block_bytes: u64,
+    pub reads: u64,
+    pub seconds: f64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+}
+
+/// The probes around one engine's measurement; each a probe or why there is none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiskProbes {
+    pub before: Result<DiskProbe, String>,
+    pub after: Result<DiskProbe, String>,
+}
+
+/// Probes whose p50 moved by more than this factor say the disk changed.
+pub const CHANGED_FACTOR: f64 = 2.0;
+
+impl DiskProbes {
+    /// "disk p50 0.41ms → 2.3ms (5.6x) during the measurement", when it moved by
+    /// more than `CHANGED_FACTOR` either way; None when steady or not probed.
+    pub fn changed(&self) -> Option<String> {
+        let (Ok(b), Ok(a)) = (&self.before, &self.after) else {
+            return None;
+        };
+        let ratio = a.p50_ns.max(1) as f64 / b.p50_ns.max(1) as f64;
+        (!(1.0 / CHANGED_FACTOR..=CHANGED_FACTOR).contains(&ratio)).then(|| {
+            format!(
+                "the disk changed during the measurement: {} reads p50 {} before, {} after ({ratio:.1}x)",
+                crate::size::format_bytes(b.block_bytes),
+                crate::stats::format_ns(b.p50_ns as f64),
+                crate::stats::format_ns(a.p50_ns as f64)
+            )
+        })
+    }
+}
+
+/// The block a size class probes with: the blob size rounded up to 4 KiB, at most 4 MiB.
+pub fn block_for(size_bytes: u64) -> u64 {
+    size_bytes.div_ceil(ALIGN).clamp(1, MAX_BLOCK / ALIGN) * ALIGN
+}
+
+/// Read random aligned blocks of `block` bytes from `path` with O_DIRECT for
+/// `budget` (at least 5 reads). Err says why not.
+pub fn probe(path: &Path, block: u64, budget: Duration, seed: u64) -> Result<DiskProbe, String> {
+    let file = File::options()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .map_err(|e| format!("cannot open {} with O_DIRECT: {e}", path.display()))?;
+    let len = file
+        .metadata()
+        .map_err(|e| format!("cannot stat {}: {e}", path.display()))?
+        .len();
+    if len < block {
+        return Err(format!(
+            "{} holds {len} bytes, less than one {block}-byte block",
+            path.display()
+        ));
+    }
+    // O_DIRECT needs a buffer aligned to the block device's sector size.
+    let mut raw = vec![0u8; (block + ALIGN) as usize];
+    let skew = raw.as_ptr().align_offset(ALIGN as usize);
+    let buf = &mut raw[skew..skew + block as usize];
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut latencies =
+        Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
+    let slots = (len - block) / ALIGN + 1;
+    let started = Instant::now();
+    while started.elapsed() < budget || latencies.len() < 5 {
+        let offset = rng.random_range(0..slots) * ALIGN;
+        let t = Instant::now();
+        let n = file
+            .read_at(buf, offset)
+            .map_err(|e| format!("O_DIRECT read of {} failed: {e}", path.display()))?;
+        let took = t.elapsed();
+        if n == 0 {
+            return Err(format!("{} read nothing at {offset}", path.display()));
+        }
+        latencies.saturating_record(took.as_nanos().max(1) as u64);
+    }
+    Ok(DiskProbe {
+        file: path.display().to_string(),
+        block_bytes: block,
+        reads: latencies.len(),
+        seconds: started.elapsed().as_secs_f64(),
+        p50_ns: latencies.value_at_quantile(0.5),
+        p90_ns: latencies.value_at_quantile(0.9),
+        p99_ns: latencies.value_at_quantile(0.99),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_follow_the_size_class_up_to_4_mib() {
+        assert_eq!(block_for(1024), 4096);
+        assert_eq!(block_for(64 << 10), 64 << 10);
+        assert_eq!(block_for(32 << 20), 4 << 20);
+    }
+
+    #[test]
+    fn a_disk_that_moved_more_than_twofold_is_flagged() {
+        let p = |p50_ns| DiskProbe {
+            file: "f".into(),
+            block_bytes: 65536,
+            reads: 100,
+            seconds: 1.0,
+            p50_ns,
+            p90_ns: p50_ns,
+            p99_ns: p50_ns,
+        };
+        let steady = DiskProbes {
+            before: Ok(p(400_000)),
+            after: Ok(p(600_000)),
+        };
+        assert_eq!(steady.changed(), None);
+        let moved = DiskProbes {
+            before: Ok(p(400_000)),
+            after: Ok(p(2_300_000)),
+        };
+        let why = moved.changed().unwrap();
+        assert!(why.contains("400.0µs before, 2.30ms after (5.8x)"), "{why}");
+        let unknown = DiskProbes {
+            before: Err("tmpfs".into()),
+            after: Ok(p(1)),
+        };
+        assert_eq!(unknown.changed(), None);
+    }
+}

@@ -11,7 +11,6 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use hdrhistogram::Histogram;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -90,8 +89,7 @@ pub fn probe(path: &Path, block: u64, budget: Duration, seed: u64) -> Result<Dis
     let skew = raw.as_ptr().align_offset(ALIGN as usize);
     let buf = &mut raw[skew..skew + block as usize];
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let mut latencies =
-        Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
+    let mut latencies = crate::stats::new_histogram();
     let slots = (len - block) / ALIGN + 1;
     let started = Instant::now();
     while started.elapsed() < budget || latencies.len() < 5 {
@@ -106,14 +104,15 @@ pub fn probe(path: &Path, block: u64, budget: Duration, seed: u64) -> Result<Dis
         }
         latencies.saturating_record(took.as_nanos().max(1) as u64);
     }
+    let p = crate::stats::Percentiles::of(&latencies);
     Ok(DiskProbe {
         file: path.display().to_string(),
         block_bytes: block,
-        reads: latencies.len(),
+        reads: p.count,
         seconds: started.elapsed().as_secs_f64(),
-        p50_ns: latencies.value_at_quantile(0.5),
-        p90_ns: latencies.value_at_quantile(0.9),
-        p99_ns: latencies.value_at_quantile(0.99),
+        p50_ns: p.p50_ns,
+        p90_ns: p.p90_ns,
+        p99_ns: p.p99_ns,
     })
 }
 

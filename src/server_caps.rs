@@ -104,14 +104,12 @@ pub async fn cache_now(server: Server, url: &str) -> Result<u64> {
     Ok(bytes)
 }
 
-/// After a restart: set the server's cache back to what it was before it, where the
-/// setting does not survive a restart (MariaDB starts with the pool on its command
-/// line, which may be meant for another cap: 640M inside a 256 MiB container is an
-/// OOM kill waiting to happen). Nothing to do otherwise.
+/// After a restart: set the server's cache back to what it was before it, for a
+/// setting that does not survive a restart (MariaDB starts with the pool on its
+/// command line, which may be meant for another cap: 640M inside a 256 MiB container
+/// is an OOM kill waiting to happen). The caller reads `cache_now` before the restart
+/// only for such a setting (`!applied_by_restart`).
 pub async fn restore_cache(server: Server, url: &str, bytes: u64) -> Result<()> {
-    if server.cache().applied_by_restart {
-        return Ok(());
-    }
     let db = server.connect(url, None).await?;
     if read_cache(&db, server).await? != bytes {
         set_cache(&db, server, bytes).await?;
@@ -127,26 +125,30 @@ pub async fn restore_cache(server: Server, url: &str, bytes: u64) -> Result<()> 
 /// and every run fits them again anyway.
 #[derive(Default)]
 pub struct ServerCaps {
-    pub fits: Vec<ServerFit>,
-    urls: Vec<String>,
+    /// Each server changed, with its URL.
+    changed: Vec<(ServerFit, String)>,
     largest_blob: u64,
 }
 
 impl ServerCaps {
+    /// What the run changed, for its results.
+    pub fn fits(&self) -> Vec<ServerFit> {
+        self.changed.iter().map(|(fit, _)| fit.clone()).collect()
+    }
+
     /// Put back every server this run changed: its container's limits as they were,
     /// its cache sized for them. Blocking; callable inside or outside a runtime.
     pub fn restore(&mut self) {
-        let fits = std::mem::take(&mut self.fits);
-        if fits.is_empty() {
+        let changed = std::mem::take(&mut self.changed);
+        if changed.is_empty() {
             return;
         }
-        let urls = std::mem::take(&mut self.urls);
         let largest_blob = self.largest_blob;
         let put_back = move || -> Result<()> {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
-            for (fit, url) in fits.iter().zip(&urls) {
+            for (fit, url) in &changed {
                 let server = fit.server;
                 let Some(memory) = fit.before.memory_bytes else {
                     eprintln!(
@@ -233,16 +235,14 @@ pub async fn fit_servers(
         }
     }
     let mut caps = ServerCaps {
-        fits: Vec::new(),
-        urls: Vec::new(),
+        changed: Vec::new(),
         largest_blob,
     };
     for (server, url) in servers {
         match fit_one(*server, url, cap.memory_bytes, cap.cpus, largest_blob).await {
             Ok(Some(fit)) => {
                 eprintln!("{}", fit.line());
-                caps.fits.push(fit);
-                caps.urls.push(url.clone());
+                caps.changed.push((fit, url.clone()));
             }
             Ok(None) => {}
             Err(e) => eprintln!(
@@ -254,13 +254,33 @@ pub async fn fit_servers(
     Ok(caps)
 }
 
-/// The memory limit Docker holds for a server's container (None: no limit).
-async fn container_memory(server: Server) -> Result<Option<u64>> {
+/// A server's compose container: Docker, its id and name, and its limits now.
+struct Container {
+    docker: bollard::Docker,
+    id: String,
+    name: String,
+    memory: Option<u64>,
+    cpus: Option<f64>,
+}
+
+async fn container_of(server: Server) -> Result<Container> {
     let docker = crate::docker::connect().await?;
-    let Some((id, _, _)) = crate::docker::find_service(&docker, server.name()).await? else {
+    let Some((id, name, _)) = crate::docker::find_service(&docker, server.name()).await? else {
         bail!("no running compose container for {}", server.name());
     };
-    Ok(crate::docker::container_limits(&docker, &id).await?.0)
+    let (memory, cpus) = crate::docker::container_limits(&docker, &id).await?;
+    Ok(Container {
+        docker,
+        id,
+        name,
+        memory,
+        cpus,
+    })
+}
+
+/// The memory limit Docker holds for a server's container (None: no limit).
+async fn container_memory(server: Server) -> Result<Option<u64>> {
+    Ok(container_of(server).await?.memory)
 }
 
 /// Set one server's container to `requested_memory` and `cpus` (None: keep its own)
@@ -272,11 +292,13 @@ async fn fit_one(
     cpus: Option<f64>,
     largest_blob: u64,
 ) -> Result<Option<ServerFit>> {
-    let docker = crate::docker::connect().await?;
-    let Some((id, name, _)) = crate::docker::find_service(&docker, server.name()).await? else {
-        bail!("no running compose container for {}", server.name());
-    };
-    let (memory_now, cpus_now) = crate::docker::container_limits(&docker, &id).await?;
+    let Container {
+        docker,
+        id,
+        name,
+        memory: memory_now,
+        cpus: cpus_now,
+    } = container_of(server).await?;
     // No cap asked for: the container keeps its own, the cache is sized for that.
     let Some(memory) = requested_memory.or(memory_now) else {
         return Ok(None);

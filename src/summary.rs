@@ -113,22 +113,23 @@ impl SummaryRow {
             p50_interval: m.intervals.as_ref().and_then(|i| i.p50),
             p90_interval: m.intervals.as_ref().and_then(|i| i.p90),
             p99_interval: m.intervals.as_ref().and_then(|i| i.p99),
-            floor_p50_ratio: floor_ratio(run, r, |m| m.latency.p50_ns),
-            floor_p99_ratio: floor_ratio(run, r, |m| m.latency.p99_ns),
+            floor_p50_ratio: floor_ratio(run, r.engine, r.size_bytes).map(|f| f.0),
+            floor_p99_ratio: floor_ratio(run, r.engine, r.size_bytes).map(|f| f.1),
             disk_probe: Self::disk_probe_label(r),
         }
     }
 }
 
-/// `stat(engine) / stat(floor)` at the engine's size in the same run.
-fn floor_ratio(
-    run: &RunResults,
-    r: &EngineResult,
-    stat: impl Fn(&crate::stats::Summary) -> u64,
-) -> Option<f64> {
-    let floor = run.result(EngineKind::floor(), r.size_bytes)?;
-    let f = stat(&floor.measured);
-    (f > 0).then(|| stat(&r.measured) as f64 / f as f64)
+/// Engine / floor at one size in the same run: (p50 ratio, p99 ratio). None without
+/// both results.
+pub fn floor_ratio(run: &RunResults, engine: EngineKind, size: u64) -> Option<(f64, f64)> {
+    let e = run.result(engine, size)?;
+    let f = run.result(EngineKind::floor(), size)?;
+    let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
+    Some((
+        ratio(e.measured.latency.p50_ns, f.measured.latency.p50_ns)?,
+        ratio(e.measured.latency.p99_ns, f.measured.latency.p99_ns)?,
+    ))
 }
 
 pub fn unavailable_or(value: Option<String>) -> String {

@@ -512,33 +512,12 @@ fn capped_server_run(
     run_s(root, &with_servers(&args, urls))
 }
 
-/// Puts the servers back to the cap they had, however the test ends.
-struct RestoreCaps<'a> {
-    urls: &'a (String, String),
-    memory: u64,
-    cpus: f64,
-}
-
-impl Drop for RestoreCaps<'_> {
-    fn drop(&mut self) {
-        let root = tempfile::tempdir().unwrap();
-        let (memory, cpus) = (self.memory.to_string(), self.cpus.to_string());
-        let out = capped_server_run(root.path(), "load", &memory, &cpus, &[], self.urls);
-        assert!(out.status.success(), "restoring the caps: {}", stderr(&out));
-    }
-}
-
 #[test]
 fn a_run_sets_the_servers_containers_and_caches_to_its_cap() {
     let Some((_servers, urls)) = servers_or_skip("setting the servers' caps") else {
         return;
     };
     let (memory, cpus) = server_limits("postgres");
-    let _restore = RestoreCaps {
-        urls: &urls,
-        memory,
-        cpus,
-    };
     let root = tempfile::tempdir().unwrap();
     let out = capped_server_run(
         root.path(),

@@ -160,17 +160,6 @@ pub fn timeline(r: &EngineResult) -> (Vec<TimelinePoint>, Option<f64>) {
     (points, r.measured.windows.first().map(|w| w.start_s))
 }
 
-/// Engine / floor at one size: (p50 ratio, p99 ratio). None without both results.
-pub fn floor_ratio(run: &RunResults, engine: EngineKind, size: u64) -> Option<(f64, f64)> {
-    let e = run.result(engine, size)?;
-    let f = run.result(EngineKind::floor(), size)?;
-    let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
-    Some((
-        ratio(e.measured.latency.p50_ns, f.measured.latency.p50_ns)?,
-        ratio(e.measured.latency.p99_ns, f.measured.latency.p99_ns)?,
-    ))
-}
-
 /// One histogram bar: [lo, hi) ns with the fraction of fetches that were hits,
 /// misses, or unknown (no disk counter).
 #[derive(Debug, Clone, PartialEq)]

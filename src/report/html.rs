@@ -8,10 +8,11 @@ use std::path::{Component, Path, PathBuf};
 use super::ReportOptions;
 use super::charts::{AnyChart, Section};
 use super::compare::{ChangeVerdict, Comparison};
-use super::data::{SizeJudgement, engines, floor_ratio, sizes, verdict as engine_verdict};
+use super::data::{SizeJudgement, engines, sizes, verdict as engine_verdict};
 use crate::results::{EngineResult, RegimeVerdict, RunResults};
 use crate::size::format_bytes;
 use crate::stats::format_ns;
+use crate::summary::floor_ratio;
 use crate::summary::{SummaryRow, rows};
 
 // `td.w` may break anywhere: image digests and container paths are long unbroken

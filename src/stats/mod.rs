@@ -14,7 +14,7 @@ pub use window::{Window, WindowRecorder};
 /// Highest latency the histograms resolve; slower fetches are clamped to it (and `max` says so).
 pub const MAX_TRACKABLE_NS: u64 = 60_000_000_000;
 
-fn new_histogram() -> Histogram<u64> {
+pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, 3).expect("valid histogram bounds")
 }
 

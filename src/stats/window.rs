@@ -18,13 +18,17 @@ pub mod fine_bins {
     pub const PER_DECADE: f64 = 100.0;
 
     pub fn count() -> usize {
-        of(super::MAX_TRACKABLE_NS) + 1
+        position(super::MAX_TRACKABLE_NS) as usize + 1
+    }
+
+    fn position(ns: u64) -> f64 {
+        (ns as f64 / FIRST_NS).log10() * PER_DECADE
     }
 
     pub fn of(ns: u64) -> usize {
-        let position = (ns as f64 / FIRST_NS).log10() * PER_DECADE;
-        if position.is_finite() && position > 0.0 {
-            ((position + 1e-9).floor() as usize).min(((6e8f64).log10() * PER_DECADE) as usize)
+        let at = position(ns);
+        if at.is_finite() && at > 0.0 {
+            ((at + 1e-9).floor() as usize).min(count() - 1)
         } else {
             0
         }

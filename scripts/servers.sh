@@ -5,7 +5,8 @@
 #                              # nothing can be pulled, built from Debian's packages),
 #                              # an env file if missing, then waits until both are healthy
 #   scripts/servers.sh down    # stop and remove the containers (data volumes kept)
-#   scripts/servers.sh purge   # ... and their data volumes
+#   scripts/servers.sh purge   # ... and their data volumes (found by the project's labels,
+#                              # so it works without the env file)
 #
 # BLOBRACE_COMPOSE_PROJECT  compose project name (default blobrace)
 # BLOBRACE_COMPOSE_ENV      env file (default compose/.env); when missing it is made from
@@ -26,14 +27,36 @@ compose() {
   fi
 }
 
+# The project's containers and data volumes, found by compose's labels: this needs no
+# env file, so a project whose env file is gone (a killed CI run) can still be purged.
+project_ids() {
+  docker "$1" ls -q ${2:+"$2"} -f "label=com.docker.compose.project=$project"
+}
+purge() {
+  project_ids container -a | xargs -r docker rm -f >/dev/null
+  project_ids volume | xargs -r docker volume rm >/dev/null
+  project_ids network | xargs -r docker network rm >/dev/null
+  echo "servers: purged project $project (containers and data volumes)"
+}
+
 case "$action" in
   up) ;;
   down) compose down; exit ;;
-  purge) compose down -v; exit ;;
+  purge) bash scripts/docker-engine.sh; purge; exit ;;
   *) echo "usage: scripts/servers.sh up|down|purge" >&2; exit 2 ;;
 esac
 
 bash scripts/docker-engine.sh
+
+# The servers' data volumes were initialised with the passwords of the env file that
+# first started them; a new env file's random passwords cannot open them.
+if [ ! -f "$env_file" ] && [ -n "$(project_ids volume)" ]; then
+  echo "servers: project $project has data volumes ($(project_ids volume | tr '\n' ' '))" >&2
+  echo "  but no env file at $env_file: their passwords are in the env file that created them." >&2
+  echo "  Put that file back, or drop the volumes and their loaded data with" >&2
+  echo "  BLOBRACE_COMPOSE_PROJECT=$project scripts/servers.sh purge" >&2
+  exit 2
+fi
 
 if [ ! -f "$env_file" ]; then
   pw() { head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 24; }

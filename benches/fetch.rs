@@ -17,7 +17,6 @@ use tokio::runtime::Runtime;
 use blobrace::config::{RunArgs, RunConfig, usage_error};
 use blobrace::dataset::DatasetSpec;
 use blobrace::driver::{Driven, Driver, SizeScope, measure_all};
-use blobrace::engine::EngineKind;
 use blobrace::measure::CriterionPhases;
 use blobrace::run::{Prepared, Run};
 
@@ -102,12 +101,12 @@ impl SizeScope for SizeGroup<'_> {
     fn drive(
         &mut self,
         rt: &Runtime,
-        engine: EngineKind,
+        label: &str,
         prepared: &mut Prepared,
     ) -> anyhow::Result<Driven> {
         let mut phases = CriterionPhases::new(self.warm_up);
         self.group
-            .bench_function(BenchmarkId::new(engine.name(), self.spec.size), |b| {
+            .bench_function(BenchmarkId::new(label, self.spec.size), |b| {
                 b.iter_custom(|iters| {
                     let phase = phases.next();
                     let wall = Instant::now();

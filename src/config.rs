@@ -20,6 +20,7 @@ use crate::error::InputError;
 use crate::locations::Locations;
 use crate::server::{PgStorage, Server, ServerOptions, compose_env};
 use crate::size::{SizeClass, format_bytes, parse_bytes, parse_size_list};
+use crate::steady::CacheState;
 
 /// "blobrace" in ASCII: the default seed.
 pub const DEFAULT_SEED: u64 = 0x626c_6f62_7261_6365;
@@ -47,6 +48,37 @@ pub struct Preset {
     pub cpus: f64,
     pub warmup: Duration,
     pub measure: Duration,
+    pub cache: CacheChoice,
+    pub steady_limit: Duration,
+}
+
+/// `--cache`: the cache state(s) each engine is measured in (see `steady`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CacheChoice {
+    /// Right after eviction: the cache fills while it is measured.
+    Cold,
+    /// Prefilled until full, then warmed up until the hit ratio is steady.
+    Steady,
+    /// Each engine cold, then steady.
+    Both,
+}
+
+impl CacheChoice {
+    pub fn states(self) -> Vec<CacheState> {
+        match self {
+            CacheChoice::Cold => vec![CacheState::Cold],
+            CacheChoice::Steady => vec![CacheState::Steady],
+            CacheChoice::Both => vec![CacheState::Cold, CacheState::Steady],
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            CacheChoice::Cold => "cold",
+            CacheChoice::Steady => "steady",
+            CacheChoice::Both => "both",
+        }
+    }
 }
 
 impl Profile {
@@ -59,6 +91,8 @@ impl Profile {
                 cpus: 2.0,
                 warmup: Duration::from_secs(3),
                 measure: Duration::from_secs(10),
+                cache: CacheChoice::Both,
+                steady_limit: Duration::from_secs(180),
             },
             // Still three times the cap: disk-bound, like the full profile.
             Profile::Quick => Preset {
@@ -68,6 +102,8 @@ impl Profile {
                 cpus: 2.0,
                 warmup: Duration::from_secs(1),
                 measure: Duration::from_secs(2),
+                cache: CacheChoice::Cold,
+                steady_limit: Duration::from_secs(30),
             },
         }
     }
@@ -296,6 +332,20 @@ pub struct RunArgs {
           help = preset_help("Measurement per engine and size.", |p| duration_label(p.measure)))]
     pub measure: Option<Duration>,
 
+    #[arg(long, env = "BLOBRACE_CACHE", value_enum,
+          help = preset_help("Cache state each engine is measured in: cold (right after eviction), steady (prefilled until the cache is full, then warmed up until the hit ratio is stable), or both.", |p| p.cache.name().to_string()))]
+    pub cache: Option<CacheChoice>,
+
+    #[arg(long, env = "BLOBRACE_STEADY_LIMIT", value_parser = parse_duration,
+          help = preset_help("Time limit of each steady-state step (the prefill, then the settling); a result that did not settle in time says so.", |p| duration_label(p.steady_limit)))]
+    pub steady_limit: Option<Duration>,
+
+    /// Measure the engine list this many times, in rotating order (each repeat starts
+    /// one engine later), and report the spread between repeats.
+    #[arg(long, env = "BLOBRACE_REPEAT", default_value = "1",
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+
     /// O_DIRECT random reads of the size class's block size from a local dataset file,
     /// before and after each engine, recorded with its result: the disk's own state in
     /// the same minutes (a run in which it changed says so). "0s" turns it off.
@@ -342,6 +392,14 @@ pub struct RunConfig {
     /// How long each disk probe reads (0: none).
     #[serde(default)]
     pub disk_probe: Duration,
+    /// Cache states measured, in order (results from before: cold only).
+    #[serde(default = "cold_only")]
+    pub cache: Vec<CacheState>,
+    #[serde(default)]
+    pub steady_limit: Duration,
+    /// Times the engine list is measured (rotating order).
+    #[serde(default = "one")]
+    pub repeat: u32,
     pub samples: usize,
     #[serde(default)]
     pub pg_storage: PgStorage,
@@ -352,6 +410,14 @@ pub struct RunConfig {
     /// Server URLs carry passwords: never written to results.
     #[serde(skip)]
     pub server_urls: BTreeMap<Server, String>,
+}
+
+fn cold_only() -> Vec<CacheState> {
+    vec![CacheState::Cold]
+}
+
+fn one() -> u32 {
+    1
 }
 
 fn default_target_p99() -> Duration {
@@ -425,6 +491,9 @@ impl RunArgs {
             warmup: self.warmup.unwrap_or(preset.warmup),
             measure: self.measure.unwrap_or(preset.measure),
             disk_probe: self.disk_probe,
+            cache: self.cache.unwrap_or(preset.cache).states(),
+            steady_limit: self.steady_limit.unwrap_or(preset.steady_limit),
+            repeat: self.repeat,
             samples: self.samples,
             pg_storage: self.pg_storage,
             target_p99: self.target_p99.unwrap_or(DEFAULT_TARGET_P99),

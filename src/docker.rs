@@ -44,6 +44,24 @@ pub async fn find_service(
         .list_containers(Some(options))
         .await
         .context("cannot list Docker containers")?;
+    // Two projects running the same service (a developer's and CI's) cannot be told
+    // apart by the service label: picking one would restart, cap and count the reads
+    // of a server other than the one the URL reaches.
+    let projects: Vec<String> = found
+        .iter()
+        .filter_map(|c| {
+            c.labels
+                .as_ref()?
+                .get("com.docker.compose.project")
+                .cloned()
+        })
+        .collect();
+    if found.len() > 1 {
+        anyhow::bail!(
+            "{service} runs in several compose projects ({}): set BLOBRACE_COMPOSE_PROJECT to the one whose server the URL reaches",
+            projects.join(", ")
+        );
+    }
     Ok(found.into_iter().next().map(|c| {
         let name = c
             .names

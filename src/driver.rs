@@ -2,12 +2,14 @@
 //! the fetches: benches/fetch.rs) and `blobrace measure` (`FixedTime` below):
 //!
 //! ```text
-//! for each size:     load it (--drop-after) · open the driver's scope (criterion: a group)
-//!   for each engine: evict, open cold, attach counters  (Run::prepare)
-//!                    warm up + measure                  (the Driver)
-//!                    record, rewrite results            (Run::record)
-//!                    close, drop its pages if the cap cannot be emptied
-//!                    drop the size's datasets (--drop-after)
+//! for each size:         load it (--drop-after) · open the driver's scope (criterion: a group)
+//!   for each repeat:     the engine list, rotated one further each repeat (--repeat)
+//!     for each engine:
+//!       for each cache:  evict, open, attach counters; steady: prefill + settle (Run::prepare)
+//!                        warm up + measure                  (the Driver)
+//!                        record, rewrite results            (Run::record)
+//!                        close, drop its pages if the cap cannot be emptied
+//!   drop the size's datasets (--drop-after)
 //! ```
 
 use std::time::Duration;
@@ -17,6 +19,7 @@ use tokio::runtime::Runtime;
 
 use crate::dataset::DatasetSpec;
 use crate::engine::EngineKind;
+use crate::results::Scenario;
 use crate::run::{Prepared, Run};
 
 /// What the driver did with one engine at one size.
@@ -36,13 +39,9 @@ pub trait Driver {
 }
 
 pub trait SizeScope {
-    /// Warm up and measure one engine, prepared cold.
-    fn drive(
-        &mut self,
-        rt: &Runtime,
-        engine: EngineKind,
-        prepared: &mut Prepared,
-    ) -> Result<Driven>;
+    /// Warm up and measure one engine, prepared in its scenario; `label` names it
+    /// (`Scenario::label`).
+    fn drive(&mut self, rt: &Runtime, label: &str, prepared: &mut Prepared) -> Result<Driven>;
     fn finish(self);
 }
 
@@ -52,20 +51,37 @@ pub fn measure_all<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Re
     for spec in config.datasets() {
         rt.block_on(run.before_size(spec))?;
         let mut scope = driver.size(spec);
-        for &engine in &config.engines {
-            let mut prepared = rt.block_on(run.prepare(engine, spec))?;
-            if let Driven::Measured { criterion_samples } =
-                scope.drive(rt, engine, &mut prepared)?
-            {
-                rt.block_on(run.record(engine, spec, &prepared, criterion_samples))?;
+        for repeat in 1..=config.repeat {
+            for engine in rotated(&config.engines, repeat) {
+                for &cache in &config.cache {
+                    let scenario = Scenario { cache, repeat };
+                    let label = scenario.label(engine, &config.cache, config.repeat);
+                    let mut prepared = rt.block_on(run.prepare(engine, spec, scenario))?;
+                    if let Driven::Measured { criterion_samples } =
+                        scope.drive(rt, &label, &mut prepared)?
+                    {
+                        rt.block_on(run.record(engine, spec, &prepared, criterion_samples))?;
+                    }
+                    rt.block_on(prepared.fetch_loop.close())?;
+                    rt.block_on(run.release(engine, spec))?;
+                }
             }
-            rt.block_on(prepared.fetch_loop.close())?;
-            rt.block_on(run.release(engine, spec))?;
         }
         scope.finish();
         rt.block_on(run.after_size(spec))?;
     }
     Ok(())
+}
+
+/// The engine list of repeat `repeat` (1-based): each repeat starts one engine
+/// later, so no engine is always measured first (on a fresh disk) or last.
+pub fn rotated(engines: &[EngineKind], repeat: u32) -> Vec<EngineKind> {
+    let mut order = engines.to_vec();
+    if !order.is_empty() {
+        let by = (repeat as usize - 1) % order.len();
+        order.rotate_left(by);
+    }
+    order
 }
 
 /// `blobrace measure`: warm up for a fixed time, then measure for a fixed time.
@@ -82,12 +98,7 @@ impl Driver for FixedTime {
 }
 
 impl SizeScope for &FixedTime {
-    fn drive(
-        &mut self,
-        rt: &Runtime,
-        _engine: EngineKind,
-        prepared: &mut Prepared,
-    ) -> Result<Driven> {
+    fn drive(&mut self, rt: &Runtime, _label: &str, prepared: &mut Prepared) -> Result<Driven> {
         let measured = rt.block_on(prepared.fetch_loop.run_for(self.warm_up, self.measure));
         match measured {
             Ok(()) => Ok(Driven::Measured {
@@ -98,4 +109,21 @@ impl SizeScope for &FixedTime {
     }
 
     fn finish(self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_repeat_starts_one_engine_later() {
+        let engines: Vec<EngineKind> = ["floor", "fs", "sqlite"]
+            .iter()
+            .map(|n| n.parse().unwrap())
+            .collect();
+        let names = |r| -> Vec<&str> { rotated(&engines, r).iter().map(|e| e.name()).collect() };
+        assert_eq!(names(1), ["floor", "fs", "sqlite"]);
+        assert_eq!(names(2), ["fs", "sqlite", "floor"]);
+        assert_eq!(names(4), ["floor", "fs", "sqlite"]);
+    }
 }

@@ -63,6 +63,7 @@ pub mod server;
 pub mod server_caps;
 pub mod size;
 pub mod stats;
+pub mod steady;
 pub mod store;
 pub mod summary;
 

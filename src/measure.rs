@@ -155,6 +155,54 @@ impl<E: Engine> FetchLoop<E> {
         Ok(timed)
     }
 
+    /// Steady state, step 2 (see `steady`): warm-up fetches in rounds of at least
+    /// `ROUND_MIN` and `ROUND_MIN_FETCHES` until the last rounds' hit ratios agree,
+    /// or `limit` passes. Without a disk counter hits are unknown: it runs
+    /// `STABLE_ROUNDS` rounds and says steadiness was not judged.
+    pub async fn settle(&mut self, limit: Duration) -> Result<Settled> {
+        let started = Instant::now();
+        let fetches_before = self.warm_up.count();
+        let mut rounds: Vec<(u64, u64)> = Vec::new();
+        let known = self.warm_up.disk_bytes.is_some();
+        let (converged, tolerance) = loop {
+            let round_started = Instant::now();
+            let (hits0, n0) = (self.warm_up.hits.len(), self.warm_up.count());
+            while round_started.elapsed() < crate::steady::ROUND_MIN
+                || self.warm_up.count() - n0 < crate::steady::ROUND_MIN_FETCHES
+            {
+                self.run(1, Phase::WarmUp).await?;
+                if started.elapsed() >= limit {
+                    break;
+                }
+            }
+            rounds.push((self.warm_up.hits.len() - hits0, self.warm_up.count() - n0));
+            if !known {
+                if rounds.len() >= crate::steady::STABLE_ROUNDS || started.elapsed() >= limit {
+                    break (None, None);
+                }
+                continue;
+            }
+            let (stable, tolerance) = crate::steady::stable(&rounds);
+            if stable {
+                break (Some(true), Some(tolerance));
+            }
+            if started.elapsed() >= limit {
+                break (Some(false), Some(tolerance));
+            }
+        };
+        Ok(Settled {
+            round_hit_ratios: rounds
+                .iter()
+                .filter(|_| known)
+                .map(|&(h, n)| h as f64 / n.max(1) as f64)
+                .collect(),
+            converged,
+            tolerance,
+            fetches: self.warm_up.count() - fetches_before,
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+
     /// Without criterion: warm up for `warm_up`, then measure for `measure`
     /// (each at least one fetch), in small batches so the clock is checked often.
     pub async fn run_for(&mut self, warm_up: Duration, measure: Duration) -> Result<()> {
@@ -169,6 +217,15 @@ impl<E: Engine> FetchLoop<E> {
         }
         Ok(())
     }
+}
+
+/// What `FetchLoop::settle` did.
+pub struct Settled {
+    pub round_hit_ratios: Vec<f64>,
+    pub converged: Option<bool>,
+    pub tolerance: Option<f64>,
+    pub fetches: u64,
+    pub seconds: f64,
 }
 
 /// Tells, inside criterion's `iter_custom`, whether a call is warm-up or measurement.

@@ -18,6 +18,7 @@ use crate::load::LoadReport;
 use crate::machine::MachineFacts;
 use crate::size::format_bytes;
 use crate::stats::Summary;
+use crate::steady::{CacheState, SteadyReport};
 
 pub const RESULTS_SCHEMA_VERSION: u32 = 1;
 
@@ -134,10 +135,50 @@ pub struct DatasetFacts {
     pub location: String,
 }
 
+/// Which measurement of an engine at a size this is: its cache state, and which
+/// repeat of the engine list (1-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Scenario {
+    pub cache: CacheState,
+    pub repeat: u32,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Self {
+            cache: CacheState::Cold,
+            repeat: 1,
+        }
+    }
+}
+
+impl Scenario {
+    /// `sqlite-raw`, `sqlite-raw.steady`, `sqlite-raw.cold.r2`: criterion's id and
+    /// the terminal's name (the plain name for a cold first repeat, as before). No
+    /// `/`: criterion splits ids and names directories on it.
+    pub fn label(self, engine: EngineKind, run_caches: &[CacheState], repeats: u32) -> String {
+        let mut label = engine.name().to_string();
+        if run_caches.len() > 1 || self.cache != CacheState::Cold {
+            label = format!("{label}.{}", self.cache.name());
+        }
+        if repeats > 1 {
+            label = format!("{label}.r{}", self.repeat);
+        }
+        label
+    }
+}
+
 /// One engine at one size class.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EngineResult {
     pub engine: EngineKind,
+    /// Cache state and repeat (results from before them: cold, repeat 1).
+    #[serde(flatten)]
+    pub scenario: Scenario,
+    /// How steady state was reached and whether it was (steady results only).
+    #[serde(default)]
+    pub steady: Option<SteadyReport>,
     pub size_bytes: u64,
     pub size: String,
     pub dataset: DatasetFacts,
@@ -188,11 +229,46 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 impl RunResults {
-    /// The result of one engine at one size class, if it was measured.
+    /// The result of one engine at one size class, if it was measured (the first
+    /// scenario's: use on a `view` where a run has several).
     pub fn result(&self, engine: EngineKind, size_bytes: u64) -> Option<&EngineResult> {
         self.results
             .iter()
             .find(|r| r.engine == engine && r.size_bytes == size_bytes)
+    }
+
+    /// Another engine's result in the same scenario and size as `r` (the floor of the
+    /// same round, an ORM engine's raw twin).
+    pub fn twin(&self, r: &EngineResult, engine: EngineKind) -> Option<&EngineResult> {
+        self.results.iter().find(|o| {
+            o.engine == engine && o.size_bytes == r.size_bytes && o.scenario == r.scenario
+        })
+    }
+
+    /// The cache states measured, in the order of the run.
+    pub fn caches(&self) -> Vec<CacheState> {
+        let mut caches: Vec<CacheState> = self.results.iter().map(|r| r.scenario.cache).collect();
+        caches.sort();
+        caches.dedup();
+        caches
+    }
+
+    /// Repeats of the engine list in the results.
+    pub fn repeats(&self) -> u32 {
+        self.results
+            .iter()
+            .map(|r| r.scenario.repeat)
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// The run as if it had measured one cache state once: its first repeat. The
+    /// report draws one view per cache state; repeats show as their spread.
+    pub fn view(&self, cache: CacheState) -> RunResults {
+        let mut view = self.clone();
+        view.results
+            .retain(|r| r.scenario.cache == cache && r.scenario.repeat == 1);
+        view
     }
 
     pub fn dir(&self) -> PathBuf {

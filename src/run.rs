@@ -21,13 +21,15 @@ use crate::machine::MachineFacts;
 use crate::measure::FetchLoop;
 use crate::report::export::{AnyExporter, Csv};
 use crate::results::{
-    DatasetFacts, EngineResult, RESULTS_SCHEMA_VERSION, Regime, RunResults, new_run_id,
+    DatasetFacts, EngineResult, RESULTS_SCHEMA_VERSION, Regime, RunResults, Scenario, new_run_id,
     write_atomic,
 };
 use crate::server_caps::ServerCaps;
+use crate::size::format_bytes;
 use crate::stats::format_ns;
+use crate::steady::{AnyGauge, CacheGauge, CacheState, CgroupGauge, ServerGauge, SteadyReport};
 use crate::store::{Store, StoreKind};
-use crate::summary::interval_label;
+use crate::summary::{interval_label, unavailable_or};
 
 /// One engine at one size class, ready to measure: opened cold, counters attached.
 pub struct Prepared {
@@ -38,6 +40,9 @@ pub struct Prepared {
     container: Option<ContainerWatch>,
     /// The disk probed before the warm-up (None: probing off).
     disk_before: Option<Result<DiskProbe, String>>,
+    pub scenario: Scenario,
+    /// How steady state was reached (steady scenarios).
+    steady: Option<SteadyReport>,
 }
 
 impl Prepared {
@@ -247,8 +252,14 @@ impl Run {
     }
 
     /// Evict the engine's dataset from the page cache, open the engine on it, and
-    /// attach the counters that see its storage reads.
-    pub async fn prepare(&self, engine: EngineKind, spec: DatasetSpec) -> Result<Prepared> {
+    /// attach the counters that see its storage reads. For a steady scenario, then
+    /// prefill its cache and warm it up until the hit ratio is steady (`steady`).
+    pub async fn prepare(
+        &self,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        scenario: Scenario,
+    ) -> Result<Prepared> {
         let at = self.config().locations();
         // Pages of datasets measured earlier are charged to this cgroup too and would
         // shrink the cache left for this engine: empty the cap's cache first, then make
@@ -264,6 +275,32 @@ impl Run {
         eviction.cgroup_reclaim = cgroup_reclaim;
         eviction.cgroup_cache_after_bytes = cap::cgroup_page_cache_bytes(&self.results.cap);
         let disk_before = self.probe_disk(spec);
+        let steady_start = match scenario.cache {
+            CacheState::Cold => None,
+            CacheState::Steady => {
+                let (mut gauge, limit) = self.gauge(engine).await?;
+                let prefill = crate::steady::prefill(
+                    &mut store,
+                    &mut gauge,
+                    Some(limit),
+                    self.config().steady_limit,
+                )
+                .await
+                .with_context(|| format!("{}: the steady-state prefill failed", engine.name()))?;
+                eprintln!(
+                    "{} {}: prefilled {} in {:.1} s ({}); cache {} -> {}",
+                    engine.name(),
+                    spec.size,
+                    format_bytes(prefill.bytes_read),
+                    prefill.seconds,
+                    prefill.stopped,
+                    unavailable_or(prefill.cache_bytes_before.map(format_bytes)),
+                    unavailable_or(prefill.cache_bytes_after.map(format_bytes)),
+                );
+                Some((gauge, limit, prefill, crate::steady::stored_bytes(&store)))
+            }
+        };
+        drop(store);
         let opened = engine.open(&at, spec).await?;
         // A server reads in its own container: this process's /proc/self/io never
         // sees that, its container's processes do. Opened after the engine, so the
@@ -278,13 +315,91 @@ impl Run {
                 engine.name()
             );
         }
+        let started_at = crate::now_rfc3339();
+        let mut fetch_loop = FetchLoop::new(opened, engine.name(), spec, disk);
+        let steady = match steady_start {
+            None => None,
+            Some((mut gauge, limit, prefill, stored)) => {
+                let settled = fetch_loop.settle(self.config().steady_limit).await?;
+                let cached = gauge.cached_bytes().await;
+                let report = SteadyReport {
+                    prefill,
+                    settle_fetches: settled.fetches,
+                    settle_seconds: settled.seconds,
+                    round_hit_ratios: settled.round_hit_ratios,
+                    converged: settled.converged,
+                    tolerance: settled.tolerance,
+                    model_hit_ratio: crate::steady::model_hit_ratio(cached, stored),
+                    model_basis: format!("{} ÷ {} stored", gauge.basis(), format_bytes(stored)),
+                    fits_in_memory: stored <= limit,
+                };
+                eprintln!(
+                    "{} {}: settled after {} fetches in {:.1} s: {}; hit ratio {}, model {}{}",
+                    engine.name(),
+                    spec.size,
+                    report.settle_fetches,
+                    report.settle_seconds,
+                    match report.converged {
+                        Some(true) => "steady",
+                        Some(false) => "NOT steady (time limit)",
+                        None => "steadiness unknown (no disk counter)",
+                    },
+                    unavailable_or(
+                        report
+                            .round_hit_ratios
+                            .last()
+                            .map(|r| format!("{:.1}%", r * 100.0))
+                    ),
+                    unavailable_or(report.model_hit_ratio.map(|r| format!("{:.1}%", r * 100.0))),
+                    if report.fits_in_memory {
+                        " (the dataset fits in the cache: fits in memory)"
+                    } else {
+                        ""
+                    },
+                );
+                Some(report)
+            }
+        };
         Ok(Prepared {
-            fetch_loop: FetchLoop::new(opened, engine.name(), spec, disk),
+            fetch_loop,
             eviction,
-            started_at: crate::now_rfc3339(),
+            started_at,
             container,
             disk_before,
+            scenario,
+            steady,
         })
+    }
+
+    /// The gauge of the cache an engine reads through, and that cache's limit: the
+    /// memory cap of this process or of the server's container (else the machine's RAM).
+    async fn gauge(&self, engine: EngineKind) -> Result<(AnyGauge, u64)> {
+        let ram = self.results.machine.ram_bytes;
+        let Some(server) = engine.store().server() else {
+            let cap = &self.results.cap;
+            let limit = cap.memory_limit_bytes.unwrap_or(ram);
+            return Ok((AnyGauge::Cgroup(CgroupGauge(cap.clone())), limit));
+        };
+        let docker = crate::docker::connect().await?;
+        let (container_id, container_name, _) = crate::docker::find_service(&docker, server.name())
+            .await?
+            .with_context(|| format!("no running compose container for {}", server.name()))?;
+        let url = server.require_url(self.config().locations().server_url(server))?;
+        let limit = self
+            .cap_of(engine)
+            .await
+            .and_then(|c| c.memory_limit_bytes)
+            .unwrap_or(ram);
+        Ok((
+            AnyGauge::Server(ServerGauge {
+                docker,
+                container_id,
+                container_name,
+                server,
+                url,
+            }),
+            limit,
+        ))
     }
 
     /// Probe the disk with O_DIRECT reads of this size class's block from a local
@@ -368,6 +483,8 @@ impl Run {
         };
         let result = EngineResult {
             engine,
+            scenario: prepared.scenario,
+            steady: prepared.steady.clone(),
             size_bytes: spec.size.bytes(),
             size: spec.size.to_string(),
             dataset: DatasetFacts {
@@ -390,7 +507,7 @@ impl Run {
             started_at: prepared.started_at.clone(),
             finished_at: crate::now_rfc3339(),
         };
-        eprintln!("{}", one_line(&result));
+        eprintln!("{}", one_line(&result, self.config()));
         if let Some(changed) = result.disk_probes.as_ref().and_then(DiskProbes::changed) {
             eprintln!("note: {}: {changed}", engine.name());
         }
@@ -427,11 +544,11 @@ impl Run {
     }
 }
 
-fn one_line(r: &EngineResult) -> String {
+fn one_line(r: &EngineResult, config: &RunConfig) -> String {
     let m = &r.measured;
     format!(
         "{:<13} {:>7}: n={} mean {} p50 {} ({}) p99 {} ({}) p99.9 {} | hit ratio {} | disk/fetch {} | disk probe {} | {}",
-        r.engine.name(),
+        r.scenario.label(r.engine, &config.cache, config.repeat),
         r.size,
         m.count,
         format_ns(m.latency.mean_ns),

@@ -21,6 +21,10 @@ pub fn interval_label(interval: Option<Interval>) -> String {
 pub struct SummaryRow {
     pub run_id: String,
     pub engine: EngineKind,
+    /// "cold" or "steady".
+    pub cache: &'static str,
+    /// Which repeat of the engine list (1-based).
+    pub repeat: u32,
     pub size: String,
     pub size_bytes: u64,
     pub rows: u64,
@@ -54,13 +58,16 @@ pub struct SummaryRow {
     pub floor_p99_ratio: Option<f64>,
     /// The disk probe's p50 before → after the engine, or why there is none.
     pub disk_probe: String,
+    /// Steady results: whether the hit ratio settled (None: cold, or not judged).
+    pub steady_converged: Option<bool>,
+    /// Steady results: the model's hit ratio (cache held ÷ dataset).
+    pub model_hit_ratio: Option<f64>,
 }
 
 /// What SeaORM adds over the raw driver at one size: p50 difference in ns (may be
 /// negative within noise). None for engines without a raw twin in the run.
-pub fn orm_cost_ns(run: &RunResults, engine: EngineKind, size_bytes: u64) -> Option<f64> {
-    let orm = run.result(engine, size_bytes)?;
-    let raw = run.result(engine.raw_twin()?, size_bytes)?;
+pub fn orm_cost_ns(run: &RunResults, orm: &EngineResult) -> Option<f64> {
+    let raw = run.twin(orm, orm.engine.raw_twin()?)?;
     Some(orm.measured.latency.p50_ns as f64 - raw.measured.latency.p50_ns as f64)
 }
 
@@ -89,6 +96,8 @@ impl SummaryRow {
         Self {
             run_id: run.run_id.clone(),
             engine: r.engine,
+            cache: r.scenario.cache.name(),
+            repeat: r.scenario.repeat,
             size: r.size.clone(),
             size_bytes: r.size_bytes,
             rows: r.dataset.rows,
@@ -104,7 +113,7 @@ impl SummaryRow {
             miss_p50_ns: m.misses.map(|h| h.p50_ns),
             miss_p99_ns: m.misses.map(|h| h.p99_ns),
             disk_bytes_per_fetch: m.disk_bytes_per_fetch,
-            orm_cost_ns: orm_cost_ns(run, r.engine, r.size_bytes),
+            orm_cost_ns: orm_cost_ns(run, r),
             criterion_samples: r.criterion_samples,
             memory_cap: cap(|c| c.memory_label()),
             cpu_cap: cap(|c| c.cpu_label()),
@@ -113,18 +122,19 @@ impl SummaryRow {
             p50_interval: m.intervals.as_ref().and_then(|i| i.p50),
             p90_interval: m.intervals.as_ref().and_then(|i| i.p90),
             p99_interval: m.intervals.as_ref().and_then(|i| i.p99),
-            floor_p50_ratio: floor_ratio(run, r.engine, r.size_bytes).map(|f| f.0),
-            floor_p99_ratio: floor_ratio(run, r.engine, r.size_bytes).map(|f| f.1),
+            floor_p50_ratio: floor_ratio(run, r).map(|f| f.0),
+            floor_p99_ratio: floor_ratio(run, r).map(|f| f.1),
             disk_probe: Self::disk_probe_label(r),
+            steady_converged: r.steady.as_ref().and_then(|s| s.converged),
+            model_hit_ratio: r.steady.as_ref().and_then(|s| s.model_hit_ratio),
         }
     }
 }
 
-/// Engine / floor at one size in the same run: (p50 ratio, p99 ratio). None without
-/// both results.
-pub fn floor_ratio(run: &RunResults, engine: EngineKind, size: u64) -> Option<(f64, f64)> {
-    let e = run.result(engine, size)?;
-    let f = run.result(EngineKind::floor(), size)?;
+/// Engine / floor at one size in the same round (scenario) of the run: (p50 ratio,
+/// p99 ratio). None without both results.
+pub fn floor_ratio(run: &RunResults, e: &EngineResult) -> Option<(f64, f64)> {
+    let f = run.twin(e, EngineKind::floor())?;
     let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
     Some((
         ratio(e.measured.latency.p50_ns, f.measured.latency.p50_ns)?,
@@ -136,17 +146,17 @@ pub fn unavailable_or(value: Option<String>) -> String {
     value.unwrap_or_else(|| "unavailable".into())
 }
 
-/// Rows of a run, by size, then in the suite's engine order.
+/// Rows of a run, by size, then in the suite's engine order, then scenario.
 pub fn rows(run: &RunResults) -> Vec<SummaryRow> {
     let mut rows: Vec<SummaryRow> = run.results.iter().map(|r| SummaryRow::of(run, r)).collect();
-    rows.sort_by_key(|r| (r.size_bytes, r.engine));
+    rows.sort_by_key(|r| (r.size_bytes, r.engine, r.cache, r.repeat));
     rows
 }
 
 /// The rows as the plain table printed at the end of a run.
 pub fn terminal_table(run: &RunResults) -> String {
     let mut out = format!(
-        "\nrun {} — cap: memory {}, cpu {}\n{:<13} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n",
+        "\nrun {} — cap: memory {}, cpu {}\n{:<20} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n",
         run.run_id,
         run.cap.memory_label(),
         run.cap.cpu_label(),
@@ -161,9 +171,16 @@ pub fn terminal_table(run: &RunResults) -> String {
         "disk/fetch"
     );
     for r in rows(run) {
+        let mut name = r.engine.name().to_string();
+        if run.caches().len() > 1 || r.cache != "cold" {
+            name = format!("{name}.{}", r.cache);
+        }
+        if run.repeats() > 1 {
+            name = format!("{name}.r{}", r.repeat);
+        }
         out.push_str(&format!(
-            "{:<13} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n",
-            r.engine.name(),
+            "{:<20} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n",
+            name,
             r.size,
             r.fetches,
             format_ns(r.mean_ns),

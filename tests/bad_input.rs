@@ -196,3 +196,19 @@ fn a_cap_too_small_for_the_largest_blob_is_refused_before_loading() {
     assert!(err.contains("raise --cap"), "{err}");
     drop(root);
 }
+
+#[test]
+fn unknown_cache_state() {
+    let (root, err) = rejects(&["--cache", "warm"], "invalid value 'warm' for '--cache");
+    assert!(
+        err.contains("cold") && err.contains("steady") && err.contains("both"),
+        "{err}"
+    );
+    assert!(files_under(root.path()).is_empty());
+}
+
+#[test]
+fn zero_repeats() {
+    let (root, _) = rejects(&["--repeat", "0"], "invalid value '0' for '--repeat");
+    assert!(files_under(root.path()).is_empty());
+}

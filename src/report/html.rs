@@ -12,6 +12,7 @@ use super::data::{SizeJudgement, engines, sizes, verdict as engine_verdict};
 use crate::results::{EngineResult, RegimeVerdict, RunResults};
 use crate::size::format_bytes;
 use crate::stats::format_ns;
+use crate::steady::CacheState;
 use crate::summary::floor_ratio;
 use crate::summary::{SummaryRow, rows};
 
@@ -78,6 +79,9 @@ fn warnings(run: &RunResults) -> Vec<String> {
                 esc(why)
             ));
         }
+        if let Some(problem) = r.steady.as_ref().and_then(|s| s.problem()) {
+            w.push(format!("{who}: {}.", esc(&problem)));
+        }
         if r.regime.verdict != RegimeVerdict::DiskBound {
             w.push(format!(
                 "{who}: the dataset ({}) <b>fits in memory</b> ({:.2}x {}): this measures the cache, not the disk.",
@@ -108,7 +112,7 @@ fn relative(from_dir: &Path, to: &Path) -> Option<String> {
 }
 
 /// criterion's own report for one benchmark, when `cargo bench` left one.
-fn criterion_link(run_dir: &Path, r: &EngineResult) -> Option<String> {
+fn criterion_link(run: &RunResults, run_dir: &Path, r: &EngineResult) -> Option<String> {
     // Where criterion writes: $CRITERION_HOME (the compose runner sets it), else
     // <target dir>/criterion.
     let base = std::env::var_os("CRITERION_HOME")
@@ -121,7 +125,10 @@ fn criterion_link(run_dir: &Path, r: &EngineResult) -> Option<String> {
         });
     let report = base
         .join(format!("fetch-{}", r.size))
-        .join(r.engine.name())
+        .join(
+            r.scenario
+                .label(r.engine, &run.config.cache, run.config.repeat),
+        )
         .join(&r.size)
         .join("report/index.html");
     report
@@ -204,15 +211,161 @@ fn figures(charts: &[AnyChart], section: Section) -> String {
         .collect()
 }
 
+/// Where a page sits in its run: `page` draws one cache state's view of it.
+pub struct PageContext<'a> {
+    /// The whole run: every cache state and repeat.
+    pub full: &'a RunResults,
+    pub cache: CacheState,
+    /// The cache state of the run directory's own page.
+    pub primary: CacheState,
+    /// From this page's directory to the run directory: "" or "../".
+    pub to_run_dir: &'a str,
+}
+
+/// Which cache state this page shows, and links to the others.
+fn scenario_line(context: &PageContext) -> String {
+    let what = |c: CacheState| match c {
+        CacheState::Cold => {
+            "<b>cold</b>: each engine measured right after its dataset was evicted from every cache, so its cache fills while it is measured"
+        }
+        CacheState::Steady => {
+            "<b>steady state</b>: each engine's cache prefilled until full, then warm-up fetches until its hit ratio was stable, before measuring (see the steady-state table)"
+        }
+    };
+    let others: Vec<String> = context
+        .full
+        .caches()
+        .into_iter()
+        .filter(|&c| c != context.cache)
+        .map(|c| {
+            let href = if c == context.primary {
+                format!("{}index.html", context.to_run_dir)
+            } else {
+                format!("{}{}/index.html", context.to_run_dir, c.name())
+            };
+            format!("<a href=\"{href}\">the {} report</a>", c.name())
+        })
+        .collect();
+    let mut line = format!("<p id=cache-state>Cache: {}.", what(context.cache));
+    if !others.is_empty() {
+        let _ = write!(line, " Also measured in this run: {}.", others.join(", "));
+    }
+    line.push_str("</p>\n");
+    line
+}
+
+/// Steady results: how the cache was filled and settled, the hit ratio reached
+/// against the model's (cache held ÷ dataset).
+fn steady_table(run: &RunResults) -> String {
+    let steady: Vec<&EngineResult> = run.results.iter().filter(|r| r.steady.is_some()).collect();
+    if steady.is_empty() {
+        return String::new();
+    }
+    let mut p = String::from(
+        "<h2 id=steady>Steady state</h2>\n<p>Before measuring, each engine's cache was prefilled with random chunks of its own data (read from inside its cap) until it stopped growing, then warmed up with fetches in rounds (≥1 s and ≥200 fetches each) until the hit ratio of the last three rounds agreed (within ±2 points, or two standard errors where rounds are small). The model: a uniform random read hits with probability cache held ÷ dataset.</p>\n<table><tr><th class=l>engine</th><th>size</th><th>prefill read</th><th>prefill s</th><th class=l>prefill stopped</th><th>settling fetches</th><th>settling s</th><th>steady?</th><th>hit ratio (last round)</th><th>measured hit ratio</th><th>model</th><th class=l>model's cache figure</th></tr>\n",
+    );
+    for size in sizes(run) {
+        for r in steady.iter().filter(|r| r.size_bytes == size) {
+            let st = r.steady.as_ref().expect("filtered");
+            let pct = |v: Option<f64>| opt_label(v.map(|v| format!("{:.1}%", v * 100.0)));
+            let converged = match st.converged {
+                Some(true) => "<span class=good>yes</span>".to_string(),
+                Some(false) => "<span class=bad>no (time limit)</span>".to_string(),
+                None => "<span class=muted>not judged</span>".to_string(),
+            };
+            let _ = writeln!(
+                p,
+                "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td class=l>{}</td><td>{}</td><td>{:.1}</td><td>{converged}</td><td>{}</td><td>{}</td><td>{}{}</td><td class=l>{}</td></tr>",
+                r.engine.name(),
+                r.size,
+                format_bytes(st.prefill.bytes_read),
+                st.prefill.seconds,
+                esc(&st.prefill.stopped),
+                st.settle_fetches,
+                st.settle_seconds,
+                pct(st.round_hit_ratios.last().copied()),
+                pct(r.measured.hit_ratio),
+                pct(st.model_hit_ratio),
+                if st.fits_in_memory {
+                    " <span class=muted>(fits in memory)</span>"
+                } else {
+                    ""
+                },
+                esc(&st.model_basis),
+            );
+        }
+    }
+    p.push_str("</table>\n");
+    p
+}
+
+/// With `--repeat K`: each result's p50 and p99 in every repeat, and their spread
+/// (largest ÷ smallest − 1), from the whole run, for this page's cache state.
+fn repeats_table(context: &PageContext) -> String {
+    let full = context.full;
+    if full.repeats() < 2 {
+        return String::new();
+    }
+    let mut p = format!(
+        "<h2 id=repeats>Repeats</h2>\n<p>The engine list was measured {} times, each repeat starting one engine later. The charts and tables above show repeat 1; here is how far the repeats spread (largest ÷ smallest − 1). A difference between engines smaller than their spread is not a difference.</p>\n<table><tr><th class=l>engine</th><th>size</th><th>p50 per repeat</th><th>p50 spread</th><th>p99 per repeat</th><th>p99 spread</th></tr>\n",
+        full.repeats()
+    );
+    let view = full.view(context.cache);
+    for size in sizes(&view) {
+        for engine in engines(&view) {
+            let all: Vec<&EngineResult> = full
+                .results
+                .iter()
+                .filter(|r| {
+                    r.engine == engine && r.size_bytes == size && r.scenario.cache == context.cache
+                })
+                .collect();
+            if all.is_empty() {
+                continue;
+            }
+            let cells = |pick: fn(&EngineResult) -> u64| {
+                let values: Vec<u64> = all.iter().map(|r| pick(r)).collect();
+                let list = values
+                    .iter()
+                    .map(|&v| format_ns(v as f64))
+                    .collect::<Vec<_>>()
+                    .join(" · ");
+                let (lo, hi) = (
+                    values.iter().min().copied().unwrap_or(0),
+                    values.iter().max().copied().unwrap_or(0),
+                );
+                let spread = if lo > 0 {
+                    format!("{:.0}%", (hi as f64 / lo as f64 - 1.0) * 100.0)
+                } else {
+                    "—".into()
+                };
+                (list, spread)
+            };
+            let (p50s, p50_spread) = cells(|r| r.measured.latency.p50_ns);
+            let (p99s, p99_spread) = cells(|r| r.measured.latency.p99_ns);
+            let _ = writeln!(
+                p,
+                "<tr><td class=l>{}</td><td>{}</td><td>{p50s}</td><td>{p50_spread}</td><td>{p99s}</td><td>{p99_spread}</td></tr>",
+                engine.name(),
+                format_bytes(size)
+            );
+        }
+    }
+    p.push_str("</table>\n");
+    p
+}
+
 pub fn page(
     run: &RunResults,
     run_dir: &Path,
     charts: &[AnyChart],
     comparison: Option<&Comparison>,
     options: &ReportOptions,
+    context: &PageContext,
 ) -> String {
     let rows = rows(run);
     let mut p = header(run);
+    p.push_str(&scenario_line(context));
     p.push_str(&verdict(run, options));
     p.push_str(&warnings_box(run));
     if let Some(c) = comparison {
@@ -229,9 +382,15 @@ pub fn page(
     p.push_str("<h2 id=disk>Disk reads and loading</h2>\n");
     p.push_str(&figures(charts, Section::Disk));
     p.push_str(&loads(run));
+    p.push_str(&steady_table(run));
+    p.push_str(&repeats_table(context));
     p.push_str("<h2 id=table>All measurements</h2>\n");
     p.push_str(&table(&rows));
-    p.push_str("<p>Also as <a href=\"summary.csv\">summary.csv</a> and <a href=\"summary.json\">summary.json</a>; everything in <a href=\"results.json\">results.json</a>.</p>\n");
+    let _ = writeln!(
+        p,
+        "<p>Also as <a href=\"{to}summary.csv\">summary.csv</a> and <a href=\"{to}summary.json\">summary.json</a> (every cache state and repeat); everything in <a href=\"{to}results.json\">results.json</a>.</p>",
+        to = context.to_run_dir
+    );
     p.push_str(&environment(run, run_dir));
     // For people and for the report test: did every chart load and draw?
     p.push_str("<script>window.addEventListener('load',()=>{const imgs=[...document.querySelectorAll('img.chart')];const ok=imgs.filter(i=>i.complete&&i.naturalWidth>0);document.body.dataset.chartsLoaded=ok.length+'/'+imgs.length;document.body.dataset.chartBoxes=JSON.stringify(imgs.map(i=>{const r=i.getBoundingClientRect();return[Math.round(r.left),Math.round(r.top+window.scrollY),Math.round(r.width),Math.round(r.height)]}));});</script>\n</body></html>\n");
@@ -288,7 +447,10 @@ fn verdict(run: &RunResults, options: &ReportOptions) -> String {
                 format_ns(iv.hi_ns)
             );
         }
-        let (r50, r99) = match floor_ratio(run, engine, 64 << 10) {
+        let (r50, r99) = match run
+            .result(engine, 64 << 10)
+            .and_then(|r| floor_ratio(run, r))
+        {
             Some((a, b)) => (format!("{a:.2}x"), format!("{b:.2}x")),
             None => ("<span class=muted>not measured</span>".into(), "".into()),
         };
@@ -387,7 +549,7 @@ fn environment(run: &RunResults, run_dir: &Path) -> String {
     for size in sizes(run) {
         for engine in engines(run) {
             if let Some(r) = run.result(engine, size) {
-                p.push_str(&environment_row(r, run_dir));
+                p.push_str(&environment_row(run, r, run_dir));
             }
         }
     }
@@ -447,7 +609,7 @@ fn server_fits(run: &RunResults) -> String {
         .join("<br>")
 }
 
-fn environment_row(r: &EngineResult, run_dir: &Path) -> String {
+fn environment_row(run: &RunResults, r: &EngineResult, run_dir: &Path) -> String {
     let bad = |label: String| format!("<span class=bad>{label}</span>");
     let (mem, cpu, where_) = match &r.cap {
         Some(c) if c.memory_limit_bytes.is_none() => {
@@ -456,7 +618,7 @@ fn environment_row(r: &EngineResult, run_dir: &Path) -> String {
         Some(c) => (c.memory_label(), c.cpu_label(), c.cgroup.clone()),
         None => (bad("unavailable".into()), "unavailable".into(), "—".into()),
     };
-    let criterion = criterion_link(run_dir, r)
+    let criterion = criterion_link(run, run_dir, r)
         .map(|href| format!("<a href=\"{}\">report</a>", esc(&href)))
         .unwrap_or_else(|| "<span class=muted>none</span>".into());
     format!(

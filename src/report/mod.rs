@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::results::{RunResults, write_atomic};
+use crate::steady::CacheState;
 use charts::AnyChart;
 use compare::Comparison;
 
@@ -104,7 +105,30 @@ pub fn run_dir(results_dir: &Path, run: Option<&str>) -> Result<PathBuf> {
     }
 }
 
-/// Draw every chart, export the summary, write the page and the entry points.
+/// The cache state a run's main page shows: steady where it was measured (what a
+/// long-running service sees), else cold.
+pub fn primary_cache(run: &RunResults) -> CacheState {
+    let caches = run.caches();
+    if caches.contains(&CacheState::Steady) {
+        CacheState::Steady
+    } else {
+        caches.first().copied().unwrap_or_default()
+    }
+}
+
+/// Where a cache state's page and charts go: the run directory for the main one,
+/// `<run-dir>/<cache>/` for another.
+pub fn page_dir(run_dir: &Path, cache: CacheState, primary: CacheState) -> PathBuf {
+    if cache == primary {
+        run_dir.to_path_buf()
+    } else {
+        run_dir.join(cache.name())
+    }
+}
+
+/// Draw every chart, export the summary, write the page(s) and the entry points:
+/// one page per cache state measured (`RunResults::view`), each the whole report
+/// of that state; repeats appear as their spread.
 pub fn render(
     run_dir: &Path,
     baseline: Option<&Path>,
@@ -112,30 +136,45 @@ pub fn render(
 ) -> Result<Rendered> {
     let started = Instant::now();
     let run = load_run(run_dir)?;
-    let comparison = match baseline {
-        Some(dir) => Some(Comparison::of(&load_run(dir)?, &run, options.noise)),
-        None => None,
-    };
-    let charts = AnyChart::all_for(&run, options.target_p99.as_nanos() as u64);
-    for chart in &charts {
-        chart
-            .render(&run, run_dir)
-            .with_context(|| format!("cannot draw {}", chart.file_stem()))?;
-    }
+    let baseline = baseline.map(load_run).transpose()?;
     let rows = crate::summary::rows(&run);
     for exporter in export::AnyExporter::ALL {
         let path = run_dir.join(format!("summary.{}", exporter.extension()));
         write_atomic(&path, &exporter.serialize(&rows)?)?;
     }
-    let page = html::page(&run, run_dir, &charts, comparison.as_ref(), options);
-    let index = run_dir.join("index.html");
-    write_atomic(&index, page.as_bytes())?;
+    let primary = primary_cache(&run);
+    let mut drawn = 0;
+    for cache in run.caches() {
+        let view = run.view(cache);
+        let dir = page_dir(run_dir, cache, primary);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let comparison = baseline.as_ref().map(|b| {
+            // The baseline's same cache state; a baseline from before cache states is cold.
+            Comparison::of(&b.view(cache), &view, options.noise)
+        });
+        let charts = AnyChart::all_for(&view, options.target_p99.as_nanos() as u64);
+        for chart in &charts {
+            chart
+                .render(&view, &dir)
+                .with_context(|| format!("cannot draw {}", chart.file_stem()))?;
+        }
+        drawn += charts.len();
+        let context = html::PageContext {
+            full: &run,
+            cache,
+            primary,
+            to_run_dir: if dir == run_dir { "" } else { "../" },
+        };
+        let page = html::page(&view, &dir, &charts, comparison.as_ref(), options, &context);
+        write_atomic(&dir.join("index.html"), page.as_bytes())?;
+    }
     if let Some(results_dir) = run_dir.parent() {
         write_entry_points(results_dir)?;
     }
     Ok(Rendered {
-        index,
-        charts: charts.len(),
+        index: run_dir.join("index.html"),
+        charts: drawn,
         seconds: started.elapsed().as_secs_f64(),
     })
 }

@@ -93,6 +93,21 @@ impl ServerDb for Mariadb {
         own_memory_bytes(largest_blob) + MIN_POOL_BYTES
     }
 
+    /// InnoDB copies an off-page BLOB in whole to evaluate LENGTH().
+    fn read_range_sql(&self, first: u64, last: u64) -> String {
+        format!(
+            "SELECT CAST(COALESCE(SUM(LENGTH(data)), 0) AS SIGNED) AS n FROM blobs WHERE id BETWEEN {first} AND {last}"
+        )
+    }
+
+    /// The buffer pool is the process's own memory, not page cache (and InnoDB reads
+    /// with O_DIRECT, so the page cache holds little of the data).
+    fn private_cache_sql(&self) -> Option<&'static str> {
+        Some(
+            "SELECT CAST(VARIABLE_VALUE AS SIGNED) AS n FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'INNODB_BUFFER_POOL_BYTES_DATA'",
+        )
+    }
+
     fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
         &[
             ("server_version", "SELECT CAST(VERSION() AS CHAR)"),

@@ -110,6 +110,16 @@ pub trait ServerDb: Sync {
         0
     }
 
+    /// A query reading the blobs with ids `first..=last` all the way through the
+    /// server's read path (into its own cache and its container's page cache),
+    /// returning their total length as `n`: the steady-state prefill.
+    fn read_range_sql(&self, first: u64, last: u64) -> String;
+    /// A query returning, as `n`, bytes of data the server caches outside the page
+    /// cache (memory its container's `cache` figure does not count); None if none.
+    fn private_cache_sql(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Version and settings that shape reads: (key, query returning one value).
     fn settings_queries(&self) -> &'static [(&'static str, &'static str)];
     /// Where its data files live inside its container (a shell word): a cold start

@@ -111,6 +111,15 @@ impl ServerDb for Postgres {
         (cap_bytes / 8) >> 20 << 20
     }
 
+    /// `length()` of a TOASTed value reads only its header; `get_byte` detoasts the
+    /// whole value, as a fetch does. shared_buffers are shared memory, which the
+    /// container's `cache` figure already counts: no private cache.
+    fn read_range_sql(&self, first: u64, last: u64) -> String {
+        format!(
+            "SELECT COALESCE(SUM(length(data) + 0 * get_byte(data, 0)), 0)::bigint AS n FROM blobs WHERE id BETWEEN {first} AND {last}"
+        )
+    }
+
     fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
         &[
             ("server_version", "SELECT version()"),

@@ -177,6 +177,10 @@ impl Store for FloorStore {
         })
     }
 
+    async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {
+        super::read_file_chunk(&self.path, at, bytes)
+    }
+
     async fn remove(&mut self) -> Result<()> {
         self.file = None;
         for p in [self.path.clone(), self.manifest_path()] {

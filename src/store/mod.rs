@@ -118,6 +118,10 @@ pub trait Store {
     async fn id_range(&mut self) -> Result<IdRange>;
     /// Delete the dataset.
     async fn remove(&mut self) -> Result<()>;
+    /// Read about `bytes` of the dataset starting at fraction `at` (0..1) of it, the
+    /// way its engines' caches keep it, for the steady-state prefill (`steady.rs`).
+    /// Returns the bytes read.
+    async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64>;
 }
 
 pub enum AnyStore {
@@ -175,6 +179,38 @@ impl Store for AnyStore {
     async fn remove(&mut self) -> Result<()> {
         each_store!(self, s => s.remove().await)
     }
+    async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {
+        each_store!(self, s => s.read_chunk(at, bytes).await)
+    }
+}
+
+/// Read `bytes` of a file from fraction `at` of it (page-aligned) through the page
+/// cache, so its pages are charged to this process's cgroup: the cache a page-cache
+/// engine (SQLite, the floor) reads from.
+pub(crate) fn read_file_chunk(path: &Path, at: f64, bytes: u64) -> Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let len = file.metadata()?.len();
+    let offset = ((at * len.saturating_sub(bytes) as f64) as u64) & !4095;
+    let mut buf = vec![0u8; bytes.min(len) as usize];
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], offset + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        }
+    }
+    Ok(done as u64)
+}
+
+/// The ids a chunk of `bytes` at fraction `at` covers: at least one row.
+pub(crate) fn chunk_ids(spec: &DatasetSpec, at: f64, bytes: u64) -> std::ops::RangeInclusive<u64> {
+    let count = bytes.div_ceil(spec.size.bytes()).clamp(1, spec.rows);
+    let first = 1 + ((at * (spec.rows - count + 1) as f64) as u64).min(spec.rows - count);
+    first..=first + count - 1
 }
 
 /// Rows per batch so that one batch holds about `target_bytes` (at least one row).

@@ -235,6 +235,13 @@ impl Store for ServerStore {
         })
     }
 
+    async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {
+        let ids = super::chunk_ids(&self.spec, at, bytes);
+        let sql = self.server.read_range_sql(*ids.start(), *ids.end());
+        let db = self.connect_namespace().await?;
+        Ok(Self::count(db, sql).await?.max(0) as u64)
+    }
+
     async fn id_range(&mut self) -> Result<IdRange> {
         let db = self.connect_namespace().await?;
         orm::id_range(db).await

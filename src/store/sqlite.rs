@@ -250,6 +250,10 @@ impl Store for SqliteStore {
         orm::id_range(db).await
     }
 
+    async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {
+        super::read_file_chunk(&self.path, at, bytes)
+    }
+
     async fn remove(&mut self) -> Result<()> {
         if let Some(db) = self.db.take() {
             db.close().await?;

@@ -11,6 +11,16 @@ use crate::summary::unavailable_or;
 
 pub struct Csv;
 
+/// A steady-state figure: "n/a" for a cold result (it does not apply), else the
+/// value or "unavailable".
+fn steady(r: &SummaryRow, value: Option<String>) -> String {
+    if r.cache == "cold" {
+        "n/a".into()
+    } else {
+        unavailable_or(value)
+    }
+}
+
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     unavailable_or(v.map(|v| v.to_string()))
 }
@@ -22,14 +32,16 @@ impl Exporter for Csv {
 
     fn serialize(&self, rows: &[SummaryRow]) -> Result<Vec<u8>> {
         let mut out = String::from(
-            "run_id,engine,size,size_bytes,rows,fetches,mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,hit_ratio,hit_p50_ns,miss_p50_ns,miss_p99_ns,disk_bytes_per_fetch,orm_cost_ns,criterion_samples,memory_cap,cpu_cap,regime_ratio,regime,p50_lo_ns,p50_hi_ns,p90_lo_ns,p90_hi_ns,p99_lo_ns,p99_hi_ns,floor_p50_ratio,floor_p99_ratio,disk_probe_p50\n",
+            "run_id,engine,cache,repeat,size,size_bytes,rows,fetches,mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,hit_ratio,hit_p50_ns,miss_p50_ns,miss_p99_ns,disk_bytes_per_fetch,orm_cost_ns,criterion_samples,memory_cap,cpu_cap,regime_ratio,regime,p50_lo_ns,p50_hi_ns,p90_lo_ns,p90_hi_ns,p99_lo_ns,p99_hi_ns,floor_p50_ratio,floor_p99_ratio,disk_probe_p50,steady_converged,model_hit_ratio\n",
         );
         for r in rows {
             writeln!(
                 out,
-                "{},{},{},{},{},{},{:.0},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{:.0},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{},{},{},{},{},{},{},{},{},{},{},{}",
                 r.run_id,
                 r.engine,
+                r.cache,
+                r.repeat,
                 r.size,
                 r.size_bytes,
                 r.rows,
@@ -60,6 +72,8 @@ impl Exporter for Csv {
                 opt(r.floor_p50_ratio.map(|x| format!("{x:.3}"))),
                 opt(r.floor_p99_ratio.map(|x| format!("{x:.3}"))),
                 r.disk_probe,
+                steady(r, r.steady_converged.map(|c| c.to_string())),
+                steady(r, r.model_hit_ratio.map(|x| format!("{x:.4}"))),
             )?;
         }
         Ok(out.into_bytes())

@@ -42,6 +42,9 @@ pub struct SummaryRow {
     pub disk_bytes_per_fetch: Option<f64>,
     /// SeaORM's p50 minus the raw driver's on the same table, for ORM engines.
     pub orm_cost_ns: Option<f64>,
+    /// Whether that difference is real: the two p50s' 95% intervals do not overlap.
+    /// None: no ORM engine, or an interval is missing (too few fetches to judge).
+    pub orm_cost_real: Option<bool>,
     pub criterion_samples: Option<u64>,
     /// The cap the engine ran under: a size, "uncapped", or "unavailable" (not observable).
     pub memory_cap: String,
@@ -69,6 +72,14 @@ pub struct SummaryRow {
 pub fn orm_cost_ns(run: &RunResults, orm: &EngineResult) -> Option<f64> {
     let raw = run.twin(orm, orm.engine.raw_twin()?)?;
     Some(orm.measured.latency.p50_ns as f64 - raw.measured.latency.p50_ns as f64)
+}
+
+/// Whether the ORM engine's p50 differs from its raw twin's beyond chance: their
+/// 95% intervals do not overlap. None when either has no interval.
+pub fn orm_cost_real(run: &RunResults, orm: &EngineResult) -> Option<bool> {
+    let raw = run.twin(orm, orm.engine.raw_twin()?)?;
+    let p50 = |r: &EngineResult| r.measured.intervals.as_ref().and_then(|i| i.p50);
+    Some(!p50(orm)?.overlaps(&p50(raw)?))
 }
 
 impl SummaryRow {
@@ -114,6 +125,7 @@ impl SummaryRow {
             miss_p99_ns: m.misses.map(|h| h.p99_ns),
             disk_bytes_per_fetch: m.disk_bytes_per_fetch,
             orm_cost_ns: orm_cost_ns(run, r),
+            orm_cost_real: orm_cost_real(run, r),
             criterion_samples: r.criterion_samples,
             memory_cap: cap(|c| c.memory_label()),
             cpu_cap: cap(|c| c.cpu_label()),

@@ -46,7 +46,11 @@ fn load_verify_measure_every_engine() {
 
     let measure = run(
         root.path(),
-        &args("measure", &["--warmup", "100ms", "--measure", "300ms"]),
+        // Cold only: the steady state has tests of its own (tests/steady.rs).
+        &args(
+            "measure",
+            &["--warmup", "100ms", "--measure", "300ms", "--cache", "cold"],
+        ),
     );
     assert!(measure.status.success(), "{}", stderr(&measure));
 
@@ -177,6 +181,8 @@ fn drop_after_loads_measures_and_drops_one_size_class_at_a_time() {
             "--measure",
             "100ms",
             "--drop-after",
+            "--cache",
+            "cold",
         ],
     );
     let err = stderr(&out);

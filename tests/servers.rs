@@ -625,3 +625,61 @@ fn a_cap_too_small_for_mariadbs_largest_blob_is_refused_before_anything_changes(
         before
     );
 }
+
+#[test]
+fn a_steady_run_fills_each_servers_cache_through_the_server() {
+    let Some((_servers, urls)) = servers_or_skip("the servers' steady state") else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    // 384 MiB of data against 256 MiB containers: the caches can be filled, not the data held.
+    let out = run_s(
+        root.path(),
+        &with_servers(
+            &[
+                "measure",
+                "--engines",
+                "postgres-raw,mariadb-raw",
+                "--sizes",
+                "64KiB",
+                "--dataset-bytes",
+                "384MiB",
+                "--cap",
+                "256MiB",
+                "--cache",
+                "steady",
+                "--steady-limit",
+                "60s",
+                "--warmup",
+                "50ms",
+                "--measure",
+                "300ms",
+            ],
+            &urls,
+        ),
+    );
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let (_, json) = only_run(root.path());
+    let results = json["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for r in results {
+        let s = &r["steady"];
+        assert_eq!(r["cache"], "steady", "{r}");
+        let stopped = s["prefill"]["stopped"].as_str().unwrap();
+        assert!(stopped.starts_with("full"), "{}: {s}", r["engine"]);
+        // What the server's cache holds grew by the prefill: read from its container.
+        let before = s["prefill"]["cache_bytes_before"].as_u64().unwrap();
+        let after = s["prefill"]["cache_bytes_after"].as_u64().unwrap();
+        assert!(after > before + (32 << 20), "{}: {s}", r["engine"]);
+        assert!(
+            s["model_basis"].as_str().unwrap().contains("container"),
+            "{s}"
+        );
+        let model = s["model_hit_ratio"].as_f64().unwrap();
+        assert!((0.05..=0.75).contains(&model), "{}: {s}", r["engine"]);
+        // Hits are known (the container's reads are counted), so steadiness is judged.
+        assert!(s["converged"].is_boolean(), "{s}");
+        assert!(r["measured"]["hit_ratio"].as_f64().unwrap() > 0.0, "{r}");
+    }
+}

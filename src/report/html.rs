@@ -171,9 +171,19 @@ fn row(r: &SummaryRow) -> String {
             _ => "<span class=muted>no floor</span>".into(),
         },
         esc(&r.disk_probe),
-        r.orm_cost_ns
-            .map(|d| format!("{}{}", if d < 0.0 { "−" } else { "+" }, format_ns(d.abs())))
-            .unwrap_or_else(|| "<span class=muted>—</span>".into()),
+        match (r.orm_cost_ns, r.orm_cost_real) {
+            (None, _) => "<span class=muted>—</span>".to_string(),
+            (Some(d), real) => format!(
+                "{}{}<br><small class=muted>{}</small>",
+                if d < 0.0 { "−" } else { "+" },
+                format_ns(d.abs()),
+                match real {
+                    Some(true) => "beyond the intervals: real",
+                    Some(false) => "intervals overlap: not a difference",
+                    None => "no interval: cannot judge",
+                }
+            ),
+        },
         match r.criterion_samples {
             Some(s) => format!("{} ({} criterion samples)", r.fetches, s),
             None => r.fetches.to_string(),

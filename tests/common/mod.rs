@@ -18,6 +18,8 @@ pub fn blobrace() -> Command {
     cmd.env("BLOBRACE_COMPOSE_ENV", "/nonexistent/compose.env");
     // Short disk probes: a test measures for a fraction of a second, not 1 s per probe.
     cmd.env("BLOBRACE_DISK_PROBE", "30ms");
+    // Cold only unless a test asks (`--cache`): the steady state is tested on its own.
+    cmd.env("BLOBRACE_CACHE", "cold");
     cmd
 }
 

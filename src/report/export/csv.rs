@@ -32,12 +32,12 @@ impl Exporter for Csv {
 
     fn serialize(&self, rows: &[SummaryRow]) -> Result<Vec<u8>> {
         let mut out = String::from(
-            "run_id,engine,cache,repeat,size,size_bytes,rows,fetches,mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,hit_ratio,hit_p50_ns,miss_p50_ns,miss_p99_ns,disk_bytes_per_fetch,orm_cost_ns,criterion_samples,memory_cap,cpu_cap,regime_ratio,regime,p50_lo_ns,p50_hi_ns,p90_lo_ns,p90_hi_ns,p99_lo_ns,p99_hi_ns,floor_p50_ratio,floor_p99_ratio,disk_probe_p50,steady_converged,model_hit_ratio\n",
+            "run_id,engine,cache,repeat,size,size_bytes,rows,fetches,mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,hit_ratio,hit_p50_ns,miss_p50_ns,miss_p99_ns,disk_bytes_per_fetch,orm_cost_ns,orm_cost_real,criterion_samples,memory_cap,cpu_cap,regime_ratio,regime,p50_lo_ns,p50_hi_ns,p90_lo_ns,p90_hi_ns,p99_lo_ns,p99_hi_ns,floor_p50_ratio,floor_p99_ratio,disk_probe_p50,steady_converged,model_hit_ratio\n",
         );
         for r in rows {
             writeln!(
                 out,
-                "{},{},{},{},{},{},{},{},{:.0},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{:.0},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{},{},{},{},{},{},{},{},{},{},{},{}",
                 r.run_id,
                 r.engine,
                 r.cache,
@@ -58,6 +58,7 @@ impl Exporter for Csv {
                 opt(r.miss_p99_ns),
                 opt(r.disk_bytes_per_fetch.map(|d| format!("{d:.0}"))),
                 opt(r.orm_cost_ns.map(|d| format!("{d:.0}"))),
+                opt(r.orm_cost_real),
                 opt(r.criterion_samples),
                 r.memory_cap,
                 r.cpu_cap,

@@ -42,8 +42,8 @@ pub struct SummaryRow {
     pub disk_bytes_per_fetch: Option<f64>,
     /// SeaORM's p50 minus the raw driver's on the same table, for ORM engines.
     pub orm_cost_ns: Option<f64>,
-    /// Whether that difference is real: the two p50s' 95% intervals do not overlap.
-    /// None: no ORM engine, or an interval is missing (too few fetches to judge).
+    /// Whether that difference is real: every repeat's ORM p50 on the same side of
+    /// every repeat's raw p50 (`orm_cost_real`). None: no ORM engine, or one repeat.
     pub orm_cost_real: Option<bool>,
     pub criterion_samples: Option<u64>,
     /// The cap the engine ran under: a size, "uncapped", or "unavailable" (not observable).
@@ -74,12 +74,32 @@ pub fn orm_cost_ns(run: &RunResults, orm: &EngineResult) -> Option<f64> {
     Some(orm.measured.latency.p50_ns as f64 - raw.measured.latency.p50_ns as f64)
 }
 
-/// Whether the ORM engine's p50 differs from its raw twin's beyond chance: their
-/// 95% intervals do not overlap. None when either has no interval.
+/// Whether the ORM engine's p50 differs from its raw twin's beyond chance. One
+/// measurement's interval cannot say: it covers the noise within a measurement, not
+/// between measurements (two back-to-back quick runs had disjoint p50 intervals for
+/// more than half of the results, and "real" ORM costs of either sign). So it takes
+/// repeats (`--repeat`): real only when every repeat's ORM p50 lies on the same side
+/// of every repeat's raw p50. None with fewer than two repeats of both.
 pub fn orm_cost_real(run: &RunResults, orm: &EngineResult) -> Option<bool> {
-    let raw = run.twin(orm, orm.engine.raw_twin()?)?;
-    let p50 = |r: &EngineResult| r.measured.intervals.as_ref().and_then(|i| i.p50);
-    Some(!p50(orm)?.overlaps(&p50(raw)?))
+    let raw_engine = orm.engine.raw_twin()?;
+    let p50s = |engine| -> Vec<u64> {
+        run.results
+            .iter()
+            .filter(|r| {
+                r.engine == engine
+                    && r.size_bytes == orm.size_bytes
+                    && r.scenario.cache == orm.scenario.cache
+            })
+            .map(|r| r.measured.latency.p50_ns)
+            .collect()
+    };
+    let (orms, raws) = (p50s(orm.engine), p50s(raw_engine));
+    if orms.len() < 2 || raws.len() < 2 {
+        return None;
+    }
+    let (orm_lo, orm_hi) = (orms.iter().min()?, orms.iter().max()?);
+    let (raw_lo, raw_hi) = (raws.iter().min()?, raws.iter().max()?);
+    Some(orm_hi < raw_lo || raw_hi < orm_lo)
 }
 
 impl SummaryRow {

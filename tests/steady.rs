@@ -148,7 +148,7 @@ fn repeats_rotate_the_engine_list_and_report_their_spread() {
         &[
             "measure",
             "--engines",
-            "floor,fs",
+            "floor,fs,sqlite,sqlite-raw",
             "--sizes",
             "4KiB",
             "--dataset-bytes",
@@ -171,8 +171,34 @@ fn repeats_rotate_the_engine_list_and_report_their_spread() {
         .iter()
         .map(|r| format!("{}.r{}", r["engine"].as_str().unwrap(), r["repeat"]))
         .collect();
-    // The list (in the suite's order: fs, floor), then rotated by one.
-    assert_eq!(order, ["fs.r1", "floor.r1", "floor.r2", "fs.r2"]);
+    // The list (in the suite's order), then rotated by one.
+    assert_eq!(
+        order,
+        [
+            "sqlite.r1",
+            "sqlite-raw.r1",
+            "fs.r1",
+            "floor.r1",
+            "sqlite-raw.r2",
+            "fs.r2",
+            "floor.r2",
+            "sqlite.r2"
+        ]
+    );
+    // With two repeats the ORM cost is judged (true or false), never "unavailable".
+    let csv = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "orm_cost_real").unwrap();
+    let judged: Vec<&str> = csv
+        .lines()
+        .filter(|l| l.split(',').nth(1) == Some("sqlite"))
+        .map(|l| l.split(',').nth(col).unwrap())
+        .collect();
+    assert_eq!(judged.len(), 2, "{csv}");
+    assert!(
+        judged.iter().all(|v| *v == "true" || *v == "false"),
+        "{csv}"
+    );
     let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
     assert!(page.contains("id=repeats"), "the page shows the spread");
     // The tables show repeat 1 only: one row per engine in the size's table.

@@ -178,9 +178,9 @@ fn row(r: &SummaryRow) -> String {
                 if d < 0.0 { "−" } else { "+" },
                 format_ns(d.abs()),
                 match real {
-                    Some(true) => "beyond the intervals: real",
-                    Some(false) => "intervals overlap: not a difference",
-                    None => "no interval: cannot judge",
+                    Some(true) => "every repeat on the same side: real",
+                    Some(false) => "repeats overlap: not a difference",
+                    None => "one repeat: cannot judge (--repeat 3)",
                 }
             ),
         },

@@ -285,7 +285,7 @@ fn steady_table(run: &RunResults) -> String {
             };
             let _ = writeln!(
                 p,
-                "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td class=l>{}</td><td>{}</td><td>{:.1}</td><td>{converged}</td><td>{}</td><td>{}</td><td>{}{}</td><td class=l>{}</td></tr>",
+                "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td class=l>{}</td><td>{}</td><td>{:.1}</td><td>{converged}</td><td>{}</td><td>{}</td><td>{}{}</td><td class=\"l w\">{}</td></tr>",
                 r.engine.name(),
                 r.size,
                 format_bytes(st.prefill.bytes_read),

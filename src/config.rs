@@ -71,14 +71,6 @@ impl CacheChoice {
             CacheChoice::Both => vec![CacheState::Cold, CacheState::Steady],
         }
     }
-
-    fn name(self) -> &'static str {
-        match self {
-            CacheChoice::Cold => "cold",
-            CacheChoice::Steady => "steady",
-            CacheChoice::Both => "both",
-        }
-    }
 }
 
 impl Profile {
@@ -333,7 +325,7 @@ pub struct RunArgs {
     pub measure: Option<Duration>,
 
     #[arg(long, env = "BLOBRACE_CACHE", value_enum,
-          help = preset_help("Cache state each engine is measured in: cold (right after eviction), steady (prefilled until the cache is full, then warmed up until the hit ratio is stable), or both.", |p| p.cache.name().to_string()))]
+          help = preset_help("Cache state each engine is measured in: cold (right after eviction), steady (prefilled until the cache is full, then warmed up until the hit ratio is stable), or both.", |p| p.cache.to_possible_value().expect("no skipped variants").get_name().to_string()))]
     pub cache: Option<CacheChoice>,
 
     #[arg(long, env = "BLOBRACE_STEADY_LIMIT", value_parser = parse_duration,

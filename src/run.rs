@@ -26,7 +26,7 @@ use crate::results::{
 };
 use crate::server_caps::ServerCaps;
 use crate::size::format_bytes;
-use crate::stats::format_ns;
+use crate::stats::{format_ns, hit_ratio_label};
 use crate::steady::{AnyGauge, CacheGauge, CacheState, CgroupGauge, ServerGauge, SteadyReport};
 use crate::store::{Store, StoreKind};
 use crate::summary::{interval_label, unavailable_or};
@@ -350,7 +350,7 @@ impl Run {
                             .last()
                             .map(|r| format!("{:.1}%", r * 100.0))
                     ),
-                    unavailable_or(report.model_hit_ratio.map(|r| format!("{:.1}%", r * 100.0))),
+                    hit_ratio_label(report.model_hit_ratio),
                     if report.fits_in_memory {
                         " (the dataset fits in the cache: fits in memory)"
                     } else {

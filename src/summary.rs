@@ -25,6 +25,9 @@ pub struct SummaryRow {
     pub cache: &'static str,
     /// Which repeat of the engine list (1-based).
     pub repeat: u32,
+    /// The engine's name in its scenario (`Scenario::label`): the terminal's row name.
+    #[serde(skip)]
+    pub label: String,
     pub size: String,
     pub size_bytes: u64,
     pub rows: u64,
@@ -129,6 +132,9 @@ impl SummaryRow {
             engine: r.engine,
             cache: r.scenario.cache.name(),
             repeat: r.scenario.repeat,
+            label: r
+                .scenario
+                .label(r.engine, &run.config.cache, run.config.repeat),
             size: r.size.clone(),
             size_bytes: r.size_bytes,
             rows: r.dataset.rows,
@@ -203,16 +209,9 @@ pub fn terminal_table(run: &RunResults) -> String {
         "disk/fetch"
     );
     for r in rows(run) {
-        let mut name = r.engine.name().to_string();
-        if run.caches().len() > 1 || r.cache != "cold" {
-            name = format!("{name}.{}", r.cache);
-        }
-        if run.repeats() > 1 {
-            name = format!("{name}.r{}", r.repeat);
-        }
         out.push_str(&format!(
             "{:<20} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n",
-            name,
+            r.label,
             r.size,
             r.fetches,
             format_ns(r.mean_ns),

@@ -219,8 +219,11 @@ fn report(args: ReportArgs) -> Result<()> {
         .transpose()?;
     let options = ReportOptions { target_p99, noise };
     if let Some(dir) = &baseline {
-        let comparison = report::compare::Comparison::of(&report::load_run(dir)?, &run, noise);
-        print!("{}", comparison.table());
+        let baseline = report::load_run(dir)?;
+        for cache in run.caches() {
+            let comparison = report::compare::Comparison::of(&baseline, &run, cache, noise);
+            print!("{}", comparison.table());
+        }
     }
     let rendered = report::render(&run_dir, baseline.as_deref(), &options)?;
     eprintln!(

@@ -245,6 +245,24 @@ impl RunResults {
         })
     }
 
+    /// One engine at one size and cache state pooled over every repeat measured.
+    pub fn pooled(
+        &self,
+        engine: EngineKind,
+        size_bytes: u64,
+        cache: CacheState,
+    ) -> crate::stats::Pooled {
+        let repeats: Vec<&Summary> = self
+            .results
+            .iter()
+            .filter(|r| {
+                r.engine == engine && r.size_bytes == size_bytes && r.scenario.cache == cache
+            })
+            .map(|r| &r.measured)
+            .collect();
+        crate::stats::pool(&repeats)
+    }
+
     /// The cache states measured, in the order of the run.
     pub fn caches(&self) -> Vec<CacheState> {
         let mut caches: Vec<CacheState> = self.results.iter().map(|r| r.scenario.cache).collect();

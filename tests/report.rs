@@ -11,22 +11,30 @@ use common::{blobrace, only_run, run, stderr, stdout};
 
 /// A small real run (two sizes, two engines) whose report `measure` wrote.
 fn quick_run(root: &Path, sizes: &str) -> (PathBuf, serde_json::Value) {
+    quick_run_with(root, sizes, &[])
+}
+
+fn quick_run_with(root: &Path, sizes: &str, extra: &[&str]) -> (PathBuf, serde_json::Value) {
     let out = run(
         root,
         &[
-            "measure",
-            "--engines",
-            "sqlite,floor",
-            "--sizes",
-            sizes,
-            "--dataset-bytes",
-            "2MiB",
-            "--warmup",
-            "50ms",
-            // 1s: five 200 ms windows, the fewest a p99 interval (and verdict) needs.
-            "--measure",
-            "1100ms",
-        ],
+            &[
+                "measure",
+                "--engines",
+                "sqlite,floor",
+                "--sizes",
+                sizes,
+                "--dataset-bytes",
+                "2MiB",
+                "--warmup",
+                "50ms",
+                // 1s: five 200 ms windows, the fewest a p99 interval (and verdict) needs.
+                "--measure",
+                "1100ms",
+            ],
+            extra,
+        ]
+        .concat(),
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
@@ -273,4 +281,46 @@ fn a_baseline_with_other_sizes_compares_the_overlap_and_says_the_rest() {
     );
     let page = std::fs::read_to_string(target.join("index.html")).unwrap();
     assert!(page.contains("id=compare"), "the page shows the comparison");
+}
+
+#[test]
+fn runs_with_repeats_are_compared_pooled_over_them() {
+    let root = tempfile::tempdir().unwrap();
+    let (_, base) = quick_run_with(root.path(), "64KiB", &["--repeat", "2"]);
+    let other = tempfile::tempdir().unwrap();
+    let (new_dir, new) = quick_run_with(other.path(), "64KiB", &["--repeat", "2"]);
+    assert_eq!(
+        new["results"].as_array().unwrap().len(),
+        4,
+        "2 engines x 2 repeats"
+    );
+    let moved = root
+        .path()
+        .join("results")
+        .join(new_dir.file_name().unwrap());
+    std::fs::rename(&new_dir, &moved).unwrap();
+    let out = blobrace()
+        .args(["report", "--run", new["run_id"].as_str().unwrap()])
+        .args(["--baseline", base["run_id"].as_str().unwrap()])
+        .arg("--results-dir")
+        .arg(root.path().join("results"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = stdout(&out);
+    // Each engine's p50 is judged on both runs' two repeats, pooled.
+    let p50_rows: Vec<&str> = table.lines().filter(|l| l.contains(" p50 ")).collect();
+    assert_eq!(p50_rows.len(), 2, "{table}");
+    for row in p50_rows {
+        assert!(row.ends_with("[repeats 2/2]"), "{row}\n{table}");
+    }
+    let page = std::fs::read_to_string(moved.join("index.html")).unwrap();
+    assert!(
+        page.contains("repeats 2/2"),
+        "the page says what a mark rests on"
+    );
+    assert!(
+        page.contains("pooled p50 (95% interval)"),
+        "the repeats table pools"
+    );
 }

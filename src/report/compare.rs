@@ -1,15 +1,22 @@
-//! Two runs side by side: the ratio current / baseline per (engine, size,
-//! percentile). p50, p90 and p99 are a change only where their 95% intervals do not
-//! overlap; where either has too few fetches for one, the change cannot be judged.
-//! The mean and p99.9 have no intervals and are shown, never marked. Only results
-//! recorded before intervals existed fall back to the old rule (a ratio beyond
-//! 1 ± noise). Only what both runs measured is compared; the rest is listed.
+//! Two runs side by side, one cache state at a time: the ratio current / baseline
+//! per (engine, size, percentile). p50, p90 and p99 are a change only where their
+//! 95% intervals do not overlap. Where both runs repeated the engine list
+//! (`--repeat`), the figures and intervals are pooled over the repeats
+//! (`stats::interval::pooled`): they cover how far whole runs disagree. Otherwise
+//! they are one measurement's, which cover only the noise inside it; two quick runs
+//! minutes apart disagreed beyond them on 19 of 32 p50s, so such a mark is said to be
+//! "within one measurement". Where either has too few fetches for an interval, the
+//! change cannot be judged. The mean and p99.9 have no intervals and are shown,
+//! never marked. Only results recorded before intervals existed fall back to the old
+//! rule (a ratio beyond 1 ± noise). Only what both runs measured is compared; the
+//! rest is listed.
 
 use crate::engine::EngineKind;
 use crate::report::data::{engines, sizes};
 use crate::results::RunResults;
 use crate::size::format_bytes;
-use crate::stats::Interval;
+use crate::stats::{Interval, Pooled};
+use crate::steady::CacheState;
 
 #[derive(Debug, Clone)]
 pub struct Change {
@@ -27,10 +34,16 @@ pub struct Change {
 /// What a change was judged on.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum JudgedBy {
-    /// The 95% intervals of both runs.
+    /// The 95% intervals of one measurement in each run: noise within it only.
     Intervals {
         baseline: Interval,
         current: Interval,
+    },
+    /// The 95% intervals pooled over each run's repeats (how many in each).
+    Repeats {
+        baseline: Interval,
+        current: Interval,
+        repeats: (usize, usize),
     },
     /// A ratio beyond 1 ± noise: results from before intervals existed.
     Noise,
@@ -69,6 +82,31 @@ pub fn judge_change(
     }
 }
 
+/// Percentile `q` of two runs pooled over their repeats: (baseline, current,
+/// verdict, basis); None where either has no figure at all.
+fn judge_pooled(
+    baseline: &Pooled,
+    current: &Pooled,
+    q: f64,
+) -> Option<(f64, f64, Option<ChangeVerdict>, JudgedBy)> {
+    let (bv, cv) = (baseline.get(q)?, current.get(q)?);
+    let judged = match (baseline.intervals.get(q), current.intervals.get(q)) {
+        (Some(b), Some(c)) => {
+            let (verdict, _) = judge_change(cv / bv, Some(b), Some(c), true, None);
+            (
+                verdict,
+                JudgedBy::Repeats {
+                    baseline: b,
+                    current: c,
+                    repeats: (baseline.repeats, current.repeats),
+                },
+            )
+        }
+        _ => (None, JudgedBy::NotJudged),
+    };
+    Some((bv, cv, judged.0, judged.1))
+}
+
 impl Change {
     /// "slower", "faster", "" (no change) or "not judged" (no intervals to judge by).
     pub fn mark(&self) -> &'static str {
@@ -76,6 +114,18 @@ impl Change {
             (Some(v), _) => v.word(),
             (None, JudgedBy::NotJudged) => "not judged",
             _ => "",
+        }
+    }
+
+    /// What the mark rests on, for the table: "repeats 3/3", "1 measurement".
+    pub fn basis(&self) -> String {
+        match self.judged_by {
+            JudgedBy::Repeats {
+                repeats: (b, c), ..
+            } => format!("repeats {b}/{c}"),
+            JudgedBy::Intervals { .. } => "1 measurement".into(),
+            JudgedBy::Noise => "±noise (old results)".into(),
+            JudgedBy::NotJudged | JudgedBy::Shown => String::new(),
         }
     }
 }
@@ -99,6 +149,7 @@ impl ChangeVerdict {
 pub struct Comparison {
     pub baseline_id: String,
     pub current_id: String,
+    pub cache: CacheState,
     pub noise: f64,
     pub changes: Vec<Change>,
     /// (engine, size) measured in only one of the runs, said in words.
@@ -106,21 +157,32 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    pub fn of(baseline: &RunResults, current: &RunResults, noise: f64) -> Self {
+    /// Compare the `cache` state of two runs: pooled over repeats where both have
+    /// two or more, else their first repeats.
+    pub fn of(baseline: &RunResults, current: &RunResults, cache: CacheState, noise: f64) -> Self {
+        let (base_view, current_view) = (baseline.view(cache), current.view(cache));
         let mut changes = Vec::new();
         let mut not_compared = Vec::new();
-        let mut all_engines = engines(baseline);
-        all_engines.extend(engines(current));
+        let mut all_engines = engines(&base_view);
+        all_engines.extend(engines(&current_view));
         all_engines.sort();
         all_engines.dedup();
-        let mut all_sizes = sizes(baseline);
-        all_sizes.extend(sizes(current));
+        let mut all_sizes = sizes(&base_view);
+        all_sizes.extend(sizes(&current_view));
         all_sizes.sort();
         all_sizes.dedup();
         for &size in &all_sizes {
             for &engine in &all_engines {
-                match (baseline.result(engine, size), current.result(engine, size)) {
+                match (
+                    base_view.result(engine, size),
+                    current_view.result(engine, size),
+                ) {
                     (Some(b), Some(c)) => {
+                        let pooled = (
+                            baseline.pooled(engine, size, cache),
+                            current.pooled(engine, size, cache),
+                        );
+                        let by_repeats = pooled.0.repeats >= 2 && pooled.1.repeats >= 2;
                         let (bl, cl) = (&b.measured.latency, &c.measured.latency);
                         let legacy =
                             b.measured.intervals.is_none() && c.measured.intervals.is_none();
@@ -134,24 +196,41 @@ impl Comparison {
                             ("p99", Some(0.99), bl.p99_ns as f64, cl.p99_ns as f64),
                             ("p99.9", None, bl.p999_ns as f64, cl.p999_ns as f64),
                         ] {
+                            let (bv, cv, verdict, judged_by) = match q {
+                                Some(q) if by_repeats => {
+                                    match judge_pooled(&pooled.0, &pooled.1, q) {
+                                        Some(judged) => judged,
+                                        None => continue,
+                                    }
+                                }
+                                // Pooled means: every fetch of every repeat.
+                                None if by_repeats && percentile == "mean" => {
+                                    let (bm, cm) = (pooled.0.mean_ns, pooled.1.mean_ns);
+                                    (bm, cm, None, JudgedBy::Shown)
+                                }
+                                // p99.9 needs more fetches than windows can show
+                                // pooled; it stays repeat 1's, shown only.
+                                _ => {
+                                    let (verdict, judged_by) = judge_change(
+                                        cv / bv,
+                                        interval(&b.measured, q),
+                                        interval(&c.measured, q),
+                                        q.is_some(),
+                                        legacy.then_some(noise),
+                                    );
+                                    (bv, cv, verdict, judged_by)
+                                }
+                            };
                             if bv <= 0.0 {
                                 continue;
                             }
-                            let ratio = cv / bv;
-                            let (verdict, judged_by) = judge_change(
-                                ratio,
-                                interval(&b.measured, q),
-                                interval(&c.measured, q),
-                                q.is_some(),
-                                legacy.then_some(noise),
-                            );
                             changes.push(Change {
                                 engine,
                                 size_bytes: size,
                                 percentile,
                                 baseline_ns: bv,
                                 current_ns: cv,
-                                ratio,
+                                ratio: cv / bv,
                                 verdict,
                                 judged_by,
                             });
@@ -174,6 +253,7 @@ impl Comparison {
         Self {
             baseline_id: baseline.run_id.clone(),
             current_id: current.run_id.clone(),
+            cache,
             noise,
             changes,
             not_compared,
@@ -183,9 +263,10 @@ impl Comparison {
     /// The comparison as a plain table for the terminal.
     pub fn table(&self) -> String {
         let mut out = format!(
-            "{} against baseline {} (a change is marked where the 95% intervals do not overlap; results without intervals: beyond ±{:.0}%)\n{:<13} {:>7} {:>6} {:>11} {:>11} {:>7}\n",
+            "{} against baseline {}, {} cache (a change is marked where the 95% intervals do not overlap: pooled over repeats where both runs have them, else within one measurement, which does not cover how runs differ; results without intervals: beyond ±{:.0}%)\n{:<13} {:>7} {:>6} {:>11} {:>11} {:>7}\n",
             self.current_id,
             self.baseline_id,
+            self.cache.name(),
             self.noise * 100.0,
             "engine",
             "size",
@@ -196,14 +277,18 @@ impl Comparison {
         );
         for c in &self.changes {
             out.push_str(&format!(
-                "{:<13} {:>7} {:>6} {:>11} {:>11} {:>6.2}x {}\n",
+                "{:<13} {:>7} {:>6} {:>11} {:>11} {:>6.2}x {} {}\n",
                 c.engine.name(),
                 format_bytes(c.size_bytes),
                 c.percentile,
                 crate::stats::format_ns(c.baseline_ns),
                 crate::stats::format_ns(c.current_ns),
                 c.ratio,
-                c.mark()
+                c.mark(),
+                match c.basis() {
+                    basis if basis.is_empty() => basis,
+                    basis => format!("[{basis}]"),
+                }
             ));
         }
         for n in &self.not_compared {
@@ -235,6 +320,45 @@ mod tests {
         assert_eq!(v, Some(ChangeVerdict::Slower));
         let (v, _) = judge_change(0.5, iv(2.0, 3.0), iv(1.0, 1.5), true, None);
         assert_eq!(v, Some(ChangeVerdict::Faster));
+    }
+
+    fn pooled(repeats: usize, p50: f64, interval: Option<Interval>) -> Pooled {
+        Pooled {
+            repeats,
+            mean_ns: p50,
+            p50_ns: Some(p50),
+            p90_ns: None,
+            p99_ns: None,
+            intervals: crate::stats::Intervals {
+                p50: interval,
+                ..Default::default()
+            },
+        }
+    }
+
+    #[test]
+    fn pooled_repeats_judge_by_their_own_intervals() {
+        // Repeats that spread widely: 20% slower is within them, no change.
+        let base = pooled(3, 1.0e6, iv(0.8e6, 1.3e6));
+        let wider = pooled(3, 1.2e6, iv(0.9e6, 1.5e6));
+        let (b, c, verdict, by) = judge_pooled(&base, &wider, 0.5).unwrap();
+        assert_eq!((b, c, verdict), (1.0e6, 1.2e6, None));
+        assert!(matches!(
+            by,
+            JudgedBy::Repeats {
+                repeats: (3, 3),
+                ..
+            }
+        ));
+        // Repeats that agree tightly: 20% slower is a change.
+        let tight = pooled(2, 1.0e6, iv(0.98e6, 1.02e6));
+        let slower = pooled(2, 1.2e6, iv(1.18e6, 1.22e6));
+        let (.., verdict, _) = judge_pooled(&tight, &slower, 0.5).unwrap();
+        assert_eq!(verdict, Some(ChangeVerdict::Slower));
+        // A pooled figure without an interval cannot be judged; none at all: no row.
+        let (.., verdict, by) = judge_pooled(&tight, &pooled(2, 3.0e6, None), 0.5).unwrap();
+        assert_eq!((verdict, by), (None, JudgedBy::NotJudged));
+        assert!(judge_pooled(&tight, &slower, 0.99).is_none());
     }
 
     #[test]

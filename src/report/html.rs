@@ -317,7 +317,7 @@ fn repeats_table(context: &PageContext) -> String {
         return String::new();
     }
     let mut p = format!(
-        "<h2 id=repeats>Repeats</h2>\n<p>The engine list was measured {} times, each repeat starting one engine later. The charts and tables above show repeat 1; here is how far the repeats spread (largest ÷ smallest − 1). A difference between engines smaller than their spread is not a difference.</p>\n<table><tr><th class=l>engine</th><th>size</th><th>p50 per repeat</th><th>p50 spread</th><th>p99 per repeat</th><th>p99 spread</th></tr>\n",
+        "<h2 id=repeats>Repeats</h2>\n<p>The engine list was measured {} times, each repeat starting one engine later. The charts and tables above show repeat 1; here is how far the repeats spread (largest ÷ smallest − 1), and every repeat's fetches pooled, with 95% intervals that resample whole repeats as well as windows inside them: they cover how much runs differ, where one measurement's interval covers only the noise inside it. A difference between engines whose pooled intervals overlap is not a difference. <code>report --baseline</code> compares pooled figures when both runs have repeats.</p>\n<table><tr><th class=l>engine</th><th>size</th><th>p50 per repeat</th><th>p50 spread</th><th>pooled p50 (95% interval)</th><th>p99 per repeat</th><th>p99 spread</th><th>pooled p99 (95% interval)</th></tr>\n",
         full.repeats()
     );
     let view = full.view(context.cache);
@@ -353,9 +353,15 @@ fn repeats_table(context: &PageContext) -> String {
             };
             let (p50s, p50_spread) = cells(|r| r.measured.latency.p50_ns);
             let (p99s, p99_spread) = cells(|r| r.measured.latency.p99_ns);
+            let pooled = full.pooled(engine, size, context.cache);
+            let pooled_cell = |q: f64| match pooled.get(q) {
+                Some(ns) => with_interval(ns.round() as u64, pooled.intervals.get(q)),
+                None => "—".into(),
+            };
+            let (pooled_p50, pooled_p99) = (pooled_cell(0.5), pooled_cell(0.99));
             let _ = writeln!(
                 p,
-                "<tr><td class=l>{}</td><td>{}</td><td>{p50s}</td><td>{p50_spread}</td><td>{p99s}</td><td>{p99_spread}</td></tr>",
+                "<tr><td class=l>{}</td><td>{}</td><td>{p50s}</td><td>{p50_spread}</td><td>{pooled_p50}</td><td>{p99s}</td><td>{p99_spread}</td><td>{pooled_p99}</td></tr>",
                 engine.name(),
                 format_bytes(size)
             );
@@ -491,8 +497,9 @@ fn warnings_box(run: &RunResults) -> String {
 
 fn against_baseline(c: &Comparison) -> String {
     let mut p = format!(
-        "<h2 id=compare>Against baseline {}</h2><p>Ratio this run / baseline. p50, p90 and p99 are marked as a change only where their 95% intervals do not overlap (\"not judged\": one run had too few fetches for an interval); the mean and p99.9 have no intervals and are not marked. Results recorded before intervals existed: beyond ±{:.0}%.</p><table><tr><th class=l>engine</th><th>size</th><th>stat</th><th>baseline</th><th>this run</th><th>ratio</th></tr>\n",
+        "<h2 id=compare>Against baseline {}</h2><p>Ratio this run / baseline, {} cache. p50, p90 and p99 are marked as a change only where their 95% intervals do not overlap. Where both runs repeated the engine list (<code>--repeat</code>), figures and intervals are pooled over the repeats and cover how much whole runs differ (\"repeats 3/3\"). Otherwise they are one measurement's (\"1 measurement\"): they cover only the noise inside it, and two quick runs minutes apart differed beyond them on most p50s, so treat such a mark as a lead, and confirm it with <code>--repeat 3</code> in both runs. \"not judged\": too few fetches for an interval. The mean and p99.9 are shown, never marked. Results recorded before intervals existed: beyond ±{:.0}%.</p><table><tr><th class=l>engine</th><th>size</th><th>stat</th><th>baseline</th><th>this run</th><th>ratio</th><th class=l>judged by</th></tr>\n",
         esc(&c.baseline_id),
+        c.cache.name(),
         c.noise * 100.0
     );
     for ch in &c.changes {
@@ -510,12 +517,13 @@ fn against_baseline(c: &Comparison) -> String {
         };
         let _ = writeln!(
             p,
-            "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{mark}</td></tr>",
+            "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{mark}</td><td class=l>{}</td></tr>",
             ch.engine.name(),
             format_bytes(ch.size_bytes),
             ch.percentile,
             format_ns(ch.baseline_ns),
-            format_ns(ch.current_ns)
+            format_ns(ch.current_ns),
+            ch.basis()
         );
     }
     p.push_str("</table>\n");

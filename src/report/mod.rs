@@ -151,7 +151,7 @@ pub fn render(
             .with_context(|| format!("cannot create {}", dir.display()))?;
         let comparison = baseline.as_ref().map(|b| {
             // The baseline's same cache state; a baseline from before cache states is cold.
-            Comparison::of(&b.view(cache), &view, options.noise)
+            Comparison::of(b, &run, cache, options.noise)
         });
         let charts = AnyChart::all_for(&view, options.target_p99.as_nanos() as u64);
         for chart in &charts {

@@ -91,14 +91,83 @@ pub fn enough(q: f64, fetches: u64, windows: usize) -> bool {
 /// Block-bootstrap intervals of p50, p90 and p99 over `windows`. Seeded: the same
 /// windows give the same intervals.
 pub fn intervals(windows: &[Window]) -> Intervals {
-    let fetches: u64 = windows.iter().map(|w| w.fetches).sum();
+    bootstrap(&[windows])
+}
+
+/// One engine at one size pooled over the repeats of a run: the percentiles of all
+/// its fetches, with intervals that also cover how far the repeats disagree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pooled {
+    pub repeats: usize,
+    /// The mean of all fetches; 0 until `stats::pool` fills it in (windows keep no sums).
+    pub mean_ns: f64,
+    pub p50_ns: Option<f64>,
+    pub p90_ns: Option<f64>,
+    pub p99_ns: Option<f64>,
+    /// None where fewer than two repeats, or too few fetches or windows.
+    pub intervals: Intervals,
+}
+
+impl Pooled {
+    pub fn get(&self, q: f64) -> Option<f64> {
+        [(0.5, self.p50_ns), (0.9, self.p90_ns), (0.99, self.p99_ns)]
+            .into_iter()
+            .find(|&(at, _)| at == q)
+            .and_then(|(_, v)| v)
+    }
+}
+
+/// Pool the measured windows of each repeat. The interval is a two-level bootstrap:
+/// draw as many repeats as were run (with replacement), then within each drawn
+/// repeat as many of its windows as it has. One measurement's intervals only cover
+/// the noise inside it; two runs minutes apart differ by more (the disk's mood, where
+/// the cache happened to fill), and only resampling whole repeats shows that. With
+/// few repeats the interval is about the range of the repeats: wide, and honest.
+pub fn pooled(repeats: &[&[Window]]) -> Pooled {
+    let mut dense = vec![0u64; fine_bins::count()];
+    let mut total = 0;
+    for w in repeats.iter().flat_map(|r| r.iter()) {
+        for &(i, c) in &w.bins {
+            dense[i as usize] += c;
+        }
+        total += w.fetches;
+    }
+    let intervals = if repeats.len() >= 2 {
+        bootstrap(repeats)
+    } else {
+        Intervals {
+            windows: repeats.iter().map(|r| r.len()).sum(),
+            fetches: total,
+            ..Default::default()
+        }
+    };
+    Pooled {
+        repeats: repeats.len(),
+        mean_ns: 0.0,
+        p50_ns: fine_bins::quantile(&dense, total, 0.5),
+        p90_ns: fine_bins::quantile(&dense, total, 0.9),
+        p99_ns: fine_bins::quantile(&dense, total, 0.99),
+        intervals,
+    }
+}
+
+/// The bootstrap behind both: each resample draws `groups.len()` groups with
+/// replacement (no draw when there is one), then from each drawn group as many of
+/// its windows as it has, merges their fetches and takes the percentiles.
+fn bootstrap(groups: &[&[Window]]) -> Intervals {
+    let n_windows: usize = groups.iter().map(|g| g.len()).sum();
+    let fetches: u64 = groups
+        .iter()
+        .flat_map(|g| g.iter())
+        .map(|w| w.fetches)
+        .sum();
     let mut out = Intervals {
-        windows: windows.len(),
+        windows: n_windows,
         fetches,
         ..Default::default()
     };
     let qs = [0.5, 0.9, 0.99];
-    if !qs.iter().any(|&q| enough(q, fetches, windows.len())) {
+    if !qs.iter().any(|&q| enough(q, fetches, n_windows)) || groups.iter().any(|g| g.is_empty()) {
         return out;
     }
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x626f_6f74_7374_7261);
@@ -107,12 +176,19 @@ pub fn intervals(windows: &[Window]) -> Intervals {
     for _ in 0..RESAMPLES {
         dense.iter_mut().for_each(|c| *c = 0);
         let mut total = 0;
-        for _ in 0..windows.len() {
-            let w = &windows[rng.random_range(0..windows.len())];
-            for &(i, c) in &w.bins {
-                dense[i as usize] += c;
+        for _ in 0..groups.len() {
+            let group = if groups.len() == 1 {
+                groups[0]
+            } else {
+                groups[rng.random_range(0..groups.len())]
+            };
+            for _ in 0..group.len() {
+                let w = &group[rng.random_range(0..group.len())];
+                for &(i, c) in &w.bins {
+                    dense[i as usize] += c;
+                }
+                total += w.fetches;
             }
-            total += w.fetches;
         }
         for (k, &q) in qs.iter().enumerate() {
             if let Some(v) = fine_bins::quantile(&dense, total, q) {
@@ -122,7 +198,7 @@ pub fn intervals(windows: &[Window]) -> Intervals {
     }
     let mut interval = |k: usize| {
         let d = &mut draws[k];
-        if !enough(qs[k], fetches, windows.len()) || d.is_empty() {
+        if !enough(qs[k], fetches, n_windows) || d.is_empty() {
             return None;
         }
         d.sort_by(f64::total_cmp);
@@ -199,6 +275,39 @@ mod tests {
             "{:?}",
             iv.missing_why(0.5)
         );
+    }
+
+    #[test]
+    fn repeats_that_disagree_widen_the_pooled_interval() {
+        // Three repeats, each tight inside itself, at 1.0, 1.3 and 1.6 ms: one
+        // measurement's interval misses the others; the pooled one spans them.
+        let runs: Vec<Vec<Window>> = [1_000_000u64, 1_300_000, 1_600_000]
+            .iter()
+            .map(|&at| windows(10, 200, move |_, i| at + (i % 10) * 1000))
+            .collect();
+        let alone = intervals(&runs[0]).p50.unwrap();
+        assert!(!alone.contains(1.3e6), "{alone:?}");
+        let refs: Vec<&[Window]> = runs.iter().map(|r| r.as_slice()).collect();
+        let all = pooled(&refs);
+        assert_eq!(all.repeats, 3);
+        let p50 = all.intervals.p50.unwrap();
+        assert!(p50.lo_ns < 1.1e6 && p50.hi_ns > 1.5e6, "{p50:?}");
+        // The point is the p50 of all fetches: the middle repeat's.
+        let mid = all.p50_ns.unwrap();
+        assert!((mid / 1.3e6 - 1.0).abs() < 0.03, "{mid}");
+        // Repeats that agree keep it narrow.
+        let same: Vec<&[Window]> = vec![&runs[1], &runs[1], &runs[1]];
+        let p50 = pooled(&same).intervals.p50.unwrap();
+        assert!(p50.hi_ns / p50.lo_ns < 1.03, "{p50:?}");
+    }
+
+    #[test]
+    fn one_repeat_has_a_point_but_no_pooled_interval() {
+        let run = windows(10, 200, |_, i| 1000 + i);
+        let one = pooled(&[&run]);
+        assert!(one.p50_ns.is_some());
+        assert_eq!(one.intervals.p50, None);
+        assert_eq!(one.intervals.fetches, 2000);
     }
 
     #[test]

@@ -8,7 +8,7 @@ pub mod window;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-pub use interval::{Interval, Intervals};
+pub use interval::{Interval, Intervals, Pooled};
 pub use window::{Window, WindowRecorder};
 
 /// Highest latency the histograms resolve; slower fetches are clamped to it (and `max` says so).
@@ -106,6 +106,22 @@ impl FetchStats {
         summary.intervals = Some(interval::intervals(&summary.windows));
         summary
     }
+}
+
+/// The measured fetches of several repeats of one engine at one size, pooled: its
+/// percentiles and intervals over all of them (`interval::pooled`) and their mean.
+pub fn pool(repeats: &[&Summary]) -> Pooled {
+    let windows: Vec<&[Window]> = repeats.iter().map(|s| s.windows.as_slice()).collect();
+    let mut pooled = interval::pooled(&windows);
+    let count: u64 = repeats.iter().map(|s| s.count).sum();
+    if count > 0 {
+        pooled.mean_ns = repeats
+            .iter()
+            .map(|s| s.latency.mean_ns * s.count as f64)
+            .sum::<f64>()
+            / count as f64;
+    }
+    pooled
 }
 
 /// Fetch counts in log-spaced latency bins: what the report draws distributions and

@@ -252,6 +252,17 @@ impl RunResults {
         size_bytes: u64,
         cache: CacheState,
     ) -> crate::stats::Pooled {
+        self.pooled_at(engine, size_bytes, cache, 0.95)
+    }
+
+    /// `pooled` with intervals at `confidence`.
+    pub fn pooled_at(
+        &self,
+        engine: EngineKind,
+        size_bytes: u64,
+        cache: CacheState,
+        confidence: f64,
+    ) -> crate::stats::Pooled {
         let repeats: Vec<&Summary> = self
             .results
             .iter()
@@ -260,7 +271,7 @@ impl RunResults {
             })
             .map(|r| &r.measured)
             .collect();
-        crate::stats::pool(&repeats)
+        crate::stats::pool_at(&repeats, confidence)
     }
 
     /// The cache states measured, in the order of the run.

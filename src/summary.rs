@@ -45,8 +45,8 @@ pub struct SummaryRow {
     pub disk_bytes_per_fetch: Option<f64>,
     /// SeaORM's p50 minus the raw driver's on the same table, for ORM engines.
     pub orm_cost_ns: Option<f64>,
-    /// Whether that difference is real: every repeat's ORM p50 on the same side of
-    /// every repeat's raw p50 (`orm_cost_real`). None: no ORM engine, or one repeat.
+    /// Whether that difference is real: the pooled p50 intervals over the repeats do
+    /// not overlap (`orm_cost_real`). None: no ORM engine, or one repeat.
     pub orm_cost_real: Option<bool>,
     pub criterion_samples: Option<u64>,
     /// The cap the engine ran under: a size, "uncapped", or "unavailable" (not observable).
@@ -81,28 +81,41 @@ pub fn orm_cost_ns(run: &RunResults, orm: &EngineResult) -> Option<f64> {
 /// measurement's interval cannot say: it covers the noise within a measurement, not
 /// between measurements (two back-to-back quick runs had disjoint p50 intervals for
 /// more than half of the results, and "real" ORM costs of either sign). So it takes
-/// repeats (`--repeat`): real only when every repeat's ORM p50 lies on the same side
-/// of every repeat's raw p50. None with fewer than two repeats of both.
+/// repeats (`--repeat`): both engines' p50s pooled over their repeats, with intervals
+/// that resample whole repeats (`stats::interval::pooled`), must not overlap. A run
+/// asks this once per ORM engine, size and cache state, so each interval is at
+/// 1 − 5%/m for m such questions (Bonferroni): "every repeat on the same side", the
+/// rule before, called a difference real in 1 of 12 pairs per quick run, each time
+/// a different pair, each time noise. None with fewer than two repeats of both.
 pub fn orm_cost_real(run: &RunResults, orm: &EngineResult) -> Option<bool> {
     let raw_engine = orm.engine.raw_twin()?;
-    let p50s = |engine| -> Vec<u64> {
-        run.results
-            .iter()
-            .filter(|r| {
-                r.engine == engine
-                    && r.size_bytes == orm.size_bytes
-                    && r.scenario.cache == orm.scenario.cache
-            })
-            .map(|r| r.measured.latency.p50_ns)
-            .collect()
-    };
-    let (orms, raws) = (p50s(orm.engine), p50s(raw_engine));
-    if orms.len() < 2 || raws.len() < 2 {
+    let (size, cache) = (orm.size_bytes, orm.scenario.cache);
+    let confidence = 1.0 - 0.05 / orm_questions(run).max(1) as f64;
+    let orm_pooled = run.pooled_at(orm.engine, size, cache, confidence);
+    let raw_pooled = run.pooled_at(raw_engine, size, cache, confidence);
+    if orm_pooled.repeats < 2 || raw_pooled.repeats < 2 {
         return None;
     }
-    let (orm_lo, orm_hi) = (orms.iter().min()?, orms.iter().max()?);
-    let (raw_lo, raw_hi) = (raws.iter().min()?, raws.iter().max()?);
-    Some(orm_hi < raw_lo || raw_hi < orm_lo)
+    let (a, b) = (orm_pooled.intervals.p50?, raw_pooled.intervals.p50?);
+    Some(!a.overlaps(&b))
+}
+
+/// How many (ORM engine, size, cache state) in the run have a raw twin beside them:
+/// the questions `orm_cost_real` answers at once.
+fn orm_questions(run: &RunResults) -> usize {
+    let mut asked: Vec<_> = run
+        .results
+        .iter()
+        .filter(|r| {
+            r.engine
+                .raw_twin()
+                .is_some_and(|raw| run.twin(r, raw).is_some())
+        })
+        .map(|r| (r.engine, r.size_bytes, r.scenario.cache))
+        .collect();
+    asked.sort();
+    asked.dedup();
+    asked.len()
 }
 
 impl SummaryRow {

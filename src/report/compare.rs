@@ -157,6 +157,22 @@ pub struct Comparison {
 }
 
 impl Comparison {
+    /// The floor's own change at `change`'s size and percentile, where it is marked
+    /// and `change` is another engine's: the disk moved between the runs, and the
+    /// engine's change at that size may be the disk's, not its own.
+    pub fn floor_moved(&self, change: &Change) -> Option<&Change> {
+        let floor = EngineKind::floor();
+        if change.engine == floor {
+            return None;
+        }
+        self.changes.iter().find(|c| {
+            c.engine == floor
+                && c.size_bytes == change.size_bytes
+                && c.percentile == change.percentile
+                && c.verdict.is_some()
+        })
+    }
+
     /// Compare the `cache` state of two runs: pooled over repeats where both have
     /// two or more, else their first repeats.
     pub fn of(baseline: &RunResults, current: &RunResults, cache: CacheState, noise: f64) -> Self {
@@ -290,6 +306,13 @@ impl Comparison {
                     basis => format!("[{basis}]"),
                 }
             ));
+            if let (Some(_), Some(floor)) = (c.verdict, self.floor_moved(c)) {
+                out.pop();
+                out.push_str(&format!(
+                    " (the floor too: {:.2}x; the disk moved)\n",
+                    floor.ratio
+                ));
+            }
         }
         for n in &self.not_compared {
             out.push_str(&format!("not compared: {n}\n"));
@@ -359,6 +382,45 @@ mod tests {
         let (.., verdict, by) = judge_pooled(&tight, &pooled(2, 3.0e6, None), 0.5).unwrap();
         assert_eq!((verdict, by), (None, JudgedBy::NotJudged));
         assert!(judge_pooled(&tight, &slower, 0.99).is_none());
+    }
+
+    #[test]
+    fn an_engines_change_where_the_floor_moved_too_says_so() {
+        let named = |n: &str| n.parse::<EngineKind>().unwrap();
+        let change = |engine: &str, size: u64, ratio: f64, marked: bool| Change {
+            engine: named(engine),
+            size_bytes: size,
+            percentile: "p50",
+            baseline_ns: 1e6,
+            current_ns: ratio * 1e6,
+            ratio,
+            verdict: marked.then_some(ChangeVerdict::Slower),
+            judged_by: JudgedBy::Shown,
+        };
+        let c = Comparison {
+            baseline_id: "a".into(),
+            current_id: "b".into(),
+            cache: CacheState::Cold,
+            noise: 0.1,
+            changes: vec![
+                change("floor", 512 << 10, 1.30, true),
+                change("sqlite", 512 << 10, 1.24, true),
+                change("floor", 64 << 10, 1.01, false),
+                change("sqlite", 64 << 10, 1.40, true),
+            ],
+            not_compared: vec![],
+        };
+        let table = c.table();
+        let line = |needle: &str| table.lines().find(|l| l.contains(needle)).unwrap();
+        assert!(line("sqlite         512KiB").ends_with("(the floor too: 1.30x; the disk moved)"));
+        assert!(
+            !line("sqlite          64KiB").contains("floor too"),
+            "{table}"
+        );
+        assert!(
+            !line("floor          512KiB").contains("floor too"),
+            "{table}"
+        );
     }
 
     #[test]

@@ -178,9 +178,9 @@ fn row(r: &SummaryRow) -> String {
                 if d < 0.0 { "−" } else { "+" },
                 format_ns(d.abs()),
                 match real {
-                    Some(true) => "every repeat on the same side: real",
-                    Some(false) => "repeats overlap: not a difference",
-                    None => "one repeat: cannot judge (--repeat 3)",
+                    Some(true) => "pooled over repeats, intervals apart: real",
+                    Some(false) => "pooled intervals overlap: not a difference",
+                    None => "cannot judge: needs --repeat 3 of ≥1 s each",
                 }
             ),
         },
@@ -497,7 +497,7 @@ fn warnings_box(run: &RunResults) -> String {
 
 fn against_baseline(c: &Comparison) -> String {
     let mut p = format!(
-        "<h2 id=compare>Against baseline {}</h2><p>Ratio this run / baseline, {} cache. p50, p90 and p99 are marked as a change only where their 95% intervals do not overlap. Where both runs repeated the engine list (<code>--repeat</code>), figures and intervals are pooled over the repeats and cover how much whole runs differ (\"repeats 3/3\"). Otherwise they are one measurement's (\"1 measurement\"): they cover only the noise inside it, and two quick runs minutes apart differed beyond them on most p50s, so treat such a mark as a lead, and confirm it with <code>--repeat 3</code> in both runs. \"not judged\": too few fetches for an interval. The mean and p99.9 are shown, never marked. Results recorded before intervals existed: beyond ±{:.0}%.</p><table><tr><th class=l>engine</th><th>size</th><th>stat</th><th>baseline</th><th>this run</th><th>ratio</th><th class=l>judged by</th></tr>\n",
+        "<h2 id=compare>Against baseline {}</h2><p>Ratio this run / baseline, {} cache. p50, p90 and p99 are marked as a change only where their 95% intervals do not overlap. Where both runs repeated the engine list (<code>--repeat</code>), figures and intervals are pooled over the repeats and cover how much whole runs differ (\"repeats 3/3\"). Otherwise they are one measurement's (\"1 measurement\"): they cover only the noise inside it, and two quick runs minutes apart differed beyond them on most p50s, so treat such a mark as a lead, and confirm it with <code>--repeat 3</code> in both runs. \"not judged\": too few fetches for an interval. The mean and p99.9 are shown, never marked. Where the floor changed at a size too, the disk moved between the runs: an engine's change there may be the disk's; compare engines as ratios to the floor of their own run. Results recorded before intervals existed: beyond ±{:.0}%.</p><table><tr><th class=l>engine</th><th>size</th><th>stat</th><th>baseline</th><th>this run</th><th>ratio</th><th class=l>judged by</th></tr>\n",
         esc(&c.baseline_id),
         c.cache.name(),
         c.noise * 100.0
@@ -514,6 +514,13 @@ fn against_baseline(c: &Comparison) -> String {
                 format!("{:.2}x <span class=muted>not judged</span>", ch.ratio)
             }
             None => format!("{:.2}x", ch.ratio),
+        };
+        let mark = match (ch.verdict, c.floor_moved(ch)) {
+            (Some(_), Some(floor)) => format!(
+                "{mark}<br><small class=muted>the floor too: {:.2}x; the disk moved</small>",
+                floor.ratio
+            ),
+            _ => mark,
         };
         let _ = writeln!(
             p,

@@ -91,7 +91,7 @@ pub fn enough(q: f64, fetches: u64, windows: usize) -> bool {
 /// Block-bootstrap intervals of p50, p90 and p99 over `windows`. Seeded: the same
 /// windows give the same intervals.
 pub fn intervals(windows: &[Window]) -> Intervals {
-    bootstrap(&[windows])
+    bootstrap(&[windows], 0.95)
 }
 
 /// One engine at one size pooled over the repeats of a run: the percentiles of all
@@ -124,6 +124,12 @@ impl Pooled {
 /// the cache happened to fill), and only resampling whole repeats shows that. With
 /// few repeats the interval is about the range of the repeats: wide, and honest.
 pub fn pooled(repeats: &[&[Window]]) -> Pooled {
+    pooled_at(repeats, 0.95)
+}
+
+/// `pooled` with intervals at `confidence` (0.95 for 95%): a judgement made many
+/// times over in one run (every ORM engine at every size) needs each at a higher one.
+pub fn pooled_at(repeats: &[&[Window]], confidence: f64) -> Pooled {
     let mut dense = vec![0u64; fine_bins::count()];
     let mut total = 0;
     for w in repeats.iter().flat_map(|r| r.iter()) {
@@ -133,7 +139,7 @@ pub fn pooled(repeats: &[&[Window]]) -> Pooled {
         total += w.fetches;
     }
     let intervals = if repeats.len() >= 2 {
-        bootstrap(repeats)
+        bootstrap(repeats, confidence)
     } else {
         Intervals {
             windows: repeats.iter().map(|r| r.len()).sum(),
@@ -154,7 +160,7 @@ pub fn pooled(repeats: &[&[Window]]) -> Pooled {
 /// The bootstrap behind both: each resample draws `groups.len()` groups with
 /// replacement (no draw when there is one), then from each drawn group as many of
 /// its windows as it has, merges their fetches and takes the percentiles.
-fn bootstrap(groups: &[&[Window]]) -> Intervals {
+fn bootstrap(groups: &[&[Window]], confidence: f64) -> Intervals {
     let n_windows: usize = groups.iter().map(|g| g.len()).sum();
     let fetches: u64 = groups
         .iter()
@@ -203,9 +209,10 @@ fn bootstrap(groups: &[&[Window]]) -> Intervals {
         }
         d.sort_by(f64::total_cmp);
         let at = |p: f64| d[((p * (d.len() - 1) as f64).round() as usize).min(d.len() - 1)];
+        let tail = (1.0 - confidence) / 2.0;
         Some(Interval {
-            lo_ns: at(0.025),
-            hi_ns: at(0.975),
+            lo_ns: at(tail),
+            hi_ns: at(1.0 - tail),
         })
     };
     out.p50 = interval(0);

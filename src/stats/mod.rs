@@ -111,8 +111,13 @@ impl FetchStats {
 /// The measured fetches of several repeats of one engine at one size, pooled: its
 /// percentiles and intervals over all of them (`interval::pooled`) and their mean.
 pub fn pool(repeats: &[&Summary]) -> Pooled {
+    pool_at(repeats, 0.95)
+}
+
+/// `pool` with intervals at `confidence`.
+pub fn pool_at(repeats: &[&Summary], confidence: f64) -> Pooled {
     let windows: Vec<&[Window]> = repeats.iter().map(|s| s.windows.as_slice()).collect();
-    let mut pooled = interval::pooled(&windows);
+    let mut pooled = interval::pooled_at(&windows, confidence);
     let count: u64 = repeats.iter().map(|s| s.count).sum();
     if count > 0 {
         pooled.mean_ns = repeats

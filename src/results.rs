@@ -263,15 +263,26 @@ impl RunResults {
         cache: CacheState,
         confidence: f64,
     ) -> crate::stats::Pooled {
-        let repeats: Vec<&Summary> = self
+        crate::stats::pool_at(&self.repeats_of(engine, size_bytes, cache), confidence)
+    }
+
+    /// The measured summaries of every repeat of one engine at one size and cache
+    /// state, repeat 1 first.
+    pub fn repeats_of(
+        &self,
+        engine: EngineKind,
+        size_bytes: u64,
+        cache: CacheState,
+    ) -> Vec<&Summary> {
+        let mut repeats: Vec<&EngineResult> = self
             .results
             .iter()
             .filter(|r| {
                 r.engine == engine && r.size_bytes == size_bytes && r.scenario.cache == cache
             })
-            .map(|r| &r.measured)
             .collect();
-        crate::stats::pool_at(&repeats, confidence)
+        repeats.sort_by_key(|r| r.scenario.repeat);
+        repeats.into_iter().map(|r| &r.measured).collect()
     }
 
     /// The cache states measured, in the order of the run.

@@ -313,6 +313,8 @@ fn runs_with_repeats_are_compared_pooled_over_them() {
     assert_eq!(p50_rows.len(), 2, "{table}");
     for row in p50_rows {
         assert!(row.contains(" [repeats 2/2]"), "{row}\n{table}");
+        // And SQLite against the floor of its own run, in both runs.
+        assert_eq!(row.starts_with("sqlite"), row.contains("÷floor "), "{row}");
     }
     let page = std::fs::read_to_string(moved.join("index.html")).unwrap();
     assert!(

@@ -15,7 +15,8 @@ use crate::engine::EngineKind;
 use crate::report::data::{engines, sizes};
 use crate::results::RunResults;
 use crate::size::format_bytes;
-use crate::stats::{Interval, Pooled};
+use crate::stats::interval::{Ratio, p50_ratio};
+use crate::stats::{Interval, Pooled, Summary, Window};
 use crate::steady::CacheState;
 
 #[derive(Debug, Clone)]
@@ -29,6 +30,74 @@ pub struct Change {
     /// Slower or faster; None: no change, or none that can be judged (`judged_by`).
     pub verdict: Option<ChangeVerdict>,
     pub judged_by: JudgedBy,
+    /// p50 rows of engines other than the floor: the engine ÷ the floor of its own
+    /// run, in both runs, and whether that changed (intervals apart).
+    pub vs_floor: Option<VsFloor>,
+}
+
+/// An engine's p50 as a multiple of its own run's floor, in both runs: what stays
+/// when the disk moved between them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VsFloor {
+    pub baseline: Ratio,
+    pub current: Ratio,
+    pub verdict: Option<ChangeVerdict>,
+}
+
+impl VsFloor {
+    /// "÷floor 1.65 → 1.56 (0.95x, within noise)", or "slower"/"faster" where the
+    /// intervals are apart.
+    pub fn label(&self) -> String {
+        let change = self.current.ratio / self.baseline.ratio;
+        format!(
+            "÷floor {:.2} → {:.2} ({change:.2}x{})",
+            self.baseline.ratio,
+            self.current.ratio,
+            match self.verdict {
+                Some(v) => format!(", {}", v.word()),
+                None => ", within noise".into(),
+            }
+        )
+    }
+}
+
+/// The measured windows of an engine's repeats at one size: all of them, or only
+/// repeat 1's.
+fn repeat_windows(
+    run: &RunResults,
+    engine: EngineKind,
+    size: u64,
+    cache: CacheState,
+    all_repeats: bool,
+) -> Vec<&[Window]> {
+    let summaries: Vec<&Summary> = run.repeats_of(engine, size, cache);
+    let take = if all_repeats { summaries.len() } else { 1 };
+    summaries
+        .into_iter()
+        .take(take)
+        .map(|s| s.windows.as_slice())
+        .collect()
+}
+
+/// One run's windows of an engine's repeats and of the floor's.
+type EngineAndFloor<'a> = (Vec<&'a [Window]>, Vec<&'a [Window]>);
+
+/// Engine ÷ floor at one size in each run (`windows`: per run, the engine's and the
+/// floor's repeats), judged by whether the two ratios' intervals overlap.
+fn vs_floor(windows: [EngineAndFloor; 2]) -> Option<VsFloor> {
+    let [(b_engine, b_floor), (c_engine, c_floor)] = windows;
+    let baseline = p50_ratio(&b_engine, &b_floor)?;
+    let current = p50_ratio(&c_engine, &c_floor)?;
+    let verdict = (!baseline.overlaps(&current)).then_some(if current.ratio > baseline.ratio {
+        ChangeVerdict::Slower
+    } else {
+        ChangeVerdict::Faster
+    });
+    Some(VsFloor {
+        baseline,
+        current,
+        verdict,
+    })
 }
 
 /// What a change was judged on.
@@ -199,6 +268,19 @@ impl Comparison {
                             current.pooled(engine, size, cache),
                         );
                         let by_repeats = pooled.0.repeats >= 2 && pooled.1.repeats >= 2;
+                        // The windows of each run's repeats (all where judged by
+                        // repeats, else the first), for the ratio to the floor.
+                        let windows_of =
+                            |run, engine| repeat_windows(run, engine, size, cache, by_repeats);
+                        let floor = EngineKind::floor();
+                        let p50_vs_floor = (engine != floor)
+                            .then(|| {
+                                vs_floor([
+                                    (windows_of(baseline, engine), windows_of(baseline, floor)),
+                                    (windows_of(current, engine), windows_of(current, floor)),
+                                ])
+                            })
+                            .flatten();
                         let (bl, cl) = (&b.measured.latency, &c.measured.latency);
                         let legacy =
                             b.measured.intervals.is_none() && c.measured.intervals.is_none();
@@ -249,6 +331,7 @@ impl Comparison {
                                 ratio: cv / bv,
                                 verdict,
                                 judged_by,
+                                vs_floor: (percentile == "p50").then_some(p50_vs_floor).flatten(),
                             });
                         }
                     }
@@ -306,12 +389,19 @@ impl Comparison {
                     basis => format!("[{basis}]"),
                 }
             ));
+            let mut notes = Vec::new();
             if let (Some(_), Some(floor)) = (c.verdict, self.floor_moved(c)) {
-                out.pop();
-                out.push_str(&format!(
-                    " (the floor too: {:.2}x; the disk moved)\n",
+                notes.push(format!(
+                    "the floor too: {:.2}x; the disk moved",
                     floor.ratio
                 ));
+            }
+            if let Some(v) = c.vs_floor {
+                notes.push(v.label());
+            }
+            if !notes.is_empty() {
+                out.pop();
+                out.push_str(&format!(" ({})\n", notes.join("; ")));
             }
         }
         for n in &self.not_compared {
@@ -396,6 +486,7 @@ mod tests {
             ratio,
             verdict: marked.then_some(ChangeVerdict::Slower),
             judged_by: JudgedBy::Shown,
+            vs_floor: None,
         };
         let c = Comparison {
             baseline_id: "a".into(),

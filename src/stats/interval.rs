@@ -176,7 +176,30 @@ fn bootstrap(groups: &[&[Window]], confidence: f64) -> Intervals {
     if !qs.iter().any(|&q| enough(q, fetches, n_windows)) || groups.iter().any(|g| g.is_empty()) {
         return out;
     }
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x626f_6f74_7374_7261);
+    let mut draws = resample(groups, 0x626f_6f74_7374_7261);
+    let mut interval = |k: usize| {
+        let d = &mut draws[k];
+        if !enough(qs[k], fetches, n_windows) || d.is_empty() {
+            return None;
+        }
+        d.sort_by(f64::total_cmp);
+        let at = |p: f64| d[((p * (d.len() - 1) as f64).round() as usize).min(d.len() - 1)];
+        let tail = (1.0 - confidence) / 2.0;
+        Some(Interval {
+            lo_ns: at(tail),
+            hi_ns: at(1.0 - tail),
+        })
+    };
+    out.p50 = interval(0);
+    out.p90 = interval(1);
+    out.p99 = interval(2);
+    out
+}
+
+/// `RESAMPLES` two-level resamples of `groups`: their p50, p90 and p99, in order.
+fn resample(groups: &[&[Window]], seed: u64) -> [Vec<f64>; 3] {
+    let qs = [0.5, 0.9, 0.99];
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut dense = vec![0u64; fine_bins::count()];
     let mut draws: [Vec<f64>; 3] = Default::default();
     for _ in 0..RESAMPLES {
@@ -202,23 +225,53 @@ fn bootstrap(groups: &[&[Window]], confidence: f64) -> Intervals {
             }
         }
     }
-    let mut interval = |k: usize| {
-        let d = &mut draws[k];
-        if !enough(qs[k], fetches, n_windows) || d.is_empty() {
-            return None;
-        }
-        d.sort_by(f64::total_cmp);
-        let at = |p: f64| d[((p * (d.len() - 1) as f64).round() as usize).min(d.len() - 1)];
-        let tail = (1.0 - confidence) / 2.0;
-        Some(Interval {
-            lo_ns: at(tail),
-            hi_ns: at(1.0 - tail),
-        })
+    draws
+}
+
+/// One engine's p50 as a multiple of another's measured in the same run (the floor's),
+/// with its 95% interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ratio {
+    pub ratio: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl Ratio {
+    pub fn overlaps(&self, other: &Ratio) -> bool {
+        self.lo <= other.hi && other.lo <= self.hi
+    }
+}
+
+/// The p50 of `num` ÷ the p50 of `den`, both pooled over their repeats, each resampled
+/// on its own as `pooled` does and the ratio taken per resample. Dividing by the floor
+/// of the same run takes out what moved both: the disk's mood, which changes by an
+/// order of magnitude within an hour here. None without enough windows on either side.
+pub fn p50_ratio(num: &[&[Window]], den: &[&[Window]]) -> Option<Ratio> {
+    let enough_in = |groups: &[&[Window]]| {
+        let windows = groups.iter().map(|g| g.len()).sum();
+        let fetches = groups
+            .iter()
+            .flat_map(|g| g.iter())
+            .map(|w| w.fetches)
+            .sum();
+        !groups.is_empty() && groups.iter().all(|g| !g.is_empty()) && enough(0.5, fetches, windows)
     };
-    out.p50 = interval(0);
-    out.p90 = interval(1);
-    out.p99 = interval(2);
-    out
+    if !enough_in(num) || !enough_in(den) {
+        return None;
+    }
+    let ratio = pooled(num).p50_ns? / pooled(den).p50_ns?;
+    let [top, ..] = resample(num, 0x6e75_6d65_7261_746f);
+    let [bottom, ..] = resample(den, 0x6465_6e6f_6d69_6e61);
+    let mut ratios: Vec<f64> = top.iter().zip(&bottom).map(|(a, b)| a / b).collect();
+    ratios.sort_by(f64::total_cmp);
+    let at =
+        |p: f64| ratios[((p * (ratios.len() - 1) as f64).round() as usize).min(ratios.len() - 1)];
+    (!ratios.is_empty()).then(|| Ratio {
+        ratio,
+        lo: at(0.025),
+        hi: at(0.975),
+    })
 }
 
 #[cfg(test)]
@@ -306,6 +359,36 @@ mod tests {
         let same: Vec<&[Window]> = vec![&runs[1], &runs[1], &runs[1]];
         let p50 = pooled(&same).intervals.p50.unwrap();
         assert!(p50.hi_ns / p50.lo_ns < 1.03, "{p50:?}");
+    }
+
+    #[test]
+    fn a_ratio_to_the_floor_takes_out_what_moved_both() {
+        // Run A: engine 2 ms, floor 1 ms. Run B: the disk 1.5x slower, both moved.
+        // Windows wander by up to 9%, fetches spread by 19%.
+        let at = |ns: u64| {
+            windows(10, 200, move |w, i| {
+                ns * (100 + (w * 7) % 10) / 100 + (i % 20) * ns / 100
+            })
+        };
+        let (engine_a, floor_a) = (at(2_000_000), at(1_000_000));
+        let (engine_b, floor_b) = (at(3_000_000), at(1_500_000));
+        let a = p50_ratio(&[&engine_a], &[&floor_a]).unwrap();
+        let b = p50_ratio(&[&engine_b], &[&floor_b]).unwrap();
+        assert!((a.ratio - 2.0).abs() < 0.05, "{a:?}");
+        assert!(a.overlaps(&b), "{a:?} {b:?}");
+        // The engines alone do not overlap: that is the disk.
+        let (ea, eb) = (
+            intervals(&engine_a).p50.unwrap(),
+            intervals(&engine_b).p50.unwrap(),
+        );
+        assert!(!ea.overlaps(&eb));
+        // An engine that really got slower than its floor still shows.
+        let slower = at(4_000_000);
+        let c = p50_ratio(&[&slower], &[&floor_b]).unwrap();
+        assert!(!a.overlaps(&c), "{a:?} {c:?}");
+        // Too few windows: no ratio.
+        let short = windows(3, 200, |_, i| 1000 + i);
+        assert_eq!(p50_ratio(&[&short], &[&floor_a]), None);
     }
 
     #[test]

@@ -155,8 +155,10 @@ fn repeats_rotate_the_engine_list_and_report_their_spread() {
             "1MiB",
             "--warmup",
             "50ms",
+            // Five 200 ms windows: the fewest a pooled p50 interval (and so the
+            // ORM judgement) needs.
             "--measure",
-            "200ms",
+            "1100ms",
             "--repeat",
             "2",
             "--cache",

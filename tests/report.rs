@@ -248,6 +248,27 @@ fn a_missing_or_corrupt_results_file_is_named() {
     assert_eq!(stderr(&out).matches("Error").count(), 1);
 }
 
+/// Move the run in `new_dir` into `root`'s results beside `base`, and compare it
+/// with `base` (`report --baseline`): its new directory and the terminal table.
+fn compare_beside(
+    root: &Path,
+    base: &serde_json::Value,
+    new_dir: &Path,
+    new: &serde_json::Value,
+) -> (PathBuf, String) {
+    let moved = root.join("results").join(new_dir.file_name().unwrap());
+    std::fs::rename(new_dir, &moved).unwrap();
+    let out = blobrace()
+        .args(["report", "--run", new["run_id"].as_str().unwrap()])
+        .args(["--baseline", base["run_id"].as_str().unwrap()])
+        .arg("--results-dir")
+        .arg(root.join("results"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    (moved, stdout(&out))
+}
+
 #[test]
 fn a_baseline_with_other_sizes_compares_the_overlap_and_says_the_rest() {
     let root = tempfile::tempdir().unwrap();
@@ -255,20 +276,11 @@ fn a_baseline_with_other_sizes_compares_the_overlap_and_says_the_rest() {
     // A second run in another root, moved beside the first.
     let other = tempfile::tempdir().unwrap();
     let (new_dir, new) = quick_run(other.path(), "64KiB,512KiB");
-    let target = base_dir
-        .parent()
-        .unwrap()
-        .join(new_dir.file_name().unwrap());
-    std::fs::rename(&new_dir, &target).unwrap();
-    let out = blobrace()
-        .args(["report", "--run", new["run_id"].as_str().unwrap()])
-        .args(["--baseline", base["run_id"].as_str().unwrap()])
-        .arg("--results-dir")
-        .arg(root.path().join("results"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let table = stdout(&out);
+    assert_eq!(
+        base_dir.parent(),
+        Some(root.path().join("results").as_path())
+    );
+    let (target, table) = compare_beside(root.path(), &base, &new_dir, &new);
     // 64KiB: both engines x 5 statistics compared.
     assert_eq!(table.matches(" 64KiB ").count(), 10, "{table}");
     assert!(
@@ -294,20 +306,7 @@ fn runs_with_repeats_are_compared_pooled_over_them() {
         4,
         "2 engines x 2 repeats"
     );
-    let moved = root
-        .path()
-        .join("results")
-        .join(new_dir.file_name().unwrap());
-    std::fs::rename(&new_dir, &moved).unwrap();
-    let out = blobrace()
-        .args(["report", "--run", new["run_id"].as_str().unwrap()])
-        .args(["--baseline", base["run_id"].as_str().unwrap()])
-        .arg("--results-dir")
-        .arg(root.path().join("results"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let table = stdout(&out);
+    let (moved, table) = compare_beside(root.path(), &base, &new_dir, &new);
     // Each engine's p50 is judged on both runs' two repeats, pooled.
     let p50_rows: Vec<&str> = table.lines().filter(|l| l.contains(" p50 ")).collect();
     assert_eq!(p50_rows.len(), 2, "{table}");

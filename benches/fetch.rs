@@ -152,7 +152,7 @@ fn bench(config: RunConfig, record: bool) -> anyhow::Result<()> {
             .configure_from_args()
             .warm_up_time(config.warmup)
             .measurement_time(config.measure)
-            .sample_size(config.samples),
+            .sample_size(config.criterion_samples()),
         warm_up: config.warmup,
         record,
     };

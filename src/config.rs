@@ -50,6 +50,8 @@ pub struct Preset {
     pub measure: Duration,
     pub cache: CacheChoice,
     pub steady_limit: Duration,
+    /// Fetches a measurement keeps going for, within twice its time.
+    pub min_fetches: u64,
 }
 
 /// `--cache`: the cache state(s) each engine is measured in (see `steady`).
@@ -85,6 +87,8 @@ impl Profile {
                 measure: Duration::from_secs(10),
                 cache: CacheChoice::Both,
                 steady_limit: Duration::from_secs(180),
+                // A p99 interval needs 5 fetches beyond it (stats::interval).
+                min_fetches: 500,
             },
             // Still three times the cap: disk-bound, like the full profile.
             Profile::Quick => Preset {
@@ -96,6 +100,7 @@ impl Profile {
                 measure: Duration::from_secs(2),
                 cache: CacheChoice::Cold,
                 steady_limit: Duration::from_secs(30),
+                min_fetches: 0,
             },
         }
     }
@@ -332,6 +337,10 @@ pub struct RunArgs {
           help = preset_help("Time limit of each steady-state step (the prefill, then the settling); a result that did not settle in time says so.", |p| duration_label(p.steady_limit)))]
     pub steady_limit: Option<Duration>,
 
+    #[arg(long, env = "BLOBRACE_MIN_FETCHES",
+          help = preset_help("Keep measuring until this many fetches (500: enough for a p99 interval), for at most twice --measure; 0: time only. Under cargo bench, criterion's samples are raised so that its linear plan holds them (n(n+1)/2 fetches); where they do not fit in twice the time, criterion switches to flat samples and the result says \"too few fetches\".", |p| p.min_fetches.to_string()))]
+    pub min_fetches: Option<u64>,
+
     /// Measure the engine list this many times, in rotating order (each repeat starts
     /// one engine later), and report the spread between repeats.
     #[arg(long, env = "BLOBRACE_REPEAT", default_value = "1",
@@ -392,6 +401,9 @@ pub struct RunConfig {
     /// Times the engine list is measured (rotating order).
     #[serde(default = "one")]
     pub repeat: u32,
+    /// Fetches a measurement keeps going for, within twice `measure` (0: time only).
+    #[serde(default)]
+    pub min_fetches: u64,
     pub samples: usize,
     #[serde(default)]
     pub pg_storage: PgStorage,
@@ -486,12 +498,28 @@ impl RunArgs {
             cache: self.cache.unwrap_or(preset.cache).states(),
             steady_limit: self.steady_limit.unwrap_or(preset.steady_limit),
             repeat: self.repeat,
+            min_fetches: self.min_fetches.unwrap_or(preset.min_fetches),
             samples: self.samples,
             pg_storage: self.pg_storage,
             target_p99: self.target_p99.unwrap_or(DEFAULT_TARGET_P99),
             drop_after: self.drop_after,
             server_urls,
         })
+    }
+}
+
+impl RunConfig {
+    /// criterion's sample count: `samples`, raised to the smallest n whose linear plan
+    /// (1, 2, ... n iterations: n(n+1)/2 fetches at least) holds `min_fetches`.
+    /// criterion keeps that plan while it fits in twice the measurement time
+    /// (`SamplingMode::Auto`), and otherwise samples flat: fewer fetches, said in the
+    /// result as "too few fetches" where a p99 needs more.
+    pub fn criterion_samples(&self) -> usize {
+        let mut n = self.samples.max(1) as u64;
+        while n * (n + 1) / 2 < self.min_fetches {
+            n += 1;
+        }
+        n as usize
     }
 }
 
@@ -590,6 +618,25 @@ mod tests {
         assert!(tight.contains("at least 176MiB"), "{tight}");
         assert!(resolve(&["--cpus", "two"]).is_err());
         assert!(resolve(&["--samples", "3"]).is_err());
+    }
+
+    #[test]
+    fn criterion_samples_hold_the_minimum_fetches_in_a_linear_plan() {
+        let full = resolve(&["--profile", "full"]).unwrap();
+        assert_eq!(full.min_fetches, 500);
+        // 32 * 33 / 2 = 528 >= 500; 31 * 32 / 2 = 496 is not.
+        assert_eq!(full.criterion_samples(), 32);
+        let quick = resolve(&["--profile", "quick"]).unwrap();
+        assert_eq!((quick.min_fetches, quick.criterion_samples()), (0, 10));
+        let more = resolve(&[
+            "--profile",
+            "quick",
+            "--samples",
+            "50",
+            "--min-fetches",
+            "100",
+        ]);
+        assert_eq!(more.unwrap().criterion_samples(), 50);
     }
 
     #[test]

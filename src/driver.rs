@@ -84,10 +84,12 @@ pub fn rotated(engines: &[EngineKind], repeat: u32) -> Vec<EngineKind> {
     order
 }
 
-/// `blobrace measure`: warm up for a fixed time, then measure for a fixed time.
+/// `blobrace measure`: warm up for a fixed time, then measure for a fixed time, or
+/// until `min_fetches` within twice that time.
 pub struct FixedTime {
     pub warm_up: Duration,
     pub measure: Duration,
+    pub min_fetches: u64,
 }
 
 impl Driver for FixedTime {
@@ -99,7 +101,11 @@ impl Driver for FixedTime {
 
 impl SizeScope for &FixedTime {
     fn drive(&mut self, rt: &Runtime, _label: &str, prepared: &mut Prepared) -> Result<Driven> {
-        let measured = rt.block_on(prepared.fetch_loop.run_for(self.warm_up, self.measure));
+        let measured = rt.block_on(prepared.fetch_loop.run_for(
+            self.warm_up,
+            self.measure,
+            self.min_fetches,
+        ));
         match measured {
             Ok(()) => Ok(Driven::Measured {
                 criterion_samples: None,

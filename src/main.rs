@@ -239,6 +239,7 @@ fn measure(config: RunConfig) -> Result<()> {
     let mut driver = FixedTime {
         warm_up: config.warmup,
         measure: config.measure,
+        min_fetches: config.min_fetches,
     };
     let mut run = Run::start(config, "blobrace measure")?;
     let rt = runtime()?;

@@ -205,12 +205,23 @@ impl<E: Engine> FetchLoop<E> {
 
     /// Without criterion: warm up for `warm_up`, then measure for `measure`
     /// (each at least one fetch), in small batches so the clock is checked often.
-    pub async fn run_for(&mut self, warm_up: Duration, measure: Duration) -> Result<()> {
+    pub async fn run_for(
+        &mut self,
+        warm_up: Duration,
+        measure: Duration,
+        min_fetches: u64,
+    ) -> Result<()> {
         for (phase, budget) in [(Phase::WarmUp, warm_up), (Phase::Measured, measure)] {
             let started = Instant::now();
+            let mut fetches = 0u64;
             loop {
                 self.run(1, phase).await?;
-                if started.elapsed() >= budget {
+                fetches += 1;
+                let elapsed = started.elapsed();
+                // The measurement goes on past its time until `min_fetches`, for at
+                // most as long again: slow blobs get a p99 that can be judged.
+                let wanting = phase == Phase::Measured && fetches < min_fetches;
+                if elapsed >= budget && (!wanting || elapsed >= budget * 2) {
                     break;
                 }
             }
@@ -284,10 +295,15 @@ mod tests {
     struct MemoryEngine {
         spec: DatasetSpec,
         corrupt_id: Option<u64>,
+        /// How long each fetch waits first: a slow engine.
+        delay: Duration,
     }
 
     impl Engine for MemoryEngine {
         async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
+            if !self.delay.is_zero() {
+                tokio::time::sleep(self.delay).await;
+            }
             out.resize(self.spec.size.as_usize(), 0);
             fill_blob(self.spec.seed, self.spec.size, id, out);
             if self.corrupt_id == Some(id) {
@@ -314,6 +330,7 @@ mod tests {
             MemoryEngine {
                 spec: spec(),
                 corrupt_id: None,
+                delay: Duration::ZERO,
             },
             "memory",
             spec(),
@@ -330,6 +347,54 @@ mod tests {
         assert!(timed > Duration::ZERO);
     }
 
+    fn memory_loop(delay: Duration) -> FetchLoop<MemoryEngine> {
+        FetchLoop::new(
+            MemoryEngine {
+                spec: spec(),
+                corrupt_id: None,
+                delay,
+            },
+            "memory",
+            spec(),
+            Err("not counted".into()),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_measurement_goes_on_until_its_minimum_fetches_within_twice_its_time() {
+        // 26 ms fetches, 50 ms of measurement: time alone stops after the 2nd
+        // (52 ms); a minimum of 3 takes one more, within twice the time.
+        let mut short = memory_loop(Duration::from_millis(26));
+        short
+            .run_for(Duration::ZERO, Duration::from_millis(50), 3)
+            .await
+            .unwrap();
+        assert_eq!(short.measured.count(), 3);
+        assert_eq!(
+            short.warm_up.count(),
+            1,
+            "the minimum is for the measurement only"
+        );
+        // Slow fetches: past the measurement time, but no further than twice it.
+        let mut slow = memory_loop(Duration::from_millis(5));
+        let started = Instant::now();
+        slow.run_for(Duration::ZERO, Duration::from_millis(50), 1000)
+            .await
+            .unwrap();
+        let took = started.elapsed();
+        assert!(took >= Duration::from_millis(100), "{took:?}");
+        assert!(took < Duration::from_secs(5), "{took:?}");
+        assert!(slow.measured.count() < 1000);
+        // No minimum: the time alone.
+        let mut timed = memory_loop(Duration::from_millis(5));
+        let started = Instant::now();
+        timed
+            .run_for(Duration::ZERO, Duration::from_millis(50), 0)
+            .await
+            .unwrap();
+        assert!(started.elapsed() < Duration::from_millis(100) + Duration::from_millis(50));
+    }
+
     #[tokio::test]
     async fn a_wrong_byte_is_caught_on_a_full_check() {
         // Fetch #0 gets a full check; corrupt exactly the first id drawn.
@@ -337,6 +402,7 @@ mod tests {
         let mut l = FetchLoop::new(
             MemoryEngine {
                 spec: spec(),
+                delay: Duration::ZERO,
                 corrupt_id: Some(first),
             },
             "memory",

@@ -601,7 +601,7 @@ fn environment(run: &RunResults, run_dir: &Path) -> String {
     let m = &run.machine;
     let _ = write!(
         p,
-        "</table>\n<h3>Machine and run</h3><table>\n<tr><th class=l>CPU</th><td class=l>{} ({} logical CPUs)</td></tr>\n<tr><th class=l>RAM</th><td class=l>{}</td></tr>\n<tr><th class=l>kernel</th><td class=l>{}</td></tr>\n<tr><th class=l>data filesystem</th><td class=l>{} on {}</td></tr>\n<tr><th class=l>measuring process cap</th><td class=l>memory {}, CPU {} ({}; {})</td></tr>\n<tr><th class=l>servers set to the run's cap</th><td class=l>{}</td></tr>\n<tr><th class=l>runner image</th><td class=l>{}</td></tr>\n<tr><th class=l>seed</th><td class=l>{}</td></tr>\n<tr><th class=l>timings</th><td class=l>warm-up {:?}, measurement {:?} per engine and size</td></tr>\n<tr><th class=l>reproduce</th><td class=l><code>{}</code></td></tr>\n</table>\n",
+        "</table>\n<h3>Machine and run</h3><table>\n<tr><th class=l>CPU</th><td class=l>{} ({} logical CPUs)</td></tr>\n<tr><th class=l>RAM</th><td class=l>{}</td></tr>\n<tr><th class=l>kernel</th><td class=l>{}</td></tr>\n<tr><th class=l>data filesystem</th><td class=l>{} on {}</td></tr>\n<tr><th class=l>measuring process cap</th><td class=l>memory {}, CPU {} ({}; {})</td></tr>\n<tr><th class=l>servers set to the run's cap</th><td class=l>{}</td></tr>\n<tr><th class=l>runner image</th><td class=l>{}</td></tr>\n<tr><th class=l>seed</th><td class=l>{}</td></tr>\n<tr><th class=l>timings</th><td class=l>warm-up {:?}, measurement {:?} per engine and size{}</td></tr>\n<tr><th class=l>reproduce</th><td class=l><code>{}</code></td></tr>\n</table>\n",
         esc(&m.cpu_model),
         m.logical_cpus,
         format_bytes(m.ram_bytes),
@@ -620,6 +620,10 @@ fn environment(run: &RunResults, run_dir: &Path) -> String {
         run.config.seed,
         run.config.warmup,
         run.config.measure,
+        match run.config.min_fetches {
+            0 => String::new(),
+            n => format!(", or until {n} fetches within twice that"),
+        },
         esc(&run.command),
     );
     p

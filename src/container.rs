@@ -6,6 +6,8 @@
 //! container read also come from `/proc/<pid>/io` of its processes (host pids,
 //! from Docker's `top`). What cannot be read is `None` ("unavailable"), never 0.
 
+use std::path::Path;
+
 use anyhow::{Context, Result};
 use bollard::Docker;
 use bollard::query_parameters::StatsOptionsBuilder;
@@ -168,21 +170,50 @@ pub async fn host_pids(docker: &Docker, id: &str) -> Result<Vec<u32>> {
 /// A per-fetch storage-read counter over a container's processes. Fails (with the
 /// reason) when this process cannot see them: another pid namespace (a pid that
 /// is not in the container's cgroup here), or no permission to read their counters.
+/// A process that ends between Docker's list and our look (a healthcheck's
+/// `docker exec`, a helper at a server's start) is not one we cannot see: it is
+/// left out, and the list taken again when that leaves nothing to count.
 pub async fn process_read_counter(
     docker: &Docker,
     id: &str,
     name: &str,
 ) -> Result<DiskReadCounter, String> {
-    let pids = host_pids(docker, id).await.map_err(|e| format!("{e:#}"))?;
-    for pid in &pids {
-        let cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
-        if !cgroup.contains(id) {
-            return Err(format!(
-                "pid {pid} of container {name} is not visible from this process's pid namespace"
-            ));
+    let mut last_error = String::new();
+    for _attempt in 0..3 {
+        let pids = host_pids(docker, id).await.map_err(|e| format!("{e:#}"))?;
+        let mut seen = Vec::new();
+        for &pid in &pids {
+            match std::fs::read_to_string(format!("/proc/{pid}/cgroup")) {
+                Ok(cgroup) if cgroup.contains(id) => seen.push(pid),
+                Ok(_) => {
+                    return Err(format!(
+                        "pid {pid} of container {name} is not visible from this process's pid namespace"
+                    ));
+                }
+                // Ended since Docker listed it (or never here: then none is seen).
+                Err(_) => {}
+            }
+        }
+        if seen.is_empty() {
+            last_error = format!(
+                "none of the pids of container {name} ({pids:?}) is visible from this process's pid namespace"
+            );
+            continue;
+        }
+        match DiskReadCounter::open_pids(&seen, &format!("container {name}")) {
+            Ok(counter) => return Ok(counter),
+            // A process that ended between the two looks: list again.
+            Err(e)
+                if seen
+                    .iter()
+                    .any(|pid| !Path::new(&format!("/proc/{pid}")).exists()) =>
+            {
+                last_error = e;
+            }
+            Err(e) => return Err(e),
         }
     }
-    DiskReadCounter::open_pids(&pids, &format!("container {name}"))
+    Err(last_error)
 }
 
 /// One reading of a container's stats and its processes' read counters.

@@ -213,14 +213,12 @@ impl<E: Engine> FetchLoop<E> {
     ) -> Result<()> {
         for (phase, budget) in [(Phase::WarmUp, warm_up), (Phase::Measured, measure)] {
             let started = Instant::now();
-            let mut fetches = 0u64;
             loop {
                 self.run(1, phase).await?;
-                fetches += 1;
                 let elapsed = started.elapsed();
                 // The measurement goes on past its time until `min_fetches`, for at
                 // most as long again: slow blobs get a p99 that can be judged.
-                let wanting = phase == Phase::Measured && fetches < min_fetches;
+                let wanting = phase == Phase::Measured && self.measured.count() < min_fetches;
                 if elapsed >= budget && (!wanting || elapsed >= budget * 2) {
                     break;
                 }

@@ -16,7 +16,7 @@ use crate::report::data::{engines, sizes};
 use crate::results::RunResults;
 use crate::size::format_bytes;
 use crate::stats::interval::{Ratio, p50_ratio};
-use crate::stats::{Interval, Pooled, Summary, Window};
+use crate::stats::{Interval, Pooled, Summary, Window, pooled_mean};
 use crate::steady::CacheState;
 
 #[derive(Debug, Clone)]
@@ -303,8 +303,11 @@ impl Comparison {
                                 }
                                 // Pooled means: every fetch of every repeat.
                                 None if by_repeats && percentile == "mean" => {
-                                    let (bm, cm) = (pooled.0.mean_ns, pooled.1.mean_ns);
-                                    (bm, cm, None, JudgedBy::Shown)
+                                    let mean = |run: &RunResults| {
+                                        pooled_mean(&run.repeats_of(engine, size, cache))
+                                            .unwrap_or(0.0)
+                                    };
+                                    (mean(baseline), mean(current), None, JudgedBy::Shown)
                                 }
                                 // p99.9 needs more fetches than windows can show
                                 // pooled; it stays repeat 1's, shown only.
@@ -438,7 +441,6 @@ mod tests {
     fn pooled(repeats: usize, p50: f64, interval: Option<Interval>) -> Pooled {
         Pooled {
             repeats,
-            mean_ns: p50,
             p50_ns: Some(p50),
             p90_ns: None,
             p99_ns: None,

@@ -323,17 +323,11 @@ fn repeats_table(context: &PageContext) -> String {
     let view = full.view(context.cache);
     for size in sizes(&view) {
         for engine in engines(&view) {
-            let all: Vec<&EngineResult> = full
-                .results
-                .iter()
-                .filter(|r| {
-                    r.engine == engine && r.size_bytes == size && r.scenario.cache == context.cache
-                })
-                .collect();
+            let all = full.repeats_of(engine, size, context.cache);
             if all.is_empty() {
                 continue;
             }
-            let cells = |pick: fn(&EngineResult) -> u64| {
+            let cells = |pick: fn(&crate::stats::Summary) -> u64| {
                 let values: Vec<u64> = all.iter().map(|r| pick(r)).collect();
                 let list = values
                     .iter()
@@ -351,8 +345,8 @@ fn repeats_table(context: &PageContext) -> String {
                 };
                 (list, spread)
             };
-            let (p50s, p50_spread) = cells(|r| r.measured.latency.p50_ns);
-            let (p99s, p99_spread) = cells(|r| r.measured.latency.p99_ns);
+            let (p50s, p50_spread) = cells(|m| m.latency.p50_ns);
+            let (p99s, p99_spread) = cells(|m| m.latency.p99_ns);
             let pooled = full.pooled(engine, size, context.cache);
             let pooled_cell = |q: f64| match pooled.get(q) {
                 Some(ns) => with_interval(ns.round() as u64, pooled.intervals.get(q)),

@@ -17,6 +17,24 @@ use serde::{Deserialize, Serialize};
 use super::window::{Window, fine_bins};
 
 pub const RESAMPLES: usize = 1000;
+/// The percentiles that get intervals, in the order of every array here.
+const QS: [f64; 3] = [0.5, 0.9, 0.99];
+
+/// The value for percentile `q` out of `values` (in `QS` order); None for another q.
+fn for_quantile<T: Copy>(q: f64, values: [Option<T>; 3]) -> Option<T> {
+    QS.iter().position(|&at| at == q).and_then(|k| values[k])
+}
+
+/// Windows and fetches over `groups`.
+fn counts(groups: &[&[Window]]) -> (usize, u64) {
+    let windows = groups.iter().map(|g| g.len()).sum();
+    let fetches = groups
+        .iter()
+        .flat_map(|g| g.iter())
+        .map(|w| w.fetches)
+        .sum();
+    (windows, fetches)
+}
 pub const MIN_WINDOWS: usize = 5;
 pub const MIN_TAIL: f64 = 5.0;
 
@@ -50,10 +68,7 @@ pub struct Intervals {
 
 impl Intervals {
     pub fn get(&self, q: f64) -> Option<Interval> {
-        [(0.5, self.p50), (0.9, self.p90), (0.99, self.p99)]
-            .into_iter()
-            .find(|&(at, _)| at == q)
-            .and_then(|(_, interval)| interval)
+        for_quantile(q, [self.p50, self.p90, self.p99])
     }
 
     /// Why percentile `q` has no interval, or None when it has one.
@@ -99,8 +114,6 @@ pub fn intervals(windows: &[Window]) -> Intervals {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pooled {
     pub repeats: usize,
-    /// The mean of all fetches; 0 until `stats::pool` fills it in (windows keep no sums).
-    pub mean_ns: f64,
     pub p50_ns: Option<f64>,
     pub p90_ns: Option<f64>,
     pub p99_ns: Option<f64>,
@@ -110,10 +123,7 @@ pub struct Pooled {
 
 impl Pooled {
     pub fn get(&self, q: f64) -> Option<f64> {
-        [(0.5, self.p50_ns), (0.9, self.p90_ns), (0.99, self.p99_ns)]
-            .into_iter()
-            .find(|&(at, _)| at == q)
-            .and_then(|(_, v)| v)
+        for_quantile(q, [self.p50_ns, self.p90_ns, self.p99_ns])
     }
 }
 
@@ -131,25 +141,23 @@ pub fn pooled(repeats: &[&[Window]]) -> Pooled {
 /// times over in one run (every ORM engine at every size) needs each at a higher one.
 pub fn pooled_at(repeats: &[&[Window]], confidence: f64) -> Pooled {
     let mut dense = vec![0u64; fine_bins::count()];
-    let mut total = 0;
     for w in repeats.iter().flat_map(|r| r.iter()) {
         for &(i, c) in &w.bins {
             dense[i as usize] += c;
         }
-        total += w.fetches;
     }
+    let (windows, total) = counts(repeats);
     let intervals = if repeats.len() >= 2 {
         bootstrap(repeats, confidence)
     } else {
         Intervals {
-            windows: repeats.iter().map(|r| r.len()).sum(),
+            windows,
             fetches: total,
             ..Default::default()
         }
     };
     Pooled {
         repeats: repeats.len(),
-        mean_ns: 0.0,
         p50_ns: fine_bins::quantile(&dense, total, 0.5),
         p90_ns: fine_bins::quantile(&dense, total, 0.9),
         p99_ns: fine_bins::quantile(&dense, total, 0.99),
@@ -161,25 +169,19 @@ pub fn pooled_at(repeats: &[&[Window]], confidence: f64) -> Pooled {
 /// replacement (no draw when there is one), then from each drawn group as many of
 /// its windows as it has, merges their fetches and takes the percentiles.
 fn bootstrap(groups: &[&[Window]], confidence: f64) -> Intervals {
-    let n_windows: usize = groups.iter().map(|g| g.len()).sum();
-    let fetches: u64 = groups
-        .iter()
-        .flat_map(|g| g.iter())
-        .map(|w| w.fetches)
-        .sum();
+    let (n_windows, fetches) = counts(groups);
     let mut out = Intervals {
         windows: n_windows,
         fetches,
         ..Default::default()
     };
-    let qs = [0.5, 0.9, 0.99];
-    if !qs.iter().any(|&q| enough(q, fetches, n_windows)) || groups.iter().any(|g| g.is_empty()) {
+    if !QS.iter().any(|&q| enough(q, fetches, n_windows)) || groups.iter().any(|g| g.is_empty()) {
         return out;
     }
     let mut draws = resample(groups, 0x626f_6f74_7374_7261);
     let mut interval = |k: usize| {
         let d = &mut draws[k];
-        if !enough(qs[k], fetches, n_windows) || d.is_empty() {
+        if !enough(QS[k], fetches, n_windows) || d.is_empty() {
             return None;
         }
         d.sort_by(f64::total_cmp);
@@ -198,7 +200,6 @@ fn bootstrap(groups: &[&[Window]], confidence: f64) -> Intervals {
 
 /// `RESAMPLES` two-level resamples of `groups`: their p50, p90 and p99, in order.
 fn resample(groups: &[&[Window]], seed: u64) -> [Vec<f64>; 3] {
-    let qs = [0.5, 0.9, 0.99];
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut dense = vec![0u64; fine_bins::count()];
     let mut draws: [Vec<f64>; 3] = Default::default();
@@ -219,7 +220,7 @@ fn resample(groups: &[&[Window]], seed: u64) -> [Vec<f64>; 3] {
                 total += w.fetches;
             }
         }
-        for (k, &q) in qs.iter().enumerate() {
+        for (k, &q) in QS.iter().enumerate() {
             if let Some(v) = fine_bins::quantile(&dense, total, q) {
                 draws[k].push(v);
             }

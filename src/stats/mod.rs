@@ -109,7 +109,7 @@ impl FetchStats {
 }
 
 /// The measured fetches of several repeats of one engine at one size, pooled: its
-/// percentiles and intervals over all of them (`interval::pooled`) and their mean.
+/// percentiles and intervals over all of them (`interval::pooled`).
 pub fn pool(repeats: &[&Summary]) -> Pooled {
     pool_at(repeats, 0.95)
 }
@@ -117,16 +117,20 @@ pub fn pool(repeats: &[&Summary]) -> Pooled {
 /// `pool` with intervals at `confidence`.
 pub fn pool_at(repeats: &[&Summary], confidence: f64) -> Pooled {
     let windows: Vec<&[Window]> = repeats.iter().map(|s| s.windows.as_slice()).collect();
-    let mut pooled = interval::pooled_at(&windows, confidence);
+    interval::pooled_at(&windows, confidence)
+}
+
+/// The mean of every fetch of several repeats (windows keep no sums: from the
+/// summaries' own means); None without fetches.
+pub fn pooled_mean(repeats: &[&Summary]) -> Option<f64> {
     let count: u64 = repeats.iter().map(|s| s.count).sum();
-    if count > 0 {
-        pooled.mean_ns = repeats
+    (count > 0).then(|| {
+        repeats
             .iter()
             .map(|s| s.latency.mean_ns * s.count as f64)
             .sum::<f64>()
-            / count as f64;
-    }
-    pooled
+            / count as f64
+    })
 }
 
 /// Fetch counts in log-spaced latency bins: what the report draws distributions and

@@ -53,6 +53,7 @@ pub mod entity;
 pub mod error;
 pub mod evict;
 pub mod load;
+pub mod load_gen;
 pub mod locations;
 pub mod machine;
 pub mod measure;

@@ -73,6 +73,16 @@ impl FetchStats {
         self.all.len()
     }
 
+    /// Take in another client's fetches of the same load (timed from the same start).
+    pub fn absorb(&mut self, other: &FetchStats) {
+        self.all.add(&other.all).expect("same bounds");
+        self.hits.add(&other.hits).expect("same bounds");
+        self.misses.add(&other.misses).expect("same bounds");
+        self.disk_bytes = self.disk_bytes.zip(other.disk_bytes).map(|(a, b)| a + b);
+        self.bytes_returned += other.bytes_returned;
+        self.windows.absorb(&other.windows);
+    }
+
     pub fn summary(&self) -> Summary {
         let known = self.disk_bytes.is_some();
         Summary {

@@ -78,6 +78,18 @@ impl Window {
             .map(|h| h as f64 / self.fetches as f64)
     }
 
+    /// Add another window of the same start (another client's).
+    pub fn absorb(&mut self, other: &Window) {
+        self.fetches += other.fetches;
+        self.hits = self.hits.zip(other.hits).map(|(a, b)| a + b);
+        self.disk_bytes = self.disk_bytes.zip(other.disk_bytes).map(|(a, b)| a + b);
+        let mut bins: std::collections::BTreeMap<u32, u64> = self.bins.iter().copied().collect();
+        for &(i, c) in &other.bins {
+            *bins.entry(i).or_default() += c;
+        }
+        self.bins = bins.into_iter().collect();
+    }
+
     /// The window's own percentile (for the timeline), in ns.
     pub fn quantile_ns(&self, q: f64) -> Option<f64> {
         let mut dense = vec![0u64; fine_bins::count()];
@@ -165,6 +177,25 @@ impl WindowRecorder {
         self.open_disk = self.known.then_some(0);
     }
 
+    /// Take in another recorder's windows (another client of the same load, timed
+    /// from the same start): windows with the same start become one.
+    pub fn absorb(&mut self, other: &WindowRecorder) {
+        let mut by_start: std::collections::BTreeMap<u64, Window> =
+            std::collections::BTreeMap::new();
+        for w in self.windows().into_iter().chain(other.windows()) {
+            let key = (w.start_s * 1e9 / WINDOW_NS as f64).round() as u64;
+            match by_start.get_mut(&key) {
+                None => {
+                    by_start.insert(key, w);
+                }
+                Some(into) => into.absorb(&w),
+            }
+        }
+        let known = self.known && other.known;
+        *self = WindowRecorder::new(known);
+        self.closed = by_start.into_values().collect();
+    }
+
     /// Every window, the open one included.
     pub fn windows(&self) -> Vec<Window> {
         let mut all = self.clone();
@@ -203,6 +234,23 @@ mod tests {
             assert!((got / want - 1.0).abs() < 0.012, "{q}: {got}");
         }
         assert_eq!(fine_bins::quantile(&bins, 0, 0.5), None);
+    }
+
+    #[test]
+    fn recorders_of_two_clients_merge_by_window_start() {
+        let ms = 1_000_000;
+        let mut a = WindowRecorder::new(false);
+        a.record(10 * ms, 5_000, None);
+        a.record(250 * ms, 9_000, None);
+        let mut b = WindowRecorder::new(false);
+        b.record(20 * ms, 5_000, None);
+        b.record(620 * ms, 7_000, None);
+        a.absorb(&b);
+        let w = a.windows();
+        let starts: Vec<(f64, u64)> = w.iter().map(|w| (w.start_s, w.fetches)).collect();
+        assert_eq!(starts, [(0.0, 2), (0.2, 1), (0.6, 1)]);
+        assert_eq!(w[0].bins, vec![(fine_bins::of(5_000) as u32, 2)]);
+        assert_eq!(w[0].hits, None);
     }
 
     #[test]

@@ -17,6 +17,7 @@ use crate::cap::CapRequest;
 use crate::dataset::DatasetSpec;
 use crate::engine::{EngineKind, parse_engine_list};
 use crate::error::InputError;
+use crate::load_gen::{Arrivals, LoadPoint, LoadSettings};
 use crate::locations::Locations;
 use crate::server::{PgStorage, Server, ServerOptions, compose_env};
 use crate::size::{SizeClass, format_bytes, parse_bytes, parse_size_list};
@@ -52,6 +53,10 @@ pub struct Preset {
     pub steady_limit: Duration,
     /// Fetches a measurement keeps going for, within twice its time.
     pub min_fetches: u64,
+    /// Clients at once (`--clients`): one result per value.
+    pub clients: &'static [u32],
+    /// Open-loop steps of a saturation search.
+    pub saturate_steps: u32,
 }
 
 /// `--cache`: the cache state(s) each engine is measured in (see `steady`).
@@ -89,6 +94,8 @@ impl Profile {
                 steady_limit: Duration::from_secs(180),
                 // A p99 interval needs 5 fetches beyond it (stats::interval).
                 min_fetches: 500,
+                clients: &[1, 16],
+                saturate_steps: 6,
             },
             // Still three times the cap: disk-bound, like the full profile.
             Profile::Quick => Preset {
@@ -101,6 +108,8 @@ impl Profile {
                 cache: CacheChoice::Cold,
                 steady_limit: Duration::from_secs(30),
                 min_fetches: 0,
+                clients: &[1, 16],
+                saturate_steps: 4,
             },
         }
     }
@@ -130,6 +139,34 @@ pub struct SizeList(pub Vec<SizeClass>);
 /// `--engines`: a list of engines, or `all`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EngineList(pub Vec<EngineKind>);
+
+/// `--clients`: client counts, ascending.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientList(pub Vec<u32>);
+
+/// `--rate`: fetches/s, ascending.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateList(pub Vec<f64>);
+
+/// Most clients of one load: each is a thread and a connection (PostgreSQL's
+/// default max_connections is 100).
+pub const MAX_CLIENTS: u32 = 512;
+
+/// Highest rate offered: its schedule (8 bytes an arrival) stays small.
+pub const MAX_RATE: f64 = 1_000_000.0;
+
+/// What a run measures (`--mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Latency per fetch: one client (criterion under cargo bench), then each
+    /// --clients count and --rate.
+    #[default]
+    Latency,
+    /// The highest rate each engine sustains with p99 response time within
+    /// --target-p99, per --clients count (open loop, found by bisection).
+    Saturate,
+}
 
 /// A limit that can be switched off with `none`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -187,6 +224,76 @@ fn parse_cpus(text: &str) -> Result<Limit<f64>, InputError> {
         return Err(bad("must be at least 0.01"));
     }
     Ok(Limit::Some(cpus))
+}
+
+/// `--clients 1,4,16`: each at least 1.
+fn parse_clients(text: &str) -> Result<ClientList, InputError> {
+    let bad = |why: &str| InputError::Value {
+        what: "clients",
+        input: text.into(),
+        why: why.into(),
+    };
+    let mut list = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.parse::<u32>() {
+            Ok(0) => return Err(bad("a load needs at least 1 client")),
+            Ok(n) if n <= MAX_CLIENTS => list.push(n),
+            Ok(_) => {
+                return Err(bad(&format!(
+                    "at most {MAX_CLIENTS} clients (one thread and one connection each)"
+                )));
+            }
+            Err(_) => return Err(bad("give client counts like 1,4,16,64")),
+        }
+    }
+    if list.is_empty() {
+        return Err(bad("give client counts like 1,4,16,64"));
+    }
+    list.sort_unstable();
+    list.dedup();
+    Ok(ClientList(list))
+}
+
+/// `--rate 100,500.5`: fetches/s, each more than zero.
+fn parse_rates(text: &str) -> Result<RateList, InputError> {
+    let bad = |why: &str| InputError::Value {
+        what: "rate",
+        input: text.into(),
+        why: why.into(),
+    };
+    let mut list = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let rate: f64 = part
+            .trim_end_matches("/s")
+            .parse()
+            .map_err(|_| bad("give fetches per second like 100 or 250,500"))?;
+        if !(rate > 0.0 && rate.is_finite()) {
+            return Err(bad("a rate must be more than 0 fetches/s"));
+        }
+        if rate > MAX_RATE {
+            return Err(bad(&format!(
+                "at most {MAX_RATE} fetches/s: the arrival schedule is kept in memory"
+            )));
+        }
+        list.push(rate);
+    }
+    if list.is_empty() {
+        return Err(bad("give fetches per second like 100 or 250,500"));
+    }
+    list.sort_by(f64::total_cmp);
+    list.dedup();
+    Ok(RateList(list))
+}
+
+fn parse_max_in_flight(text: &str) -> Result<u32, InputError> {
+    match text.trim().parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(InputError::Value {
+            what: "max-in-flight",
+            input: text.into(),
+            why: "give a number of fetches, at least 1".into(),
+        }),
+    }
 }
 
 fn parse_samples(text: &str) -> Result<usize, InputError> {
@@ -370,6 +477,30 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_PG_STORAGE", value_enum, default_value_t = PgStorage::Extended)]
     pub pg_storage: PgStorage,
 
+    #[arg(long, env = "BLOBRACE_CLIENTS", value_parser = parse_clients,
+          help = preset_help("Clients fetching at once, each with its own connection (SQLite: its own read-only connection; fs and floor: a thread each), each drawing its own seeded ids; a list gives one result per count. 1 client is criterion's (or measure's) own loop; more run in blobrace's load generator.", |p| p.clients.iter().map(u32::to_string).collect::<Vec<_>>().join(",")))]
+    pub clients: Option<ClientList>,
+
+    /// Open loop: offer this many fetches/s (a list: one result per rate and client
+    /// count), whether or not earlier fetches finished. Response time is then timed
+    /// from when each fetch was due, so stalls are not hidden. Without it: closed loop.
+    #[arg(long, env = "BLOBRACE_RATE", value_parser = parse_rates)]
+    pub rate: Option<RateList>,
+
+    /// How open-loop arrivals are spaced: poisson (independent users) or constant.
+    #[arg(long, env = "BLOBRACE_ARRIVALS", value_enum, default_value_t = Arrivals::Poisson)]
+    pub arrivals: Arrivals,
+
+    /// Open loop: most fetches due but not finished. Reaching it means the engine
+    /// cannot serve the rate: the load stops there and says so (never drops fetches quietly).
+    #[arg(long, env = "BLOBRACE_MAX_IN_FLIGHT", value_parser = parse_max_in_flight, default_value = "256")]
+    pub max_in_flight: u32,
+
+    /// latency: per-fetch latency (1 client under criterion, then the other --clients
+    /// and --rate loads); saturate: the highest sustainable rate per engine and size.
+    #[arg(long, env = "BLOBRACE_MODE", value_enum, default_value_t = Mode::Latency)]
+    pub mode: Mode,
+
     /// criterion samples per engine and size (at least 10).
     #[arg(long, env = "BLOBRACE_SAMPLES", value_parser = parse_samples, default_value = "10")]
     pub samples: usize,
@@ -411,6 +542,21 @@ pub struct RunConfig {
     pub target_p99: Duration,
     #[serde(default)]
     pub drop_after: bool,
+    /// Client counts (results from before: 1).
+    #[serde(default = "one_client")]
+    pub clients: Vec<u32>,
+    /// Open-loop rates, fetches/s (empty: closed loop).
+    #[serde(default)]
+    pub rates: Vec<f64>,
+    #[serde(default = "poisson")]
+    pub arrivals: Arrivals,
+    #[serde(default = "default_max_in_flight")]
+    pub max_in_flight: u32,
+    #[serde(default)]
+    pub mode: Mode,
+    /// Open-loop steps of each saturation search.
+    #[serde(default)]
+    pub saturate_steps: u32,
     /// Server URLs carry passwords: never written to results.
     #[serde(skip)]
     pub server_urls: BTreeMap<Server, String>,
@@ -422,6 +568,18 @@ fn cold_only() -> Vec<CacheState> {
 
 fn one() -> u32 {
     1
+}
+
+fn one_client() -> Vec<u32> {
+    vec![1]
+}
+
+fn poisson() -> Arrivals {
+    Arrivals::Poisson
+}
+
+fn default_max_in_flight() -> u32 {
+    256
 }
 
 fn default_target_p99() -> Duration {
@@ -436,6 +594,31 @@ impl RunConfig {
             server_options: ServerOptions {
                 pg_storage: self.pg_storage,
             },
+        }
+    }
+
+    /// The loads of a latency run, in order: each client count closed loop, or with
+    /// `--rate`, each client count at each rate (open loop).
+    pub fn load_points(&self) -> Vec<LoadPoint> {
+        let mut points = Vec::new();
+        for &clients in &self.clients {
+            if self.rates.is_empty() {
+                points.push(LoadPoint::closed(clients));
+            }
+            for &rate in &self.rates {
+                points.push(LoadPoint::open(clients, rate, self.arrivals));
+            }
+        }
+        points
+    }
+
+    /// How a load runs: the run's timings, limit and CPUs.
+    pub fn load_settings(&self, cpus: f64) -> LoadSettings {
+        LoadSettings {
+            warm_up: self.warmup,
+            measure: self.measure,
+            max_in_flight: self.max_in_flight,
+            cpus,
         }
     }
 
@@ -471,6 +654,21 @@ impl RunArgs {
             check_cap_fits_blobs(bytes, &sizes)?;
         }
         let cpus = self.cpus.unwrap_or(Limit::Some(preset.cpus)).into_option();
+        let clients = match &self.clients {
+            Some(ClientList(list)) => list.clone(),
+            None => preset.clients.to_vec(),
+        };
+        let rates = self.rate.clone().map(|RateList(r)| r).unwrap_or_default();
+        let most_clients = clients.iter().copied().max().unwrap_or(1);
+        if (!rates.is_empty() || self.mode == Mode::Saturate) && self.max_in_flight < most_clients {
+            return Err(InputError::Value {
+                what: "max-in-flight",
+                input: self.max_in_flight.to_string(),
+                why: format!(
+                    "below the {most_clients} clients: the open loop could never keep them all busy, so no rate they serve can be offered; raise --max-in-flight to at least {most_clients} or use fewer --clients"
+                ),
+            });
+        }
         // Flags and variables first, then the compose env file.
         let compose = compose_env();
         let mut server_urls = self.server_urls.0.clone();
@@ -503,6 +701,12 @@ impl RunArgs {
             pg_storage: self.pg_storage,
             target_p99: self.target_p99.unwrap_or(DEFAULT_TARGET_P99),
             drop_after: self.drop_after,
+            clients,
+            rates,
+            arrivals: self.arrivals,
+            max_in_flight: self.max_in_flight,
+            mode: self.mode,
+            saturate_steps: preset.saturate_steps,
             server_urls,
         })
     }

@@ -17,8 +17,10 @@ use std::time::Duration;
 use anyhow::Result;
 use tokio::runtime::Runtime;
 
+use crate::config::Mode;
 use crate::dataset::DatasetSpec;
 use crate::engine::EngineKind;
+use crate::load_gen::LoadPoint;
 use crate::results::Scenario;
 use crate::run::{Prepared, Run};
 
@@ -45,7 +47,9 @@ pub trait SizeScope {
     fn finish(self);
 }
 
-/// Every engine at every size of the run, in the run's order.
+/// Every engine at every size of the run, in the run's order: in latency mode each
+/// load of `RunConfig::load_points` (1 client through the driver, more through the
+/// load generator), in saturate mode a saturation search per client count.
 pub fn measure_all<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Result<()> {
     let config = run.config().clone();
     for spec in config.datasets() {
@@ -55,21 +59,56 @@ pub fn measure_all<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Re
             for engine in rotated(&config.engines, repeat) {
                 for &cache in &config.cache {
                     let scenario = Scenario { cache, repeat };
-                    let label = scenario.label(engine, &config.cache, config.repeat);
-                    let mut prepared = rt.block_on(run.prepare(engine, spec, scenario))?;
-                    if let Driven::Measured { criterion_samples } =
-                        scope.drive(rt, &label, &mut prepared)?
-                    {
-                        rt.block_on(run.record(engine, spec, &prepared, criterion_samples))?;
+                    match config.mode {
+                        Mode::Latency => {
+                            for point in config.load_points() {
+                                measure_one(run, rt, &mut scope, engine, spec, scenario, point)?;
+                            }
+                        }
+                        Mode::Saturate => {
+                            for &clients in &config.clients {
+                                let prepared = rt.block_on(run.prepare(engine, spec, scenario))?;
+                                run.saturate(rt, engine, spec, &prepared, clients)?;
+                                rt.block_on(prepared.fetch_loop.close())?;
+                                rt.block_on(run.release(engine, spec))?;
+                            }
+                        }
                     }
-                    rt.block_on(prepared.fetch_loop.close())?;
-                    rt.block_on(run.release(engine, spec))?;
                 }
             }
         }
         scope.finish();
         rt.block_on(run.after_size(spec))?;
     }
+    Ok(())
+}
+
+/// One engine at one size, in one scenario, under one load: prepared from its cache
+/// state (evicted, or prefilled and settled), measured, recorded, released.
+fn measure_one<S: SizeScope>(
+    run: &mut Run,
+    rt: &Runtime,
+    scope: &mut S,
+    engine: EngineKind,
+    spec: DatasetSpec,
+    scenario: Scenario,
+    point: LoadPoint,
+) -> Result<()> {
+    let config = run.config();
+    let mut label = scenario.label(engine, &config.cache, config.repeat);
+    let mut prepared = rt.block_on(run.prepare(engine, spec, scenario))?;
+    if point.is_single_closed() {
+        if let Driven::Measured { criterion_samples } = scope.drive(rt, &label, &mut prepared)? {
+            rt.block_on(run.record(engine, spec, &prepared, criterion_samples))?;
+        }
+    } else {
+        label = format!("{label}.{}", point.label());
+        eprintln!("{label} {}: {} under load", spec.size, engine.name());
+        let measured = run.drive_load(rt, engine, spec, &prepared, point)?;
+        rt.block_on(run.record_load(engine, spec, &prepared, point, &measured))?;
+    }
+    rt.block_on(prepared.fetch_loop.close())?;
+    rt.block_on(run.release(engine, spec))?;
     Ok(())
 }
 

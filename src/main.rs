@@ -29,7 +29,7 @@ Each size class is a dataset of uniformly random blobs (ids 1..N, 3GiB by defaul
 A fetch is one random-id read of one whole blob, timed alone. The main job is `cargo bench` (criterion); \
 this tool loads, measures without criterion, verifies and drops datasets with the same settings. \
 Every flag can also be set through the BLOBRACE_* environment variable named in its help.",
-    after_help = "Examples:\n  blobrace load --profile quick\n  blobrace measure --engines sqlite,floor --sizes 64KiB --dataset-bytes 512MiB --cap 128MiB\n  blobrace verify --profile quick\n  blobrace report                      # the newest run\n  blobrace report --baseline 20261122-101500-4242\n  blobrace env"
+    after_help = "Examples:\n  blobrace load --profile quick\n  blobrace measure --engines sqlite,floor --sizes 64KiB --dataset-bytes 512MiB --cap 128MiB\n  blobrace measure --clients 1,4,16,64 --sizes 64KiB,4MiB\n  blobrace measure --clients 16 --rate 500,1000 --arrivals poisson\n  blobrace saturate --clients 16 --sizes 64KiB\n  blobrace verify --profile quick\n  blobrace report                      # the newest run\n  blobrace report --baseline 20261122-101500-4242\n  blobrace env"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -42,6 +42,10 @@ enum Command {
     Load(RunArgs),
     /// Load what is missing, then measure every engine and size without criterion.
     Measure(RunArgs),
+    /// Find each engine's sustainable rate per size: the highest fetches/s whose p99
+    /// response time meets --target-p99, with each --clients count (same as
+    /// `measure --mode saturate`).
+    Saturate(RunArgs),
     /// Check datasets row by row: ids exactly 1..=N, every blob's full content.
     Verify(RunArgs),
     /// Delete the datasets of the given engines and sizes.
@@ -129,6 +133,11 @@ fn run(command: Command) -> Result<()> {
             Ok(())
         }
         Command::Measure(args) => measure(args.resolve()?),
+        Command::Saturate(args) => {
+            let mut config = args.resolve()?;
+            config.mode = blobrace::config::Mode::Saturate;
+            measure(config)
+        }
         Command::Verify(args) => {
             let mut config = args.resolve()?;
             runtime()?.block_on(reachable_engines(&mut config))?;

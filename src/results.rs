@@ -5,6 +5,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -15,9 +16,10 @@ use crate::container::ContainerStats;
 use crate::engine::{EngineKind, EngineSettings};
 use crate::evict::EvictionReport;
 use crate::load::LoadReport;
+use crate::load_gen::{Arrivals, CpuUse, DiskTotals, LoadMeasured, LoadPoint, Saturation};
 use crate::machine::MachineFacts;
 use crate::size::format_bytes;
-use crate::stats::Summary;
+use crate::stats::{LogHistogram, Percentiles, Summary};
 use crate::steady::{CacheState, SteadyReport};
 
 pub const RESULTS_SCHEMA_VERSION: u32 = 1;
@@ -45,7 +47,104 @@ pub struct RunResults {
     #[serde(default)]
     pub server_fits: Vec<crate::server_caps::ServerFit>,
     pub loads: Vec<LoadReport>,
+    /// One client, closed loop: criterion's (or `measure`'s) fetches.
     pub results: Vec<EngineResult>,
+    /// More clients, or a rate offered: the load generator's (`load_gen`).
+    #[serde(default)]
+    pub load_results: Vec<LoadResult>,
+    /// The highest rate each engine sustained within the target (`--mode saturate`).
+    #[serde(default)]
+    pub saturations: Vec<SaturationResult>,
+}
+
+/// One engine at one size under one load (`LoadPoint`): the context every result
+/// records (`result`; its `measured` holds the service times, with disk bytes as
+/// totals and no hit/miss split), and what the load adds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoadResult {
+    pub result: EngineResult,
+    pub load: LoadFacts,
+}
+
+/// What a load measured beyond service times.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoadFacts {
+    pub point: LoadPoint,
+    pub max_in_flight: u32,
+    pub measured_seconds: f64,
+    /// Fetches completed per second of measurement.
+    pub fetches_per_s: f64,
+    /// Blob bytes returned per second, in MB (10^6).
+    pub mb_per_s: f64,
+    /// Open loop: intended start → end, the arrivals due in the measurement.
+    pub response: Option<Percentiles>,
+    pub response_histogram: Option<LogHistogram>,
+    /// Open loop: how late fetches started.
+    pub lag: Option<Percentiles>,
+    pub offered: Option<u64>,
+    pub unserved: u64,
+    pub backlog_max: u64,
+    pub limit_reached: bool,
+    /// This process's CPU while measuring (the load generator; in-process engines too).
+    pub cpu: CpuUse,
+    pub disk: DiskTotals,
+}
+
+impl LoadFacts {
+    pub fn of(m: &LoadMeasured, point: LoadPoint, max_in_flight: u32) -> Self {
+        let seconds = m.measured_seconds.max(1e-9);
+        Self {
+            point,
+            max_in_flight,
+            measured_seconds: m.measured_seconds,
+            fetches_per_s: m.achieved_rate(),
+            mb_per_s: m.measured.bytes_returned as f64 / seconds / 1e6,
+            response: m.response.as_ref().map(Percentiles::of),
+            response_histogram: m.response.as_ref().map(LogHistogram::of),
+            lag: m.lag.as_ref().map(Percentiles::of),
+            offered: m.offered,
+            unserved: m.unserved,
+            backlog_max: m.backlog_max,
+            limit_reached: m.limit_reached,
+            cpu: m.cpu,
+            disk: m.disk.clone(),
+        }
+    }
+
+    /// The headline: response time in open loop, else the service time.
+    pub fn headline<'a>(&'a self, service: &'a Percentiles) -> &'a Percentiles {
+        self.response.as_ref().unwrap_or(service)
+    }
+
+    /// What the headline percentiles are.
+    pub fn headline_word(&self) -> &'static str {
+        if self.response.is_some() {
+            "response"
+        } else {
+            "service"
+        }
+    }
+}
+
+/// The sustainable rate of one engine at one size with a number of clients.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SaturationResult {
+    pub engine: EngineKind,
+    #[serde(flatten)]
+    pub scenario: Scenario,
+    pub size_bytes: u64,
+    pub size: String,
+    pub clients: u32,
+    pub arrivals: Arrivals,
+    pub target_p99: Duration,
+    pub search: Saturation,
+    /// The sustainable rate in MB/s of blobs (None when no rate met the target).
+    pub sustainable_mb_per_s: Option<f64>,
+    pub settings: EngineSettings,
+    pub cap: Option<CapReport>,
+    pub regime: Regime,
+    pub started_at: String,
+    pub finished_at: String,
 }
 
 /// Whether the data can sit in memory: the question the cap is there to answer.

@@ -17,12 +17,13 @@ use crate::engine::{AnyEngine, Engine, EngineKind};
 use crate::error::InputError;
 use crate::evict::EvictionReport;
 use crate::load::ensure_loaded;
+use crate::load_gen::{LoadMeasured, LoadPoint, SaturationStep, rate_label};
 use crate::machine::MachineFacts;
 use crate::measure::FetchLoop;
 use crate::report::export::{AnyExporter, Csv};
 use crate::results::{
-    DatasetFacts, EngineResult, RESULTS_SCHEMA_VERSION, Regime, RunResults, Scenario, new_run_id,
-    write_atomic,
+    DatasetFacts, EngineResult, LoadFacts, LoadResult, RESULTS_SCHEMA_VERSION, Regime, RunResults,
+    SaturationResult, Scenario, new_run_id, write_atomic,
 };
 use crate::server_caps::ServerCaps;
 use crate::size::format_bytes;
@@ -177,6 +178,8 @@ impl Run {
             server_fits: Vec::new(),
             loads: Vec::new(),
             results: Vec::new(),
+            load_results: Vec::new(),
+            saturations: Vec::new(),
         };
         Ok(Self {
             results,
@@ -464,6 +467,39 @@ impl Run {
         criterion_samples: Option<u64>,
     ) -> Result<()> {
         let fetch_loop = &prepared.fetch_loop;
+        let result = self
+            .result_of(
+                engine,
+                spec,
+                prepared,
+                fetch_loop.disk_source().to_string(),
+                fetch_loop.warm_up.summary(),
+                fetch_loop.measured.summary_with_intervals(),
+                criterion_samples,
+            )
+            .await;
+        eprintln!("{}", one_line(&result, self.config()));
+        if let Some(changed) = result.disk_probes.as_ref().and_then(DiskProbes::changed) {
+            eprintln!("note: {}: {changed}", engine.name());
+        }
+        self.results.results.push(result);
+        self.write()?;
+        Ok(())
+    }
+
+    /// What every result records around its fetches: the dataset, settings, cap,
+    /// regime, eviction, disk probes (probed again now) and the server's container.
+    #[allow(clippy::too_many_arguments)]
+    async fn result_of(
+        &self,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        prepared: &Prepared,
+        disk_counter: String,
+        warm_up: crate::stats::Summary,
+        measured: crate::stats::Summary,
+        criterion_samples: Option<u64>,
+    ) -> EngineResult {
         let location = engine
             .store()
             .open(&self.config().locations(), spec)
@@ -481,7 +517,7 @@ impl Run {
             Some(watch) => watch.finish_or_note().await,
             None => None,
         };
-        let result = EngineResult {
+        EngineResult {
             engine,
             scenario: prepared.scenario,
             steady: prepared.steady.clone(),
@@ -493,25 +529,173 @@ impl Run {
                 seed: spec.seed,
                 location,
             },
-            settings: fetch_loop.engine().settings(),
+            settings: prepared.fetch_loop.engine().settings(),
             regime: Regime::of(spec.bytes(), cap.as_ref(), self.results.machine.ram_bytes),
             cap,
             eviction: prepared.eviction.clone(),
-            disk_counter: fetch_loop.disk_source().to_string(),
+            disk_counter,
             disk_probes,
             container,
-            warm_up: fetch_loop.warm_up.summary(),
-            measured: fetch_loop.measured.summary_with_intervals(),
+            warm_up,
+            measured,
             criterion_samples,
             process_peak_rss_bytes: crate::machine::peak_rss_bytes(),
             started_at: prepared.started_at.clone(),
             finished_at: crate::now_rfc3339(),
-        };
-        eprintln!("{}", one_line(&result, self.config()));
-        if let Some(changed) = result.disk_probes.as_ref().and_then(DiskProbes::changed) {
-            eprintln!("note: {}: {changed}", engine.name());
         }
-        self.results.results.push(result);
+    }
+
+    /// CPUs this process may use: its cap, else the machine's.
+    fn cpus(&self) -> f64 {
+        self.results
+            .cap
+            .cpu_limit
+            .unwrap_or(self.results.machine.logical_cpus.max(1) as f64)
+    }
+
+    /// Run one load on a prepared engine (`load_gen`): `point.clients` more engines
+    /// opened on the same dataset, each in its own thread; the disk counter attached
+    /// once they are connected (a server's new connections are new processes).
+    /// Call outside `rt.block_on`: the clients run their own runtimes.
+    pub fn drive_load(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        prepared: &Prepared,
+        point: LoadPoint,
+    ) -> Result<LoadMeasured> {
+        let at = self.config().locations();
+        let settings = self.config().load_settings(self.cpus());
+        let counter = || match engine.store().server() {
+            None => DiskReadCounter::open_self(),
+            Some(server) => match rt.block_on(crate::container::attach(server.name())) {
+                Ok((counter, _)) => counter,
+                Err(e) => Err(format!("{e:#}")),
+            },
+        };
+        let measured = crate::load_gen::run_load(
+            |_| engine.open(&at, spec),
+            engine.name(),
+            spec,
+            point,
+            settings,
+            counter,
+        );
+        measured.map_err(|e| rt.block_on(prepared.explain(e)))
+    }
+
+    /// Record one load's measurement, print it, and rewrite the results files.
+    pub async fn record_load(
+        &mut self,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        prepared: &Prepared,
+        point: LoadPoint,
+        measured: &LoadMeasured,
+    ) -> Result<()> {
+        let mut summary = measured.measured.summary_with_intervals();
+        summary.disk_bytes_per_fetch = measured.disk.per_fetch(summary.count);
+        let result = self
+            .result_of(
+                engine,
+                spec,
+                prepared,
+                measured.disk.source.clone(),
+                measured.warm_up.summary(),
+                summary,
+                None,
+            )
+            .await;
+        let load = LoadFacts::of(measured, point, self.config().max_in_flight);
+        eprintln!("{}", load_line(&result, &load, self.config()));
+        if load.limit_reached {
+            eprintln!(
+                "note: {} {}: the backlog reached --max-in-flight {} after {:.1} s of measurement: {} does not serve {}/s here; stopped there",
+                engine.name(),
+                spec.size,
+                load.max_in_flight,
+                load.measured_seconds,
+                engine.name(),
+                point.rate.map(rate_label).unwrap_or_default()
+            );
+        }
+        self.results.load_results.push(LoadResult { result, load });
+        self.write()?;
+        Ok(())
+    }
+
+    /// The sustainable rate of a prepared engine with `clients` clients: a closed
+    /// loop gives the most they serve, then open-loop steps bisect below it for the
+    /// highest rate whose p99 response time meets the target (`load_gen::search`).
+    pub fn saturate(
+        &mut self,
+        rt: &tokio::runtime::Runtime,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        prepared: &Prepared,
+        clients: u32,
+    ) -> Result<()> {
+        let started_at = crate::now_rfc3339();
+        let config = self.config().clone();
+        let closed = self.drive_load(rt, engine, spec, prepared, LoadPoint::closed(clients))?;
+        let capacity = closed.achieved_rate();
+        eprintln!(
+            "{} {} c{clients}: closed loop {:.0} fetches/s; searching below it ({} steps, p99 response <= {})",
+            engine.name(),
+            spec.size,
+            capacity,
+            config.saturate_steps,
+            format_ns(config.target_p99.as_nanos() as f64)
+        );
+        let search = crate::load_gen::search(capacity, config.saturate_steps, |rate| {
+            let point = LoadPoint::open(clients, rate, config.arrivals);
+            let m = self.drive_load(rt, engine, spec, prepared, point)?;
+            let step = SaturationStep::of(rate, &m, config.target_p99);
+            eprintln!(
+                "  {}/s offered: {:.0}/s done, p99 response {}{} -> {}",
+                rate_label(rate),
+                step.achieved,
+                format_ns(step.response.p99_ns as f64),
+                if step.limit_reached {
+                    " (in-flight limit reached)"
+                } else {
+                    ""
+                },
+                if step.met { "meets" } else { "misses" }
+            );
+            Ok(step)
+        })?;
+        let cap = rt.block_on(self.cap_of(engine));
+        let result = SaturationResult {
+            engine,
+            scenario: prepared.scenario,
+            size_bytes: spec.size.bytes(),
+            size: spec.size.to_string(),
+            clients,
+            arrivals: config.arrivals,
+            target_p99: config.target_p99,
+            sustainable_mb_per_s: search
+                .sustainable
+                .map(|r| r * spec.size.bytes() as f64 / 1e6),
+            search,
+            settings: prepared.fetch_loop.engine().settings(),
+            regime: Regime::of(spec.bytes(), cap.as_ref(), self.results.machine.ram_bytes),
+            cap,
+            started_at,
+            finished_at: crate::now_rfc3339(),
+        };
+        eprintln!(
+            "{:<13} {:>7}: sustainable {} with {clients} clients (closed loop {:.0}/s)",
+            engine.name(),
+            spec.size,
+            match (result.search.sustainable, result.sustainable_mb_per_s) {
+                (Some(r), Some(mb)) => format!("{}/s ({mb:.1} MB/s)", rate_label(r)),
+                _ => "none: no rate met the target".into(),
+            },
+            result.search.capacity
+        );
+        self.results.saturations.push(result);
         self.write()?;
         Ok(())
     }
@@ -540,8 +724,57 @@ impl Run {
             rendered.charts,
             rendered.seconds
         );
+        // A rate asked for that could not be offered is an error, after everything
+        // measured is saved and reported.
+        let unreachable: Vec<String> = self
+            .results
+            .load_results
+            .iter()
+            .filter(|l| l.load.limit_reached)
+            .map(|l| {
+                format!(
+                    "{} {} {}",
+                    l.result.engine,
+                    l.result.size,
+                    l.load.point.label()
+                )
+            })
+            .collect();
+        if !unreachable.is_empty() {
+            anyhow::bail!(
+                "the in-flight limit ({}) was reached, so the rate asked for could not be offered, at: {}. The engine serves less than that rate under this cap: lower --rate, or find the highest rate it sustains with `blobrace saturate`; raise --max-in-flight only to see how far the queue grows",
+                self.results.config.max_in_flight,
+                unreachable.join(", ")
+            );
+        }
         Ok(dir)
     }
+}
+
+/// One load's line: throughput, the headline percentiles (which ones), CPU, disk.
+fn load_line(r: &EngineResult, load: &LoadFacts, config: &RunConfig) -> String {
+    let service = &r.measured.latency;
+    let head = load.headline(service);
+    format!(
+        "{:<13} {:>7} {:>12}: {:.0} fetches/s ({:.1} MB/s), {} p50 {} p99 {} p99.9 {}{} | cpu {:.0}% of {} | disk/fetch {}",
+        r.scenario.label(r.engine, &config.cache, config.repeat),
+        r.size,
+        load.point.label(),
+        load.fetches_per_s,
+        load.mb_per_s,
+        load.headline_word(),
+        format_ns(head.p50_ns as f64),
+        format_ns(head.p99_ns as f64),
+        format_ns(head.p999_ns as f64),
+        if load.response.is_some() {
+            format!(" (service p99 {})", format_ns(service.p99_ns as f64))
+        } else {
+            String::new()
+        },
+        load.cpu.share() * 100.0,
+        load.cpu.cpus,
+        r.measured.disk_per_fetch_label(),
+    )
 }
 
 fn one_line(r: &EngineResult, config: &RunConfig) -> String {

@@ -180,6 +180,17 @@ impl LogHistogram {
         self.first_bin_ns * 10f64.powf(i as f64 / f64::from(self.bins_per_decade))
     }
 
+    /// One histogram in log bins (no hit/miss split).
+    pub fn of(h: &Histogram<u64>) -> Self {
+        Self {
+            first_bin_ns: Self::FIRST_BIN_NS,
+            bins_per_decade: Self::BINS_PER_DECADE,
+            all: Self::bins_of(h),
+            hits: None,
+            misses: None,
+        }
+    }
+
     fn bins_of(h: &Histogram<u64>) -> Vec<u64> {
         let mut bins = vec![0u64; Self::bin_count()];
         let last = bins.len() - 1;

@@ -104,7 +104,7 @@ fn measure_one<S: SizeScope>(
     } else {
         label = format!("{label}.{}", point.label());
         eprintln!("{label} {}: {} under load", spec.size, engine.name());
-        let measured = run.drive_load(rt, engine, spec, &prepared, point)?;
+        let measured = run.drive_load(rt, engine, spec, &prepared, point, run.load_settings())?;
         rt.block_on(run.record_load(engine, spec, &prepared, point, &measured))?;
     }
     rt.block_on(prepared.fetch_loop.close())?;

@@ -613,12 +613,15 @@ fn merge(
             .min(shared.schedule.len());
         let first = shared.schedule.partition_point(|&t| t < warm_ns);
         let due_end = shared.schedule.partition_point(|&t| t <= ended_ns);
-        let mut unserved = 0;
-        for &t in &shared.schedule[taken.max(first)..due_end] {
+        // (A load stopped in its warm-up has none due in the measurement.)
+        let unserved_from = taken.max(first).min(due_end);
+        for &t in &shared.schedule[unserved_from..due_end] {
             response.saturating_record((ended_ns - t).max(1));
-            unserved += 1;
         }
-        (Some((due_end - first) as u64), unserved)
+        (
+            Some(due_end.saturating_sub(first) as u64),
+            (due_end - unserved_from) as u64,
+        )
     } else {
         (None, 0)
     };
@@ -884,6 +887,20 @@ mod tests {
         assert!(m.backlog_max >= 50);
         assert!(started.elapsed() < Duration::from_secs(2), "stopped early");
         assert!(m.unserved > 0, "arrivals left waiting are counted");
+        // Stopped in its warm-up: nothing was due in the measurement.
+        let mut s = settings(1000, 1000);
+        s.max_in_flight = 50;
+        let m = run_load(
+            &engine,
+            "slow",
+            spec(),
+            LoadPoint::open(1, 1000.0, Arrivals::Poisson),
+            s,
+            no_counter,
+        )
+        .unwrap();
+        assert!(m.limit_reached);
+        assert_eq!((m.offered, m.unserved, m.measured.count()), (Some(0), 0, 0));
     }
 
     #[test]

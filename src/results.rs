@@ -386,7 +386,13 @@ impl RunResults {
 
     /// The cache states measured, in the order of the run.
     pub fn caches(&self) -> Vec<CacheState> {
-        let mut caches: Vec<CacheState> = self.results.iter().map(|r| r.scenario.cache).collect();
+        let mut caches: Vec<CacheState> = self
+            .results
+            .iter()
+            .map(|r| r.scenario.cache)
+            .chain(self.load_results.iter().map(|l| l.result.scenario.cache))
+            .chain(self.saturations.iter().map(|s| s.scenario.cache))
+            .collect();
         caches.sort();
         caches.dedup();
         caches
@@ -405,8 +411,10 @@ impl RunResults {
     /// report draws one view per cache state; repeats show as their spread.
     pub fn view(&self, cache: CacheState) -> RunResults {
         let mut view = self.clone();
-        view.results
-            .retain(|r| r.scenario.cache == cache && r.scenario.repeat == 1);
+        let first = |s: &Scenario| s.cache == cache && s.repeat == 1;
+        view.results.retain(|r| first(&r.scenario));
+        view.load_results.retain(|l| first(&l.result.scenario));
+        view.saturations.retain(|s| first(&s.scenario));
         view
     }
 

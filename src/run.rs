@@ -17,7 +17,7 @@ use crate::engine::{AnyEngine, Engine, EngineKind};
 use crate::error::InputError;
 use crate::evict::EvictionReport;
 use crate::load::ensure_loaded;
-use crate::load_gen::{LoadMeasured, LoadPoint, SaturationStep, rate_label};
+use crate::load_gen::{LoadMeasured, LoadPoint, LoadSettings, SaturationStep, rate_label};
 use crate::machine::MachineFacts;
 use crate::measure::FetchLoop;
 use crate::report::export::{AnyExporter, Csv};
@@ -545,6 +545,11 @@ impl Run {
         }
     }
 
+    /// How a load runs under this run's settings.
+    pub fn load_settings(&self) -> LoadSettings {
+        self.config().load_settings(self.cpus())
+    }
+
     /// CPUs this process may use: its cap, else the machine's.
     fn cpus(&self) -> f64 {
         self.results
@@ -564,9 +569,9 @@ impl Run {
         spec: DatasetSpec,
         prepared: &Prepared,
         point: LoadPoint,
+        settings: LoadSettings,
     ) -> Result<LoadMeasured> {
         let at = self.config().locations();
-        let settings = self.config().load_settings(self.cpus());
         let counter = || match engine.store().server() {
             None => DiskReadCounter::open_self(),
             Some(server) => match rt.block_on(crate::container::attach(server.name())) {
@@ -611,7 +616,7 @@ impl Run {
         eprintln!("{}", load_line(&result, &load, self.config()));
         if load.limit_reached {
             eprintln!(
-                "note: {} {}: the backlog reached --max-in-flight {} after {:.1} s of measurement: {} does not serve {}/s here; stopped there",
+                "note: {} {}: the backlog reached --max-in-flight {} after {:.1} s of measurement (warm-up not counted): {} does not serve {}/s here; stopped there",
                 engine.name(),
                 spec.size,
                 load.max_in_flight,
@@ -638,7 +643,15 @@ impl Run {
     ) -> Result<()> {
         let started_at = crate::now_rfc3339();
         let config = self.config().clone();
-        let closed = self.drive_load(rt, engine, spec, prepared, LoadPoint::closed(clients))?;
+        let settings = self.load_settings();
+        let closed = self.drive_load(
+            rt,
+            engine,
+            spec,
+            prepared,
+            LoadPoint::closed(clients),
+            settings,
+        )?;
         let capacity = closed.achieved_rate();
         eprintln!(
             "{} {} c{clients}: closed loop {:.0} fetches/s; searching below it ({} steps, p99 response <= {})",
@@ -650,7 +663,15 @@ impl Run {
         );
         let search = crate::load_gen::search(capacity, config.saturate_steps, |rate| {
             let point = LoadPoint::open(clients, rate, config.arrivals);
-            let m = self.drive_load(rt, engine, spec, prepared, point)?;
+            // A backlog of rate x target means a new arrival waits about the target:
+            // twice that is overload whatever --max-in-flight says, and a fast engine's
+            // backlog may pass --max-in-flight well within the target.
+            let limit = (rate * config.target_p99.as_secs_f64() * 2.0).ceil() as u32;
+            let settings = LoadSettings {
+                max_in_flight: settings.max_in_flight.max(limit),
+                ..settings
+            };
+            let m = self.drive_load(rt, engine, spec, prepared, point, settings)?;
             let step = SaturationStep::of(rate, &m, config.target_p99);
             eprintln!(
                 "  {}/s offered: {:.0}/s done, p99 response {}{} -> {}",
@@ -754,6 +775,15 @@ impl Run {
 /// One load's line: throughput, the headline percentiles (which ones), CPU, disk.
 fn load_line(r: &EngineResult, load: &LoadFacts, config: &RunConfig) -> String {
     let service = &r.measured.latency;
+    if r.measured.count == 0 {
+        return format!(
+            "{:<13} {:>7} {:>12}: no fetch measured: the backlog reached the in-flight limit ({}) during the warm-up",
+            r.scenario.label(r.engine, &config.cache, config.repeat),
+            r.size,
+            load.point.label(),
+            load.max_in_flight
+        );
+    }
     let head = load.headline(service);
     format!(
         "{:<13} {:>7} {:>12}: {:.0} fetches/s ({:.1} MB/s), {} p50 {} p99 {} p99.9 {}{} | cpu {:.0}% of {} | disk/fetch {}",

@@ -28,6 +28,74 @@ pub fn sizes(run: &RunResults) -> Vec<u64> {
     sizes
 }
 
+/// Size classes measured under load (more clients or a rate), ascending.
+pub fn load_sizes(run: &RunResults) -> Vec<u64> {
+    let mut sizes: Vec<u64> = run
+        .load_results
+        .iter()
+        .map(|l| l.result.size_bytes)
+        .chain(run.saturations.iter().map(|s| s.size_bytes))
+        .collect();
+    sizes.sort();
+    sizes.dedup();
+    sizes
+}
+
+/// Engines measured under load at a size, in the suite's order.
+pub fn load_engines(run: &RunResults, size: u64) -> Vec<EngineKind> {
+    let mut engines: Vec<EngineKind> = run
+        .load_results
+        .iter()
+        .filter(|l| l.result.size_bytes == size)
+        .map(|l| l.result.engine)
+        .collect();
+    engines.sort();
+    engines.dedup();
+    engines
+}
+
+/// One point of an engine's throughput-latency line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoadPointFigures {
+    /// Fetches/s achieved.
+    pub rate: f64,
+    pub p50_ns: f64,
+    pub p99_ns: f64,
+}
+
+/// An engine's loads at a size, by throughput: its single-client result (1 ÷ mean
+/// latency: that loop's rate without the time between fetches), then each load's
+/// headline (response time in open loop, service time closed).
+pub fn load_curve(run: &RunResults, engine: EngineKind, size: u64) -> Vec<LoadPointFigures> {
+    let mut points: Vec<LoadPointFigures> = run
+        .result(engine, size)
+        .filter(|r| r.measured.latency.mean_ns > 0.0)
+        .map(|r| LoadPointFigures {
+            rate: 1e9 / r.measured.latency.mean_ns,
+            p50_ns: r.measured.latency.p50_ns as f64,
+            p99_ns: r.measured.latency.p99_ns as f64,
+        })
+        .into_iter()
+        .collect();
+    for l in run
+        .load_results
+        .iter()
+        .filter(|l| l.result.engine == engine && l.result.size_bytes == size)
+    {
+        let head = l.load.headline(&l.result.measured.latency);
+        if head.count == 0 {
+            continue;
+        }
+        points.push(LoadPointFigures {
+            rate: l.load.fetches_per_s,
+            p50_ns: head.p50_ns as f64,
+            p99_ns: head.p99_ns as f64,
+        });
+    }
+    points.sort_by(|a, b| a.rate.total_cmp(&b.rate));
+    points
+}
+
 /// One series per engine of `value(result)`; results where it is None are left out.
 pub fn series(run: &RunResults, value: impl Fn(&EngineResult) -> Option<f64>) -> Vec<Series> {
     engines(run)

@@ -8,8 +8,8 @@ use std::path::{Component, Path, PathBuf};
 use super::ReportOptions;
 use super::charts::{AnyChart, Section};
 use super::compare::{ChangeVerdict, Comparison};
-use super::data::{SizeJudgement, engines, sizes, verdict as engine_verdict};
-use crate::results::{EngineResult, RegimeVerdict, RunResults};
+use super::data::{SizeJudgement, engines, load_sizes, sizes, verdict as engine_verdict};
+use crate::results::{EngineResult, LoadResult, RegimeVerdict, RunResults};
 use crate::size::format_bytes;
 use crate::stats::format_ns;
 use crate::steady::CacheState;
@@ -377,6 +377,7 @@ pub fn page(
     let mut p = header(run);
     p.push_str(&scenario_line(context));
     p.push_str(&verdict(run, options));
+    p.push_str(&sustainable_verdict(run, options));
     p.push_str(&warnings_box(run));
     if let Some(c) = comparison {
         p.push_str(&against_baseline(c));
@@ -389,6 +390,8 @@ pub fn page(
         p.push_str(&figures(charts, Section::Size(size)));
         p.push_str(&table(rows.iter().filter(|r| r.size_bytes == size)));
     }
+    p.push_str(&load_section(run, charts));
+    p.push_str(&saturation_section(run));
     p.push_str("<h2 id=disk>Disk reads and loading</h2>\n");
     p.push_str(&figures(charts, Section::Disk));
     p.push_str(&loads(run));
@@ -404,6 +407,210 @@ pub fn page(
     p.push_str(&environment(run, run_dir));
     // For people and for the report test: did every chart load and draw?
     p.push_str("<script>window.addEventListener('load',()=>{const imgs=[...document.querySelectorAll('img.chart')];const ok=imgs.filter(i=>i.complete&&i.naturalWidth>0);document.body.dataset.chartsLoaded=ok.length+'/'+imgs.length;document.body.dataset.chartBoxes=JSON.stringify(imgs.map(i=>{const r=i.getBoundingClientRect();return[Math.round(r.left),Math.round(r.top+window.scrollY),Math.round(r.width),Math.round(r.height)]}));});</script>\n</body></html>\n");
+    p
+}
+
+/// "Under load": per size, the throughput-latency chart and one row per load.
+fn load_section(run: &RunResults, charts: &[AnyChart]) -> String {
+    let sizes = load_sizes(run);
+    if run.load_results.is_empty() {
+        return String::new();
+    }
+    let mut p = String::from(
+        "<h2 id=load>Under load</h2>\n<p>More clients at once (closed loop: each client fetches as soon as its last fetch ended, with its own connection and its own seeded ids), or fetches offered at a rate whether or not earlier ones finished (open loop). <b>Service time</b> runs from a fetch's start to its end; <b>response time</b> from when it was due, so a stall delays every fetch queued behind it in the figures too (coordinated omission): in open loop the headline is response time, and fetches still waiting when the load ended count at the time they had waited. <b>Lag</b>: how late fetches started. With concurrent fetches a storage read cannot be charged to one fetch: disk bytes are totals ÷ fetches completed, and there is no hit/miss split. CPU: this process's share of the CPUs it may use while measuring: the load generator, and the engine itself where it runs in this process (SQLite, fs, floor).</p>\n",
+    );
+    for size in sizes {
+        let label = format_bytes(size);
+        let rows: Vec<&LoadResult> = run
+            .load_results
+            .iter()
+            .filter(|l| l.result.size_bytes == size)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(p, "<h3 id=load-{label}>{label} blobs under load</h3>");
+        p.push_str(&figures(charts, Section::Load(size)));
+        p.push_str("<table><tr><th class=l>engine</th><th class=l>load</th><th>fetches/s</th><th>MB/s</th><th class=l>percentiles of</th><th>p50</th><th>p99 (95% interval)</th><th>p99.9</th><th>service p99</th><th>lag p99</th><th>CPU</th><th>disk/fetch</th><th class=l>notes</th></tr>\n");
+        for l in rows {
+            let r = &l.result;
+            let service = &r.measured.latency;
+            let head = l.load.headline(service);
+            let p99_interval = match l.load.response {
+                Some(_) => None,
+                None => r.measured.intervals.as_ref().and_then(|i| i.p99),
+            };
+            let mut notes = Vec::new();
+            if l.load.limit_reached {
+                notes.push(format!(
+                    "<span class=bad>in-flight limit {} reached: stopped after {:.1} s; the engine does not serve this rate</span>",
+                    l.load.max_in_flight, l.load.measured_seconds
+                ));
+            }
+            if r.measured.count == 0 {
+                let _ = writeln!(
+                    p,
+                    "<tr><td class=l>{}</td><td class=l>{}</td><td colspan=11 class=l><span class=bad>no fetch measured: the backlog reached the in-flight limit ({}) during the warm-up; the engine does not serve this rate</span></td></tr>",
+                    r.engine.name(),
+                    esc(&load_label(&l.load)),
+                    l.load.max_in_flight
+                );
+                continue;
+            }
+            if l.load.unserved > 0 {
+                notes.push(format!(
+                    "{} of {} arrivals never started (counted at their wait so far)",
+                    l.load.unserved,
+                    l.load.offered.unwrap_or(0)
+                ));
+            }
+            let _ = writeln!(
+                p,
+                "<tr><td class=l>{}</td><td class=l>{}</td><td>{:.0}</td><td>{:.1}</td><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}% of {}</td><td>{}</td><td class=l>{}</td></tr>",
+                r.engine.name(),
+                esc(&load_label(&l.load)),
+                l.load.fetches_per_s,
+                l.load.mb_per_s,
+                l.load.headline_word(),
+                format_ns(head.p50_ns as f64),
+                match p99_interval {
+                    Some(_) => with_interval(head.p99_ns, p99_interval),
+                    None => format_ns(head.p99_ns as f64),
+                },
+                format_ns(head.p999_ns as f64),
+                format_ns(service.p99_ns as f64),
+                match l.load.lag {
+                    Some(lag) => format_ns(lag.p99_ns as f64),
+                    None => "<span class=muted>closed loop</span>".into(),
+                },
+                l.load.cpu.share() * 100.0,
+                l.load.cpu.cpus,
+                r.measured.disk_per_fetch_label(),
+                notes.join("; "),
+            );
+        }
+        p.push_str("</table>\n");
+    }
+    p
+}
+
+/// `16 clients, closed loop` / `16 clients, 500/s poisson`.
+fn load_label(load: &crate::results::LoadFacts) -> String {
+    let clients = match load.point.clients {
+        1 => "1 client".to_string(),
+        n => format!("{n} clients"),
+    };
+    match load.point.rate {
+        None => format!("{clients}, closed loop"),
+        Some(rate) => format!(
+            "{clients}, {}/s {}",
+            crate::load_gen::rate_label(rate),
+            crate::serde_name(&load.point.arrivals)
+        ),
+    }
+}
+
+/// The second verdict (`--mode saturate`): per engine and size, the highest rate
+/// whose p99 response time met the target, beside the floor's.
+fn sustainable_verdict(run: &RunResults, options: &ReportOptions) -> String {
+    if run.saturations.is_empty() {
+        return String::new();
+    }
+    let target = format_ns(options.target_p99.as_nanos() as f64);
+    let sizes = load_sizes(run);
+    let mut p = format!(
+        "<h2 id=sustainable>Sustainable rate</h2>\n<p>The highest rate found at which an engine's <b>p99 response time ≤ {target}</b> (open loop, response time from when each fetch was due), per size and number of clients, as fetches/s and MB/s of blobs, and ÷ the floor's at the same size (a raw <code>pread</code> of the same bytes, same clients). Found by bisection below what the clients reach in a closed loop: see <a href=\"#saturation\">the steps</a>. \"none\": even the lowest rate tried missed the target.</p>\n<table id=sustainable-table><tr><th class=l>engine</th><th>clients</th>"
+    );
+    for &size in &sizes {
+        let _ = write!(p, "<th>{}</th>", format_bytes(size));
+    }
+    p.push_str("</tr>\n");
+    let mut keys: Vec<(crate::engine::EngineKind, u32)> = run
+        .saturations
+        .iter()
+        .map(|s| (s.engine, s.clients))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    for (engine, clients) in keys {
+        let _ = write!(
+            p,
+            "<tr><td class=l>{}</td><td>{clients}</td>",
+            engine.name()
+        );
+        for &size in &sizes {
+            let find = |e| {
+                run.saturations
+                    .iter()
+                    .find(|s| s.engine == e && s.clients == clients && s.size_bytes == size)
+            };
+            let cell = match find(engine) {
+                None => "<span class=muted>not measured</span>".to_string(),
+                Some(s) => match (s.search.sustainable, s.sustainable_mb_per_s) {
+                    (Some(rate), Some(mb)) => {
+                        let vs_floor = find(crate::engine::EngineKind::floor())
+                            .filter(|f| f.engine != engine)
+                            .and_then(|f| f.search.sustainable)
+                            .map(|f| {
+                                format!("<br><small class=muted>{:.2}x floor</small>", rate / f)
+                            })
+                            .unwrap_or_default();
+                        format!(
+                            "{}/s<br>{mb:.1} MB/s{vs_floor}",
+                            crate::load_gen::rate_label(rate)
+                        )
+                    }
+                    _ => "<span class=bad>none</span>".to_string(),
+                },
+            };
+            let _ = write!(p, "<td>{cell}</td>");
+        }
+        p.push_str("</tr>\n");
+    }
+    p.push_str("</table>\n");
+    p
+}
+
+/// Every step of every saturation search.
+fn saturation_section(run: &RunResults) -> String {
+    if run.saturations.is_empty() {
+        return String::new();
+    }
+    let mut p = String::from(
+        "<h2 id=saturation>Saturation searches</h2>\n<p>Each search first measures what its clients reach in a closed loop (the most they can be offered), offers that rate, then bisects between the highest rate that met the target and the lowest that did not. A step also misses when its backlog (fetches due, not finished) reached its in-flight limit: --max-in-flight, or twice rate × target where that is more.</p>\n<table><tr><th class=l>engine</th><th>size</th><th>clients</th><th class=l>arrivals</th><th>closed loop fetches/s</th><th class=l>steps: offered → achieved, p99 response</th><th>sustainable</th></tr>\n",
+    );
+    for s in &run.saturations {
+        let steps: Vec<String> = s
+            .search
+            .steps
+            .iter()
+            .map(|step| {
+                format!(
+                    "<span class={}>{}/s → {:.0}/s, {}{}</span>",
+                    if step.met { "good" } else { "bad" },
+                    crate::load_gen::rate_label(step.rate),
+                    step.achieved,
+                    format_ns(step.response.p99_ns as f64),
+                    if step.limit_reached { " (limit)" } else { "" }
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            p,
+            "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td class=l>{}</td><td>{:.0}</td><td class=l>{}</td><td>{}</td></tr>",
+            s.engine.name(),
+            s.size,
+            s.clients,
+            crate::serde_name(&s.arrivals),
+            s.search.capacity,
+            steps.join("<br>"),
+            match s.search.sustainable {
+                Some(rate) => format!("{}/s", crate::load_gen::rate_label(rate)),
+                None => "none".into(),
+            }
+        );
+    }
+    p.push_str("</table>\n");
     p
 }
 

@@ -8,6 +8,7 @@ mod cdf;
 mod distribution;
 mod headline;
 mod load;
+mod throughput;
 mod timeline;
 
 use std::path::{Path, PathBuf};
@@ -25,6 +26,7 @@ pub use cdf::Cdf;
 pub use distribution::Distribution;
 pub use headline::Headline;
 pub use load::LoadThroughput;
+pub use throughput::ThroughputLatency;
 pub use timeline::Timeline;
 
 pub const WIDTH: u32 = 1000;
@@ -51,6 +53,8 @@ pub enum Section {
     Size(u64),
     /// "Disk reads and loading", above the load table.
     Disk,
+    /// "Under load", under its size class's heading there.
+    Load(u64),
 }
 
 /// The bundled font, registered once for plotters' text rendering. plotters is
@@ -102,6 +106,7 @@ pub enum AnyChart {
     Cdf(Cdf),
     Amplification(Amplification),
     Load(LoadThroughput),
+    Throughput(ThroughputLatency),
     Timeline(Timeline),
 }
 
@@ -113,6 +118,7 @@ macro_rules! each_chart {
             AnyChart::Cdf($c) => $body,
             AnyChart::Amplification($c) => $body,
             AnyChart::Load($c) => $body,
+            AnyChart::Throughput($c) => $body,
             AnyChart::Timeline($c) => $body,
         }
     };
@@ -128,6 +134,12 @@ impl AnyChart {
             charts.push(AnyChart::Cdf(Cdf { size }));
             let rows = Timeline::rows(run, size).len();
             charts.push(AnyChart::Timeline(Timeline { size, rows }));
+        }
+        for size in super::data::load_sizes(run) {
+            charts.push(AnyChart::Throughput(ThroughputLatency {
+                size,
+                target_p99_ns,
+            }));
         }
         charts.push(AnyChart::Amplification(Amplification));
         charts.push(AnyChart::Load(LoadThroughput));

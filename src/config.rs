@@ -484,7 +484,7 @@ pub struct RunArgs {
     /// Open loop: offer this many fetches/s (a list: one result per rate and client
     /// count), whether or not earlier fetches finished. Response time is then timed
     /// from when each fetch was due, so stalls are not hidden. Without it: closed loop.
-    #[arg(long, env = "BLOBRACE_RATE", value_parser = parse_rates)]
+    #[arg(long, env = "BLOBRACE_RATE", value_parser = parse_rates, allow_hyphen_values = true)]
     pub rate: Option<RateList>,
 
     /// How open-loop arrivals are spaced: poisson (independent users) or constant.

@@ -626,9 +626,6 @@ fn merge(
         (None, 0)
     };
     let mut disk = watched.disk;
-    if let Some(bytes) = disk.bytes {
-        measured.disk_bytes = Some(bytes);
-    }
     if disk.bytes.is_none() && !disk.source.starts_with("unavailable") {
         disk.source = format!("unavailable: {} could not be read", disk.source);
     }

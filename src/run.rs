@@ -600,6 +600,8 @@ impl Run {
         measured: &LoadMeasured,
     ) -> Result<()> {
         let mut summary = measured.measured.summary_with_intervals();
+        // Totals only: no fetch is a hit or a miss when others read at the same time.
+        summary.disk_bytes_total = measured.disk.bytes;
         summary.disk_bytes_per_fetch = measured.disk.per_fetch(summary.count);
         let result = self
             .result_of(

@@ -212,3 +212,31 @@ fn zero_repeats() {
     let (root, _) = rejects(&["--repeat", "0"], "invalid value '0' for '--repeat");
     assert!(files_under(root.path()).is_empty());
 }
+
+#[test]
+fn zero_clients() {
+    let (root, _) = rejects(
+        &["--clients", "0"],
+        "invalid clients '0': a load needs at least 1 client",
+    );
+    assert!(files_under(root.path()).is_empty());
+}
+
+#[test]
+fn a_rate_of_zero_or_less() {
+    for rate in ["0", "-5", "fast"] {
+        let (root, err) = rejects(&["--rate", rate], &format!("invalid rate '{rate}'"));
+        assert!(err.contains("fetches"), "{err}");
+        assert!(files_under(root.path()).is_empty());
+    }
+}
+
+#[test]
+fn an_in_flight_limit_below_the_clients() {
+    let (root, err) = rejects(
+        &["--clients", "16", "--rate", "100", "--max-in-flight", "4"],
+        "invalid max-in-flight '4': below the 16 clients",
+    );
+    assert!(err.contains("raise --max-in-flight"), "{err}");
+    assert!(files_under(root.path()).is_empty());
+}

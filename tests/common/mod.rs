@@ -87,3 +87,15 @@ pub fn only_run(root: &Path) -> (std::path::PathBuf, serde_json::Value) {
     let json = serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
     (dir, json)
 }
+
+/// The newest run directory under `<root>/results` (run ids sort by time).
+pub fn newest_run(root: &Path) -> std::path::PathBuf {
+    let mut runs: Vec<_> = std::fs::read_dir(root.join("results"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    runs.sort();
+    runs.pop().expect("a run")
+}

@@ -94,7 +94,7 @@ impl Profile {
                 steady_limit: Duration::from_secs(180),
                 // A p99 interval needs 5 fetches beyond it (stats::interval).
                 min_fetches: 500,
-                clients: &[1, 16],
+                clients: &[1],
                 saturate_steps: 6,
             },
             // Still three times the cap: disk-bound, like the full profile.
@@ -108,7 +108,7 @@ impl Profile {
                 cache: CacheChoice::Cold,
                 steady_limit: Duration::from_secs(30),
                 min_fetches: 0,
-                clients: &[1, 16],
+                clients: &[1],
                 saturate_steps: 4,
             },
         }

@@ -116,6 +116,18 @@ impl LoadFacts {
         self.response.as_ref().unwrap_or(service)
     }
 
+    /// Why a load measured no fetch.
+    pub fn no_fetch_why(&self) -> String {
+        if self.limit_reached {
+            format!(
+                "the backlog reached the in-flight limit ({}) during the warm-up: the engine does not serve this rate",
+                self.max_in_flight
+            )
+        } else {
+            "no fetch started inside the measurement (every client was still busy with a fetch begun in the warm-up): measure longer (--measure)".to_string()
+        }
+    }
+
     /// What the headline percentiles are.
     pub fn headline_word(&self) -> &'static str {
         if self.response.is_some() {

@@ -779,11 +779,11 @@ fn load_line(r: &EngineResult, load: &LoadFacts, config: &RunConfig) -> String {
     let service = &r.measured.latency;
     if r.measured.count == 0 {
         return format!(
-            "{:<13} {:>7} {:>12}: no fetch measured: the backlog reached the in-flight limit ({}) during the warm-up",
+            "{:<13} {:>7} {:>12}: no fetch measured: {}",
             r.scenario.label(r.engine, &config.cache, config.repeat),
             r.size,
             load.point.label(),
-            load.max_in_flight
+            load.no_fetch_why()
         );
     }
     let head = load.headline(service);

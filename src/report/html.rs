@@ -450,10 +450,10 @@ fn load_section(run: &RunResults, charts: &[AnyChart]) -> String {
             if r.measured.count == 0 {
                 let _ = writeln!(
                     p,
-                    "<tr><td class=l>{}</td><td class=l>{}</td><td colspan=11 class=l><span class=bad>no fetch measured: the backlog reached the in-flight limit ({}) during the warm-up; the engine does not serve this rate</span></td></tr>",
+                    "<tr><td class=l>{}</td><td class=l>{}</td><td colspan=11 class=l><span class=bad>no fetch measured: {}</span></td></tr>",
                     r.engine.name(),
                     esc(&load_label(&l.load)),
-                    l.load.max_in_flight
+                    esc(&l.load.no_fetch_why())
                 );
                 continue;
             }

@@ -594,7 +594,6 @@ fn merge(
     }
     let warm_ns = settings.warm_up.as_nanos() as u64;
     let ended_ns = (ended - t0).as_nanos() as u64;
-    let measured_end = settings.warm_up + settings.measure;
     let measured_seconds = if watched.limit_reached {
         // Stopped early: the measurement lasted until the stop.
         (ended - t0)
@@ -602,7 +601,7 @@ fn merge(
             .min(settings.measure)
             .as_secs_f64()
     } else {
-        (measured_end - settings.warm_up).as_secs_f64()
+        settings.measure.as_secs_f64()
     };
     let (offered, unserved) = if point.rate.is_some() {
         // Arrivals of the measurement nobody took: recorded at the wait they had
@@ -792,18 +791,24 @@ mod tests {
         Err("not counted in tests".into())
     }
 
+    /// One load of the test engine(s) `open` gives, without a disk counter.
+    fn load<E: Engine, F: std::future::Future<Output = Result<E>>>(
+        open: &(impl Fn(u32) -> F + Sync),
+        point: LoadPoint,
+        settings: LoadSettings,
+    ) -> Result<LoadMeasured> {
+        run_load(open, "slow", spec(), point, settings, no_counter)
+    }
+
     #[test]
     fn a_stall_shows_in_response_time_but_not_in_service_time() {
         // 1 ms fetches, a 200 ms stall once every 1,000 (the 500th): one in the
         // measurement. Offered 400/s, each stall holds back ~80 arrivals behind it.
         let engine = slow(Duration::from_millis(1), Duration::from_millis(200), 1000);
-        let open = run_load(
+        let open = load(
             &engine,
-            "slow",
-            spec(),
             LoadPoint::open(1, 400.0, Arrivals::Constant),
             settings(300, 2500),
-            no_counter,
         )
         .unwrap();
         let response = open.headline();
@@ -819,15 +824,7 @@ mod tests {
         assert!(open.offered.unwrap() >= 900);
 
         // Closed loop: the stall is one slow fetch among ~1,800; p99 stays near 1 ms.
-        let closed = run_load(
-            &engine,
-            "slow",
-            spec(),
-            LoadPoint::closed(1),
-            settings(300, 2000),
-            no_counter,
-        )
-        .unwrap();
+        let closed = load(&engine, LoadPoint::closed(1), settings(300, 2000)).unwrap();
         assert!(closed.response.is_none());
         let p = closed.headline();
         assert!(p.max_ns >= 200_000_000, "the stall happened: {}", p.max_ns);
@@ -838,24 +835,8 @@ mod tests {
     fn clients_run_at_once_and_their_fetches_add_up() {
         // 4 clients of a 5 ms engine: ~4x the fetches of one.
         let engine = slow(Duration::from_millis(5), Duration::ZERO, 0);
-        let one = run_load(
-            &engine,
-            "slow",
-            spec(),
-            LoadPoint::closed(1),
-            settings(100, 600),
-            no_counter,
-        )
-        .unwrap();
-        let four = run_load(
-            &engine,
-            "slow",
-            spec(),
-            LoadPoint::closed(4),
-            settings(100, 600),
-            no_counter,
-        )
-        .unwrap();
+        let one = load(&engine, LoadPoint::closed(1), settings(100, 600)).unwrap();
+        let four = load(&engine, LoadPoint::closed(4), settings(100, 600)).unwrap();
         let ratio = four.achieved_rate() / one.achieved_rate();
         assert!((3.0..4.5).contains(&ratio), "{ratio}");
         assert!(four.cpu.wall_seconds > 0.5, "{:?}", four.cpu);
@@ -871,15 +852,7 @@ mod tests {
         let mut s = settings(0, 3000);
         s.max_in_flight = 50;
         let started = Instant::now();
-        let m = run_load(
-            &engine,
-            "slow",
-            spec(),
-            LoadPoint::open(1, 1000.0, Arrivals::Poisson),
-            s,
-            no_counter,
-        )
-        .unwrap();
+        let m = load(&engine, LoadPoint::open(1, 1000.0, Arrivals::Poisson), s).unwrap();
         assert!(m.limit_reached);
         assert!(m.backlog_max >= 50);
         assert!(started.elapsed() < Duration::from_secs(2), "stopped early");
@@ -887,15 +860,7 @@ mod tests {
         // Stopped in its warm-up: nothing was due in the measurement.
         let mut s = settings(1000, 1000);
         s.max_in_flight = 50;
-        let m = run_load(
-            &engine,
-            "slow",
-            spec(),
-            LoadPoint::open(1, 1000.0, Arrivals::Poisson),
-            s,
-            no_counter,
-        )
-        .unwrap();
+        let m = load(&engine, LoadPoint::open(1, 1000.0, Arrivals::Poisson), s).unwrap();
         assert!(m.limit_reached);
         assert_eq!((m.offered, m.unserved, m.measured.count()), (Some(0), 0, 0));
     }
@@ -915,16 +880,9 @@ mod tests {
                 })
             })
         };
-        let err = run_load(
-            opener,
-            "slow",
-            spec(),
-            LoadPoint::closed(4),
-            settings(0, 500),
-            no_counter,
-        )
-        .err()
-        .expect("fails");
+        let err = load(&opener, LoadPoint::closed(4), settings(0, 500))
+            .err()
+            .expect("fails");
         assert!(
             format!("{err:#}").contains("client 2 could not open slow: connection refused"),
             "{err:#}"
@@ -937,24 +895,13 @@ mod tests {
         // below that never queue, above it the queue grows past a 20 ms p99 quickly.
         let engine = slow(Duration::from_millis(4), Duration::ZERO, 0);
         let target = Duration::from_millis(20);
-        let closed = run_load(
-            &engine,
-            "slow",
-            spec(),
-            LoadPoint::closed(1),
-            settings(100, 500),
-            no_counter,
-        )
-        .unwrap();
+        let closed = load(&engine, LoadPoint::closed(1), settings(100, 500)).unwrap();
         let capacity = closed.achieved_rate();
         let found = search(capacity, 6, |rate| {
-            let m = run_load(
+            let m = load(
                 &engine,
-                "slow",
-                spec(),
                 LoadPoint::open(1, rate, Arrivals::Constant),
                 settings(100, 1000),
-                no_counter,
             )?;
             Ok(SaturationStep::of(rate, &m, target))
         })

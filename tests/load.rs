@@ -19,10 +19,7 @@ const SMALL: [&str; 10] = [
 ];
 
 fn args<'a>(cmd: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut all = vec![cmd];
-    all.extend_from_slice(&SMALL);
-    all.extend_from_slice(extra);
-    all
+    common::with_flags(cmd, &SMALL, extra)
 }
 
 #[test]

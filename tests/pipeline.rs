@@ -8,10 +8,7 @@ use common::{only_run, run, stderr};
 const SMALL: [&str; 4] = ["--sizes", "1KiB,64KiB", "--dataset-bytes", "2MiB"];
 
 fn args<'a>(cmd: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut all = vec![cmd];
-    all.extend_from_slice(&SMALL);
-    all.extend_from_slice(extra);
-    all
+    common::with_flags(cmd, &SMALL, extra)
 }
 
 #[test]

@@ -250,12 +250,7 @@ impl Ratio {
 /// order of magnitude within an hour here. None without enough windows on either side.
 pub fn p50_ratio(num: &[&[Window]], den: &[&[Window]]) -> Option<Ratio> {
     let enough_in = |groups: &[&[Window]]| {
-        let windows = groups.iter().map(|g| g.len()).sum();
-        let fetches = groups
-            .iter()
-            .flat_map(|g| g.iter())
-            .map(|w| w.fetches)
-            .sum();
+        let (windows, fetches) = counts(groups);
         !groups.is_empty() && groups.iter().all(|g| !g.is_empty()) && enough(0.5, fetches, windows)
     };
     if !enough_in(num) || !enough_in(den) {

@@ -99,3 +99,11 @@ pub fn newest_run(root: &Path) -> std::path::PathBuf {
     runs.sort();
     runs.pop().expect("a run")
 }
+
+/// `cmd`, then a test's shared flags, then this call's own.
+pub fn with_flags<'a>(cmd: &'a str, shared: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+    let mut all = vec![cmd];
+    all.extend_from_slice(shared);
+    all.extend_from_slice(extra);
+    all
+}

@@ -63,6 +63,8 @@ pub struct ContainerWatch {
     pub id: String,
     pub name: String,
     pub before: ContainerSample,
+    /// When the watch began (unix seconds): OOM kills since then are this measurement's.
+    pub since: i64,
 }
 
 impl ContainerWatch {
@@ -70,6 +72,7 @@ impl ContainerWatch {
         Ok(Self {
             id: id.to_string(),
             name: name.to_string(),
+            since: crate::docker::unix_now_secs(),
             before: sample(docker, id).await?,
         })
     }
@@ -102,7 +105,7 @@ impl ContainerWatch {
         let Ok(docker) = crate::docker::connect().await else {
             return error;
         };
-        match crate::docker::why_down(&docker, &self.id).await {
+        match crate::docker::why_down(&docker, &self.id, Some(self.since)).await {
             Some(why) => error.context(why),
             None => error,
         }

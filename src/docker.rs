@@ -6,7 +6,10 @@ use std::collections::HashMap;
 
 use anyhow::{Context, Result};
 use bollard::Docker;
-use bollard::query_parameters::{InspectContainerOptions, ListContainersOptionsBuilder};
+use bollard::query_parameters::{
+    EventsOptionsBuilder, InspectContainerOptions, ListContainersOptionsBuilder,
+};
+use futures_util::StreamExt;
 
 use crate::cap::{CapMethod, CapReport, CapRequest, cap_notes};
 
@@ -92,7 +95,7 @@ pub async fn explain_service_failure(service: &str, error: anyhow::Error) -> any
         return error;
     };
     for id in found.into_iter().filter_map(|c| c.id) {
-        if let Some(why) = why_down(&docker, &id).await {
+        if let Some(why) = why_down(&docker, &id, None).await {
             return error.context(why);
         }
     }
@@ -328,8 +331,10 @@ async fn image_identity(
 }
 
 /// Why a container stopped serving, if it did: OOM-killed by its memory cap, or not
-/// running. None while it runs. A fetch error alone ("unexpected EOF") hides this.
-pub async fn why_down(docker: &Docker, id: &str) -> Option<String> {
+/// running; or, with `since` (unix seconds), a process inside it OOM-killed since then
+/// while the container went on. None while it serves. A fetch error alone
+/// ("unexpected EOF") hides all three.
+pub async fn why_down(docker: &Docker, id: &str, since: Option<i64>) -> Option<String> {
     let info = docker
         .inspect_container(id, None::<InspectContainerOptions>)
         .await
@@ -341,17 +346,55 @@ pub async fn why_down(docker: &Docker, id: &str) -> Option<String> {
         .and_then(|h| h.memory)
         .filter(|&m| m > 0)
         .map(|m| crate::size::format_bytes(m as u64));
+    let cap = cap.as_deref().unwrap_or("none");
     let state = info.state.unwrap_or_default();
     if state.oom_killed == Some(true) {
         return Some(format!(
-            "container {name} was OOM-killed by its memory cap ({}): the server needs more than the cap holds; raise --cap (BLOBRACE_CAP)",
-            cap.as_deref().unwrap_or("none")
+            "container {name} was OOM-killed by its memory cap ({cap}): the server needs more than the cap holds; raise --cap (BLOBRACE_CAP)"
         ));
     }
-    (state.running != Some(true)).then(|| {
-        format!(
+    if state.running != Some(true) {
+        return Some(format!(
             "container {name} is not running (exit code {}): see `docker logs {name}`",
             state.exit_code.unwrap_or_default()
+        ));
+    }
+    let kills = oom_events_since(docker, id, since?).await.ok()?;
+    (kills > 0).then(|| {
+        format!(
+            "the kernel's OOM killer acted {kills} time(s) inside container {name} (memory cap {cap}) and the container went on: a server process (a PostgreSQL backend, say) was killed, taking its connection with it. The clients' fetches in flight need more memory than the cap holds: use fewer --clients or smaller sizes, or raise --cap (BLOBRACE_CAP)"
         )
     })
+}
+
+/// How many times the OOM killer acted inside a container since `since` (unix
+/// seconds). Docker sends an `oom` event each time, also when the process it kills
+/// is not the container's first: a PostgreSQL backend dies, the postmaster goes on,
+/// and the container's own OOMKilled flag stays false.
+pub async fn oom_events_since(docker: &Docker, id: &str, since: i64) -> Result<usize> {
+    let until = unix_now_secs() + 1;
+    let filters = HashMap::from([
+        ("type", vec!["container"]),
+        ("event", vec!["oom"]),
+        ("container", vec![id]),
+    ]);
+    let options = EventsOptionsBuilder::default()
+        .since(&since.to_string())
+        .until(&until.to_string())
+        .filters(&filters)
+        .build();
+    let events: Vec<_> = docker.events(Some(options)).collect().await;
+    let mut kills = 0;
+    for event in events {
+        event.context("reading Docker's events")?;
+        kills += 1;
+    }
+    Ok(kills)
+}
+
+/// Seconds since the Unix epoch, as Docker's event filters take them.
+pub fn unix_now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }

@@ -67,6 +67,12 @@ pub fn measure_all<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Re
                         }
                         Mode::Saturate => {
                             for &clients in &config.clients {
+                                let point = LoadPoint::closed(clients);
+                                if let Some(why) = rt.block_on(run.load_misfit(engine, spec, point))
+                                {
+                                    run.skip_load(engine, spec, point, why)?;
+                                    continue;
+                                }
                                 let prepared = rt.block_on(run.prepare(engine, spec, scenario))?;
                                 run.saturate(rt, engine, spec, &prepared, clients)?;
                                 rt.block_on(prepared.fetch_loop.close())?;
@@ -94,6 +100,11 @@ fn measure_one<S: SizeScope>(
     scenario: Scenario,
     point: LoadPoint,
 ) -> Result<()> {
+    if !point.is_single_closed() {
+        if let Some(why) = rt.block_on(run.load_misfit(engine, spec, point)) {
+            return run.skip_load(engine, spec, point, why);
+        }
+    }
     let config = run.config();
     let mut label = scenario.label(engine, &config.cache, config.repeat);
     let mut prepared = rt.block_on(run.prepare(engine, spec, scenario))?;

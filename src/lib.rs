@@ -57,6 +57,7 @@ pub mod load_gen;
 pub mod locations;
 pub mod machine;
 pub mod measure;
+pub mod memory_fit;
 pub mod report;
 pub mod results;
 pub mod run;

@@ -93,8 +93,18 @@ pub fn available_bytes(dir: &Path) -> std::io::Result<u64> {
 
 /// Resident set high-water mark of this process (VmHWM), bytes.
 pub fn peak_rss_bytes() -> Option<u64> {
+    status_bytes("VmHWM:")
+}
+
+/// Resident set of this process now (VmRSS), bytes.
+pub fn rss_bytes() -> Option<u64> {
+    status_bytes("VmRSS:")
+}
+
+/// A `kB` line of /proc/self/status, in bytes.
+fn status_bytes(key: &str) -> Option<u64> {
     let status = fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }

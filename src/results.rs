@@ -55,6 +55,9 @@ pub struct RunResults {
     /// The highest rate each engine sustained within the target (`--mode saturate`).
     #[serde(default)]
     pub saturations: Vec<SaturationResult>,
+    /// Loads not run: their fetches in flight would not fit under a cap (`memory_fit`).
+    #[serde(default)]
+    pub skipped_loads: Vec<crate::memory_fit::SkippedLoad>,
 }
 
 /// One engine at one size under one load (`LoadPoint`): the context every result

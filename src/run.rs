@@ -20,6 +20,7 @@ use crate::load::ensure_loaded;
 use crate::load_gen::{LoadMeasured, LoadPoint, LoadSettings, SaturationStep, rate_label};
 use crate::machine::MachineFacts;
 use crate::measure::FetchLoop;
+use crate::memory_fit::{Budget, SkippedLoad};
 use crate::report::export::{AnyExporter, Csv};
 use crate::results::{
     DatasetFacts, EngineResult, LoadFacts, LoadResult, RESULTS_SCHEMA_VERSION, Regime, RunResults,
@@ -180,6 +181,7 @@ impl Run {
             results: Vec::new(),
             load_results: Vec::new(),
             saturations: Vec::new(),
+            skipped_loads: Vec::new(),
         };
         Ok(Self {
             results,
@@ -556,6 +558,67 @@ impl Run {
             .cap
             .cpu_limit
             .unwrap_or(self.results.machine.logical_cpus.max(1) as f64)
+    }
+
+    /// Why `point`'s fetches in flight would not fit under the caps (`memory_fit`):
+    /// this process's (every engine's client side), and a server's container's.
+    /// None when they fit, or when nothing is capped.
+    pub async fn load_misfit(
+        &self,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        point: LoadPoint,
+    ) -> Option<String> {
+        let mut budgets = vec![Budget {
+            what: "the measuring process",
+            // /proc/self/status is always there on Linux; 0 would only make the check lenient.
+            base_bytes: crate::machine::rss_bytes().unwrap_or(0),
+            copies: engine.def().client_copies,
+            per_client_bytes: crate::memory_fit::CLIENT_FIXED_BYTES,
+            cap_bytes: self.results.cap.memory_limit_bytes,
+        }];
+        if let Some(server) = engine.store().server() {
+            let cap = self.cap_of(engine).await.and_then(|c| c.memory_limit_bytes);
+            let largest = self.config().sizes.iter().map(|s| s.bytes()).max();
+            // The cache this run set, else what the server gets under that cap.
+            let cache = self
+                .results
+                .server_fits
+                .iter()
+                .find(|f| f.server == server)
+                .and_then(|f| f.after.cache_bytes)
+                .or_else(|| Some(server.cache_bytes_for_cap(cap?, largest.unwrap_or(0))))
+                .unwrap_or(0);
+            budgets.push(Budget {
+                what: "the server's container",
+                base_bytes: cache + server.serving_memory_bytes(),
+                copies: server.fetch_copies(),
+                per_client_bytes: 0,
+                cap_bytes: cap,
+            });
+        }
+        crate::memory_fit::misfit(&budgets, point.clients, spec.size.bytes())
+    }
+
+    /// Record a load not run because it would not fit (`load_misfit`), and say so.
+    pub fn skip_load(
+        &mut self,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        point: LoadPoint,
+        why: String,
+    ) -> Result<()> {
+        let skipped = SkippedLoad {
+            engine,
+            size_bytes: spec.size.bytes(),
+            size: spec.size.to_string(),
+            point,
+            why,
+        };
+        eprintln!("{}", skipped.line());
+        self.results.skipped_loads.push(skipped);
+        self.write()?;
+        Ok(())
     }
 
     /// Run one load on a prepared engine (`load_gen`): `point.clients` more engines

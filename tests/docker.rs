@@ -213,22 +213,60 @@ fn a_server_killed_by_its_cap_is_named_as_the_cause() {
         .unwrap();
     assert!(sleeper.status.success(), "{}", stderr(&sleeper));
     let sleeper = stdout(&sleeper).trim().to_string();
+    // A child killed inside a container that goes on, as a PostgreSQL backend is:
+    // the container's own OOMKilled flag stays false.
+    let since = blobrace::docker::unix_now_secs();
+    let survivor = Command::new("docker")
+        .args(["run", "-d", "-m", "16m", "--memory-swap", "16m"])
+        .args([
+            "--entrypoint",
+            "sh",
+            image,
+            "-c",
+            "tail /dev/zero; sleep 60",
+        ])
+        .output()
+        .unwrap();
+    assert!(survivor.status.success(), "{}", stderr(&survivor));
+    let survivor = stdout(&survivor).trim().to_string();
     let _ = Command::new("docker")
         .args(["wait", &hog])
         .output()
         .unwrap();
-
+    // The survivor's `tail` meets the cap within a second or two; wait for Docker's event.
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let (killed, running) = rt.block_on(async {
-        let docker = blobrace::docker::connect().await.unwrap();
+    let docker = rt.block_on(blobrace::docker::connect()).unwrap();
+    let started = std::time::Instant::now();
+    while rt
+        .block_on(blobrace::docker::oom_events_since(
+            &docker, &survivor, since,
+        ))
+        .unwrap()
+        == 0
+        && started.elapsed() < std::time::Duration::from_secs(30)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+
+    let (killed, running, inside, inside_unasked) = rt.block_on(async {
         (
-            blobrace::docker::why_down(&docker, &hog).await,
-            blobrace::docker::why_down(&docker, &sleeper).await,
+            blobrace::docker::why_down(&docker, &hog, None).await,
+            blobrace::docker::why_down(&docker, &sleeper, Some(since)).await,
+            blobrace::docker::why_down(&docker, &survivor, Some(since)).await,
+            blobrace::docker::why_down(&docker, &survivor, None).await,
         )
     });
     let _ = Command::new("docker")
-        .args(["rm", "-f", &hog, &sleeper])
+        .args(["rm", "-f", &hog, &sleeper, &survivor])
         .output();
+    let inside = inside.expect("a process OOM-killed inside a running container is named");
+    assert!(inside.contains("OOM killer acted 1 time"), "{inside}");
+    assert!(inside.contains("went on"), "{inside}");
+    assert!(inside.contains("--clients"), "{inside}");
+    assert_eq!(
+        inside_unasked, None,
+        "without a start time only the container counts"
+    );
     let killed = killed.expect("a killed container is down");
     assert!(killed.contains("OOM-killed"), "{killed}");
     assert!(killed.contains("16MiB"), "{killed}");

@@ -139,3 +139,63 @@ fn saturate_finds_a_sustainable_rate_and_reports_it() {
         "second verdict"
     );
 }
+
+#[test]
+fn a_load_that_cannot_fit_under_the_cap_is_skipped_with_its_arithmetic() {
+    let root = tempfile::tempdir().unwrap();
+    // 16 floor clients of 4 MiB blobs hold 16 x (2 x 4 + 2) MiB: more than a 96 MiB cap.
+    let out = run(
+        root.path(),
+        &common::with_flags(
+            "measure",
+            &SMALL[4..],
+            &[
+                "--engines",
+                "floor",
+                "--sizes",
+                "4MiB",
+                "--dataset-bytes",
+                "16MiB",
+                "--cap",
+                "96MiB",
+                "--cpus",
+                "none",
+                "--clients",
+                "1,2,16",
+            ],
+        ),
+    );
+    if out.status.code() == Some(2) && stderr(&out).contains("systemd-run") {
+        eprintln!(
+            "skipped: this process may not cap itself here ({})",
+            stderr(&out)
+        );
+        return;
+    }
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (dir, json) = only_run(root.path());
+    assert_eq!(json["cap"]["memory_limit_bytes"], 96u64 << 20);
+    let loads = json["load_results"].as_array().unwrap();
+    assert_eq!(loads.len(), 1, "2 clients fit");
+    assert_eq!(loads[0]["load"]["point"]["clients"], 2);
+    let skipped = json["skipped_loads"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0]["point"]["clients"], 16);
+    let why = skipped[0]["why"].as_str().unwrap();
+    assert!(
+        why.contains("the measuring process would need about")
+            && why.contains("16 clients x (2 copies of the 4MiB blob")
+            && why.ends_with("96MiB cap"),
+        "{why}"
+    );
+    assert!(
+        stderr(&out).contains("floor 4MiB c16: not run:"),
+        "{}",
+        stderr(&out)
+    );
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(
+        html.contains("not run: the measuring process would need"),
+        "report"
+    );
+}

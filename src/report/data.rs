@@ -35,6 +35,7 @@ pub fn load_sizes(run: &RunResults) -> Vec<u64> {
         .iter()
         .map(|l| l.result.size_bytes)
         .chain(run.saturations.iter().map(|s| s.size_bytes))
+        .chain(run.skipped_loads.iter().map(|s| s.size_bytes))
         .collect();
     sizes.sort();
     sizes.dedup();

@@ -413,7 +413,7 @@ pub fn page(
 /// "Under load": per size, the throughput-latency chart and one row per load.
 fn load_section(run: &RunResults, charts: &[AnyChart]) -> String {
     let sizes = load_sizes(run);
-    if run.load_results.is_empty() {
+    if run.load_results.is_empty() && run.skipped_loads.is_empty() {
         return String::new();
     }
     let mut p = String::from(
@@ -426,7 +426,12 @@ fn load_section(run: &RunResults, charts: &[AnyChart]) -> String {
             .iter()
             .filter(|l| l.result.size_bytes == size)
             .collect();
-        if rows.is_empty() {
+        let skipped: Vec<_> = run
+            .skipped_loads
+            .iter()
+            .filter(|s| s.size_bytes == size)
+            .collect();
+        if rows.is_empty() && skipped.is_empty() {
             continue;
         }
         let _ = writeln!(p, "<h3 id=load-{label}>{label} blobs under load</h3>");
@@ -489,6 +494,15 @@ fn load_section(run: &RunResults, charts: &[AnyChart]) -> String {
                 notes.join("; "),
             );
         }
+        for s in skipped {
+            let _ = writeln!(
+                p,
+                "<tr><td class=l>{}</td><td class=l>{} clients</td><td colspan=11 class=l><span class=bad>not run: {}</span>; use fewer clients or raise the cap</td></tr>",
+                s.engine.name(),
+                s.point.clients,
+                esc(&s.why)
+            );
+        }
         p.push_str("</table>\n");
     }
     p
@@ -517,7 +531,9 @@ fn sustainable_verdict(run: &RunResults, options: &ReportOptions) -> String {
         return String::new();
     }
     let target = format_ns(options.target_p99.as_nanos() as f64);
-    let sizes = load_sizes(run);
+    let mut sizes: Vec<u64> = run.saturations.iter().map(|s| s.size_bytes).collect();
+    sizes.sort();
+    sizes.dedup();
     let mut p = format!(
         "<h2 id=sustainable>Sustainable rate</h2>\n<p>The highest rate found at which an engine's <b>p99 response time ≤ {target}</b> (open loop, response time from when each fetch was due), per size and number of clients, as fetches/s and MB/s of blobs, and ÷ the floor's at the same size (a raw <code>pread</code> of the same bytes, same clients). Found by bisection below what the clients reach in a closed loop: see <a href=\"#saturation\">the steps</a>. \"none\": even the lowest rate tried missed the target.</p>\n<table id=sustainable-table><tr><th class=l>engine</th><th>clients</th>"
     );

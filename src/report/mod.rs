@@ -58,7 +58,11 @@ pub fn load_run(run_dir: &Path) -> Result<RunResults> {
             path.display()
         )
     })?;
-    if run.results.is_empty() && run.load_results.is_empty() && run.saturations.is_empty() {
+    if run.results.is_empty()
+        && run.load_results.is_empty()
+        && run.saturations.is_empty()
+        && run.skipped_loads.is_empty()
+    {
         bail!("{} holds no measurements yet", path.display());
     }
     Ok(run)

@@ -110,6 +110,14 @@ pub trait ServerDb: Sync {
         0
     }
 
+    /// Its memory besides its cache while it serves with no fetch in flight
+    /// (`memory_fit`); its peak while loading can be higher (`min_cap_bytes`).
+    fn serving_memory_bytes(&self) -> u64;
+    /// Blob-sized buffers each fetch in flight holds inside the server (`memory_fit`).
+    fn fetch_copies(&self) -> u64 {
+        2
+    }
+
     /// A query reading the blobs with ids `first..=last` all the way through the
     /// server's read path (into its own cache and its container's page cache),
     /// returning their total length as `n`: the steady-state prefill.

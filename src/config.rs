@@ -57,6 +57,8 @@ pub struct Preset {
     pub clients: &'static [u32],
     /// Open-loop steps of a saturation search.
     pub saturate_steps: u32,
+    /// Sizes at which a latency run also searches the sustainable rate (`--saturate-sizes`).
+    pub saturate_sizes: &'static [u64],
 }
 
 /// `--cache`: the cache state(s) each engine is measured in (see `steady`).
@@ -96,6 +98,8 @@ impl Profile {
                 min_fetches: 500,
                 clients: &[1],
                 saturate_steps: 6,
+                // `blobrace saturate` searches every size; a latency run only measures.
+                saturate_sizes: &[],
             },
             // Still three times the cap: disk-bound, like the full profile.
             Profile::Quick => Preset {
@@ -108,8 +112,9 @@ impl Profile {
                 cache: CacheChoice::Cold,
                 steady_limit: Duration::from_secs(30),
                 min_fetches: 0,
-                clients: &[1],
+                clients: &[1, 16],
                 saturate_steps: 4,
+                saturate_sizes: &[64 << 10],
             },
         }
     }
@@ -186,6 +191,14 @@ impl<T> Limit<T> {
 
 fn parse_sizes(text: &str) -> Result<SizeList, InputError> {
     parse_size_list(text).map(SizeList)
+}
+
+/// `--saturate-sizes`: sizes, or "none".
+fn parse_size_list_or_none(text: &str) -> Result<SizeList, InputError> {
+    if text.trim() == "none" {
+        return Ok(SizeList(Vec::new()));
+    }
+    parse_sizes(text)
 }
 
 fn parse_engines(text: &str) -> Result<EngineList, InputError> {
@@ -496,6 +509,11 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_MAX_IN_FLIGHT", value_parser = parse_max_in_flight, default_value = "256")]
     pub max_in_flight: u32,
 
+    #[arg(long, env = "BLOBRACE_SATURATE_SIZES", value_parser = parse_size_list_or_none,
+          help = preset_help("Sizes at which a latency run also searches the sustainable rate (as `saturate` does) with the most --clients, or \"none\". `saturate` itself searches every size.",
+              |p| if p.saturate_sizes.is_empty() { "none".to_string() } else { p.saturate_sizes.iter().map(|&b| format_bytes(b)).collect::<Vec<_>>().join(",") }))]
+    pub saturate_sizes: Option<SizeList>,
+
     /// latency: per-fetch latency (1 client under criterion, then the other --clients
     /// and --rate loads); saturate: the highest sustainable rate per engine and size.
     #[arg(long, env = "BLOBRACE_MODE", value_enum, default_value_t = Mode::Latency)]
@@ -557,6 +575,9 @@ pub struct RunConfig {
     /// Open-loop steps of each saturation search.
     #[serde(default)]
     pub saturate_steps: u32,
+    /// Latency runs: sizes that also get a saturation search, with the most clients.
+    #[serde(default)]
+    pub saturate_sizes: Vec<SizeClass>,
     /// Server URLs carry passwords: never written to results.
     #[serde(skip)]
     pub server_urls: BTreeMap<Server, String>,
@@ -669,6 +690,18 @@ impl RunArgs {
                 ),
             });
         }
+        if let Some(SizeList(asked)) = &self.saturate_sizes
+            && let Some(missing) = asked.iter().find(|s| !sizes.contains(s))
+        {
+            return Err(InputError::Value {
+                what: "saturate-sizes",
+                input: missing.to_string(),
+                why: format!(
+                    "not among the run's sizes ({}): add it to --sizes, or leave it out",
+                    sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(",")
+                ),
+            });
+        }
         // Flags and variables first, then the compose env file.
         let compose = compose_env();
         let mut server_urls = self.server_urls.0.clone();
@@ -707,6 +740,14 @@ impl RunArgs {
             max_in_flight: self.max_in_flight,
             mode: self.mode,
             saturate_steps: preset.saturate_steps,
+            saturate_sizes: match &self.saturate_sizes {
+                Some(SizeList(list)) => list.clone(),
+                None => preset
+                    .saturate_sizes
+                    .iter()
+                    .map(|&b| SizeClass::new(b))
+                    .collect::<Result<_, _>>()?,
+            },
             server_urls,
         })
     }

@@ -6,7 +6,9 @@
 //!   for each repeat:     the engine list, rotated one further each repeat (--repeat)
 //!     for each engine:
 //!       for each cache:  evict, open, attach counters; steady: prefill + settle (Run::prepare)
-//!                        warm up + measure                  (the Driver)
+//!                        warm up + measure                  (the Driver; more clients
+//!                                                            or a rate: load_gen)
+//!                        --saturate-sizes / saturate mode: the sustainable-rate search
 //!                        record, rewrite results            (Run::record)
 //!                        close, drop its pages if the cap cannot be emptied
 //!   drop the size's datasets (--drop-after)
@@ -64,19 +66,14 @@ pub fn measure_all<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Re
                             for point in config.load_points() {
                                 measure_one(run, rt, &mut scope, engine, spec, scenario, point)?;
                             }
+                            if config.saturate_sizes.contains(&spec.size) {
+                                let most = config.clients.iter().copied().max().unwrap_or(1);
+                                saturate_one(run, rt, engine, spec, scenario, most)?;
+                            }
                         }
                         Mode::Saturate => {
                             for &clients in &config.clients {
-                                let point = LoadPoint::closed(clients);
-                                if let Some(why) = rt.block_on(run.load_misfit(engine, spec, point))
-                                {
-                                    run.skip_load(engine, spec, point, why)?;
-                                    continue;
-                                }
-                                let prepared = rt.block_on(run.prepare(engine, spec, scenario))?;
-                                run.saturate(rt, engine, spec, &prepared, clients)?;
-                                rt.block_on(prepared.fetch_loop.close())?;
-                                rt.block_on(run.release(engine, spec))?;
+                                saturate_one(run, rt, engine, spec, scenario, clients)?;
                             }
                         }
                     }
@@ -100,10 +97,10 @@ fn measure_one<S: SizeScope>(
     scenario: Scenario,
     point: LoadPoint,
 ) -> Result<()> {
-    if !point.is_single_closed() {
-        if let Some(why) = rt.block_on(run.load_misfit(engine, spec, point)) {
-            return run.skip_load(engine, spec, point, why);
-        }
+    if !point.is_single_closed()
+        && let Some(why) = rt.block_on(run.load_misfit(engine, spec, point))
+    {
+        return run.skip_load(engine, spec, point, why);
     }
     let config = run.config();
     let mut label = scenario.label(engine, &config.cache, config.repeat);
@@ -118,6 +115,27 @@ fn measure_one<S: SizeScope>(
         let measured = run.drive_load(rt, engine, spec, &prepared, point, run.load_settings())?;
         rt.block_on(run.record_load(engine, spec, &prepared, point, &measured))?;
     }
+    rt.block_on(prepared.fetch_loop.close())?;
+    rt.block_on(run.release(engine, spec))?;
+    Ok(())
+}
+
+/// The sustainable rate of one engine at one size with `clients` clients, prepared
+/// from its cache state; skipped when their fetches would not fit under the caps.
+fn saturate_one(
+    run: &mut Run,
+    rt: &Runtime,
+    engine: EngineKind,
+    spec: DatasetSpec,
+    scenario: Scenario,
+    clients: u32,
+) -> Result<()> {
+    let point = LoadPoint::closed(clients);
+    if let Some(why) = rt.block_on(run.load_misfit(engine, spec, point)) {
+        return run.skip_load(engine, spec, point, why);
+    }
+    let prepared = rt.block_on(run.prepare(engine, spec, scenario))?;
+    run.saturate(rt, engine, spec, &prepared, clients)?;
     rt.block_on(prepared.fetch_loop.close())?;
     rt.block_on(run.release(engine, spec))?;
     Ok(())

@@ -57,6 +57,11 @@ impl Prepared {
     }
 }
 
+/// Warm-up of each open-loop step of a saturation search, at most.
+const SATURATE_STEP_WARM_UP: std::time::Duration = std::time::Duration::from_millis(500);
+/// Measurement of each step, at least (else half the run's measurement).
+const SATURATE_STEP_MIN_MEASURE: std::time::Duration = std::time::Duration::from_secs(1);
+
 pub struct Run {
     pub results: RunResults,
     /// Dropped first: the servers go back to their own caps when the run ends.
@@ -732,8 +737,13 @@ impl Run {
             // twice that is overload whatever --max-in-flight says, and a fast engine's
             // backlog may pass --max-in-flight well within the target.
             let limit = (rate * config.target_p99.as_secs_f64() * 2.0).ceil() as u32;
+            // The closed loop before warmed the engine and its caches: a step needs
+            // little warm-up, and half the measurement still holds thousands of fetches
+            // at the rates where the search is decided.
             let settings = LoadSettings {
                 max_in_flight: settings.max_in_flight.max(limit),
+                warm_up: settings.warm_up.min(SATURATE_STEP_WARM_UP),
+                measure: (settings.measure / 2).max(SATURATE_STEP_MIN_MEASURE),
                 ..settings
             };
             let m = self.drive_load(rt, engine, spec, prepared, point, settings)?;

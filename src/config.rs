@@ -698,7 +698,11 @@ impl RunArgs {
                 input: missing.to_string(),
                 why: format!(
                     "not among the run's sizes ({}): add it to --sizes, or leave it out",
-                    sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(",")
+                    sizes
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
                 ),
             });
         }

@@ -11,6 +11,7 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use hdrhistogram::Histogram;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -69,6 +70,87 @@ pub fn block_for(size_bytes: u64) -> u64 {
 /// Read random aligned blocks of `block` bytes from `path` with O_DIRECT for
 /// `budget` (at least 5 reads). Err says why not.
 pub fn probe(path: &Path, block: u64, budget: Duration, seed: u64) -> Result<DiskProbe, String> {
+    let started = Instant::now();
+    let latencies = read_randomly(path, block, started, budget, seed)?;
+    let p = crate::stats::Percentiles::of(&latencies);
+    Ok(DiskProbe {
+        file: path.display().to_string(),
+        block_bytes: block,
+        reads: p.count,
+        seconds: started.elapsed().as_secs_f64(),
+        p50_ns: p.p50_ns,
+        p90_ns: p.p90_ns,
+        p99_ns: p.p99_ns,
+    })
+}
+
+/// The disk's own random-read throughput at one block size and queue depth: the
+/// physical limit of a load with that many clients (each client has one fetch in
+/// flight, so N clients keep at most N reads queued).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiskThroughput {
+    pub file: String,
+    pub block_bytes: u64,
+    pub queue_depth: u32,
+    pub reads: u64,
+    pub seconds: f64,
+    pub reads_per_s: f64,
+    pub mb_per_s: f64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+}
+
+/// `queue_depth` threads, each reading random aligned blocks of `block` bytes from
+/// `path` with O_DIRECT (its own descriptor, buffer and seeded offsets) for `budget`.
+pub fn throughput(
+    path: &Path,
+    block: u64,
+    queue_depth: u32,
+    budget: Duration,
+    seed: u64,
+) -> Result<DiskThroughput, String> {
+    let started = Instant::now();
+    let threads: Vec<Result<Histogram<u64>, String>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..u64::from(queue_depth.max(1)))
+            .map(|i| {
+                scope.spawn(move || {
+                    read_randomly(path, block, started, budget, seed.wrapping_add(i))
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|_| Err("a reader panicked".into())))
+            .collect()
+    });
+    let seconds = started.elapsed().as_secs_f64();
+    let mut all = crate::stats::new_histogram();
+    for latencies in threads {
+        all.add(latencies?).map_err(|e| e.to_string())?;
+    }
+    let p = crate::stats::Percentiles::of(&all);
+    Ok(DiskThroughput {
+        file: path.display().to_string(),
+        block_bytes: block,
+        queue_depth,
+        reads: p.count,
+        seconds,
+        reads_per_s: p.count as f64 / seconds,
+        mb_per_s: (p.count * block) as f64 / seconds / 1e6,
+        p50_ns: p.p50_ns,
+        p99_ns: p.p99_ns,
+    })
+}
+
+/// Random aligned O_DIRECT reads of `block` bytes from `path` until `budget` after
+/// `started` (at least 5), each read's latency recorded.
+fn read_randomly(
+    path: &Path,
+    block: u64,
+    started: Instant,
+    budget: Duration,
+    seed: u64,
+) -> Result<Histogram<u64>, String> {
     let file = File::options()
         .read(true)
         .custom_flags(libc::O_DIRECT)
@@ -91,7 +173,6 @@ pub fn probe(path: &Path, block: u64, budget: Duration, seed: u64) -> Result<Dis
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut latencies = crate::stats::new_histogram();
     let slots = (len - block) / ALIGN + 1;
-    let started = Instant::now();
     while started.elapsed() < budget || latencies.len() < 5 {
         let offset = rng.random_range(0..slots) * ALIGN;
         let t = Instant::now();
@@ -104,21 +185,39 @@ pub fn probe(path: &Path, block: u64, budget: Duration, seed: u64) -> Result<Dis
         }
         latencies.saturating_record(took.as_nanos().max(1) as u64);
     }
-    let p = crate::stats::Percentiles::of(&latencies);
-    Ok(DiskProbe {
-        file: path.display().to_string(),
-        block_bytes: block,
-        reads: p.count,
-        seconds: started.elapsed().as_secs_f64(),
-        p50_ns: p.p50_ns,
-        p90_ns: p.p90_ns,
-        p99_ns: p.p99_ns,
-    })
+    Ok(latencies)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn throughput_counts_every_reader_and_refuses_a_short_file() {
+        let dir = tempfile::tempdir_in(".").unwrap();
+        let path = dir.path().join("data");
+        std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
+        let t = match throughput(&path, 64 << 10, 3, Duration::from_millis(100), 1) {
+            Ok(t) => t,
+            // tmpfs and some overlay filesystems have no O_DIRECT: nothing to measure.
+            Err(why) if why.contains("O_DIRECT") => return eprintln!("skipped: {why}"),
+            Err(why) => panic!("{why}"),
+        };
+        assert_eq!(t.queue_depth, 3);
+        assert!(
+            t.reads >= 15,
+            "each of 3 readers reads at least 5 blocks: {t:?}"
+        );
+        let expected = t.reads as f64 / t.seconds;
+        assert!((t.reads_per_s - expected).abs() < 1e-6 * expected, "{t:?}");
+        assert!(
+            (t.mb_per_s - expected * 65536.0 / 1e6).abs() < 1e-3,
+            "{t:?}"
+        );
+        assert!(t.p50_ns > 0 && t.p99_ns >= t.p50_ns, "{t:?}");
+        let short = throughput(&path, 2 << 20, 2, Duration::from_millis(10), 1).unwrap_err();
+        assert!(short.contains("less than one"), "{short}");
+    }
 
     #[test]
     fn blocks_follow_the_size_class_up_to_4_mib() {

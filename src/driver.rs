@@ -114,6 +114,7 @@ fn measure_one<S: SizeScope>(
         eprintln!("{label} {}: {} under load", spec.size, engine.name());
         let measured = run.drive_load(rt, engine, spec, &prepared, point, run.load_settings())?;
         rt.block_on(run.record_load(engine, spec, &prepared, point, &measured))?;
+        run.measure_disk_limit(spec, point.clients)?;
     }
     rt.block_on(prepared.fetch_loop.close())?;
     rt.block_on(run.release(engine, spec))?;
@@ -136,6 +137,7 @@ fn saturate_one(
     }
     let prepared = rt.block_on(run.prepare(engine, spec, scenario))?;
     run.saturate(rt, engine, spec, &prepared, clients)?;
+    run.measure_disk_limit(spec, clients)?;
     rt.block_on(prepared.fetch_loop.close())?;
     rt.block_on(run.release(engine, spec))?;
     Ok(())

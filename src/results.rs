@@ -58,6 +58,10 @@ pub struct RunResults {
     /// Loads not run: their fetches in flight would not fit under a cap (`memory_fit`).
     #[serde(default)]
     pub skipped_loads: Vec<crate::memory_fit::SkippedLoad>,
+    /// The disk's own random-read throughput per size and client count of the loads
+    /// (O_DIRECT, queue depth = clients): their physical limit, measured in the run.
+    #[serde(default)]
+    pub disk_limits: Vec<DiskLimit>,
 }
 
 /// One engine at one size under one load (`LoadPoint`): the context every result
@@ -138,6 +142,26 @@ impl LoadFacts {
         } else {
             "service"
         }
+    }
+}
+
+/// The disk's own throughput at one size class's block and one queue depth.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DiskLimit {
+    pub size_bytes: u64,
+    pub size: String,
+    pub queue_depth: u32,
+    pub measured_at: String,
+    /// The throughput, or why it could not be measured.
+    pub throughput: Result<crate::diskprobe::DiskThroughput, String>,
+}
+
+impl RunResults {
+    /// The disk's throughput at a size and queue depth, if measured.
+    pub fn disk_limit(&self, size_bytes: u64, queue_depth: u32) -> Option<&DiskLimit> {
+        self.disk_limits
+            .iter()
+            .find(|d| d.size_bytes == size_bytes && d.queue_depth == queue_depth)
     }
 }
 

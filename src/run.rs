@@ -57,6 +57,9 @@ impl Prepared {
     }
 }
 
+/// How long the disk's own throughput is read at each size and client count.
+const DISK_LIMIT_BUDGET: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Warm-up of each open-loop step of a saturation search, at most.
 const SATURATE_STEP_WARM_UP: std::time::Duration = std::time::Duration::from_millis(500);
 /// Measurement of each step, at least (else half the run's measurement).
@@ -187,6 +190,7 @@ impl Run {
             load_results: Vec::new(),
             saturations: Vec::new(),
             skipped_loads: Vec::new(),
+            disk_limits: Vec::new(),
         };
         Ok(Self {
             results,
@@ -420,20 +424,70 @@ impl Run {
             return None;
         }
         let block = crate::diskprobe::block_for(spec.size.bytes());
-        let at = self.config().locations();
-        // Servers keep their files inside their containers; the floor's and SQLite's
-        // files of the same size class sit on this machine's data disk.
-        let file = [StoreKind::Floor, StoreKind::Sqlite]
-            .into_iter()
-            .map(|kind| kind.open(&at, spec).location().to_path_buf())
-            .find(|path| std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() >= block));
-        Some(match file {
+        Some(match self.local_dataset_file(spec, block) {
             Some(path) => crate::diskprobe::probe(&path, block, budget, spec.seed),
             None => Err(format!(
                 "no local dataset file of {} to read (the floor's or SQLite's: run them too)",
                 spec.size
             )),
         })
+    }
+
+    /// The disk's own random-read throughput at `spec`'s block with `clients` reads in
+    /// flight, once per size and client count in a run, right after the first load
+    /// of them: the physical limit those loads are compared with. Off with --disk-probe 0.
+    pub fn measure_disk_limit(&mut self, spec: DatasetSpec, clients: u32) -> Result<()> {
+        let size = spec.size.bytes();
+        if clients < 2
+            || self.config().disk_probe.is_zero()
+            || self.results.disk_limit(size, clients).is_some()
+        {
+            return Ok(());
+        }
+        let block = crate::diskprobe::block_for(size);
+        let throughput = match self.local_dataset_file(spec, block) {
+            Some(path) => {
+                crate::diskprobe::throughput(&path, block, clients, DISK_LIMIT_BUDGET, spec.seed)
+            }
+            None => Err(format!(
+                "no local dataset file of {} to read (the floor's or SQLite's: run them too)",
+                spec.size
+            )),
+        };
+        match &throughput {
+            Ok(t) => eprintln!(
+                "disk {} {}: {} O_DIRECT reads at once: {:.0}/s ({:.1} MB/s), p99 {}",
+                spec.size,
+                crate::size::format_bytes(block),
+                clients,
+                t.reads_per_s,
+                t.mb_per_s,
+                format_ns(t.p99_ns as f64)
+            ),
+            Err(why) => eprintln!(
+                "disk {} at {clients} reads at once: unavailable: {why}",
+                spec.size
+            ),
+        }
+        self.results.disk_limits.push(crate::results::DiskLimit {
+            size_bytes: size,
+            size: spec.size.to_string(),
+            queue_depth: clients,
+            measured_at: crate::now_rfc3339(),
+            throughput,
+        });
+        self.write()?;
+        Ok(())
+    }
+
+    /// A dataset file of `spec` on this machine's data disk, at least `block` long:
+    /// the floor's, else SQLite's (servers keep their files inside their containers).
+    fn local_dataset_file(&self, spec: DatasetSpec, block: u64) -> Option<PathBuf> {
+        let at = self.config().locations();
+        [StoreKind::Floor, StoreKind::Sqlite]
+            .into_iter()
+            .map(|kind| kind.open(&at, spec).location().to_path_buf())
+            .find(|path| std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() >= block))
     }
 
     /// After an engine is measured: drop its dataset from the page cache now, so its

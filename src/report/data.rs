@@ -97,6 +97,27 @@ pub fn load_curve(run: &RunResults, engine: EngineKind, size: u64) -> Vec<LoadPo
     points
 }
 
+/// (clients, fetches/s) of an engine at a size: 1 client from its single-client
+/// result (1 ÷ mean latency), then each closed-loop load.
+pub fn clients_curve(run: &RunResults, engine: EngineKind, size: u64) -> Vec<(f64, f64)> {
+    let mut points: Vec<(f64, f64)> = run
+        .result(engine, size)
+        .filter(|r| r.measured.latency.mean_ns > 0.0)
+        .map(|r| (1.0, 1e9 / r.measured.latency.mean_ns))
+        .into_iter()
+        .collect();
+    for l in run.load_results.iter().filter(|l| {
+        l.result.engine == engine
+            && l.result.size_bytes == size
+            && l.load.point.rate.is_none()
+            && l.load.fetches_per_s > 0.0
+    }) {
+        points.push((f64::from(l.load.point.clients), l.load.fetches_per_s));
+    }
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    points
+}
+
 /// One series per engine of `value(result)`; results where it is None are left out.
 pub fn series(run: &RunResults, value: impl Fn(&EngineResult) -> Option<f64>) -> Vec<Series> {
     engines(run)

@@ -436,6 +436,7 @@ fn load_section(run: &RunResults, charts: &[AnyChart]) -> String {
         }
         let _ = writeln!(p, "<h3 id=load-{label}>{label} blobs under load</h3>");
         p.push_str(&figures(charts, Section::Load(size)));
+        p.push_str(&disk_limit_note(run, size));
         p.push_str("<table><tr><th class=l>engine</th><th class=l>load</th><th>fetches/s</th><th>MB/s</th><th class=l>percentiles of</th><th>p50</th><th>p99 (95% interval)</th><th>p99.9</th><th>service p99</th><th>lag p99</th><th>CPU</th><th>disk/fetch</th><th class=l>notes</th></tr>\n");
         for l in rows {
             let r = &l.result;
@@ -506,6 +507,61 @@ fn load_section(run: &RunResults, charts: &[AnyChart]) -> String {
         p.push_str("</table>\n");
     }
     p
+}
+
+/// The disk's own throughput at a size, per client count, and what share of it the
+/// floor reached with as many clients (closed loop): how close the floor is to the disk.
+fn disk_limit_note(run: &RunResults, size: u64) -> String {
+    let limits: Vec<_> = run
+        .disk_limits
+        .iter()
+        .filter(|d| d.size_bytes == size)
+        .collect();
+    if limits.is_empty() {
+        return String::new();
+    }
+    let floor = crate::engine::EngineKind::floor();
+    let mut parts = Vec::new();
+    for d in limits {
+        match &d.throughput {
+            Ok(t) => {
+                let floor_share = run
+                    .load_results
+                    .iter()
+                    .find(|l| {
+                        l.result.engine == floor
+                            && l.result.size_bytes == size
+                            && l.load.point.clients == d.queue_depth
+                            && l.load.point.rate.is_none()
+                    })
+                    .map(|l| {
+                        format!(
+                            "; the floor with {} clients: {:.0}% of it",
+                            d.queue_depth,
+                            100.0 * l.load.fetches_per_s / t.reads_per_s
+                        )
+                    })
+                    .unwrap_or_default();
+                parts.push(format!(
+                    "{} at once: <b>{:.0} reads/s</b> ({:.1} MB/s, p99 {}){floor_share}",
+                    d.queue_depth,
+                    t.reads_per_s,
+                    t.mb_per_s,
+                    format_ns(t.p99_ns as f64)
+                ));
+            }
+            Err(why) => parts.push(format!(
+                "{} at once: <span class=muted>unavailable: {}</span>",
+                d.queue_depth,
+                esc(why)
+            )),
+        }
+    }
+    format!(
+        "<p>The disk's own random reads of {} blocks (O_DIRECT: no cache, measured in this run right after the first load of each client count), as many at once as clients: {}. No engine reading uncached data from this disk passes it.</p>\n",
+        format_bytes(crate::diskprobe::block_for(size)),
+        parts.join("; ")
+    )
 }
 
 /// `16 clients, closed loop` / `16 clients, 500/s poisson`.

@@ -5,9 +5,11 @@
 
 mod amplification;
 mod cdf;
+mod clients;
 mod distribution;
 mod headline;
 mod load;
+mod response;
 mod throughput;
 mod timeline;
 
@@ -23,9 +25,11 @@ use crate::results::RunResults;
 
 pub use amplification::Amplification;
 pub use cdf::Cdf;
+pub use clients::ClientsThroughput;
 pub use distribution::Distribution;
 pub use headline::Headline;
 pub use load::LoadThroughput;
+pub use response::ResponseCdf;
 pub use throughput::ThroughputLatency;
 pub use timeline::Timeline;
 
@@ -107,6 +111,8 @@ pub enum AnyChart {
     Amplification(Amplification),
     Load(LoadThroughput),
     Throughput(ThroughputLatency),
+    Clients(ClientsThroughput),
+    Response(ResponseCdf),
     Timeline(Timeline),
 }
 
@@ -119,6 +125,8 @@ macro_rules! each_chart {
             AnyChart::Amplification($c) => $body,
             AnyChart::Load($c) => $body,
             AnyChart::Throughput($c) => $body,
+            AnyChart::Clients($c) => $body,
+            AnyChart::Response($c) => $body,
             AnyChart::Timeline($c) => $body,
         }
     };
@@ -140,6 +148,12 @@ impl AnyChart {
                 size,
                 target_p99_ns,
             }));
+            if ClientsThroughput::applies(run, size) {
+                charts.push(AnyChart::Clients(ClientsThroughput { size }));
+            }
+            if ResponseCdf::applies(run, size) {
+                charts.push(AnyChart::Response(ResponseCdf { size }));
+            }
         }
         charts.push(AnyChart::Amplification(Amplification));
         charts.push(AnyChart::Load(LoadThroughput));

@@ -1,7 +1,9 @@
 //! Per size class under load: throughput against latency, one line per engine
 //! through its loads (1 client, then more clients or higher rates): x the fetches/s
 //! it achieved, y its p99 (solid) and p50 (thin) headline latency, log. Where a line
-//! turns up, adding load only queues. The floor dashed; the target as a red line.
+//! turns up, adding load only queues. The floor dashed; the target as a red line;
+//! the disk's own O_DIRECT random reads at each client count as grey vertical lines
+//! (the physical limit: no engine reading from this disk can pass them uncached).
 
 use anyhow::Result;
 use plotters::coord::Shift;
@@ -16,6 +18,9 @@ use crate::report::data::{load_curve, load_engines, log_range};
 use crate::results::RunResults;
 use crate::size::format_bytes;
 
+/// The disk's own limit lines.
+const DISK: RGBColor = RGBColor(150, 150, 150);
+
 pub struct ThroughputLatency {
     pub size: u64,
     pub target_p99_ns: u64,
@@ -28,7 +33,7 @@ impl Chart for ThroughputLatency {
 
     fn caption(&self) -> String {
         format!(
-            "{} under load: latency against the fetches/s achieved, one line per engine through its loads (1 client: 1 ÷ its mean latency; more clients: closed loop, service time; a rate: open loop, response time from when each fetch was due); p99 thick with dots, p50 thin; the floor dashed; the red line is the target p99 ≤ {}",
+            "{} under load: latency against the fetches/s achieved, one line per engine through its loads (1 client: 1 ÷ its mean latency; more clients: closed loop, service time; a rate: open loop, response time from when each fetch was due); p99 thick with dots, p50 thin; the floor dashed; grey dashed verticals: the disk's own random reads of the same block with as many at once as clients (O_DIRECT, measured in this run); the red line is the target p99 ≤ {}",
             format_bytes(self.size),
             crate::stats::format_ns(self.target_p99_ns as f64)
         )
@@ -52,7 +57,18 @@ impl Chart for ThroughputLatency {
             "{} blobs: latency against throughput",
             format_bytes(self.size)
         );
-        let xs = log_range(curves.iter().flat_map(|(_, c)| c.iter().map(|p| p.rate)));
+        let disk: Vec<(u32, f64)> = run
+            .disk_limits
+            .iter()
+            .filter(|d| d.size_bytes == self.size)
+            .filter_map(|d| Some((d.queue_depth, d.throughput.as_ref().ok()?.reads_per_s)))
+            .collect();
+        let xs = log_range(
+            curves
+                .iter()
+                .flat_map(|(_, c)| c.iter().map(|p| p.rate))
+                .chain(disk.iter().map(|&(_, rate)| rate)),
+        );
         let ys = log_range(
             curves
                 .iter()
@@ -85,6 +101,16 @@ impl Chart for ThroughputLatency {
                 TARGET.stroke_width(1),
             ))
             .map_err(plot_err)?;
+        for &(depth, rate) in &disk {
+            series_line(
+                &mut chart,
+                vec![(rate, y_lo), (rate, y_hi)],
+                DISK,
+                &format!("disk: {depth} O_DIRECT reads at once"),
+                true,
+                false,
+            )?;
+        }
         for (engine, points) in curves {
             let floor = engine == EngineKind::floor();
             let color = engine_color(engine);

@@ -628,6 +628,7 @@ impl Run {
         spec: DatasetSpec,
         point: LoadPoint,
     ) -> Option<String> {
+        crate::machine::release_freed_memory();
         let mut budgets = vec![Budget {
             what: "the measuring process",
             // /proc/self/status is always there on Linux; 0 would only make the check lenient.

@@ -52,6 +52,16 @@ pub enum Arrivals {
     Constant,
 }
 
+impl Arrivals {
+    /// As the flag spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arrivals::Poisson => "poisson",
+            Arrivals::Constant => "constant",
+        }
+    }
+}
+
 /// One load: how many clients, and whether they are offered a rate.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LoadPoint {

@@ -223,12 +223,20 @@ impl Run {
         Ok(())
     }
 
-    /// Rewrite results.json and results.csv (the summary table) atomically.
+    /// Rewrite results.json, results.csv (the summary table) and, with loads, loads.csv
+    /// atomically.
     pub fn write(&self) -> Result<PathBuf> {
         let dir = self.results.write()?;
         let rows = crate::summary::rows(&self.results);
         let csv = AnyExporter::Csv(Csv);
         write_atomic(&dir.join("results.csv"), &csv.serialize(&rows)?)?;
+        if !(self.results.load_results.is_empty()
+            && self.results.skipped_loads.is_empty()
+            && self.results.saturations.is_empty())
+        {
+            let loads = crate::summary::loads_csv(&self.results);
+            write_atomic(&dir.join("loads.csv"), loads.as_bytes())?;
+        }
         Ok(dir)
     }
 

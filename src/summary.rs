@@ -197,6 +197,107 @@ pub fn unavailable_or(value: Option<String>) -> String {
     value.unwrap_or_else(|| "unavailable".into())
 }
 
+/// `loads.csv`: one row per load (more clients or a rate) and per load not run, then
+/// one per saturation search. Latencies in nanoseconds; `percentiles_of` says whether
+/// p50/p99/p99.9 are service times (closed loop) or response times (open loop);
+/// unknown values are "unavailable", what does not apply "n/a".
+pub fn loads_csv(run: &RunResults) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from(
+        "run_id,kind,engine,cache,repeat,size,size_bytes,clients,rate,arrivals,status,fetches_per_s,mb_per_s,percentiles_of,p50_ns,p99_ns,p999_ns,service_p99_ns,lag_p99_ns,cpu_share,disk_bytes_per_fetch,disk_reads_per_s_same_depth,sustainable_per_s,sustainable_mb_per_s,note\n",
+    );
+    let id = &run.run_id;
+    let disk = |size: u64, clients: u32| {
+        unavailable_or(
+            run.disk_limit(size, clients)
+                .and_then(|d| d.throughput.as_ref().ok())
+                .map(|t| format!("{:.0}", t.reads_per_s)),
+        )
+    };
+    let csv_text = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+    for l in &run.load_results {
+        let (r, f) = (&l.result, &l.load);
+        let head = f.headline(&r.measured.latency);
+        let status = if r.measured.count == 0 {
+            "nothing measured"
+        } else if f.limit_reached {
+            "limit reached"
+        } else {
+            "measured"
+        };
+        let note = if r.measured.count == 0 {
+            f.no_fetch_why()
+        } else if f.unserved > 0 {
+            format!("{} arrivals never started", f.unserved)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "{id},load,{},{},{},{},{},{},{},{},{status},{:.1},{:.2},{},{},{},{},{},{},{:.3},{},{},n/a,n/a,{}",
+            r.engine,
+            r.scenario.cache.name(),
+            r.scenario.repeat,
+            r.size,
+            r.size_bytes,
+            f.point.clients,
+            f.point.rate.map_or("closed".into(), |r| format!("{r}")),
+            if f.point.rate.is_some() {
+                f.point.arrivals.name()
+            } else {
+                "n/a"
+            },
+            f.fetches_per_s,
+            f.mb_per_s,
+            f.headline_word(),
+            head.p50_ns,
+            head.p99_ns,
+            head.p999_ns,
+            r.measured.latency.p99_ns,
+            unavailable_or(f.lag.map(|l| l.p99_ns.to_string())).replace("unavailable", "n/a"),
+            f.cpu.share(),
+            unavailable_or(r.measured.disk_bytes_per_fetch.map(|d| format!("{d:.0}"))),
+            disk(r.size_bytes, f.point.clients),
+            csv_text(&note),
+        );
+    }
+    for s in &run.skipped_loads {
+        let _ = writeln!(
+            out,
+            "{id},load,{},n/a,n/a,{},{},{},{},n/a,not run,n/a,n/a,n/a,n/a,n/a,n/a,n/a,n/a,n/a,n/a,n/a,n/a,n/a,{}",
+            s.engine,
+            s.size,
+            s.size_bytes,
+            s.point.clients,
+            s.point.rate.map_or("closed".into(), |r| format!("{r}")),
+            csv_text(&s.why),
+        );
+    }
+    for s in &run.saturations {
+        let _ = writeln!(
+            out,
+            "{id},saturation,{},{},{},{},{},{},n/a,{},searched,{:.1},n/a,response,n/a,n/a,n/a,n/a,n/a,n/a,n/a,{},{},{},{}",
+            s.engine,
+            s.scenario.cache.name(),
+            s.scenario.repeat,
+            s.size,
+            s.size_bytes,
+            s.clients,
+            s.arrivals.name(),
+            s.search.capacity,
+            disk(s.size_bytes, s.clients),
+            unavailable_or(s.search.sustainable.map(|r| format!("{r:.1}"))),
+            unavailable_or(s.sustainable_mb_per_s.map(|r| format!("{r:.2}"))),
+            csv_text(&format!(
+                "fetches_per_s is the closed loop's; {} steps, p99 response <= {} ms",
+                s.search.steps.len(),
+                s.target_p99.as_millis()
+            )),
+        );
+    }
+    out
+}
+
 /// Rows of a run, by size, then in the suite's engine order, then scenario.
 pub fn rows(run: &RunResults) -> Vec<SummaryRow> {
     let mut rows: Vec<SummaryRow> = run.results.iter().map(|r| SummaryRow::of(run, r)).collect();

@@ -1,26 +1,34 @@
-//! The disk probe on a real file. Its own test binary: its O_DIRECT reads would show
-//! in /proc/self/io and upset the unit test that counts a read there.
+//! The disk's own throughput at a queue depth (`diskprobe::throughput`). Its own
+//! test process: its O_DIRECT reads would show in another test's /proc/self/io.
 
 use std::time::Duration;
 
-use blobrace::diskprobe::probe;
+use blobrace::diskprobe::throughput;
 
 #[test]
-fn a_probe_reads_a_real_file_or_says_why_not() {
-    // Not on tmpfs (no O_DIRECT there): beside the build, on the real disk.
-    let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
-    let path = dir.path().join("probe.bin");
+fn throughput_counts_every_reader_and_refuses_a_short_file() {
+    // In the build tree, not /tmp: tmpfs has no O_DIRECT.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let path = dir.path().join("data");
     std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
-    match probe(&path, 64 << 10, Duration::from_millis(20), 1) {
-        Ok(p) => {
-            assert!(p.reads >= 5, "{p:?}");
-            assert!(p.p50_ns > 0 && p.p50_ns <= p.p99_ns, "{p:?}");
-            assert_eq!(p.block_bytes, 64 << 10);
-        }
-        Err(why) => assert!(why.contains("O_DIRECT"), "{why}"),
-    }
-    let small = probe(&path, 4 << 20, Duration::from_millis(1), 1).unwrap_err();
-    assert!(small.contains("less than one"), "{small}");
-    let missing = probe(&dir.path().join("nope"), 4096, Duration::ZERO, 1).unwrap_err();
-    assert!(missing.contains("cannot open"), "{missing}");
+    let t = match throughput(&path, 64 << 10, 3, Duration::from_millis(100), 1) {
+        Ok(t) => t,
+        // tmpfs and some overlay filesystems have no O_DIRECT: nothing to measure.
+        Err(why) if why.contains("O_DIRECT") => return eprintln!("skipped: {why}"),
+        Err(why) => panic!("{why}"),
+    };
+    assert_eq!(t.queue_depth, 3);
+    assert!(
+        t.reads >= 15,
+        "each of 3 readers reads at least 5 blocks: {t:?}"
+    );
+    let expected = t.reads as f64 / t.seconds;
+    assert!((t.reads_per_s - expected).abs() < 1e-6 * expected, "{t:?}");
+    assert!(
+        (t.mb_per_s - expected * 65536.0 / 1e6).abs() < 1e-3,
+        "{t:?}"
+    );
+    assert!(t.p50_ns > 0 && t.p99_ns >= t.p50_ns, "{t:?}");
+    let short = throughput(&path, 2 << 20, 2, Duration::from_millis(10), 1).unwrap_err();
+    assert!(short.contains("less than one"), "{short}");
 }

@@ -5,9 +5,14 @@
 //! rewrites (truncates) everything after it, so a kill at any moment leaves
 //! exactly ids 1..=N once the load is re-run.
 
+use std::ffi::OsStr;
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// Threads evicting a tree of files.
+const EVICT_THREADS: u64 = 4;
 
 use anyhow::{Context, Result};
 
@@ -174,10 +179,39 @@ impl Store for FsStore {
         };
         // DONTNEED skips dirty pages: flush the whole filesystem once, not file by file.
         sync_filesystem(&self.dir)?;
-        for id in 1..=self.spec.rows {
-            let path = self.blob_path(id);
-            report.bytes += evict_flushed_file(&path)?;
-            report.files += 1;
+        // One open + fadvise + close per file is all system calls: 786k files of 1 KiB
+        // took 16 s in one thread, and a load measures cold twice (1 client, then N).
+        // Interleaved ids per thread: every thread walks the tree in order.
+        let dir = self.dir.as_os_str().as_bytes();
+        let rows = self.spec.rows;
+        let per_thread: Vec<Result<(u64, u64)>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..EVICT_THREADS)
+                .map(|t| {
+                    scope.spawn(move || {
+                        let (mut bytes, mut files) = (0, 0);
+                        let mut path = Vec::new();
+                        for id in (1 + t..=rows).step_by(EVICT_THREADS as usize) {
+                            blob_path_into(dir, id, &mut path);
+                            let without_nul = &path[..path.len() - 1];
+                            bytes += evict_flushed_file(Path::new(OsStr::from_bytes(without_nul)))?;
+                            files += 1;
+                        }
+                        Ok((bytes, files))
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| {
+                    w.join()
+                        .unwrap_or_else(|_| Err(anyhow::anyhow!("an evicting thread panicked")))
+                })
+                .collect()
+        });
+        for done in per_thread {
+            let (bytes, files) = done?;
+            report.bytes += bytes;
+            report.files += files;
         }
         // Checking residency file by file would cost as much as the eviction; skipped.
         report.resident_after_bytes = None;

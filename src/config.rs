@@ -510,7 +510,7 @@ pub struct RunArgs {
     pub max_in_flight: u32,
 
     #[arg(long, env = "BLOBRACE_SATURATE_SIZES", value_parser = parse_size_list_or_none,
-          help = preset_help("Sizes at which a latency run also searches the sustainable rate (as `saturate` does) with the most --clients, or \"none\". `saturate` itself searches every size.",
+          help = preset_help("Sizes at which a latency run also searches the sustainable rate (as `saturate` does) with the most --clients whose fetches fit under the caps, or \"none\". `saturate` itself searches every size.",
               |p| if p.saturate_sizes.is_empty() { "none".to_string() } else { p.saturate_sizes.iter().map(|&b| format_bytes(b)).collect::<Vec<_>>().join(",") }))]
     pub saturate_sizes: Option<SizeList>,
 

@@ -67,8 +67,8 @@ pub fn measure_all<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Re
                                 measure_one(run, rt, &mut scope, engine, spec, scenario, point)?;
                             }
                             if config.saturate_sizes.contains(&spec.size) {
-                                let most = config.clients.iter().copied().max().unwrap_or(1);
-                                saturate_one(run, rt, engine, spec, scenario, most)?;
+                                let clients = most_clients_that_fit(run, rt, engine, spec);
+                                saturate_one(run, rt, engine, spec, scenario, clients)?;
                             }
                         }
                         Mode::Saturate => {
@@ -119,6 +119,22 @@ fn measure_one<S: SizeScope>(
     rt.block_on(prepared.fetch_loop.close())?;
     rt.block_on(run.release(engine, spec))?;
     Ok(())
+}
+
+/// The most of the run's client counts whose fetches in flight fit under the caps
+/// (`Run::load_misfit`), for `--saturate-sizes`: 64 clients of 4 MiB blobs do not fit
+/// a 1 GiB process, 16 do. None fit: the most, which `saturate_one` then skips, saying why.
+fn most_clients_that_fit(run: &Run, rt: &Runtime, engine: EngineKind, spec: DatasetSpec) -> u32 {
+    let mut counts = run.config().clients.clone();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    counts
+        .iter()
+        .copied()
+        .find(|&c| {
+            rt.block_on(run.load_misfit(engine, spec, LoadPoint::closed(c)))
+                .is_none()
+        })
+        .unwrap_or(counts.first().copied().unwrap_or(1))
 }
 
 /// The sustainable rate of one engine at one size with `clients` clients, prepared

@@ -214,6 +214,7 @@ pub fn loads_csv(run: &RunResults) -> String {
                 .map(|t| format!("{:.0}", t.reads_per_s)),
         )
     };
+    let rate = |p: crate::load_gen::LoadPoint| p.rate.map_or("closed".into(), |r| r.to_string());
     let csv_text = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
     for l in &run.load_results {
         let (r, f) = (&l.result, &l.load);
@@ -241,7 +242,7 @@ pub fn loads_csv(run: &RunResults) -> String {
             r.size,
             r.size_bytes,
             f.point.clients,
-            f.point.rate.map_or("closed".into(), |r| format!("{r}")),
+            rate(f.point),
             if f.point.rate.is_some() {
                 f.point.arrivals.name()
             } else {
@@ -254,7 +255,7 @@ pub fn loads_csv(run: &RunResults) -> String {
             head.p99_ns,
             head.p999_ns,
             r.measured.latency.p99_ns,
-            unavailable_or(f.lag.map(|l| l.p99_ns.to_string())).replace("unavailable", "n/a"),
+            f.lag.map_or("n/a".into(), |l| l.p99_ns.to_string()),
             f.cpu.share(),
             unavailable_or(r.measured.disk_bytes_per_fetch.map(|d| format!("{d:.0}"))),
             disk(r.size_bytes, f.point.clients),
@@ -269,7 +270,7 @@ pub fn loads_csv(run: &RunResults) -> String {
             s.size,
             s.size_bytes,
             s.point.clients,
-            s.point.rate.map_or("closed".into(), |r| format!("{r}")),
+            rate(s.point),
             csv_text(&s.why),
         );
     }

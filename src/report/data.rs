@@ -97,6 +97,18 @@ pub fn load_curve(run: &RunResults, engine: EngineKind, size: u64) -> Vec<LoadPo
     points
 }
 
+/// (queue depth, reads/s) of the disk's own throughput measured at a size.
+pub fn disk_rates(run: &RunResults, size: u64) -> Vec<(u32, f64)> {
+    let mut rates: Vec<(u32, f64)> = run
+        .disk_limits
+        .iter()
+        .filter(|d| d.size_bytes == size)
+        .filter_map(|d| Some((d.queue_depth, d.throughput.as_ref().ok()?.reads_per_s)))
+        .collect();
+    rates.sort_by_key(|&(depth, _)| depth);
+    rates
+}
+
 /// (clients, fetches/s) of an engine at a size: 1 client from its single-client
 /// result (1 ÷ mean latency), then each closed-loop load.
 pub fn clients_curve(run: &RunResults, engine: EngineKind, size: u64) -> Vec<(f64, f64)> {

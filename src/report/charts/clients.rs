@@ -9,16 +9,13 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{
-    Chart, FONT, LABEL_SIZE, Section, TITLE_SIZE, draw_empty, engine_color, legend, plot_err,
-    series_line,
+    Chart, DISK_LIMIT, FONT, LABEL_SIZE, Section, TITLE_SIZE, draw_empty, engine_color, legend,
+    plot_err, series_line,
 };
 use crate::engine::EngineKind;
-use crate::report::data::{clients_curve, load_engines, log_range};
+use crate::report::data::{clients_curve, disk_rates, load_engines, log_range};
 use crate::results::RunResults;
 use crate::size::format_bytes;
-
-/// The disk's line.
-const DISK: RGBColor = RGBColor(150, 150, 150);
 
 pub struct ClientsThroughput {
     pub size: u64,
@@ -59,18 +56,10 @@ impl Chart for ClientsThroughput {
             .map(|e| (e, clients_curve(run, e, self.size)))
             .filter(|(_, c)| !c.is_empty())
             .collect();
-        let mut disk: Vec<(f64, f64)> = run
-            .disk_limits
-            .iter()
-            .filter(|d| d.size_bytes == self.size)
-            .filter_map(|d| {
-                Some((
-                    f64::from(d.queue_depth),
-                    d.throughput.as_ref().ok()?.reads_per_s,
-                ))
-            })
+        let disk: Vec<(f64, f64)> = disk_rates(run, self.size)
+            .into_iter()
+            .map(|(depth, rate)| (f64::from(depth), rate))
             .collect();
-        disk.sort_by(|a, b| a.0.total_cmp(&b.0));
         let title = format!(
             "{} blobs: throughput against clients",
             format_bytes(self.size)
@@ -98,7 +87,14 @@ impl Chart for ClientsThroughput {
             .draw()
             .map_err(plot_err)?;
         if !disk.is_empty() {
-            series_line(&mut chart, disk, DISK, "disk: O_DIRECT reads", true, true)?;
+            series_line(
+                &mut chart,
+                disk,
+                DISK_LIMIT,
+                "disk: O_DIRECT reads",
+                true,
+                true,
+            )?;
         }
         for (engine, points) in curves {
             let floor = engine == EngineKind::floor();

@@ -41,6 +41,8 @@ pub const HIT: RGBColor = RGBColor(46, 160, 67);
 pub const MISS: RGBColor = RGBColor(214, 69, 65);
 pub const UNKNOWN: RGBColor = RGBColor(150, 150, 150);
 pub const TARGET: RGBColor = RGBColor(200, 30, 30);
+/// The disk's own O_DIRECT throughput, the physical limit of a load.
+pub const DISK_LIMIT: RGBColor = RGBColor(150, 150, 150);
 
 /// One colour per engine (registered with the engine), stable across charts and runs.
 pub fn engine_color(engine: EngineKind) -> RGBColor {

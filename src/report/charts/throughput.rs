@@ -10,16 +10,13 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{
-    Chart, FONT, LABEL_SIZE, Section, TARGET, TITLE_SIZE, draw_empty, engine_color, legend,
-    ns_label, plot_err, series_line,
+    Chart, DISK_LIMIT, FONT, LABEL_SIZE, Section, TARGET, TITLE_SIZE, draw_empty, engine_color,
+    legend, ns_label, plot_err, series_line,
 };
 use crate::engine::EngineKind;
-use crate::report::data::{load_curve, load_engines, log_range};
+use crate::report::data::{disk_rates, load_curve, load_engines, log_range};
 use crate::results::RunResults;
 use crate::size::format_bytes;
-
-/// The disk's own limit lines.
-const DISK: RGBColor = RGBColor(150, 150, 150);
 
 pub struct ThroughputLatency {
     pub size: u64,
@@ -57,12 +54,7 @@ impl Chart for ThroughputLatency {
             "{} blobs: latency against throughput",
             format_bytes(self.size)
         );
-        let disk: Vec<(u32, f64)> = run
-            .disk_limits
-            .iter()
-            .filter(|d| d.size_bytes == self.size)
-            .filter_map(|d| Some((d.queue_depth, d.throughput.as_ref().ok()?.reads_per_s)))
-            .collect();
+        let disk = disk_rates(run, self.size);
         let xs = log_range(
             curves
                 .iter()
@@ -105,7 +97,7 @@ impl Chart for ThroughputLatency {
             series_line(
                 &mut chart,
                 vec![(rate, y_lo), (rate, y_hi)],
-                DISK,
+                DISK_LIMIT,
                 &format!("disk: {depth} O_DIRECT reads at once"),
                 true,
                 false,

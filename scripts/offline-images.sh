@@ -5,8 +5,9 @@
 #   2. compose/offline/{postgres,mariadb}.Dockerfile on top of it
 # They take the same environment variables as the official images, and every
 # result records the server's own version string, so a run never claims to be
-# something it is not. Usage: scripts/offline-images.sh [runner]  (root, docker running;
-# `runner` builds the runner image from binaries built on this machine instead)
+# something it is not. Usage: scripts/offline-images.sh [runner|dolt]  (root, docker
+# running; `runner` builds the runner image from binaries built on this machine instead,
+# `dolt` a Dolt server built from the Go module proxy)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,6 +38,25 @@ if [ "${1:-}" = runner ]; then
   cp compose/runner/run.sh "$ctx/"
   docker build -q --build-arg BASE="$base" -t blobrace/runner-offline:latest -f compose/runner/offline.Dockerfile "$ctx"
   echo "offline-images: built blobrace/runner-offline:latest (use it with BLOBRACE_RUNNER_IMAGE=blobrace/runner-offline:latest)"
+  exit 0
+fi
+
+if [ "${1:-}" = dolt ]; then
+  # Dolt from the Go module proxy (scripts/build-dolt.sh): a Go build of a few
+  # minutes, so the image is rebuilt only when what it is made of changed (a label
+  # holds the hash of the script, Dockerfile and entrypoint).
+  image=blobrace/dolt-offline:0.40.4
+  inputs=$(cat scripts/build-dolt.sh compose/offline/dolt.Dockerfile compose/offline/dolt-entrypoint.sh | sha256sum | cut -c1-16)
+  if [ "$(docker image inspect -f '{{index .Config.Labels "blobrace.inputs"}}' "$image" 2>/dev/null)" = "$inputs" ]; then
+    echo "offline-images: $image is up to date"
+    exit 0
+  fi
+  ctx=$(mktemp -d)
+  trap 'rm -rf "$ctx"' EXIT
+  bash scripts/build-dolt.sh "$ctx"
+  cp compose/offline/dolt-entrypoint.sh "$ctx/"
+  docker build -q --build-arg BASE="$base" --label "blobrace.inputs=$inputs" -t "$image" -f compose/offline/dolt.Dockerfile "$ctx"
+  echo "offline-images: built $image (use it with BLOBRACE_DOLT_IMAGE=$image)"
   exit 0
 fi
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The compose servers (PostgreSQL, MariaDB), up or down, on whatever this machine has:
+# The compose servers (PostgreSQL, MariaDB, Dolt), up or down, on whatever this machine has:
 #
 #   scripts/servers.sh up      # a Docker engine if none runs, the images (pulled; where
-#                              # nothing can be pulled, built from Debian's packages),
-#                              # an env file if missing, then waits until both are healthy
+#                              # nothing can be pulled, built from Debian's packages and,
+#                              # for Dolt, the Go module proxy), an env file if missing,
+#                              # then waits until all are healthy
 #   scripts/servers.sh down    # stop and remove the containers (data volumes kept)
 #   scripts/servers.sh purge   # ... and their data volumes (found by the project's labels,
 #                              # so it works without the env file)
@@ -11,7 +12,7 @@
 # BLOBRACE_COMPOSE_PROJECT  compose project name (default blobrace)
 # BLOBRACE_COMPOSE_ENV      env file (default compose/.env); when missing it is made from
 #                           compose/.env.example with random passwords, taking
-#                           BLOBRACE_POSTGRES_PORT / BLOBRACE_MARIADB_PORT from the environment
+#                           BLOBRACE_{POSTGRES,MARIADB,DOLT}_PORT from the environment
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,7 +42,7 @@ purge() {
 
 case "$action" in
   up) ;;
-  down) compose down; exit ;;
+  down) compose --profile mysql down; exit ;;
   purge) bash scripts/docker-engine.sh; purge; exit ;;
   *) echo "usage: scripts/servers.sh up|down|purge" >&2; exit 2 ;;
 esac
@@ -63,11 +64,29 @@ if [ ! -f "$env_file" ]; then
   sed -e "s/^POSTGRES_PASSWORD=.*/POSTGRES_PASSWORD=$(pw)/" \
       -e "s/^MARIADB_ROOT_PASSWORD=.*/MARIADB_ROOT_PASSWORD=$(pw)/" \
       -e "s/^MARIADB_PASSWORD=.*/MARIADB_PASSWORD=$(pw)/" \
+      -e "s/^DOLT_ROOT_PASSWORD=.*/DOLT_ROOT_PASSWORD=$(pw)/" \
+      -e "s/^MYSQL_ROOT_PASSWORD=.*/MYSQL_ROOT_PASSWORD=$(pw)/" \
       -e "s/^BLOBRACE_POSTGRES_PORT=.*/BLOBRACE_POSTGRES_PORT=${BLOBRACE_POSTGRES_PORT:-15432}/" \
       -e "s/^BLOBRACE_MARIADB_PORT=.*/BLOBRACE_MARIADB_PORT=${BLOBRACE_MARIADB_PORT:-13306}/" \
+      -e "s/^BLOBRACE_DOLT_PORT=.*/BLOBRACE_DOLT_PORT=${BLOBRACE_DOLT_PORT:-13307}/" \
+      -e "s/^BLOBRACE_MYSQL_PORT=.*/BLOBRACE_MYSQL_PORT=${BLOBRACE_MYSQL_PORT:-13308}/" \
       compose/.env.example > "$env_file"
   echo "servers: wrote $env_file (random passwords)"
 fi
+# An env file from before Dolt and MySQL joined: give it their passwords and ports
+# (their data volumes are new, so new passwords open them).
+add_server() { # PASSWORD_KEY PORT_KEY DEFAULT_PORT
+  grep -q "^$1=" "$env_file" && return 0
+  local port_var=$2
+  {
+    echo "# Added by scripts/servers.sh."
+    echo "$1=$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 24)"
+    echo "$2=${!port_var:-$3}"
+  } >> "$env_file"
+  echo "servers: added $1 and $2 to $env_file"
+}
+add_server DOLT_ROOT_PASSWORD BLOBRACE_DOLT_PORT 13307
+add_server MYSQL_ROOT_PASSWORD BLOBRACE_MYSQL_PORT 13308
 
 # Caps and server memory settings of BLOBRACE_PROFILE, where nothing else sets them.
 source scripts/profile-env.sh
@@ -77,8 +96,10 @@ setting() { grep -E "^$1=" "$env_file" | tail -1 | cut -d= -f2- || true; }
 pg_image=$(setting BLOBRACE_POSTGRES_IMAGE); pg_image=${pg_image:-postgres:17}
 maria_image=$(setting BLOBRACE_MARIADB_IMAGE); maria_image=${maria_image:-mariadb:11.4}
 
+dolt_image=$(setting BLOBRACE_DOLT_IMAGE); dolt_image=${dolt_image:-dolthub/dolt-sql-server:1.32.4}
+
 have() { docker image inspect "$1" >/dev/null 2>&1; }
-for image in "$pg_image" "$maria_image"; do
+for image in "$pg_image" "$maria_image" "$dolt_image"; do
   have "$image" || docker pull -q "$image" >/dev/null 2>&1 || true
 done
 if ! have "$pg_image" || ! have "$maria_image"; then
@@ -90,18 +111,40 @@ if ! have "$pg_image" || ! have "$maria_image"; then
     echo "BLOBRACE_MARIADB_IMAGE=blobrace/mariadb-offline:10.11"
   } >> "$env_file"
 fi
+# The offline Dolt is built from the Go module proxy; its image is rebuilt only when
+# its recipe changed, so this is cheap once done.
+if [ "$dolt_image" = blobrace/dolt-offline:0.40.4 ] || ! have "$dolt_image"; then
+  [ "$dolt_image" = blobrace/dolt-offline:0.40.4 ] || echo "servers: cannot pull $dolt_image: building Dolt from the Go module proxy"
+  bash scripts/offline-images.sh dolt
+  if [ "$dolt_image" != blobrace/dolt-offline:0.40.4 ]; then
+    {
+      echo "# Added by scripts/servers.sh: no registry reachable, Dolt built from the Go module proxy."
+      echo "BLOBRACE_DOLT_IMAGE=blobrace/dolt-offline:0.40.4"
+    } >> "$env_file"
+  fi
+fi
 
-compose up -d
+# MySQL only from its official image (Debian has no package to build one from).
+mysql_image=$(setting BLOBRACE_MYSQL_IMAGE); mysql_image=${mysql_image:-mysql:8.4}
+have "$mysql_image" || docker pull -q "$mysql_image" >/dev/null 2>&1 || true
+services=(postgres mariadb dolt)
+if have "$mysql_image"; then
+  services+=(mysql)
+  compose --profile mysql up -d
+else
+  echo "servers: cannot pull $mysql_image: the mysql engines are skipped (Debian has no MySQL package to build a stand-in from; \`docker pull $mysql_image\` where a registry is reachable)"
+  compose up -d
+fi
 # A run sets the containers' caps to its own and puts them back when it ends; one that
 # was killed outright left them changed, and `up` does not recreate a container for
 # that. Set the compose caps again.
 cap=${BLOBRACE_CAP:-$(setting BLOBRACE_CAP)}; cap=${cap:-1g}
 cpus=${BLOBRACE_CPUS:-$(setting BLOBRACE_CPUS)}; cpus=${cpus:-2}
-for service in postgres mariadb; do
-  docker update -m "$cap" --memory-swap "$cap" --cpus "$cpus" "$(compose ps -q "$service")" >/dev/null
+for service in "${services[@]}"; do
+  docker update -m "$cap" --memory-swap "$cap" --cpus "$cpus" "$(compose --profile mysql ps -q "$service")" >/dev/null
 done
-for service in postgres mariadb; do
-  id=$(compose ps -q "$service")
+for service in "${services[@]}"; do
+  id=$(compose --profile mysql ps -q "$service")
   for _ in $(seq 1 120); do
     status=$(docker inspect --format '{{.State.Health.Status}}' "$id")
     [ "$status" = healthy ] && break
@@ -113,4 +156,4 @@ for service in postgres mariadb; do
     exit 1
   fi
 done
-echo "servers: postgres and mariadb healthy (project $project, env $env_file)"
+echo "servers: ${services[*]} healthy (project $project, env $env_file)"

@@ -7,6 +7,10 @@ command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 # The report test opens the generated page in a real (headless) browser.
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+# Where no registry answers, the server images are built offline: a debootstrap base, and
+# Dolt from the Go module proxy (Go >= 1.18; Debian bookworm's golang-go is 1.19).
+command -v debootstrap >/dev/null 2>&1 || need_apt+=(debootstrap)
+command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
 if ((${#need_apt[@]})); then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: need ${need_apt[*]}; run as root or: sudo apt-get install -y ${need_apt[*]}" >&2

@@ -59,6 +59,8 @@ pub struct Preset {
     pub saturate_steps: u32,
     /// Sizes at which a latency run also searches the sustainable rate (`--saturate-sizes`).
     pub saturate_sizes: &'static [u64],
+    /// How long each disk probe reads (before and after every measurement).
+    pub disk_probe: Duration,
 }
 
 /// `--cache`: the cache state(s) each engine is measured in (see `steady`).
@@ -100,6 +102,7 @@ impl Profile {
                 saturate_steps: 6,
                 // `blobrace saturate` searches every size; a latency run only measures.
                 saturate_sizes: &[],
+                disk_probe: Duration::from_secs(1),
             },
             // Still three times the cap: disk-bound, like the full profile.
             Profile::Quick => Preset {
@@ -115,6 +118,9 @@ impl Profile {
                 clients: &[1, 16],
                 saturate_steps: 4,
                 saturate_sizes: &[64 << 10],
+                // Two probes per measurement, 72 measurements: 1 s each was a quarter of
+                // a quick run. 250 ms still holds hundreds of reads at 4 MiB.
+                disk_probe: Duration::from_millis(250),
             },
         }
     }
@@ -470,8 +476,9 @@ pub struct RunArgs {
     /// O_DIRECT random reads of the size class's block size from a local dataset file,
     /// before and after each engine, recorded with its result: the disk's own state in
     /// the same minutes (a run in which it changed says so). "0s" turns it off.
-    #[arg(long, env = "BLOBRACE_DISK_PROBE", value_parser = parse_duration, default_value = "1s")]
-    pub disk_probe: Duration,
+    #[arg(long, env = "BLOBRACE_DISK_PROBE", value_parser = parse_duration,
+          help = preset_help("How long each O_DIRECT disk probe reads, before and after each engine (recorded with its result: the disk's own state in the same minutes); \"0s\" turns probes off.", |p| duration_label(p.disk_probe)))]
+    pub disk_probe: Option<Duration>,
 
     #[command(flatten)]
     pub server_urls: ServerUrls,
@@ -729,7 +736,7 @@ impl RunArgs {
             results_dir: self.results_dir.clone(),
             warmup: self.warmup.unwrap_or(preset.warmup),
             measure: self.measure.unwrap_or(preset.measure),
-            disk_probe: self.disk_probe,
+            disk_probe: self.disk_probe.unwrap_or(preset.disk_probe),
             cache: self.cache.unwrap_or(preset.cache).states(),
             steady_limit: self.steady_limit.unwrap_or(preset.steady_limit),
             repeat: self.repeat,

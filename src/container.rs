@@ -6,6 +6,7 @@
 //! container read also come from `/proc/<pid>/io` of its processes (host pids,
 //! from Docker's `top`). What cannot be read is `None` ("unavailable"), never 0.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -37,6 +38,10 @@ pub struct ContainerStats {
     pub container: String,
     pub before: ContainerSample,
     pub after: ContainerSample,
+    /// Environment variables of its main process asked for (`ServerDb::process_env`),
+    /// "unset" where it has none; empty when none were asked for or they are unreadable.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub process_env: BTreeMap<String, String>,
 }
 
 impl ContainerStats {
@@ -63,17 +68,19 @@ pub struct ContainerWatch {
     pub id: String,
     pub name: String,
     pub before: ContainerSample,
+    pub process_env: BTreeMap<String, String>,
     /// When the watch began (unix seconds): OOM kills since then are this measurement's.
     pub since: i64,
 }
 
 impl ContainerWatch {
-    pub async fn start(docker: &Docker, id: &str, name: &str) -> Result<Self> {
+    pub async fn start(docker: &Docker, id: &str, name: &str, env_names: &[&str]) -> Result<Self> {
         Ok(Self {
             id: id.to_string(),
             name: name.to_string(),
             since: crate::docker::unix_now_secs(),
             before: sample(docker, id).await?,
+            process_env: main_process_env(docker, id, env_names).await,
         })
     }
 
@@ -82,6 +89,7 @@ impl ContainerWatch {
             container: self.name.clone(),
             before: self.before.clone(),
             after: sample(docker, &self.id).await?,
+            process_env: self.process_env.clone(),
         })
     }
 }
@@ -114,14 +122,16 @@ impl ContainerWatch {
 
 /// A compose service about to be measured: the counter that sees its storage
 /// reads (or why none does), and a watch on its container's stats.
+/// `env_names`: environment variables of its main process to record (Go's GOMEMLIMIT).
 pub async fn attach(
     service: &str,
+    env_names: &[&str],
 ) -> Result<(Result<DiskReadCounter, String>, Option<ContainerWatch>)> {
     let docker = crate::docker::connect().await?;
     Ok(match crate::docker::find_service(&docker, service).await? {
         Some((id, name, _)) => (
             process_read_counter(&docker, &id, &name).await,
-            Some(ContainerWatch::start(&docker, &id, &name).await?),
+            Some(ContainerWatch::start(&docker, &id, &name, env_names).await?),
         ),
         None => (
             Err(format!("no running compose container for {service}")),
@@ -149,6 +159,52 @@ pub async fn service_cap_or_note(service: &str, requested: CapRequest) -> Option
             None
         }
     }
+}
+
+/// `env_names` as the container's main process (its first, pid 1 inside it) has them,
+/// read from `/proc/<pid>/environ` here: what the server runs with, whatever the image's
+/// entrypoint derived (the Dolt stand-in sets GOMEMLIMIT from its cap). Empty when
+/// none are asked for or it cannot be read from this process (said why).
+async fn main_process_env(
+    docker: &Docker,
+    id: &str,
+    env_names: &[&str],
+) -> BTreeMap<String, String> {
+    if env_names.is_empty() {
+        return BTreeMap::new();
+    }
+    let environ = async {
+        let pid = *host_pids(docker, id)
+            .await?
+            .first()
+            .context("no processes")?;
+        std::fs::read(format!("/proc/{pid}/environ"))
+            .with_context(|| format!("cannot read /proc/{pid}/environ"))
+    };
+    match environ.await {
+        Ok(bytes) => env_values(&bytes, env_names),
+        Err(e) => {
+            eprintln!("note: container {id}: its process environment is unavailable ({e:#})");
+            BTreeMap::new()
+        }
+    }
+}
+
+/// The values of `names` in a NUL-separated environment block; "unset" for a name
+/// missing or empty (Go reads an empty GOMEMLIMIT as no limit).
+fn env_values(environ: &[u8], names: &[&str]) -> BTreeMap<String, String> {
+    let vars: BTreeMap<&str, &str> = std::str::from_utf8(environ)
+        .unwrap_or("")
+        .split('\0')
+        .filter_map(|kv| kv.split_once('='))
+        .collect();
+    names
+        .iter()
+        .map(|&name| {
+            let value = vars.get(name).copied().filter(|v| !v.is_empty());
+            (name.to_string(), value.unwrap_or("unset").to_string())
+        })
+        .collect()
 }
 
 /// The host pids of a container's processes, from Docker's `top` (its "PID" column).
@@ -272,6 +328,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn process_env_names_what_is_set_and_says_unset_for_the_rest() {
+        let environ = b"PATH=/bin\0GOMEMLIMIT=805306368\0GOGC=\0HOME=/root\0";
+        let got = env_values(environ, &["GOMEMLIMIT", "GOGC", "GODEBUG"]);
+        let want: BTreeMap<String, String> = [
+            ("GOMEMLIMIT", "805306368"),
+            ("GOGC", "unset"),
+            ("GODEBUG", "unset"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
     fn disk_reads_prefer_blkio_and_are_unavailable_when_nothing_is_known() {
         let s = |blkio, procs| ContainerSample {
             blkio_read_bytes: blkio,
@@ -282,6 +353,7 @@ mod tests {
             container: "c".into(),
             before,
             after,
+            process_env: BTreeMap::new(),
         };
         assert_eq!(
             stats(s(Some(10), Some(1)), s(Some(110), Some(51))).disk_read_bytes(),

@@ -230,20 +230,29 @@ pub async fn restart_with_limits(
     wait_healthy(docker, id, timeout).await
 }
 
+/// Wait until a (re)started container serves: its own health test (the compose
+/// healthcheck, e.g. `pg_isready`) run through `docker exec` every 50 ms until it
+/// passes, or Docker's health status turning healthy. Docker runs that test only once
+/// per `interval` (2 s here), the first time one interval after the start: waiting for
+/// its status alone made a cold start take 3-4 s where the server was ready in 0.3 s.
+/// A container without a health test is ready when it runs.
 async fn wait_healthy(docker: &Docker, id: &str, timeout: std::time::Duration) -> Result<()> {
     use bollard::models::HealthStatusEnum;
     let started = std::time::Instant::now();
+    let test = health_test(docker, id).await?;
     loop {
         let state = docker
             .inspect_container(id, None::<InspectContainerOptions>)
             .await?
             .state
             .unwrap_or_default();
+        let running = state.running == Some(true);
         let healthy = match state.health.and_then(|h| h.status) {
             Some(HealthStatusEnum::HEALTHY) => true,
-            Some(HealthStatusEnum::NONE | HealthStatusEnum::EMPTY) | None => {
-                state.running == Some(true)
-            }
+            _ if running => match &test {
+                None => true,
+                Some(cmd) => exec_status(docker, id, cmd.clone()).await? == Some(0),
+            },
             _ => false,
         };
         if healthy {
@@ -255,19 +264,45 @@ async fn wait_healthy(docker: &Docker, id: &str, timeout: std::time::Duration) -
                 timeout.as_secs()
             );
         }
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
 
-/// Run `sh -c script` inside a container and wait for it; error on a non-zero exit.
-pub async fn exec_sh(docker: &Docker, id: &str, script: &str) -> Result<()> {
+/// A container's health test as a command to exec: `CMD a b` is `[a, b]`, `CMD-SHELL s`
+/// is `sh -c s`; None where it has none (or `NONE`).
+async fn health_test(docker: &Docker, id: &str) -> Result<Option<Vec<String>>> {
+    let info = docker
+        .inspect_container(id, None::<InspectContainerOptions>)
+        .await
+        .with_context(|| format!("cannot inspect container {id}"))?;
+    let test = info
+        .config
+        .and_then(|c| c.healthcheck)
+        .and_then(|h| h.test)
+        .unwrap_or_default();
+    Ok(health_command(&test))
+}
+
+fn health_command(test: &[String]) -> Option<Vec<String>> {
+    match test.split_first() {
+        Some((kind, rest)) if kind == "CMD" && !rest.is_empty() => Some(rest.to_vec()),
+        Some((kind, rest)) if kind == "CMD-SHELL" && !rest.is_empty() => {
+            Some(vec!["sh".into(), "-c".into(), rest.join(" ")])
+        }
+        _ => None,
+    }
+}
+
+/// Run `cmd` inside a running container and wait for it: its exit code (None when
+/// Docker reports none).
+async fn exec_status(docker: &Docker, id: &str, cmd: Vec<String>) -> Result<Option<i64>> {
     use bollard::exec::{CreateExecOptions, StartExecOptions};
     let exec = docker
         .create_exec(
             id,
             CreateExecOptions {
-                cmd: Some(vec!["sh", "-c", script]),
-                user: Some("root"),
+                cmd: Some(cmd),
+                user: Some("root".to_string()),
                 ..Default::default()
             },
         )
@@ -285,12 +320,18 @@ pub async fn exec_sh(docker: &Docker, id: &str, script: &str) -> Result<()> {
     loop {
         let info = docker.inspect_exec(&exec.id).await?;
         if info.running != Some(true) {
-            return match info.exit_code {
-                Some(0) => Ok(()),
-                code => anyhow::bail!("`{script}` in container {id} exited with {code:?}"),
-            };
+            return Ok(info.exit_code);
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Run `sh -c script` inside a container and wait for it; error on a non-zero exit.
+pub async fn exec_sh(docker: &Docker, id: &str, script: &str) -> Result<()> {
+    let cmd = vec!["sh".to_string(), "-c".to_string(), script.to_string()];
+    match exec_status(docker, id, cmd).await? {
+        Some(0) => Ok(()),
+        code => anyhow::bail!("`{script}` in container {id} exited with {code:?}"),
     }
 }
 
@@ -397,4 +438,28 @@ pub fn unix_now_secs() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::health_command;
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn health_tests_become_the_commands_docker_would_run() {
+        assert_eq!(
+            health_command(&strings(&["CMD", "healthcheck.sh", "--connect"])),
+            Some(strings(&["healthcheck.sh", "--connect"]))
+        );
+        assert_eq!(
+            health_command(&strings(&["CMD-SHELL", "pg_isready -U blobrace"])),
+            Some(strings(&["sh", "-c", "pg_isready -U blobrace"]))
+        );
+        assert_eq!(health_command(&strings(&["NONE"])), None);
+        assert_eq!(health_command(&strings(&["CMD"])), None);
+        assert_eq!(health_command(&[]), None);
+    }
 }

@@ -8,9 +8,12 @@
 //!       for each cache:  evict, open, attach counters; steady: prefill + settle (Run::prepare)
 //!                        warm up + measure                  (the Driver; more clients
 //!                                                            or a rate: load_gen)
-//!                        --saturate-sizes / saturate mode: the sustainable-rate search
+//!                        --saturate-sizes: after the closed loop of its client count,
+//!                        the sustainable-rate search on the same state; saturate mode:
+//!                        a cold start, a closed loop, then the search (load_gen::search)
 //!                        record, rewrite results            (Run::record)
-//!                        close, drop its pages if the cap cannot be emptied
+//!                        close
+//!       after its loads: drop its pages if the cap cannot be emptied (Run::release)
 //!   drop the size's datasets (--drop-after)
 //! ```
 
@@ -63,11 +66,21 @@ pub fn measure_all<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Re
                     let scenario = Scenario { cache, repeat };
                     match config.mode {
                         Mode::Latency => {
+                            // --saturate-sizes: the search goes on from the closed loop of
+                            // its client count, a load measured here anyway.
+                            let mut saturate = config
+                                .saturate_sizes
+                                .contains(&spec.size)
+                                .then(|| most_clients_that_fit(run, rt, engine, spec));
                             for point in config.load_points() {
-                                measure_one(run, rt, &mut scope, engine, spec, scenario, point)?;
+                                let then_search =
+                                    saturate.filter(|&c| point == LoadPoint::closed(c) && c > 1);
+                                let one = (engine, spec, scenario, point);
+                                if measure_one(run, rt, &mut scope, one, then_search)? {
+                                    saturate = None;
+                                }
                             }
-                            if config.saturate_sizes.contains(&spec.size) {
-                                let clients = most_clients_that_fit(run, rt, engine, spec);
+                            if let Some(clients) = saturate {
                                 saturate_one(run, rt, engine, spec, scenario, clients)?;
                             }
                         }
@@ -77,6 +90,9 @@ pub fn measure_all<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Re
                             }
                         }
                     }
+                    // Once its loads are done: each of them started by evicting anyway
+                    // (786k files of 1 KiB take 6 s to evict).
+                    rt.block_on(run.release(engine, spec))?;
                 }
             }
         }
@@ -87,24 +103,26 @@ pub fn measure_all<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Re
 }
 
 /// One engine at one size, in one scenario, under one load: prepared from its cache
-/// state (evicted, or prefilled and settled), measured, recorded, released.
+/// state (evicted, or prefilled and settled), measured, recorded, closed. With
+/// `then_search`, a closed loop of that many clients is followed on the same prepared
+/// engine by the sustainable-rate search below it; true when that search ran.
 fn measure_one<S: SizeScope>(
     run: &mut Run,
     rt: &Runtime,
     scope: &mut S,
-    engine: EngineKind,
-    spec: DatasetSpec,
-    scenario: Scenario,
-    point: LoadPoint,
-) -> Result<()> {
+    (engine, spec, scenario, point): (EngineKind, DatasetSpec, Scenario, LoadPoint),
+    then_search: Option<u32>,
+) -> Result<bool> {
     if !point.is_single_closed()
         && let Some(why) = rt.block_on(run.load_misfit(engine, spec, point))
     {
-        return run.skip_load(engine, spec, point, why);
+        run.skip_load(engine, spec, point, why)?;
+        return Ok(false);
     }
     let config = run.config();
     let mut label = scenario.label(engine, &config.cache, config.repeat);
     let mut prepared = rt.block_on(run.prepare(engine, spec, scenario))?;
+    let mut searched = false;
     if point.is_single_closed() {
         if let Driven::Measured { criterion_samples } = scope.drive(rt, &label, &mut prepared)? {
             rt.block_on(run.record(engine, spec, &prepared, criterion_samples))?;
@@ -115,10 +133,13 @@ fn measure_one<S: SizeScope>(
         let measured = run.drive_load(rt, engine, spec, &prepared, point, run.load_settings())?;
         rt.block_on(run.record_load(engine, spec, &prepared, point, &measured))?;
         run.measure_disk_limit(spec, point.clients)?;
+        if let Some(clients) = then_search {
+            run.search_sustainable(rt, engine, spec, &prepared, clients, &measured)?;
+            searched = true;
+        }
     }
     rt.block_on(prepared.fetch_loop.close())?;
-    rt.block_on(run.release(engine, spec))?;
-    Ok(())
+    Ok(searched)
 }
 
 /// The most of the run's client counts whose fetches in flight fit under the caps
@@ -155,7 +176,6 @@ fn saturate_one(
     run.saturate(rt, engine, spec, &prepared, clients)?;
     run.measure_disk_limit(spec, clients)?;
     rt.block_on(prepared.fetch_loop.close())?;
-    rt.block_on(run.release(engine, spec))?;
     Ok(())
 }
 

@@ -329,7 +329,7 @@ impl Run {
         // server process serving our connection is among them.
         let (disk, container) = match engine.store().server() {
             None => (DiskReadCounter::open_self(), None),
-            Some(server) => crate::container::attach(server.name()).await?,
+            Some(server) => crate::container::attach(server.name(), server.process_env()).await?,
         };
         if let Err(why) = &disk {
             eprintln!(
@@ -586,6 +586,12 @@ impl Run {
             Some(watch) => watch.finish_or_note().await,
             None => None,
         };
+        // The server process's environment that shapes reads (GOMEMLIMIT) beside
+        // the settings the server reports itself.
+        let mut settings = prepared.fetch_loop.engine().settings();
+        if let Some(watch) = &prepared.container {
+            settings.extend(watch.process_env.clone());
+        }
         EngineResult {
             engine,
             scenario: prepared.scenario,
@@ -598,7 +604,7 @@ impl Run {
                 seed: spec.seed,
                 location,
             },
-            settings: prepared.fetch_loop.engine().settings(),
+            settings,
             regime: Regime::of(spec.bytes(), cap.as_ref(), self.results.machine.ram_bytes),
             cap,
             eviction: prepared.eviction.clone(),
@@ -705,7 +711,10 @@ impl Run {
         let at = self.config().locations();
         let counter = || match engine.store().server() {
             None => DiskReadCounter::open_self(),
-            Some(server) => match rt.block_on(crate::container::attach(server.name())) {
+            Some(server) => match rt.block_on(crate::container::attach(
+                server.name(),
+                server.process_env(),
+            )) {
                 Ok((counter, _)) => counter,
                 Err(e) => Err(format!("{e:#}")),
             },
@@ -774,20 +783,41 @@ impl Run {
         prepared: &Prepared,
         clients: u32,
     ) -> Result<()> {
-        let started_at = crate::now_rfc3339();
-        let config = self.config().clone();
-        let settings = self.load_settings();
         let closed = self.drive_load(
             rt,
             engine,
             spec,
             prepared,
             LoadPoint::closed(clients),
-            settings,
+            self.load_settings(),
         )?;
+        eprintln!(
+            "{} {} c{clients}: closed loop {:.0} fetches/s",
+            engine.name(),
+            spec.size,
+            closed.achieved_rate()
+        );
+        self.search_sustainable(rt, engine, spec, prepared, clients, &closed)
+    }
+
+    /// The open-loop search below `closed`, a closed loop of `clients` clients just
+    /// measured on this prepared engine (by `saturate`, or as a load of the run: the
+    /// same measurement, so a latency run does not start the engine cold again for it).
+    /// The search's start is the prepared engine's: where that closed loop began.
+    pub fn search_sustainable(
+        &mut self,
+        rt: &tokio::runtime::Runtime,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        prepared: &Prepared,
+        clients: u32,
+        closed: &LoadMeasured,
+    ) -> Result<()> {
+        let config = self.config().clone();
+        let settings = self.load_settings();
         let capacity = closed.achieved_rate();
         eprintln!(
-            "{} {} c{clients}: closed loop {:.0} fetches/s; searching below it ({} steps, p99 response <= {})",
+            "{} {} c{clients}: searching below the closed loop's {:.0} fetches/s ({} steps, p99 response <= {})",
             engine.name(),
             spec.size,
             capacity,
@@ -841,7 +871,7 @@ impl Run {
             settings: prepared.fetch_loop.engine().settings(),
             regime: Regime::of(spec.bytes(), cap.as_ref(), self.results.machine.ram_bytes),
             cap,
-            started_at,
+            started_at: prepared.started_at.clone(),
             finished_at: crate::now_rfc3339(),
         };
         eprintln!(

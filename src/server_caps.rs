@@ -67,19 +67,25 @@ impl ServerFit {
     }
 }
 
-async fn read_cache(db: &DatabaseConnection, server: Server) -> Result<u64> {
-    let sql = server.cache().read_sql;
+/// The server's cache setting in force, in bytes; None for a server without one.
+async fn read_cache(db: &DatabaseConnection, server: Server) -> Result<Option<u64>> {
+    let Some(cache) = server.cache() else {
+        return Ok(None);
+    };
+    let sql = cache.read_sql;
     let row = db
         .query_one_raw(Statement::from_string(db.get_database_backend(), sql))
         .await?
         .with_context(|| format!("`{sql}` returned nothing"))?;
-    Ok(row.try_get::<i64>("", "n")? as u64)
+    Ok(Some(row.try_get::<i64>("", "n")? as u64))
 }
 
 /// Set the cache, and wait until the server reports it (MariaDB resizes in the
 /// background, chunk by chunk). Returns the value in force.
-async fn set_cache(db: &DatabaseConnection, server: Server, bytes: u64) -> Result<u64> {
-    let cache = server.cache();
+async fn set_cache(db: &DatabaseConnection, server: Server, bytes: u64) -> Result<Option<u64>> {
+    let Some(cache) = server.cache() else {
+        return Ok(None);
+    };
     db.execute_unprepared(&(cache.set_sql)(bytes))
         .await
         .with_context(|| format!("cannot set {} of {}", cache.name, server.name()))?;
@@ -89,7 +95,7 @@ async fn set_cache(db: &DatabaseConnection, server: Server, bytes: u64) -> Resul
     let started = Instant::now();
     loop {
         let now = read_cache(db, server).await?;
-        if now == bytes || started.elapsed() > Duration::from_secs(60) {
+        if now == Some(bytes) || started.elapsed() > Duration::from_secs(60) {
             return Ok(now);
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -97,7 +103,7 @@ async fn set_cache(db: &DatabaseConnection, server: Server, bytes: u64) -> Resul
 }
 
 /// The cache a server has now (to set it again after a restart, see `restore_cache`).
-pub async fn cache_now(server: Server, url: &str) -> Result<u64> {
+pub async fn cache_now(server: Server, url: &str) -> Result<Option<u64>> {
     let db = server.connect(url, None).await?;
     let bytes = read_cache(&db, server).await?;
     db.close().await?;
@@ -111,11 +117,19 @@ pub async fn cache_now(server: Server, url: &str) -> Result<u64> {
 /// only for such a setting (`!applied_by_restart`).
 pub async fn restore_cache(server: Server, url: &str, bytes: u64) -> Result<()> {
     let db = server.connect(url, None).await?;
-    if read_cache(&db, server).await? != bytes {
+    if read_cache(&db, server).await? != Some(bytes) {
         set_cache(&db, server, bytes).await?;
     }
     db.close().await?;
     Ok(())
+}
+
+/// What a fit calls the server's cache setting.
+fn cache_name(server: Server) -> String {
+    server
+        .cache()
+        .map_or("no cache setting", |c| c.name)
+        .to_string()
 }
 
 /// The servers a run changed, put back to their containers' own caps when it ends
@@ -308,30 +322,38 @@ async fn fit_one(
     let target = server.cache_bytes_for_cap(memory, largest_blob);
     let cpus_differ =
         cpus.is_some_and(|want| cpus_now.is_none_or(|have| (have - want).abs() > 1e-6));
-    if memory_now == Some(memory) && !cpus_differ && cache_now == target {
+    let cache_differs = cache_now.is_some_and(|now| now != target);
+    if memory_now == Some(memory) && !cpus_differ && !cache_differs {
         db.close().await?;
         return Ok(None);
     }
     let before = ServerLimits {
         memory_bytes: memory_now,
         cpus: cpus_now,
-        cache_bytes: Some(cache_now),
+        cache_bytes: cache_now,
     };
     let timeout = Duration::from_secs(180);
-    if server.cache().applied_by_restart {
+    match server.cache() {
         // Written now, in force after the restart that also applies the new limits.
-        set_cache(&db, server, target).await?;
-        db.close().await?;
-        crate::docker::restart_with_limits(&docker, &id, memory, cpus, timeout).await?;
-    } else if memory_now.is_none_or(|now| memory < now) {
-        // Shrinking: the cache first, so the container's memory fits under the new cap.
-        set_cache(&db, server, target).await?;
-        db.close().await?;
-        crate::docker::update_limits(&docker, &id, memory, cpus).await?;
-    } else {
-        crate::docker::update_limits(&docker, &id, memory, cpus).await?;
-        set_cache(&db, server, target).await?;
-        db.close().await?;
+        // A server without a cache setting (Dolt) restarts too: what it derives from
+        // its cap at start (Go's GOMEMLIMIT) must follow the new one.
+        Some(cache) if !cache.applied_by_restart => {
+            if memory_now.is_none_or(|now| memory < now) {
+                // Shrinking: the cache first, so the container's memory fits under the new cap.
+                set_cache(&db, server, target).await?;
+                db.close().await?;
+                crate::docker::update_limits(&docker, &id, memory, cpus).await?;
+            } else {
+                crate::docker::update_limits(&docker, &id, memory, cpus).await?;
+                set_cache(&db, server, target).await?;
+                db.close().await?;
+            }
+        }
+        _ => {
+            set_cache(&db, server, target).await?;
+            db.close().await?;
+            crate::docker::restart_with_limits(&docker, &id, memory, cpus, timeout).await?;
+        }
     }
     let (memory_after, cpus_after) = crate::docker::container_limits(&docker, &id).await?;
     let db = server.connect(url, None).await?;
@@ -340,12 +362,12 @@ async fn fit_one(
     Ok(Some(ServerFit {
         server,
         container: name,
-        cache_setting: server.cache().name.into(),
+        cache_setting: cache_name(server),
         before,
         after: ServerLimits {
             memory_bytes: memory_after,
             cpus: cpus_after,
-            cache_bytes: Some(cache_after),
+            cache_bytes: cache_after,
         },
     }))
 }

@@ -47,7 +47,7 @@ fn compose_servers_report_the_cap_docker_enforces() {
     if !available("the compose server caps") {
         return;
     }
-    for service in ["postgres", "mariadb"] {
+    for service in ["postgres", "mariadb", "dolt"] {
         // What the Docker CLI says the running service's container is capped at (1 GiB
         // for the full profile, 256 MiB after a quick compose run): the API read must agree.
         let mut filter = vec![

@@ -359,7 +359,11 @@ mod tests {
                 "postgres",
                 "postgres-raw",
                 "mariadb",
-                "mariadb-raw"
+                "mariadb-raw",
+                "mysql",
+                "mysql-raw",
+                "dolt",
+                "dolt-raw"
             ]
         );
     }

@@ -5,7 +5,8 @@
 
 use sea_orm::{ConnectOptions, DbBackend};
 
-use super::{CacheSetting, ComposeEnv, PacketLimit, ServerDb, compose_port};
+use super::mysql_wire;
+use super::{CacheSetting, ComposeEnv, PacketLimit, ServerDb};
 
 pub struct Mariadb;
 
@@ -27,9 +28,12 @@ impl ServerDb for Mariadb {
     }
 
     fn url_from_compose(&self, env: &ComposeEnv) -> Option<String> {
-        let port = compose_port(env, "BLOBRACE_MARIADB_PORT", "13306");
-        env.get("MARIADB_ROOT_PASSWORD")
-            .map(|pw| format!("mysql://root:{pw}@127.0.0.1:{port}"))
+        mysql_wire::compose_url(
+            env,
+            "MARIADB_ROOT_PASSWORD",
+            "BLOBRACE_MARIADB_PORT",
+            "13306",
+        )
     }
 
     fn backend(&self) -> DbBackend {
@@ -43,9 +47,8 @@ impl ServerDb for Mariadb {
         ]
     }
 
-    fn use_namespace(&self, options: &mut ConnectOptions, namespace: &str) {
-        let ns = namespace.to_string();
-        options.map_sqlx_mysql_opts(move |o| o.database(&ns));
+    fn connection_setup(&self, options: &mut ConnectOptions, namespace: Option<&str>) {
+        mysql_wire::connection_setup(options, namespace, true)
     }
 
     fn namespace_word(&self) -> &'static str {
@@ -53,30 +56,29 @@ impl ServerDb for Mariadb {
     }
 
     fn create_namespace_sql(&self, namespace: &str) -> String {
-        format!("CREATE DATABASE IF NOT EXISTS {namespace}")
+        mysql_wire::create_database_sql(namespace)
     }
 
     fn drop_namespace_sql(&self, namespace: &str) -> String {
-        format!("DROP DATABASE IF EXISTS {namespace}")
+        mysql_wire::drop_database_sql(namespace)
     }
 
     fn packet_limit(&self) -> Option<PacketLimit> {
-        Some(PacketLimit {
-            query: "SELECT CAST(@@max_allowed_packet AS SIGNED) AS n",
-            what: "MariaDB max_allowed_packet",
-            fix: "start mariadbd with --max-allowed-packet=256M (compose/compose.yaml does)",
-        })
+        Some(mysql_wire::packet_limit(
+            "MariaDB max_allowed_packet",
+            "start mariadbd with --max-allowed-packet=256M (compose/compose.yaml does)",
+        ))
     }
 
     /// InnoDB reads with O_DIRECT (>= 10.6): its buffer pool is its cache. Resized
     /// online (in chunks, rounded to them: the value read back is recorded).
-    fn cache(&self) -> CacheSetting {
-        CacheSetting {
+    fn cache(&self) -> Option<CacheSetting> {
+        Some(CacheSetting {
             name: "innodb_buffer_pool_size",
             read_sql: "SELECT CAST(@@innodb_buffer_pool_size AS SIGNED) AS n",
             set_sql: |bytes| format!("SET GLOBAL innodb_buffer_pool_size = {bytes}"),
             applied_by_restart: false,
-        }
+        })
     }
 
     /// 5/8 of the cap (640M of 1 GiB, the usual ~60% of a dedicated server), but no
@@ -105,11 +107,8 @@ impl ServerDb for Mariadb {
         2
     }
 
-    /// InnoDB copies an off-page BLOB in whole to evaluate LENGTH().
     fn read_range_sql(&self, first: u64, last: u64) -> String {
-        format!(
-            "SELECT CAST(COALESCE(SUM(LENGTH(data)), 0) AS SIGNED) AS n FROM blobs WHERE id BETWEEN {first} AND {last}"
-        )
+        mysql_wire::read_range_sql(first, last)
     }
 
     /// The buffer pool is the process's own memory, not page cache (and InnoDB reads
@@ -122,7 +121,7 @@ impl ServerDb for Mariadb {
 
     fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
         &[
-            ("server_version", "SELECT CAST(VERSION() AS CHAR)"),
+            mysql_wire::VERSION,
             (
                 "innodb_buffer_pool_size",
                 "SELECT CAST(@@innodb_buffer_pool_size AS CHAR)",
@@ -131,10 +130,7 @@ impl ServerDb for Mariadb {
                 "innodb_flush_method",
                 "SELECT CAST(@@innodb_flush_method AS CHAR)",
             ),
-            (
-                "max_allowed_packet",
-                "SELECT CAST(@@max_allowed_packet AS CHAR)",
-            ),
+            mysql_wire::MAX_ALLOWED_PACKET,
         ]
     }
 

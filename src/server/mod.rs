@@ -6,7 +6,10 @@
 //! engines per server (SeaORM and raw sqlx), the flags, the cold start and the
 //! charts all come from this list, so nothing else matches over servers.
 
+mod dolt;
 mod mariadb;
+mod mysql;
+mod mysql_wire;
 mod postgres;
 
 use std::collections::HashMap;
@@ -20,7 +23,12 @@ pub use postgres::PgStorage;
 
 /// Every server database, in the suite's order (report rows and tables follow it).
 /// Adding one: a file implementing `ServerDb`, and its line here.
-pub static SERVERS: &[&dyn ServerDb] = &[&postgres::Postgres, &mariadb::Mariadb];
+pub static SERVERS: &[&dyn ServerDb] = &[
+    &postgres::Postgres,
+    &mariadb::Mariadb,
+    &mysql::Mysql,
+    &dolt::Dolt,
+];
 
 /// The command that starts the compose servers, for every message that needs it.
 pub const COMPOSE_UP: &str =
@@ -78,9 +86,14 @@ pub trait ServerDb: Sync {
     fn backend(&self) -> DbBackend;
     /// One help line per engine: (ORM engine, raw engine).
     fn engine_help(&self) -> [&'static str; 2];
+    /// How to get it running, for the errors when it cannot be reached.
+    fn unreachable_hint(&self) -> String {
+        format!("is it running? start it with: {COMPOSE_UP}")
+    }
 
-    /// Point a connection at one dataset's namespace.
-    fn use_namespace(&self, options: &mut ConnectOptions, namespace: &str);
+    /// Set up every connection to it: pointed at one dataset's namespace where given
+    /// (None: the admin connection), and whatever its wire protocol needs here.
+    fn connection_setup(&self, options: &mut ConnectOptions, namespace: Option<&str>);
     /// What a namespace is called here ("schema", "database"): the key under which
     /// the engines record theirs.
     fn namespace_word(&self) -> &'static str;
@@ -98,10 +111,20 @@ pub trait ServerDb: Sync {
     fn table_setup_sql(&self, _options: &ServerOptions) -> Vec<String> {
         Vec::new()
     }
+    /// False: its prepared statements refuse large blob parameters (Dolt 0.40 takes a
+    /// bound blob for a 64 KiB BLOB), so the loader inlines them as hex literals.
+    fn binds_blobs(&self) -> bool {
+        true
+    }
+    /// Statements run in the dataset's namespace once every row is in (Dolt's commit).
+    fn after_load_sql(&self) -> Vec<String> {
+        Vec::new()
+    }
 
     /// Its own cache, and the size it gets under a container memory cap of `cap_bytes`
-    /// when the largest blob it must load and serve is `largest_blob` bytes.
-    fn cache(&self) -> CacheSetting;
+    /// when the largest blob it must load and serve is `largest_blob` bytes. None: it
+    /// has no cache setting to size (Dolt), only its container's cap is set.
+    fn cache(&self) -> Option<CacheSetting>;
     fn cache_bytes_for_cap(&self, cap_bytes: u64, largest_blob: u64) -> u64;
     /// The smallest container memory cap it runs under at all with blobs up to
     /// `largest_blob` (its own memory besides the cache); below it the kernel kills
@@ -130,6 +153,11 @@ pub trait ServerDb: Sync {
 
     /// Version and settings that shape reads: (key, query returning one value).
     fn settings_queries(&self) -> &'static [(&'static str, &'static str)];
+    /// Environment variables of the server's process that shape reads (Go's
+    /// GOMEMLIMIT), recorded with each result from inside its container.
+    fn process_env(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Where its data files live inside its container (a shell word): a cold start
     /// flushes them and drops them from the page cache there.
     fn container_data_dir(&self) -> &'static str;
@@ -154,9 +182,10 @@ impl Server {
     pub fn require_url(self, url: Option<&str>) -> Result<String> {
         url.map(str::to_string).ok_or_else(|| {
             anyhow::anyhow!(
-                "no URL for {}: set {} or create compose/.env from compose/.env.example (and start the servers: {COMPOSE_UP})",
+                "no URL for {}: set {} or create compose/.env from compose/.env.example ({})",
                 self.name(),
-                self.url_env()
+                self.url_env(),
+                self.unreachable_hint()
             )
         })
     }
@@ -171,9 +200,7 @@ impl Server {
             .max_connections(1)
             .min_connections(1)
             .connect_timeout(Duration::from_secs(5));
-        if let Some(ns) = namespace {
-            self.use_namespace(&mut options, ns);
-        }
+        self.connection_setup(&mut options, namespace);
         options
     }
 
@@ -183,9 +210,10 @@ impl Server {
             .await
             .with_context(|| {
                 format!(
-                    "cannot connect to {} at {} (is it running? start it with: {COMPOSE_UP}; wrong password? check compose/.env or {})",
+                    "cannot connect to {} at {} ({}; wrong password? check compose/.env or {})",
                     self.name(),
                     redact_url(url),
+                    self.unreachable_hint(),
                     self.url_env()
                 )
             })
@@ -259,7 +287,7 @@ mod tests {
     #[test]
     fn servers_have_distinct_names_flags_and_variables() {
         let names: Vec<&str> = Server::all().map(|s| s.name()).collect();
-        assert_eq!(names, ["postgres", "mariadb"]);
+        assert_eq!(names, ["postgres", "mariadb", "mysql", "dolt"]);
         let mut flags: Vec<&str> = Server::all().map(|s| s.url_flag()).collect();
         flags.dedup();
         assert_eq!(flags.len(), SERVERS.len());

@@ -56,9 +56,10 @@ impl ServerDb for Postgres {
         ]
     }
 
-    fn use_namespace(&self, options: &mut ConnectOptions, namespace: &str) {
-        let ns = namespace.to_string();
-        options.map_sqlx_postgres_opts(move |o| o.options([("search_path", ns.as_str())]));
+    fn connection_setup(&self, options: &mut ConnectOptions, namespace: Option<&str>) {
+        if let Some(ns) = namespace.map(str::to_string) {
+            options.map_sqlx_postgres_opts(move |o| o.options([("search_path", ns.as_str())]));
+        }
     }
 
     fn namespace_word(&self) -> &'static str {
@@ -96,13 +97,13 @@ impl ServerDb for Postgres {
     /// shared_buffers needs a restart: ALTER SYSTEM writes postgresql.auto.conf (in the
     /// data volume, so it persists), which the compose file leaves in charge by not
     /// passing shared_buffers on the command line (that would override it).
-    fn cache(&self) -> CacheSetting {
-        CacheSetting {
+    fn cache(&self) -> Option<CacheSetting> {
+        Some(CacheSetting {
             name: "shared_buffers",
             read_sql: "SELECT pg_size_bytes(current_setting('shared_buffers'))::bigint AS n",
             set_sql: |bytes| format!("ALTER SYSTEM SET shared_buffers = '{}kB'", bytes >> 10),
             applied_by_restart: true,
-        }
+        })
     }
 
     /// 1/8 of the cap (its 128MB default for 1 GiB): PostgreSQL leans on the page

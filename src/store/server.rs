@@ -171,12 +171,28 @@ impl Store for ServerStore {
 
     async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {
         let db = self.db.as_ref().context("append before begin")?;
-        orm::append(db, first_id, blobs).await
+        if self.server.binds_blobs() {
+            orm::append(db, first_id, blobs).await
+        } else {
+            orm::append_inline(db, first_id, blobs).await
+        }
     }
 
     async fn finish(&mut self) -> Result<()> {
         let db = self.db.take().context("finish before begin")?;
-        orm::mark_complete(&db).await?;
+        // Dolt commits: the rows before the dataset is marked complete (a failure
+        // there leaves it incomplete, and the resumed load commits again), then the mark.
+        let after_load = self.server.after_load_sql();
+        for step in [0, 1] {
+            if step == 1 {
+                orm::mark_complete(&db).await?;
+            }
+            for sql in &after_load {
+                db.execute_unprepared(sql)
+                    .await
+                    .with_context(|| format!("{}: `{sql}` after loading", self.server.name()))?;
+            }
+        }
         db.close().await?;
         Ok(())
     }
@@ -207,9 +223,11 @@ impl Store for ServerStore {
         //    compose disables MariaDB's buffer-pool dump and reload for this). A cache
         //    setting that does not survive the restart is read before it and set back
         //    before anything reads (see server_caps::restore_cache).
-        let cache_before = match &self.url {
-            Some(url) if !self.server.cache().applied_by_restart => {
-                Some((url, crate::server_caps::cache_now(self.server, url).await?))
+        let cache_before = match (&self.url, self.server.cache()) {
+            (Some(url), Some(cache)) if !cache.applied_by_restart => {
+                crate::server_caps::cache_now(self.server, url)
+                    .await?
+                    .map(|bytes| (url, bytes))
             }
             _ => None,
         };

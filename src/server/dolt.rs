@@ -1,0 +1,132 @@
+//! Dolt: a versioned SQL database speaking MySQL's wire protocol (its storage is a
+//! content-addressed chunk store: a blob is a tree of chunks, read and hashed on the
+//! way). It has no buffer pool setting: it caches in Go's heap and the page cache,
+//! both inside its container's cap, and Go's garbage collector does not see that cap:
+//! GOMEMLIMIT (recorded with each result) keeps the heap under it. A load ends with a
+//! Dolt commit, so the data is an ordinary committed Dolt database.
+
+use sea_orm::{ConnectOptions, DbBackend};
+
+use super::mysql_wire;
+use super::{CacheSetting, ComposeEnv, PacketLimit, ServerDb};
+
+pub struct Dolt;
+
+impl ServerDb for Dolt {
+    fn name(&self) -> &'static str {
+        "dolt"
+    }
+
+    fn url_flag(&self) -> &'static str {
+        "dolt-url"
+    }
+
+    fn url_env(&self) -> &'static str {
+        "BLOBRACE_DOLT_URL"
+    }
+
+    fn url_help(&self) -> &'static str {
+        "Dolt sql-server URL (a user that may create databases) for the dolt engines. Default: root, from compose/.env."
+    }
+
+    fn url_from_compose(&self, env: &ComposeEnv) -> Option<String> {
+        mysql_wire::compose_url(env, "DOLT_ROOT_PASSWORD", "BLOBRACE_DOLT_PORT", "13307")
+    }
+
+    fn backend(&self) -> DbBackend {
+        DbBackend::MySql
+    }
+
+    fn engine_help(&self) -> [&'static str; 2] {
+        [
+            "Dolt sql-server (capped container) through SeaORM's MySQL backend",
+            "the same Dolt table and query through sqlx, prepared statement",
+        ]
+    }
+
+    fn connection_setup(&self, options: &mut ConnectOptions, namespace: Option<&str>) {
+        mysql_wire::connection_setup(options, namespace, false)
+    }
+
+    fn namespace_word(&self) -> &'static str {
+        "database"
+    }
+
+    fn create_namespace_sql(&self, namespace: &str) -> String {
+        mysql_wire::create_database_sql(namespace)
+    }
+
+    fn drop_namespace_sql(&self, namespace: &str) -> String {
+        mysql_wire::drop_database_sql(namespace)
+    }
+
+    fn packet_limit(&self) -> Option<PacketLimit> {
+        Some(mysql_wire::packet_limit(
+            "Dolt max_allowed_packet",
+            "set max_allowed_packet in the server's config (or SET GLOBAL max_allowed_packet)",
+        ))
+    }
+
+    /// A bound blob parameter is typed BLOB, and 0.40 refuses one over 65535 bytes
+    /// ("length is 4194304 but max allowed is 65535") whatever the column is.
+    fn binds_blobs(&self) -> bool {
+        false
+    }
+
+    /// Commit the loaded rows: a dataset is a committed Dolt database, as an
+    /// application's would be, not an uncommitted working set. (0.40 has no
+    /// `DOLT_COMMIT('-A')`: stage everything first.)
+    fn after_load_sql(&self) -> Vec<String> {
+        vec![
+            "CALL DOLT_ADD('.')".into(),
+            "CALL DOLT_COMMIT('-m', 'blobrace: load the dataset')".into(),
+        ]
+    }
+
+    /// None to size: its caches are Go's heap (under GOMEMLIMIT) and the page cache.
+    fn cache(&self) -> Option<CacheSetting> {
+        None
+    }
+
+    fn cache_bytes_for_cap(&self, _cap_bytes: u64, _largest_blob: u64) -> u64 {
+        0
+    }
+
+    fn serving_memory_bytes(&self) -> u64 {
+        DOLT_SERVING_BYTES
+    }
+
+    fn fetch_copies(&self) -> u64 {
+        DOLT_FETCH_COPIES
+    }
+
+    fn read_range_sql(&self, first: u64, last: u64) -> String {
+        mysql_wire::read_range_sql(first, last)
+    }
+
+    fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            mysql_wire::VERSION,
+            ("dolt_version", "SELECT CAST(dolt_version() AS CHAR)"),
+            mysql_wire::MAX_ALLOWED_PACKET,
+        ]
+    }
+
+    /// Go's memory limit and GC target as the server process got them.
+    fn process_env(&self) -> &'static [&'static str] {
+        &["GOMEMLIMIT", "GOGC"]
+    }
+
+    fn container_data_dir(&self) -> &'static str {
+        "/var/lib/dolt"
+    }
+
+    fn colours(&self) -> [(u8, u8, u8); 2] {
+        [(23, 160, 175), (140, 215, 225)]
+    }
+}
+
+/// Dolt's heap besides blobs in flight while it serves.
+const DOLT_SERVING_BYTES: u64 = 96 << 20;
+/// Blob-sized buffers per fetch in flight inside Dolt.
+const DOLT_FETCH_COPIES: u64 = 4;

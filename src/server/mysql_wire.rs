@@ -1,0 +1,68 @@
+//! What MariaDB, MySQL and Dolt share: they speak MySQL's wire protocol, a dataset's
+//! namespace is a database, and a blob must fit one packet. Each descriptor calls
+//! these, so the servers' tests on MariaDB and Dolt exercise the code MySQL runs too.
+
+use sea_orm::ConnectOptions;
+
+use super::{ComposeEnv, PacketLimit, compose_port};
+
+/// `mysql://root:<password>@127.0.0.1:<port>` from compose/.env, where it has the password.
+pub fn compose_url(
+    env: &ComposeEnv,
+    password_key: &str,
+    port_key: &str,
+    default_port: &str,
+) -> Option<String> {
+    let port = compose_port(env, port_key, default_port);
+    env.get(password_key)
+        .map(|pw| format!("mysql://root:{pw}@127.0.0.1:{port}"))
+}
+
+/// A dataset's namespace is a database: connect into it. `set_names`: sqlx's
+/// `SET NAMES utf8mb4` after connecting; Dolt 0.40 refuses it inside the one `SET`
+/// sqlx sends ("Unknown system variable 'NAMES'") and talks utf8mb4 anyway. (One
+/// closure: sea-orm keeps only the last one given.)
+pub fn connection_setup(options: &mut ConnectOptions, namespace: Option<&str>, set_names: bool) {
+    let ns = namespace.map(str::to_string);
+    options.map_sqlx_mysql_opts(move |o| {
+        let o = o.set_names(set_names);
+        match &ns {
+            Some(ns) => o.database(ns),
+            None => o,
+        }
+    });
+}
+
+pub fn create_database_sql(namespace: &str) -> String {
+    format!("CREATE DATABASE IF NOT EXISTS {namespace}")
+}
+
+pub fn drop_database_sql(namespace: &str) -> String {
+    format!("DROP DATABASE IF EXISTS {namespace}")
+}
+
+/// sqlx splits packets over 16 MiB, but the server refuses any over
+/// `max_allowed_packet` (error 1153): checked against the largest blob before loading.
+pub fn packet_limit(what: &'static str, fix: &'static str) -> PacketLimit {
+    PacketLimit {
+        query: "SELECT CAST(@@max_allowed_packet AS SIGNED) AS n",
+        what,
+        fix,
+    }
+}
+
+/// The steady-state prefill: every blob of the range read whole (LENGTH() of an
+/// off-page BLOB copies it in InnoDB; Dolt reads each blob's chunks).
+pub fn read_range_sql(first: u64, last: u64) -> String {
+    format!(
+        "SELECT CAST(COALESCE(SUM(LENGTH(data)), 0) AS SIGNED) AS n FROM blobs WHERE id BETWEEN {first} AND {last}"
+    )
+}
+
+/// The version query every MySQL-wire server answers.
+pub const VERSION: (&str, &str) = ("server_version", "SELECT CAST(VERSION() AS CHAR)");
+/// ... and its packet limit, recorded with each result.
+pub const MAX_ALLOWED_PACKET: (&str, &str) = (
+    "max_allowed_packet",
+    "SELECT CAST(@@max_allowed_packet AS CHAR)",
+);

@@ -1,0 +1,250 @@
+//! Dolt through the MySQL-wire code it shares with MariaDB and MySQL: loaded in
+//! batches and committed, verified byte-equal, measured cold, with its version and
+//! Go's memory limit recorded. Needs the compose `dolt` service (skipped where absent,
+//! a failure under BLOBRACE_REQUIRE_DOCKER=1).
+
+mod common;
+
+use blobrace::server::{Server, compose_env};
+use common::{docker_required, only_run, run, stderr};
+
+/// Dolt's URL from BLOBRACE_DOLT_URL, else compose/.env, as `blobrace` builds it.
+fn dolt_url() -> Option<String> {
+    let dolt = Server::named("dolt")?;
+    std::env::var(dolt.url_env())
+        .ok()
+        .or_else(|| dolt.url_from_compose(&compose_env()))
+}
+
+fn reachable(url: &str) -> bool {
+    let port = url.rsplit(':').next().unwrap_or("13307");
+    std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_ok()
+}
+
+fn dolt_or_skip(what: &str) -> Option<String> {
+    match dolt_url().filter(|u| reachable(u)) {
+        Some(url) => Some(url),
+        None => {
+            assert!(
+                !docker_required(),
+                "BLOBRACE_REQUIRE_DOCKER=1 but the compose Dolt server is not reachable for {what}"
+            );
+            eprintln!("skipped {what}: Dolt not reachable (scripts/servers.sh up)");
+            None
+        }
+    }
+}
+
+fn run_with(root: &std::path::Path, args: &[&str], url: &str) -> std::process::Output {
+    let mut all = args.to_vec();
+    all.extend(["--dolt-url", url]);
+    run(root, &all)
+}
+
+/// One value from a query in one of Dolt's databases (the test's own connection,
+/// set up as blobrace's: Dolt 0.40 refuses sqlx's default `SET NAMES`).
+fn query_i64(url: &str, database: &str, sql: &str) -> i64 {
+    use sea_orm::{ConnectionTrait, Statement};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let dolt = Server::named("dolt").unwrap();
+        let db = dolt.connect(url, Some(database)).await.unwrap();
+        let row = db
+            .query_one_raw(Statement::from_string(db.get_database_backend(), sql))
+            .await
+            .unwrap()
+            .unwrap();
+        let n: i64 = row.try_get("", "n").unwrap();
+        db.close().await.unwrap();
+        n
+    })
+}
+
+#[test]
+fn dolt_loads_commits_verifies_and_measures_blobs_byte_equal() {
+    let Some(url) = dolt_or_skip("the Dolt round trip") else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    // An odd dataset size gives namespaces no other run uses.
+    let base = [
+        "--engines",
+        "dolt,dolt-raw",
+        "--sizes",
+        "1KiB,4MiB",
+        "--dataset-bytes",
+        "9MiB",
+    ];
+    // From nothing, whatever an earlier failed run left.
+    let drop = run_with(root.path(), &[&["drop"][..], &base].concat(), &url);
+    assert!(drop.status.success(), "{}", stderr(&drop));
+    let load = run_with(root.path(), &[&["load"][..], &base].concat(), &url);
+    let err = stderr(&load);
+    assert!(load.status.success(), "{err}");
+    // Committed: Dolt's log has the load's commit, and nothing is left uncommitted.
+    let db = "blobs_1kib_x9216";
+    assert!(
+        query_i64(&url, db, "SELECT COUNT(*) AS n FROM dolt_log") >= 2,
+        "the load's commit after the database's first"
+    );
+    assert_eq!(
+        query_i64(&url, db, "SELECT COUNT(*) AS n FROM dolt_status"),
+        0,
+        "no uncommitted change after a load"
+    );
+    assert_eq!(query_i64(&url, db, "SELECT COUNT(*) AS n FROM blobs"), 9216);
+    // A second load finds it loaded and writes nothing.
+    let again = run_with(root.path(), &[&["load"][..], &base].concat(), &url);
+    let err = stderr(&again);
+    assert!(again.status.success(), "{err}");
+    assert_eq!(err.matches("already loaded").count(), 2, "{err}");
+    let verify = run_with(root.path(), &[&["verify"][..], &base].concat(), &url);
+    let err = stderr(&verify);
+    assert!(verify.status.success(), "{err}");
+    assert_eq!(err.matches("ok  ").count(), 2, "{err}");
+    let measure = run_with(
+        root.path(),
+        &[
+            &["measure"][..],
+            &base,
+            &["--warmup", "100ms", "--measure", "300ms"],
+        ]
+        .concat(),
+        &url,
+    );
+    assert!(measure.status.success(), "{}", stderr(&measure));
+    let (_, json) = only_run(root.path());
+    let results = json["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4);
+    for r in results {
+        let name = format!("{} {}", r["engine"], r["size"]);
+        assert!(r["measured"]["count"].as_u64().unwrap() > 0, "{name}");
+        let settings = &r["settings"];
+        assert!(
+            settings["dolt_version"]
+                .as_str()
+                .is_some_and(|v| !v.is_empty()),
+            "{name}: {settings}"
+        );
+        assert!(settings["server_version"].is_string(), "{name}: {settings}");
+        // The stand-in sets GOMEMLIMIT from its cap; an official image without it says
+        // "unset". Either way it is recorded, never left out.
+        let limit = settings["GOMEMLIMIT"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name}: {settings}"));
+        assert!(
+            limit == "unset" || limit.parse::<u64>().is_ok(),
+            "{name}: {limit}"
+        );
+        let eviction = r["eviction"]["method"].as_str().unwrap();
+        assert!(
+            eviction.starts_with("restart container") && eviction.contains("/var/lib/dolt"),
+            "{name}: {eviction}"
+        );
+        let c = &r["container"];
+        assert!(
+            c["after"]["cpu_time_ns"].as_u64() > c["before"]["cpu_time_ns"].as_u64(),
+            "{name}: the server did work: {c}"
+        );
+    }
+    let json_text = serde_json::to_string(&json).unwrap();
+    let secret = url.split('@').next().unwrap().rsplit(':').next().unwrap();
+    assert!(
+        !json_text.contains(&format!(":{secret}@")),
+        "results must not hold the password"
+    );
+    let drop = run_with(root.path(), &[&["drop"][..], &base].concat(), &url);
+    assert!(drop.status.success(), "{}", stderr(&drop));
+}
+
+#[test]
+fn a_wrong_dolt_password_is_one_clear_error() {
+    let Some(url) = dolt_or_skip("the Dolt wrong-password check") else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let (user, host) = url.rsplit_once('@').unwrap();
+    let user = user.rsplit_once(':').unwrap().0;
+    let wrong = format!("{user}:definitely-wrong@{host}");
+    let out = run_with(
+        root.path(),
+        &[
+            "load",
+            "--engines",
+            "dolt",
+            "--sizes",
+            "1KiB",
+            "--dataset-bytes",
+            "64KiB",
+        ],
+        &wrong,
+    );
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("cannot connect to dolt at mysql://root@"),
+        "{err}"
+    );
+    assert_eq!(
+        err.trim()
+            .lines()
+            .filter(|l| l.starts_with("Error: "))
+            .count(),
+        1,
+        "{err}"
+    );
+    assert!(!err.contains("definitely-wrong"), "{err}");
+}
+
+#[test]
+fn a_dolt_server_that_is_down_is_an_error_naming_the_url_and_the_fix() {
+    let root = tempfile::tempdir().unwrap();
+    let out = run_with(
+        root.path(),
+        &[
+            "load",
+            "--engines",
+            "dolt-raw",
+            "--sizes",
+            "1KiB",
+            "--dataset-bytes",
+            "64KiB",
+        ],
+        "mysql://root:s3cret@127.0.0.1:1",
+    );
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("cannot connect to dolt at mysql://root@127.0.0.1:1"),
+        "{err}"
+    );
+    assert!(err.contains("docker compose"), "{err}");
+    assert!(!err.contains("s3cret"), "{err}");
+}
+
+#[test]
+fn mysql_without_its_image_is_skipped_or_refused_saying_how_to_get_it() {
+    // No MySQL where its image cannot be pulled: the default list skips it with the
+    // reason; asking for it by name is that error.
+    let root = tempfile::tempdir().unwrap();
+    let out = run(
+        root.path(),
+        &[
+            "load",
+            "--engines",
+            "mysql",
+            "--sizes",
+            "1KiB",
+            "--dataset-bytes",
+            "64KiB",
+            "--mysql-url",
+            "mysql://root:pw@127.0.0.1:1",
+        ],
+    );
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(err.contains("docker pull mysql:8.4"), "{err}");
+}

@@ -351,6 +351,21 @@ pub fn parse_duration(text: &str) -> Result<Duration, InputError> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// A duration where 0 means "off" (`--disk-probe 0s`).
+pub fn parse_duration_or_zero(text: &str) -> Result<Duration, InputError> {
+    let t = text.trim();
+    let zero = t
+        .strip_suffix("ms")
+        .or_else(|| t.strip_suffix("min"))
+        .or_else(|| t.strip_suffix('s'))
+        .or_else(|| t.strip_suffix('m'))
+        .is_some_and(|n| n.parse::<f64>() == Ok(0.0));
+    if zero {
+        return Ok(Duration::ZERO);
+    }
+    parse_duration(text)
+}
+
 /// `12%` or `12` → 0.12.
 pub fn parse_percent(text: &str) -> Result<f64, InputError> {
     text.trim()
@@ -476,7 +491,7 @@ pub struct RunArgs {
     /// O_DIRECT random reads of the size class's block size from a local dataset file,
     /// before and after each engine, recorded with its result: the disk's own state in
     /// the same minutes (a run in which it changed says so). "0s" turns it off.
-    #[arg(long, env = "BLOBRACE_DISK_PROBE", value_parser = parse_duration,
+    #[arg(long, env = "BLOBRACE_DISK_PROBE", value_parser = parse_duration_or_zero,
           help = preset_help("How long each O_DIRECT disk probe reads, before and after each engine (recorded with its result: the disk's own state in the same minutes); \"0s\" turns probes off.", |p| duration_label(p.disk_probe)))]
     pub disk_probe: Option<Duration>,
 
@@ -869,6 +884,17 @@ mod tests {
         let small = resolve(&["--sizes", "4MiB", "--dataset-bytes", "1MiB"]).unwrap_err();
         assert!(small.contains("smaller than one 4MiB blob"), "{small}");
         assert!(resolve(&["--warmup", "3"]).unwrap_err().contains("unit"));
+        // 0 turns the disk probes off (and only there is 0 a duration).
+        assert_eq!(
+            resolve(&["--disk-probe", "0s"]).unwrap().disk_probe,
+            Duration::ZERO
+        );
+        assert_eq!(
+            resolve(&["--disk-probe", "0ms"]).unwrap().disk_probe,
+            Duration::ZERO
+        );
+        assert!(resolve(&["--warmup", "0s"]).unwrap_err().contains("more than zero"));
+        assert!(resolve(&["--disk-probe", "-1s"]).is_err());
         assert!(resolve(&["--cap", "1MiB"]).is_err());
         let tight = resolve(&["--cap", "64MiB", "--sizes", "32MiB"]).unwrap_err();
         assert!(tight.contains("at least 176MiB"), "{tight}");

@@ -536,6 +536,13 @@ pub struct RunArgs {
               |p| if p.saturate_sizes.is_empty() { "none".to_string() } else { p.saturate_sizes.iter().map(|&b| format_bytes(b)).collect::<Vec<_>>().join(",") }))]
     pub saturate_sizes: Option<SizeList>,
 
+    /// After each engine's 1-client measurement, fetch on for this long under a CPU
+    /// profiler: a flame graph per engine and size (profiles/ in the run directory,
+    /// linked from the report) and where the client's time went (ORM, driver, SQLite,
+    /// kernel, waiting). Off unless given, e.g. "5s".
+    #[arg(long, env = "BLOBRACE_PROFILE_FETCHES", value_parser = parse_duration)]
+    pub profile_fetches: Option<Duration>,
+
     /// latency: per-fetch latency (1 client under criterion, then the other --clients
     /// and --rate loads); saturate: the highest sustainable rate per engine and size.
     #[arg(long, env = "BLOBRACE_MODE", value_enum, default_value_t = Mode::Latency)]
@@ -600,6 +607,9 @@ pub struct RunConfig {
     /// Latency runs: sizes that also get a saturation search, with the most clients.
     #[serde(default)]
     pub saturate_sizes: Vec<SizeClass>,
+    /// CPU profile of each engine's fetches for this long after its 1-client measurement.
+    #[serde(default)]
+    pub profile_fetches: Option<Duration>,
     /// Server URLs carry passwords: never written to results.
     #[serde(skip)]
     pub server_urls: BTreeMap<Server, String>,
@@ -774,6 +784,7 @@ impl RunArgs {
                     .map(|&b| SizeClass::new(b))
                     .collect::<Result<_, _>>()?,
             },
+            profile_fetches: self.profile_fetches,
             server_urls,
         })
     }
@@ -893,7 +904,11 @@ mod tests {
             resolve(&["--disk-probe", "0ms"]).unwrap().disk_probe,
             Duration::ZERO
         );
-        assert!(resolve(&["--warmup", "0s"]).unwrap_err().contains("more than zero"));
+        assert!(
+            resolve(&["--warmup", "0s"])
+                .unwrap_err()
+                .contains("more than zero")
+        );
         assert!(resolve(&["--disk-probe", "-1s"]).is_err());
         assert!(resolve(&["--cap", "1MiB"]).is_err());
         let tight = resolve(&["--cap", "64MiB", "--sizes", "32MiB"]).unwrap_err();

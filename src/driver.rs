@@ -12,6 +12,7 @@
 //!                        the sustainable-rate search on the same state; saturate mode:
 //!                        a cold start, a closed loop, then the search (load_gen::search)
 //!                        record, rewrite results            (Run::record)
+//!                        --profile-fetches: fetch on under a CPU profiler (profile)
 //!                        close
 //!       after its loads: drop its pages if the cap cannot be emptied (Run::release)
 //!   drop the size's datasets (--drop-after)
@@ -126,6 +127,7 @@ fn measure_one<S: SizeScope>(
     if point.is_single_closed() {
         if let Driven::Measured { criterion_samples } = scope.drive(rt, &label, &mut prepared)? {
             rt.block_on(run.record(engine, spec, &prepared, criterion_samples))?;
+            run.profile_fetches(rt, engine, spec, &mut prepared)?;
         }
     } else {
         label = format!("{label}.{}", point.label());

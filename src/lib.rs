@@ -58,6 +58,7 @@ pub mod locations;
 pub mod machine;
 pub mod measure;
 pub mod memory_fit;
+pub mod profile;
 pub mod report;
 pub mod results;
 pub mod run;

@@ -203,6 +203,21 @@ impl<E: Engine> FetchLoop<E> {
         })
     }
 
+    /// Fetch for `budget` with nothing around the fetches (no clock per fetch, no
+    /// disk counter, no content check: the measurement before checked them), for a
+    /// CPU profile of the fetch alone. Returns how many it made.
+    pub async fn fetch_for(&mut self, budget: Duration) -> Result<u64> {
+        let started = Instant::now();
+        let mut fetches = 0;
+        while started.elapsed() < budget {
+            let id = self.ids.random_range(1..=self.spec.rows);
+            self.engine.before_fetch(&mut self.out);
+            self.engine.fetch(id, &mut self.out).await?;
+            fetches += 1;
+        }
+        Ok(fetches)
+    }
+
     /// Without criterion: warm up for `warm_up`, then measure for `measure`
     /// (each at least one fetch), in small batches so the clock is checked often.
     pub async fn run_for(

@@ -62,6 +62,9 @@ pub struct RunResults {
     /// (O_DIRECT, queue depth = clients): their physical limit, measured in the run.
     #[serde(default)]
     pub disk_limits: Vec<DiskLimit>,
+    /// CPU profiles of one client's fetches (`--profile-fetches`).
+    #[serde(default)]
+    pub profiles: Vec<crate::profile::FetchProfile>,
 }
 
 /// One engine at one size under one load (`LoadPoint`): the context every result

@@ -191,6 +191,7 @@ impl Run {
             saturations: Vec::new(),
             skipped_loads: Vec::new(),
             disk_limits: Vec::new(),
+            profiles: Vec::new(),
         };
         Ok(Self {
             results,
@@ -618,6 +619,36 @@ impl Run {
             started_at: prepared.started_at.clone(),
             finished_at: crate::now_rfc3339(),
         }
+    }
+
+    /// `--profile-fetches`: fetch on with the prepared engine under a CPU profiler,
+    /// after its 1-client measurement is recorded; the flame graph goes to
+    /// `profiles/<engine>-<size>-<cache>.svg` in the run directory. Off: nothing.
+    pub fn profile_fetches(
+        &mut self,
+        rt: &tokio::runtime::Runtime,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        prepared: &mut Prepared,
+    ) -> Result<()> {
+        let Some(budget) = self.config().profile_fetches else {
+            return Ok(());
+        };
+        let dir = self.results.dir().join("profiles");
+        let cache = prepared.scenario.cache.name();
+        let file = format!("{}-{}-{cache}.svg", engine.name(), spec.size);
+        let fetch_loop = &mut prepared.fetch_loop;
+        let profile = crate::profile::profile(
+            (engine.name(), &spec.size.to_string(), cache),
+            &dir,
+            &file,
+            || rt.block_on(fetch_loop.fetch_for(budget)),
+        )
+        .with_context(|| format!("{} {}: the CPU profile failed", engine.name(), spec.size))?;
+        eprintln!("profile {}", profile.line());
+        self.results.profiles.push(profile);
+        self.write()?;
+        Ok(())
     }
 
     /// How a load runs under this run's settings.

@@ -202,3 +202,58 @@ fn drop_after_loads_measures_and_drops_one_size_class_at_a_time() {
     assert_eq!(json["loads"].as_array().unwrap().len(), 6);
     assert_eq!(json["config"]["drop_after"], true);
 }
+
+#[test]
+fn profile_fetches_writes_a_flame_graph_and_splits_the_client_time() {
+    let root = tempfile::tempdir().unwrap();
+    let out = run(
+        root.path(),
+        &[
+            "measure",
+            "--engines",
+            "sqlite,floor",
+            "--sizes",
+            "64KiB",
+            "--dataset-bytes",
+            "4MiB",
+            "--warmup",
+            "100ms",
+            "--measure",
+            "200ms",
+            "--profile-fetches",
+            "500ms",
+        ],
+    );
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let (dir, json) = only_run(root.path());
+    let profiles = json["profiles"].as_array().unwrap();
+    assert_eq!(profiles.len(), 2, "{profiles:?}");
+    let share = |p: &serde_json::Value, k: &str| p[k].as_f64().unwrap();
+    for p in profiles {
+        let engine = p["engine"].as_str().unwrap();
+        assert!(p["fetches"].as_u64().unwrap() > 0, "{p}");
+        assert!(p["samples"].as_u64().unwrap() > 0, "{p}");
+        let total: f64 = ["orm_share", "driver_share", "sqlite_share", "other_share"]
+            .iter()
+            .map(|k| share(p, k))
+            .sum();
+        assert!((total - 1.0).abs() < 1e-9, "{p}");
+        let cpu = share(p, "cpu_per_wall");
+        assert!(cpu > 0.0 && cpu < 4.0, "{p}");
+        // The flame graph is an SVG in the run directory, named in the report.
+        let svg = p["flamegraph"].as_str().unwrap();
+        assert_eq!(svg, format!("profiles/{engine}-64KiB-cold.svg"));
+        let text = std::fs::read_to_string(dir.join(svg)).unwrap();
+        assert!(text.contains("<svg") && text.contains("</svg>"), "{svg}");
+        let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+        assert!(html.contains(&format!("href=\"{svg}\"")), "{svg} linked");
+    }
+    let by = |name: &str| profiles.iter().find(|p| p["engine"] == name).unwrap();
+    // A pread needs no ORM, driver or SQLite; SeaORM on SQLite runs all three.
+    let floor = by("floor");
+    assert_eq!(share(floor, "other_share"), 1.0, "{floor}");
+    let sqlite = by("sqlite");
+    assert!(share(sqlite, "sqlite_share") > 0.0, "{sqlite}");
+    assert!(share(sqlite, "driver_share") > 0.0, "{sqlite}");
+}

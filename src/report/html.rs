@@ -396,6 +396,7 @@ pub fn page(
     p.push_str(&figures(charts, Section::Disk));
     p.push_str(&loads(run));
     p.push_str(&steady_table(run));
+    p.push_str(&profiles_section(run, context));
     p.push_str(&repeats_table(context));
     p.push_str("<h2 id=table>All measurements</h2>\n");
     p.push_str(&table(&rows));
@@ -408,6 +409,40 @@ pub fn page(
     // For people and for the report test: did every chart load and draw?
     p.push_str("<script>window.addEventListener('load',()=>{const imgs=[...document.querySelectorAll('img.chart')];const ok=imgs.filter(i=>i.complete&&i.naturalWidth>0);document.body.dataset.chartsLoaded=ok.length+'/'+imgs.length;document.body.dataset.chartBoxes=JSON.stringify(imgs.map(i=>{const r=i.getBoundingClientRect();return[Math.round(r.left),Math.round(r.top+window.scrollY),Math.round(r.width),Math.round(r.height)]}));});</script>\n</body></html>\n");
     p
+}
+
+/// `--profile-fetches`: per engine and size, where one client's time went, and its
+/// flame graph.
+fn profiles_section(run: &RunResults, context: &PageContext) -> String {
+    if run.profiles.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "<h2 id=profiles>Where the time goes</h2>\n<p>After its 1-client measurement each engine fetched on under a sampling CPU profiler (<code>--profile-fetches</code>; no clock, counter or content check around the fetches). <b>On CPU</b>: this process's CPU time ÷ wall time; the rest it waited, for the server's answer or the disk (a CPU profiler does not see waiting). <b>Kernel</b>: system time's share of that CPU time (reads, socket I/O). The samples are split by the innermost frame of a known part: SeaORM (ORM), sqlx (driver), SQLite's C code; <b>other</b> is the rest (tokio, allocation, copies, blobrace). A system call counts for the part that made it: the kernel column overlaps them. Each flame graph opens full size.</p>\n<table><tr><th class=l>engine</th><th>size</th><th class=l>cache</th><th>fetches</th><th>on CPU</th><th>kernel</th><th>samples</th><th>ORM</th><th>driver</th><th>SQLite</th><th>other</th><th class=l>flame graph</th></tr>\n",
+    );
+    let pct = |x: f64| format!("{:.0}%", x * 100.0);
+    for f in &run.profiles {
+        let _ = writeln!(
+            s,
+            "<tr><td class=l>{}</td><td>{}</td><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=l><a href=\"{}{}\">{}</a></td></tr>",
+            esc(&f.engine),
+            esc(&f.size),
+            esc(&f.cache),
+            f.fetches,
+            pct(f.cpu_per_wall),
+            pct(f.kernel_share_of_cpu),
+            f.samples,
+            pct(f.orm_share),
+            pct(f.driver_share),
+            pct(f.sqlite_share),
+            pct(f.other_share),
+            context.to_run_dir,
+            esc(&f.flamegraph),
+            esc(&f.flamegraph)
+        );
+    }
+    s.push_str("</table>\n");
+    s
 }
 
 /// "Under load": per size, the throughput-latency chart and one row per load.

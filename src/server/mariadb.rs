@@ -73,19 +73,13 @@ impl ServerDb for Mariadb {
     /// InnoDB reads with O_DIRECT (>= 10.6): its buffer pool is its cache. Resized
     /// online (in chunks, rounded to them: the value read back is recorded).
     fn cache(&self) -> Option<CacheSetting> {
-        Some(CacheSetting {
-            name: "innodb_buffer_pool_size",
-            read_sql: "SELECT CAST(@@innodb_buffer_pool_size AS SIGNED) AS n",
-            set_sql: |bytes| format!("SET GLOBAL innodb_buffer_pool_size = {bytes}"),
-            applied_by_restart: false,
-        })
+        Some(mysql_wire::innodb_buffer_pool())
     }
 
     /// 5/8 of the cap (640M of 1 GiB, the usual ~60% of a dedicated server), but no
     /// more than what its own memory leaves (`own_memory_bytes`).
     fn cache_bytes_for_cap(&self, cap_bytes: u64, largest_blob: u64) -> u64 {
-        (cap_bytes * 5 / 8).min(cap_bytes.saturating_sub(own_memory_bytes(largest_blob))) >> 20
-            << 20
+        mysql_wire::buffer_pool_for_cap(cap_bytes, own_memory_bytes(largest_blob))
     }
 
     /// Its own memory plus the smallest pool it was measured with: under 96 MiB and
@@ -120,18 +114,7 @@ impl ServerDb for Mariadb {
     }
 
     fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            mysql_wire::VERSION,
-            (
-                "innodb_buffer_pool_size",
-                "SELECT CAST(@@innodb_buffer_pool_size AS CHAR)",
-            ),
-            (
-                "innodb_flush_method",
-                "SELECT CAST(@@innodb_flush_method AS CHAR)",
-            ),
-            mysql_wire::MAX_ALLOWED_PACKET,
-        ]
+        &mysql_wire::INNODB_SETTINGS
     }
 
     fn container_data_dir(&self) -> &'static str {

@@ -73,18 +73,12 @@ impl ServerDb for Mysql {
 
     /// Resized online like MariaDB's, and like it lost on restart (set again then).
     fn cache(&self) -> Option<CacheSetting> {
-        Some(CacheSetting {
-            name: "innodb_buffer_pool_size",
-            read_sql: "SELECT CAST(@@innodb_buffer_pool_size AS SIGNED) AS n",
-            set_sql: |bytes| format!("SET GLOBAL innodb_buffer_pool_size = {bytes}"),
-            applied_by_restart: false,
-        })
+        Some(mysql_wire::innodb_buffer_pool())
     }
 
     /// As MariaDB's: 5/8 of the cap, leaving its own memory room.
     fn cache_bytes_for_cap(&self, cap_bytes: u64, largest_blob: u64) -> u64 {
-        (cap_bytes * 5 / 8).min(cap_bytes.saturating_sub(own_memory_bytes(largest_blob))) >> 20
-            << 20
+        mysql_wire::buffer_pool_for_cap(cap_bytes, own_memory_bytes(largest_blob))
     }
 
     fn min_cap_bytes(&self, largest_blob: u64) -> u64 {
@@ -106,18 +100,7 @@ impl ServerDb for Mysql {
     }
 
     fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            mysql_wire::VERSION,
-            (
-                "innodb_buffer_pool_size",
-                "SELECT CAST(@@innodb_buffer_pool_size AS CHAR)",
-            ),
-            (
-                "innodb_flush_method",
-                "SELECT CAST(@@innodb_flush_method AS CHAR)",
-            ),
-            mysql_wire::MAX_ALLOWED_PACKET,
-        ]
+        &mysql_wire::INNODB_SETTINGS
     }
 
     fn container_data_dir(&self) -> &'static str {

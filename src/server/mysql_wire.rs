@@ -4,7 +4,7 @@
 
 use sea_orm::ConnectOptions;
 
-use super::{ComposeEnv, PacketLimit, compose_port};
+use super::{CacheSetting, ComposeEnv, PacketLimit, compose_port};
 
 /// `mysql://root:<password>@127.0.0.1:<port>` from compose/.env, where it has the password.
 pub fn compose_url(
@@ -66,3 +66,35 @@ pub const MAX_ALLOWED_PACKET: (&str, &str) = (
     "max_allowed_packet",
     "SELECT CAST(@@max_allowed_packet AS CHAR)",
 );
+
+/// InnoDB's buffer pool (MariaDB, MySQL): resized online in chunks (the value read
+/// back is recorded), lost on restart, so set again after every cold restart.
+pub fn innodb_buffer_pool() -> CacheSetting {
+    CacheSetting {
+        name: "innodb_buffer_pool_size",
+        read_sql: "SELECT CAST(@@innodb_buffer_pool_size AS SIGNED) AS n",
+        set_sql: |bytes| format!("SET GLOBAL innodb_buffer_pool_size = {bytes}"),
+        applied_by_restart: false,
+    }
+}
+
+/// The buffer pool for a cap: 5/8 of it (640M of 1 GiB, the usual ~60% of a dedicated
+/// server), but no more than what the server's own memory (`own_bytes`) leaves.
+pub fn buffer_pool_for_cap(cap_bytes: u64, own_bytes: u64) -> u64 {
+    (cap_bytes * 5 / 8).min(cap_bytes.saturating_sub(own_bytes)) >> 20 << 20
+}
+
+/// What InnoDB servers record with each result: version, pool, flush method (O_DIRECT
+/// or not decides what the page cache holds) and packet limit.
+pub const INNODB_SETTINGS: [(&str, &str); 4] = [
+    VERSION,
+    (
+        "innodb_buffer_pool_size",
+        "SELECT CAST(@@innodb_buffer_pool_size AS CHAR)",
+    ),
+    (
+        "innodb_flush_method",
+        "SELECT CAST(@@innodb_flush_method AS CHAR)",
+    ),
+    MAX_ALLOWED_PACKET,
+];

@@ -84,6 +84,16 @@ impl ServerStore {
     }
 
     /// A blob must fit the server's packet limit, if it has one: checked before loading.
+    /// The server's statements after a load (`ServerDb::after_load_sql`: Dolt's commit).
+    async fn after_load(&self, db: &DatabaseConnection) -> Result<()> {
+        for sql in self.server.after_load_sql() {
+            db.execute_unprepared(&sql)
+                .await
+                .with_context(|| format!("{}: `{sql}` after loading", self.server.name()))?;
+        }
+        Ok(())
+    }
+
     async fn check_packet_limit(&self, admin: &DatabaseConnection) -> Result<()> {
         let Some(limit) = self.server.packet_limit() else {
             return Ok(());
@@ -182,17 +192,9 @@ impl Store for ServerStore {
         let db = self.db.take().context("finish before begin")?;
         // Dolt commits: the rows before the dataset is marked complete (a failure
         // there leaves it incomplete, and the resumed load commits again), then the mark.
-        let after_load = self.server.after_load_sql();
-        for step in [0, 1] {
-            if step == 1 {
-                orm::mark_complete(&db).await?;
-            }
-            for sql in &after_load {
-                db.execute_unprepared(sql)
-                    .await
-                    .with_context(|| format!("{}: `{sql}` after loading", self.server.name()))?;
-            }
-        }
+        self.after_load(&db).await?;
+        orm::mark_complete(&db).await?;
+        self.after_load(&db).await?;
         db.close().await?;
         Ok(())
     }

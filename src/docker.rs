@@ -326,6 +326,57 @@ async fn exec_status(docker: &Docker, id: &str, cmd: Vec<String>) -> Result<Opti
     }
 }
 
+/// Run `cmd` inside a running container: its exit code and its standard output,
+/// byte for byte (standard error is dropped).
+pub async fn exec_output(
+    docker: &Docker,
+    id: &str,
+    cmd: Vec<String>,
+) -> Result<(Option<i64>, Vec<u8>)> {
+    use bollard::container::LogOutput;
+    use bollard::exec::{CreateExecOptions, StartExecResults};
+    let exec = docker
+        .create_exec(
+            id,
+            CreateExecOptions {
+                cmd: Some(cmd),
+                user: Some("root".to_string()),
+                attach_stdout: Some(true),
+                attach_stderr: Some(true),
+                ..Default::default()
+            },
+        )
+        .await
+        .with_context(|| format!("cannot exec in container {id}"))?;
+    let mut out = Vec::new();
+    if let StartExecResults::Attached { mut output, .. } = docker.start_exec(&exec.id, None).await?
+    {
+        while let Some(chunk) = output.next().await {
+            if let LogOutput::StdOut { message } = chunk? {
+                out.extend_from_slice(&message);
+            }
+        }
+    }
+    let info = docker.inspect_exec(&exec.id).await?;
+    Ok((info.exit_code, out))
+}
+
+/// `GET path` from `127.0.0.1:port` inside a container (a server's debug endpoint that
+/// listens on the container's loopback only), through bash's /dev/tcp: the raw
+/// HTTP/1.0 response. Needs bash in the image (Dolt's has it).
+pub async fn http_get_inside(docker: &Docker, id: &str, port: u16, path: &str) -> Result<Vec<u8>> {
+    let script = format!(
+        "exec 3<>/dev/tcp/127.0.0.1/{port} && printf 'GET {path} HTTP/1.0\\r\\nHost: localhost\\r\\n\\r\\n' >&3 && cat <&3"
+    );
+    let cmd = vec!["bash".to_string(), "-c".to_string(), script];
+    match exec_output(docker, id, cmd).await? {
+        (Some(0), out) => Ok(out),
+        (code, _) => anyhow::bail!(
+            "nothing listens on 127.0.0.1:{port} in container {id} (bash exited with {code:?})"
+        ),
+    }
+}
+
 /// Run `sh -c script` inside a container and wait for it; error on a non-zero exit.
 pub async fn exec_sh(docker: &Docker, id: &str, script: &str) -> Result<()> {
     let cmd = vec!["sh".to_string(), "-c".to_string(), script.to_string()];

@@ -637,8 +637,23 @@ impl Run {
         let dir = self.results.dir().join("profiles");
         let cache = prepared.scenario.cache.name();
         let file = format!("{}-{}-{cache}.svg", engine.name(), spec.size);
+        // A server with a Go pprof endpoint (Dolt) profiles itself over the same
+        // seconds: the request runs on the runtime while the client fetches.
+        let server_job = match (engine.store().server(), &prepared.container) {
+            (Some(server), Some(watch)) => server.pprof().map(|pprof| {
+                let seconds = budget.as_secs_f64().ceil().max(1.0) as u64;
+                let (id, port) = (watch.id.clone(), pprof.port);
+                let request = rt.spawn(async move {
+                    let docker = crate::docker::connect().await?;
+                    let path = format!("/debug/pprof/profile?seconds={seconds}");
+                    crate::docker::http_get_inside(&docker, &id, port, &path).await
+                });
+                (pprof, seconds, request)
+            }),
+            _ => None,
+        };
         let fetch_loop = &mut prepared.fetch_loop;
-        let profile = crate::profile::profile(
+        let mut profile = crate::profile::profile(
             (engine.name(), &spec.size.to_string(), cache),
             &dir,
             &file,
@@ -646,6 +661,34 @@ impl Run {
         )
         .with_context(|| format!("{} {}: the CPU profile failed", engine.name(), spec.size))?;
         eprintln!("profile {}", profile.line());
+        if let Some((pprof, seconds, request)) = server_job {
+            use crate::profile::go_pprof;
+            let server_file = format!("{}-{}-{cache}-server.svg", engine.name(), spec.size);
+            let title = format!("{} server, {} {cache}: CPU", engine.name(), spec.size);
+            let analysed = rt
+                .block_on(request)
+                .map_err(anyhow::Error::from)
+                .and_then(|response| {
+                    let response = response?;
+                    let body = go_pprof::http_body(&response)?;
+                    go_pprof::analyse(body, seconds, pprof.parts, &title, &dir, &server_file)
+                });
+            match analysed {
+                Ok(server) => {
+                    eprintln!("profile {} {}: {}", engine.name(), spec.size, server.line());
+                    profile.server = Some(server);
+                }
+                Err(e) => {
+                    let why = format!("{e:#}; to profile the server, {}", pprof.how_to_enable);
+                    eprintln!(
+                        "profile {} {}: server profile unavailable: {why}",
+                        engine.name(),
+                        spec.size
+                    );
+                    profile.server_unavailable = Some(why);
+                }
+            }
+        }
         self.results.profiles.push(profile);
         self.write()?;
         Ok(())

@@ -26,14 +26,16 @@ pub struct ServerLimits {
 impl ServerLimits {
     fn label(&self, cache: &str) -> String {
         let or_none = |v: Option<u64>| v.map(format_bytes).unwrap_or_else(|| "none".into());
-        format!(
-            "memory {}, {} CPUs, {cache} {}",
-            or_none(self.memory_bytes),
-            self.cpus
-                .map(|c| c.to_string())
-                .unwrap_or_else(|| "no limit on".into()),
-            or_none(self.cache_bytes)
-        )
+        let cpus = self
+            .cpus
+            .map(|c| c.to_string())
+            .unwrap_or_else(|| "no limit on".into());
+        let memory = or_none(self.memory_bytes);
+        // A server with no cache to size (Dolt) has nothing to show after its name.
+        match self.cache_bytes {
+            None if cache == NO_CACHE_SETTING => format!("memory {memory}, {cpus} CPUs, {cache}"),
+            bytes => format!("memory {memory}, {cpus} CPUs, {cache} {}", or_none(bytes)),
+        }
     }
 }
 
@@ -124,11 +126,13 @@ pub async fn restore_cache(server: Server, url: &str, bytes: u64) -> Result<()> 
     Ok(())
 }
 
+const NO_CACHE_SETTING: &str = "no cache setting";
+
 /// What a fit calls the server's cache setting.
 fn cache_name(server: Server) -> String {
     server
         .cache()
-        .map_or("no cache setting", |c| c.name)
+        .map_or(NO_CACHE_SETTING, |c| c.name)
         .to_string()
 }
 

@@ -35,6 +35,36 @@ fn dolt_or_skip(what: &str) -> Option<String> {
     }
 }
 
+/// Whether the compose Dolt container answers on Go's pprof port (127.0.0.1:6060 inside
+/// it): the offline stand-in starts `dolt --pprof-server sql-server`.
+fn dolt_serves_pprof() -> bool {
+    let mut ps = vec![
+        "ps".to_string(),
+        "-q".into(),
+        "--filter".into(),
+        "label=com.docker.compose.service=dolt".into(),
+    ];
+    if let Ok(project) = std::env::var("BLOBRACE_COMPOSE_PROJECT") {
+        ps.extend([
+            "--filter".into(),
+            format!("label=com.docker.compose.project={project}"),
+        ]);
+    }
+    let Ok(out) = std::process::Command::new("docker").args(&ps).output() else {
+        return false;
+    };
+    let id = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    !id.is_empty()
+        && std::process::Command::new("docker")
+            .args(["exec", &id, "bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/6060"])
+            .status()
+            .is_ok_and(|s| s.success())
+}
+
 fn run_with(root: &std::path::Path, args: &[&str], url: &str) -> std::process::Output {
     let mut all = args.to_vec();
     all.extend(["--dolt-url", url]);
@@ -110,13 +140,66 @@ fn dolt_loads_commits_verifies_and_measures_blobs_byte_equal() {
         &[
             &["measure"][..],
             &base,
-            &["--warmup", "100ms", "--measure", "300ms"],
+            &[
+                "--warmup",
+                "100ms",
+                "--measure",
+                "300ms",
+                "--profile-fetches",
+                "1s",
+            ],
         ]
         .concat(),
         &url,
     );
     assert!(measure.status.success(), "{}", stderr(&measure));
-    let (_, json) = only_run(root.path());
+    let (run_dir, json) = only_run(root.path());
+    // The server's own CPU profile over the client's seconds: taken wherever the Dolt
+    // container answers on its pprof port (the stand-in does), else said why not.
+    let pprof_served = dolt_serves_pprof();
+    let profiles = json["profiles"].as_array().unwrap();
+    assert_eq!(profiles.len(), 4, "{profiles:?}");
+    for p in profiles {
+        let name = format!("{} {}", p["engine"], p["size"]);
+        match (&p["server"], pprof_served) {
+            (server, true) if server.is_object() => {
+                let graph = server["flamegraph"].as_str().unwrap();
+                let svg = std::fs::read_to_string(run_dir.join(graph)).unwrap();
+                assert!(
+                    svg.contains("<svg") && svg.contains("dolthub"),
+                    "{name}: {graph}"
+                );
+                assert!(server["samples"].as_u64().unwrap() > 0, "{name}: {server}");
+                assert!(
+                    server["cpu_per_wall"].as_f64().unwrap() > 0.0,
+                    "{name}: {server}"
+                );
+                let parts = server["parts"].as_array().unwrap();
+                let total: f64 = parts.iter().map(|x| x["share"].as_f64().unwrap()).sum();
+                assert!((total - 1.0).abs() < 1e-6, "{name}: {parts:?}");
+                let storage = parts
+                    .iter()
+                    .find(|x| x["part"].as_str().unwrap().starts_with("storage"));
+                assert!(
+                    storage.unwrap()["share"].as_f64().unwrap() > 0.0,
+                    "{name}: a fetch reads Dolt's chunks: {parts:?}"
+                );
+            }
+            (_, served) => {
+                assert!(
+                    !served,
+                    "{name}: the endpoint answers, the profile is missing: {p}"
+                );
+                let why = p["server_unavailable"].as_str().unwrap_or_default();
+                assert!(why.contains("--pprof-server"), "{name}: {p}");
+            }
+        }
+    }
+    let page = std::fs::read_to_string(run_dir.join("index.html")).unwrap();
+    assert!(
+        page.contains("The server's own CPU profile"),
+        "the report shows it"
+    );
     let results = json["results"].as_array().unwrap();
     assert_eq!(results.len(), 4);
     for r in results {

@@ -1,7 +1,9 @@
 #!/bin/bash
 # The stand-in's start: a committer identity (Dolt refuses to commit without one),
 # the data directory, GOMEMLIMIT from the container's cap, then `dolt sql-server` with
-# every database under /var/lib/dolt (CREATE DATABASE makes one there).
+# every database under /var/lib/dolt (CREATE DATABASE makes one there), and Go's pprof
+# on the container's 127.0.0.1:6060 (not published: blobrace reads the server's CPU
+# profile through `docker exec` for --profile-fetches).
 set -euo pipefail
 : "${DOLT_ROOT_PASSWORD:?set DOLT_ROOT_PASSWORD}"
 export HOME=/root
@@ -21,6 +23,6 @@ if [ -z "${GOMEMLIMIT:-}" ]; then
 fi
 mkdir -p /var/lib/dolt
 cd /var/lib/dolt
-exec dolt sql-server --host 0.0.0.0 --port 3306 \
+exec dolt --pprof-server sql-server --host 0.0.0.0 --port 3306 \
   --user root --password "$DOLT_ROOT_PASSWORD" \
   --multi-db-dir /var/lib/dolt --max-connections 200 "$@"

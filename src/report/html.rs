@@ -442,6 +442,55 @@ fn profiles_section(run: &RunResults, context: &PageContext) -> String {
         );
     }
     s.push_str("</table>\n");
+    s.push_str(&server_profiles(run, context));
+    s
+}
+
+/// The servers' own CPU profiles (a Go server's pprof endpoint, over the same seconds
+/// as the client's), or why one was not taken.
+fn server_profiles(run: &RunResults, context: &PageContext) -> String {
+    let rows: Vec<_> = run
+        .profiles
+        .iter()
+        .filter(|f| f.server.is_some() || f.server_unavailable.is_some())
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "<p>The server's own CPU profile over the same seconds (Go's pprof endpoint in its container). <b>On CPU</b>: the CPU time its samples stand for ÷ those seconds, in CPUs (up to its cap). Its time is split by the innermost frame of a known part: a system call counts as one whoever made it, an allocation as the allocator's.</p>\n<table><tr><th class=l>engine</th><th>size</th><th class=l>cache</th><th>server on CPU</th><th>samples</th><th class=l>where its CPU time went</th><th class=l>flame graph</th></tr>\n",
+    );
+    for f in rows {
+        let _ = match (&f.server, &f.server_unavailable) {
+            (Some(p), _) => writeln!(
+                s,
+                "<tr><td class=l>{}</td><td>{}</td><td class=l>{}</td><td>{:.0}%</td><td>{}</td><td class=l>{}</td><td class=l><a href=\"{}{}\">{}</a></td></tr>",
+                esc(&f.engine),
+                esc(&f.size),
+                esc(&f.cache),
+                p.cpu_per_wall * 100.0,
+                p.samples,
+                esc(&p
+                    .parts
+                    .iter()
+                    .map(|part| format!("{} {:.0}%", part.part, part.share * 100.0))
+                    .collect::<Vec<_>>()
+                    .join(", ")),
+                context.to_run_dir,
+                esc(&p.flamegraph),
+                esc(&p.flamegraph)
+            ),
+            (None, why) => writeln!(
+                s,
+                "<tr><td class=l>{}</td><td>{}</td><td class=l>{}</td><td>unavailable</td><td></td><td class=l colspan=2>{}</td></tr>",
+                esc(&f.engine),
+                esc(&f.size),
+                esc(&f.cache),
+                esc(why.as_deref().unwrap_or(""))
+            ),
+        };
+    }
+    s.push_str("</table>\n");
     s
 }
 

@@ -8,7 +8,7 @@
 use sea_orm::{ConnectOptions, DbBackend};
 
 use super::mysql_wire;
-use super::{CacheSetting, ComposeEnv, PacketLimit, ServerDb};
+use super::{CacheSetting, ComposeEnv, PacketLimit, ServerDb, ServerPprof};
 
 pub struct Dolt;
 
@@ -117,6 +117,17 @@ impl ServerDb for Dolt {
         &["GOMEMLIMIT", "GOGC"]
     }
 
+    /// `dolt --pprof-server sql-server` serves Go's pprof on the container's
+    /// 127.0.0.1:6060 (the offline stand-in starts so; the official image's entrypoint
+    /// takes no global flag).
+    fn pprof(&self) -> Option<ServerPprof> {
+        Some(ServerPprof {
+            port: 6060,
+            parts: DOLT_PARTS,
+            how_to_enable: "start it as `dolt --pprof-server sql-server …` (the offline stand-in does; the official image's entrypoint does not)",
+        })
+    }
+
     fn container_data_dir(&self) -> &'static str {
         "/var/lib/dolt"
     }
@@ -134,3 +145,45 @@ const DOLT_SERVING_BYTES: u64 = 150 << 20;
 /// clients of 4 MiB blobs, ~20 MiB (5 blobs) more per client (the chunks, the
 /// assembled value, the row and the packet, and garbage the GC has not yet taken).
 const DOLT_FETCH_COPIES: u64 = 5;
+
+/// Where Dolt's CPU time goes, by package (the innermost frame of one decides, so a
+/// system call counts as one whoever made it, and an allocation as the allocator's).
+const DOLT_PARTS: crate::profile::go_pprof::Parts = &[
+    (
+        "Go GC and allocation",
+        &[
+            "runtime.gc",
+            "runtime.mallocgc",
+            "runtime.scanobject",
+            "runtime.markroot",
+            "runtime.greyobject",
+            "runtime.bgsweep",
+            "runtime.sweepone",
+            "runtime.(*mheap)",
+            "runtime.(*mspan)",
+            "runtime.(*mcache)",
+            "runtime.(*gcWork)",
+            "runtime.wbBuf",
+            "runtime.bulkBarrier",
+        ],
+    ),
+    (
+        "system calls",
+        &[
+            "syscall.",
+            "internal/poll.",
+            "internal/runtime/syscall.",
+            "runtime/internal/syscall.",
+        ],
+    ),
+    (
+        "storage (chunks, prolly trees)",
+        &["github.com/dolthub/dolt/go/store/"],
+    ),
+    (
+        "Dolt's SQL tables",
+        &["github.com/dolthub/dolt/go/libraries/"],
+    ),
+    ("SQL engine", &["github.com/dolthub/go-mysql-server/"]),
+    ("wire protocol", &["github.com/dolthub/vitess/"]),
+];

@@ -44,6 +44,16 @@ pub struct ServerOptions {
     pub pg_storage: PgStorage,
 }
 
+/// A server's Go pprof endpoint (`/debug/pprof/profile?seconds=N`).
+pub struct ServerPprof {
+    /// Its port on the container's loopback (it is not published).
+    pub port: u16,
+    /// The parts its CPU time is split into (the innermost frame of one decides).
+    pub parts: crate::profile::go_pprof::Parts,
+    /// How to start the server with the endpoint, for the line that says it is absent.
+    pub how_to_enable: &'static str,
+}
+
 /// A server's own cache (PostgreSQL's shared_buffers, InnoDB's buffer pool): it must
 /// be sized for the container's memory cap, or a small cap is mostly taken by it (or
 /// the server is OOM-killed) and a large one is left to the page cache.
@@ -157,6 +167,11 @@ pub trait ServerDb: Sync {
     /// GOMEMLIMIT), recorded with each result from inside its container.
     fn process_env(&self) -> &'static [&'static str] {
         &[]
+    }
+    /// A Go pprof endpoint inside its container, for the server's own CPU profile
+    /// beside the client's (`--profile-fetches`). None: it has none.
+    fn pprof(&self) -> Option<ServerPprof> {
+        None
     }
     /// Where its data files live inside its container (a shell word): a cold start
     /// flushes them and drops them from the page cache there.

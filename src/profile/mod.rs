@@ -10,6 +10,8 @@
 //! the CPU time is the system time getrusage reports.
 
 use std::path::Path;
+
+pub mod go_pprof;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -43,6 +45,13 @@ pub struct FetchProfile {
     pub other_share: f64,
     /// The flame graph, relative to the run directory.
     pub flamegraph: String,
+    /// The server's own CPU profile over the same seconds, where it has a pprof
+    /// endpoint (Dolt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<go_pprof::ServerProfile>,
+    /// Why a server that could be profiled was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_unavailable: Option<String>,
 }
 
 impl FetchProfile {
@@ -183,6 +192,8 @@ where
                 .and_then(|n| n.to_str())
                 .unwrap_or("profiles")
         ),
+        server: None,
+        server_unavailable: None,
     })
 }
 

@@ -121,10 +121,11 @@ pub trait ServerDb: Sync {
     fn table_setup_sql(&self, _options: &ServerOptions) -> Vec<String> {
         Vec::new()
     }
-    /// False: its prepared statements refuse large blob parameters (Dolt 0.40 takes a
-    /// bound blob for a 64 KiB BLOB), so the loader inlines them as hex literals.
-    fn binds_blobs(&self) -> bool {
-        true
+    /// The longest blob parameter its prepared statements take (None: any up to the
+    /// packet limit). Dolt 0.40 types a bound blob as BLOB, 65535 bytes at most, so the
+    /// loader binds larger blobs in pieces and joins them on the server.
+    fn max_bound_blob(&self) -> Option<usize> {
+        None
     }
     /// Statements run in the dataset's namespace once every row is in (Dolt's commit).
     fn after_load_sql(&self) -> Vec<String> {

@@ -181,10 +181,9 @@ impl Store for ServerStore {
 
     async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {
         let db = self.db.as_ref().context("append before begin")?;
-        if self.server.binds_blobs() {
-            orm::append(db, first_id, blobs).await
-        } else {
-            orm::append_inline(db, first_id, blobs).await
+        match self.server.max_bound_blob() {
+            None => orm::append(db, first_id, blobs).await,
+            Some(piece) => orm::append_in_pieces(db, first_id, blobs, piece).await,
         }
     }
 

@@ -58,7 +58,7 @@ fn dataset_smaller_than_one_row() {
 fn unknown_engine() {
     let (root, err) = rejects(&["--engines", "sqlite,oracle"], "unknown engine 'oracle'");
     assert!(
-        err.contains("sqlite-raw, fs, floor"),
+        err.contains("sqlite-raw, sqlite-blobio, fs, floor"),
         "lists the known engines: {err}"
     );
     assert!(files_under(root.path()).is_empty());

@@ -55,7 +55,7 @@ fn load_verify_measure_every_engine() {
     assert_eq!(json["complete"], true);
     assert_eq!(json["cap"]["origin"], "uncapped");
     let results = json["results"].as_array().unwrap();
-    assert_eq!(results.len(), 8, "4 engines x 2 sizes");
+    assert_eq!(results.len(), 10, "5 engines x 2 sizes");
     for r in results {
         let name = format!("{} {}", r["engine"], r["size"]);
         let m = &r["measured"];
@@ -83,25 +83,29 @@ fn load_verify_measure_every_engine() {
             "{name} was not evicted"
         );
     }
-    let sqlite = results.iter().find(|r| r["engine"] == "sqlite").unwrap();
-    for key in [
-        "sqlite_version",
-        "page_size",
-        "journal_mode",
-        "synchronous",
-        "cache_size",
-        "mmap_size",
-    ] {
-        assert!(
-            sqlite["settings"][key].is_string(),
-            "sqlite setting {key} missing: {}",
-            sqlite["settings"]
-        );
+    // The three SQLite clients (SeaORM over sqlx; the C API's statement; its blob
+    // I/O) read the same file with the same settings, read back from each connection.
+    for engine in ["sqlite", "sqlite-raw", "sqlite-blobio"] {
+        let r = results.iter().find(|r| r["engine"] == engine).unwrap();
+        for key in [
+            "sqlite_version",
+            "page_size",
+            "journal_mode",
+            "synchronous",
+            "cache_size",
+            "mmap_size",
+        ] {
+            assert!(
+                r["settings"][key].is_string(),
+                "{engine} setting {key} missing: {}",
+                r["settings"]
+            );
+        }
+        assert_eq!(r["settings"]["journal_mode"], "wal", "{engine}");
+        assert_eq!(r["settings"]["page_size"], "4096", "{engine}");
     }
-    assert_eq!(sqlite["settings"]["journal_mode"], "wal");
-    assert_eq!(sqlite["settings"]["page_size"], "4096");
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 9, "{csv}");
+    assert_eq!(csv.lines().count(), 11, "{csv}");
     assert!(
         csv.lines().nth(1).unwrap().contains(",uncapped,uncapped,"),
         "{csv}"

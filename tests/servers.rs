@@ -77,7 +77,10 @@ fn default_engines_skip_unreachable_servers_with_the_reason() {
         .iter()
         .map(|r| r["engine"].as_str().unwrap())
         .collect();
-    assert_eq!(engines, ["sqlite", "sqlite-raw", "fs", "floor"]);
+    assert_eq!(
+        engines,
+        ["sqlite", "sqlite-raw", "sqlite-blobio", "fs", "floor"]
+    );
 }
 
 #[test]

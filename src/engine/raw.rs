@@ -1,4 +1,4 @@
-//! The fetch every raw engine does, whatever the database: the SQL the ORM would
+//! The fetch every server's raw engine does, whatever the database: the SQL the ORM would
 //! send, through sqlx (the driver SeaORM sits on) with a prepared, cached
 //! statement, copying the value into a reused buffer. Its gap to the SeaORM
 //! engine on the same table is what the ORM costs.
@@ -15,11 +15,6 @@ use super::{AnyEngine, Engine, EngineSettings};
 /// type and the placeholder; every server speaking it shares the variant.
 pub fn open(db: DatabaseConnection, settings: EngineSettings) -> Result<AnyEngine> {
     Ok(match db.get_database_backend() {
-        DbBackend::Sqlite => {
-            let pool = db.get_sqlite_connection_pool().clone();
-            let sql = "SELECT data FROM blobs WHERE id = ?";
-            AnyEngine::RawSqlite(RawEngine::new(db, pool, sql, settings))
-        }
         DbBackend::Postgres => {
             let pool = db.get_postgres_connection_pool().clone();
             let sql = "SELECT data FROM blobs WHERE id = $1";

@@ -1,12 +1,13 @@
 //! SQLite, the embedded engine: the size class's file opened in this process (so
 //! its cache is this process's page cache, under this process's cap), through
-//! SeaORM (`sqlite`) or through sqlx with the same query (`sqlite-raw`).
+//! SeaORM (`sqlite`). `sqlite-raw` and `sqlite-blobio` open it through SQLite's C API
+//! (sqlite_raw.rs, sqlite_blobio.rs).
 
 use anyhow::{Context, Result};
 use sea_orm::{Database, DatabaseConnection};
 
 use super::orm::{OrmEngine, read_settings};
-use super::{AnyEngine, EngineSettings, raw};
+use super::{AnyEngine, EngineSettings};
 use crate::dataset::DatasetSpec;
 use crate::locations::Locations;
 use crate::store::{SqliteStore, sqlite_connect_options};
@@ -39,9 +40,4 @@ async fn connect(
 pub async fn open_orm(at: &Locations, spec: DatasetSpec) -> Result<AnyEngine> {
     let (db, settings) = connect(at, spec).await?;
     Ok(AnyEngine::Orm(OrmEngine::new(db, settings)))
-}
-
-pub async fn open_raw(at: &Locations, spec: DatasetSpec) -> Result<AnyEngine> {
-    let (db, settings) = connect(at, spec).await?;
-    raw::open(db, settings)
 }

@@ -1,0 +1,126 @@
+//! A connection through SQLite's C API (libsqlite3-sys, the SQLite sqlx links), used
+//! in the caller's thread by `sqlite-raw` (a prepared statement) and `sqlite-blobio`
+//! (incremental blob I/O). Opened as sqlx opens the SeaORM engine's connection
+//! (read-write, no create: the file keeps its WAL journal), with SQLite's default
+//! page cache; its settings are read back from the connection.
+
+use std::ffi::{CStr, CString, c_int};
+use std::ptr;
+
+use anyhow::{Context, Result, bail};
+use libsqlite3_sys as ffi;
+
+use super::EngineSettings;
+use crate::dataset::DatasetSpec;
+use crate::locations::Locations;
+use crate::store::SqliteStore;
+
+/// Version and the pragmas that shape reads (as the SeaORM engine records).
+const SETTINGS: &[(&str, &str)] = &[
+    ("sqlite_version", "SELECT sqlite_version()"),
+    ("page_size", "PRAGMA page_size"),
+    ("journal_mode", "PRAGMA journal_mode"),
+    ("synchronous", "PRAGMA synchronous"),
+    ("cache_size", "PRAGMA cache_size"),
+    ("mmap_size", "PRAGMA mmap_size"),
+];
+
+pub struct Connection {
+    pub db: *mut ffi::sqlite3,
+}
+
+impl Connection {
+    /// The size class's loaded file, and what it runs with.
+    pub fn open(at: &Locations, spec: DatasetSpec) -> Result<(Self, EngineSettings)> {
+        let store = SqliteStore::new(&at.data_dir, spec);
+        let path = store.path();
+        if !path.exists() {
+            bail!(
+                "{} does not exist: load the sqlite dataset first (blobrace load --engines sqlite)",
+                path.display()
+            );
+        }
+        let c_path = CString::new(path.as_os_str().as_encoded_bytes())
+            .with_context(|| format!("{} has a NUL byte in its name", path.display()))?;
+        let mut db = ptr::null_mut();
+        // SAFETY: a valid C string and out-pointer; the handle is closed on drop
+        // (sqlite3_open_v2 asks for that even when it fails).
+        let rc = unsafe {
+            ffi::sqlite3_open_v2(
+                c_path.as_ptr(),
+                &mut db,
+                ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_NOMUTEX,
+                ptr::null(),
+            )
+        };
+        let conn = Self { db };
+        if rc != ffi::SQLITE_OK {
+            bail!("cannot open {}: {}", path.display(), conn.message(rc));
+        }
+        let mut settings = EngineSettings::new();
+        for (name, sql) in SETTINGS {
+            settings.insert(name.to_string(), conn.query_text(sql)?);
+        }
+        settings.insert("file".into(), path.display().to_string());
+        Ok((conn, settings))
+    }
+
+    /// SQLite's message for the last error on this connection.
+    pub fn message(&self, rc: c_int) -> String {
+        if self.db.is_null() {
+            return format!("SQLite error {rc}");
+        }
+        // SAFETY: the connection is open; errmsg returns a NUL-terminated string it owns.
+        let msg = unsafe { CStr::from_ptr(ffi::sqlite3_errmsg(self.db)) };
+        format!("{} (SQLite error {rc})", msg.to_string_lossy())
+    }
+
+    /// A statement prepared once and kept (`SQLITE_PREPARE_PERSISTENT`).
+    pub fn prepare(&self, sql: &str) -> Result<*mut ffi::sqlite3_stmt> {
+        let c_sql = CString::new(sql)?;
+        let mut stmt = ptr::null_mut();
+        // SAFETY: valid connection, SQL and out-pointer; the caller finalizes it.
+        let rc = unsafe {
+            ffi::sqlite3_prepare_v3(
+                self.db,
+                c_sql.as_ptr(),
+                -1,
+                ffi::SQLITE_PREPARE_PERSISTENT as _,
+                &mut stmt,
+                ptr::null_mut(),
+            )
+        };
+        if rc != ffi::SQLITE_OK {
+            bail!("`{sql}`: {}", self.message(rc));
+        }
+        Ok(stmt)
+    }
+
+    /// The first column of the first row of `sql`, as text (settings, at open).
+    fn query_text(&self, sql: &str) -> Result<String> {
+        let stmt = self.prepare(sql)?;
+        // SAFETY: stmt is a prepared statement; column_text's pointer lives until the
+        // next step or finalize, and is copied before either.
+        let value = unsafe {
+            let text = if ffi::sqlite3_step(stmt) == ffi::SQLITE_ROW {
+                let p = ffi::sqlite3_column_text(stmt, 0);
+                (!p.is_null()).then(|| CStr::from_ptr(p.cast()).to_string_lossy().into_owned())
+            } else {
+                None
+            };
+            ffi::sqlite3_finalize(stmt);
+            text
+        };
+        Ok(value.unwrap_or_default())
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        if !self.db.is_null() {
+            // SAFETY: closed once; the engines finalize their statements and blob
+            // handles first (their Drop runs before their fields').
+            unsafe { ffi::sqlite3_close(self.db) };
+        }
+    }
+}

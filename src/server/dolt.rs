@@ -8,7 +8,7 @@
 use sea_orm::{ConnectOptions, DbBackend};
 
 use super::mysql_wire;
-use super::{CacheSetting, ComposeEnv, PacketLimit, ServerDb, ServerPprof};
+use super::{BulkLoad, CacheSetting, ComposeEnv, PacketLimit, ServerDb, ServerPprof};
 
 pub struct Dolt;
 
@@ -69,8 +69,8 @@ impl ServerDb for Dolt {
 
     /// A bound blob parameter is typed BLOB, and 0.40 refuses one over 65535 bytes
     /// ("length is 4194304 but max allowed is 65535") whatever the column is.
-    fn max_bound_blob(&self) -> Option<usize> {
-        Some(65535)
+    fn bulk_load(&self) -> BulkLoad {
+        BulkLoad::InsertInPieces(65535)
     }
 
     /// Commit the loaded rows: a dataset is a committed Dolt database, as an

@@ -44,6 +44,20 @@ pub struct ServerOptions {
     pub pg_storage: PgStorage,
 }
 
+/// How the loader writes a batch of rows into a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BulkLoad {
+    /// One prepared multi-row `INSERT`, every blob a bound parameter.
+    Insert,
+    /// The same, each blob bound in pieces of at most this many bytes and joined on
+    /// the server (`CONCAT`): for a server whose bound blob parameters have a length
+    /// limit (Dolt 0.40 types one as BLOB, 65535 bytes at most).
+    InsertInPieces(usize),
+    /// `COPY blobs (id, data) FROM STDIN (FORMAT binary)`: PostgreSQL's bulk path, no
+    /// statement to parse or plan per batch, the bytes as they are.
+    CopyBinary,
+}
+
 /// A server's Go pprof endpoint (`/debug/pprof/profile?seconds=N`).
 pub struct ServerPprof {
     /// Its port on the container's loopback (it is not published).
@@ -121,11 +135,9 @@ pub trait ServerDb: Sync {
     fn table_setup_sql(&self, _options: &ServerOptions) -> Vec<String> {
         Vec::new()
     }
-    /// The longest blob parameter its prepared statements take (None: any up to the
-    /// packet limit). Dolt 0.40 types a bound blob as BLOB, 65535 bytes at most, so the
-    /// loader binds larger blobs in pieces and joins them on the server.
-    fn max_bound_blob(&self) -> Option<usize> {
-        None
+    /// How the loader writes a batch of rows (`BulkLoad`).
+    fn bulk_load(&self) -> BulkLoad {
+        BulkLoad::Insert
     }
     /// Statements run in the dataset's namespace once every row is in (Dolt's commit).
     fn after_load_sql(&self) -> Vec<String> {

@@ -14,7 +14,7 @@ use super::{IdRange, Store, StoreKind, orm, rows_for_batch};
 use crate::dataset::{DatasetSpec, DatasetState};
 use crate::error::InputError;
 use crate::evict::EvictionReport;
-use crate::server::{Server, ServerOptions, redact_url};
+use crate::server::{BulkLoad, Server, ServerOptions, redact_url};
 
 const BATCH_BYTES: u64 = 4 << 20;
 /// PostgreSQL binds at most 65535 parameters per statement (two per row here).
@@ -181,9 +181,12 @@ impl Store for ServerStore {
 
     async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {
         let db = self.db.as_ref().context("append before begin")?;
-        match self.server.max_bound_blob() {
-            None => orm::append(db, first_id, blobs).await,
-            Some(piece) => orm::append_in_pieces(db, first_id, blobs, piece).await,
+        match self.server.bulk_load() {
+            BulkLoad::Insert => orm::append(db, first_id, blobs).await,
+            BulkLoad::InsertInPieces(piece) => {
+                orm::append_in_pieces(db, first_id, blobs, piece).await
+            }
+            BulkLoad::CopyBinary => orm::append_copy_binary(db, first_id, blobs).await,
         }
     }
 

@@ -1,7 +1,14 @@
 //! SQLite store: one file per size class (`sqlite/<size>-x<rows>.sqlite`), schema
 //! from the `migration` crate, loaded through SeaORM with batched multi-row
 //! inserts, one transaction per batch. Inserts go in id order and each batch
-//! commits whole, so after a crash the table holds exactly ids 1..=MAX(id).
+//! commits whole, so after a failed batch the table holds exactly ids 1..=MAX(id).
+//!
+//! Loading uses bulk settings (`LOAD_PRAGMAS`: the rollback journal in memory, no
+//! fsync), and `finish` puts the file in the measured settings (WAL, synchronous
+//! NORMAL) before it marks it complete: the file format measured is the one recorded.
+//! WAL wrote every page twice (into the log, then checkpointed into the file). A
+//! process killed mid-batch in bulk mode can leave the file inconsistent, so a resumed
+//! load first runs `PRAGMA quick_check` and starts the file again if it fails.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -22,6 +29,12 @@ const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// SQLite allows 32766 bound variables per statement (two per row here).
 const MAX_ROWS_PER_INSERT: u64 = 8000;
 const BATCH_BYTES: u64 = 4 << 20;
+
+/// While loading: the rollback journal in memory (a failed statement still rolls
+/// back; nothing is written twice, as WAL does) and no fsync per commit.
+const LOAD_PRAGMAS: [&str; 2] = ["PRAGMA journal_mode = MEMORY", "PRAGMA synchronous = OFF"];
+/// What readers run with, restored before the dataset is marked complete.
+const READ_PRAGMAS: [&str; 2] = ["PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"];
 
 /// Connection settings shared by the loader and both SQLite engines: WAL with
 /// synchronous=NORMAL (the usual application setting), no statement logging,
@@ -108,6 +121,43 @@ impl SqliteStore {
         Ok(row.try_get::<i64>("", "n")? > 0)
     }
 
+    /// A partial load resumed: a process killed mid-batch under the bulk settings
+    /// (no journal on disk) may have left pages of a half-written batch. If SQLite's
+    /// check finds the file inconsistent, remove it so the load starts again: only a
+    /// file with no blobrace manifest or an incomplete one gets here (`state` refuses
+    /// foreign files first).
+    async fn restart_if_inconsistent(&mut self) -> Result<()> {
+        let path = self.path.clone();
+        let verdict = match self.connect(false).await {
+            Err(e) => format!("{e:#}"),
+            Ok(db) => match db
+                .query_one_raw(Statement::from_string(
+                    db.get_database_backend(),
+                    "PRAGMA quick_check(1)",
+                ))
+                .await
+            {
+                Ok(Some(row)) => row.try_get::<String>("", "quick_check").unwrap_or_default(),
+                Ok(None) => String::new(),
+                Err(e) => format!("{e:#}"),
+            },
+        };
+        if verdict != "ok" {
+            eprintln!(
+                "note: {}: an interrupted load left it inconsistent (quick_check: {verdict}); loading it again from the start",
+                path.display()
+            );
+            if let Some(db) = self.db.take() {
+                db.close().await?;
+            }
+            for file in self.files() {
+                std::fs::remove_file(&file)
+                    .with_context(|| format!("cannot remove {}", file.display()))?;
+            }
+        }
+        Ok(())
+    }
+
     fn files(&self) -> Vec<PathBuf> {
         let mut files = vec![self.path.clone()];
         for suffix in ["-wal", "-shm"] {
@@ -172,10 +222,14 @@ impl Store for SqliteStore {
     async fn begin(&mut self) -> Result<u64> {
         if self.path.exists() {
             self.check_header()?;
+            self.restart_if_inconsistent().await?;
         }
         let spec = self.spec;
         let path = self.path.clone();
         let db = self.connect(true).await?;
+        for pragma in LOAD_PRAGMAS {
+            db.execute_unprepared(pragma).await?;
+        }
         orm::begin(db, &spec, &path).await
     }
 
@@ -190,6 +244,22 @@ impl Store for SqliteStore {
 
     async fn finish(&mut self) -> Result<()> {
         let db = self.db.as_ref().context("finish before begin")?;
+        for pragma in READ_PRAGMAS {
+            db.execute_unprepared(pragma).await?;
+        }
+        let mode = db
+            .query_one_raw(Statement::from_string(
+                db.get_database_backend(),
+                "PRAGMA journal_mode",
+            ))
+            .await?
+            .context("PRAGMA journal_mode returned no row")?
+            .try_get::<String>("", "journal_mode")?;
+        anyhow::ensure!(
+            mode == "wal",
+            "{}: could not put the file back in WAL mode (journal_mode is {mode})",
+            self.path.display()
+        );
         orm::mark_complete(db).await?;
         // Fold the WAL into the main file: the dataset is then one self-contained file.
         db.execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -197,6 +267,10 @@ impl Store for SqliteStore {
         // Close now: a pool left open keeps its worker thread and that thread's
         // malloc arena, which the next load's peak RSS would carry.
         self.db.take().expect("connected").close().await?;
+        // Loaded without fsync: make the complete file durable before saying so.
+        std::fs::File::open(&self.path)
+            .and_then(|f| f.sync_all())
+            .with_context(|| format!("cannot sync {}", self.path.display()))?;
         Ok(())
     }
 

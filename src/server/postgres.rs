@@ -6,7 +6,7 @@
 use sea_orm::{ConnectOptions, DbBackend};
 use serde::{Deserialize, Serialize};
 
-use super::{BulkLoad, CacheSetting, ComposeEnv, ServerDb, ServerOptions, compose_port};
+use super::{CacheSetting, ComposeEnv, ServerDb, ServerOptions, compose_port};
 
 pub struct Postgres;
 
@@ -84,11 +84,6 @@ impl ServerDb for Postgres {
 
     /// The storage applies to rows inserted from then on, so it is set before the
     /// first batch (and again on resume, harmlessly).
-    /// Binary COPY: at 64 KiB the prepared multi-row INSERT loaded 48 MB/s.
-    fn bulk_load(&self) -> BulkLoad {
-        BulkLoad::CopyBinary
-    }
-
     fn table_setup_sql(&self, options: &ServerOptions) -> Vec<String> {
         let storage = match options.pg_storage {
             PgStorage::Extended => "EXTENDED",

@@ -200,39 +200,6 @@ pub(super) async fn append_in_pieces(
     Ok(())
 }
 
-/// PostgreSQL's binary COPY of one batch, in one transaction (a failed batch leaves
-/// no row of it). The format: a signature, flags and header extension, then per row
-/// the field count and each field as a length and its bytes (big-endian), then -1.
-pub(super) async fn append_copy_binary(
-    db: &DatabaseConnection,
-    first_id: u64,
-    blobs: &[Vec<u8>],
-) -> Result<()> {
-    let mut tx = db.get_postgres_connection_pool().begin().await?;
-    let mut copy = tx
-        .copy_in_raw("COPY blobs (id, data) FROM STDIN (FORMAT binary)")
-        .await?;
-    copy.send(COPY_BINARY_HEADER.as_slice()).await?;
-    let mut row = Vec::with_capacity(2 + 4 + 8 + 4);
-    for (i, blob) in blobs.iter().enumerate() {
-        row.clear();
-        row.extend_from_slice(&2i16.to_be_bytes());
-        row.extend_from_slice(&8i32.to_be_bytes());
-        row.extend_from_slice(&((first_id + i as u64) as i64).to_be_bytes());
-        let len = i32::try_from(blob.len()).context("a blob over 2 GiB cannot be copied")?;
-        row.extend_from_slice(&len.to_be_bytes());
-        copy.send(row.as_slice()).await?;
-        copy.send(blob.as_slice()).await?;
-    }
-    copy.send((-1i16).to_be_bytes().as_slice()).await?;
-    copy.finish().await?;
-    tx.commit().await?;
-    Ok(())
-}
-
-/// `PGCOPY\n\xff\r\n\0`, flags 0, header extension length 0.
-const COPY_BINARY_HEADER: [u8; 19] = *b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";
-
 pub(super) async fn mark_complete(db: &DatabaseConnection) -> Result<()> {
     let mut model: manifest::ActiveModel = manifest::Entity::find_by_id(1)
         .one(db)

@@ -186,7 +186,6 @@ impl Store for ServerStore {
             BulkLoad::InsertInPieces(piece) => {
                 orm::append_in_pieces(db, first_id, blobs, piece).await
             }
-            BulkLoad::CopyBinary => orm::append_copy_binary(db, first_id, blobs).await,
         }
     }
 

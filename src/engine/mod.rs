@@ -14,7 +14,6 @@ mod raw;
 mod server;
 mod sqlite;
 mod sqlite_blobio;
-mod sqlite_c;
 mod sqlite_raw;
 
 use std::collections::BTreeMap;
@@ -374,6 +373,7 @@ mod tests {
             [
                 "sqlite",
                 "sqlite-raw",
+                "sqlite-blobio",
                 "fs",
                 "floor",
                 "postgres",

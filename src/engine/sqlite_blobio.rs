@@ -15,10 +15,10 @@ use std::ptr;
 use anyhow::Result;
 use libsqlite3_sys as ffi;
 
-use super::sqlite_c::Connection;
 use super::{AnyEngine, Engine, EngineSettings};
 use crate::dataset::DatasetSpec;
 use crate::locations::Locations;
+use crate::store::sqlite_c::Connection;
 
 pub struct BlobIoEngine {
     /// Null until the first fetch opens it; then moved from row to row.

@@ -12,10 +12,10 @@
 use anyhow::{Result, bail};
 use libsqlite3_sys as ffi;
 
-use super::sqlite_c::Connection;
 use super::{AnyEngine, Engine, EngineSettings};
 use crate::dataset::DatasetSpec;
 use crate::locations::Locations;
+use crate::store::sqlite_c::Connection;
 
 const SQL: &str = "SELECT data FROM blobs WHERE id = ?";
 

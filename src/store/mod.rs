@@ -23,6 +23,7 @@ pub use floor::FloorStore;
 pub use fs::{FsStore, blob_path_into};
 pub use server::ServerStore;
 pub use sqlite::{SqliteStore, sqlite_connect_options};
+pub mod sqlite_c;
 
 /// Every store: the three embedded layouts, then one per registered server
 /// (`server::SERVERS`). Ordered as listed; written to results by name.

@@ -1,6 +1,7 @@
 //! SQLite store: one file per size class (`sqlite/<size>-x<rows>.sqlite`), schema
-//! from the `migration` crate, loaded through SeaORM with batched multi-row
-//! inserts, one transaction per batch. Inserts go in id order and each batch
+//! and manifest from the `migration` crate through SeaORM, rows through SQLite's C
+//! API (`Writer`: a prepared insert, large blobs by incremental blob I/O), one
+//! transaction per batch. Inserts go in id order and each batch
 //! commits whole, so after a failed batch the table holds exactly ids 1..=MAX(id).
 //!
 //! Loading uses bulk settings (`LOAD_PRAGMAS`: the rollback journal in memory, no
@@ -26,7 +27,7 @@ use crate::evict::{EvictionReport, evict_file, resident_bytes};
 /// file is created (never once it is in WAL mode), and the estimate below uses it.
 pub const PAGE_SIZE: u32 = 4096;
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
-/// SQLite allows 32766 bound variables per statement (two per row here).
+/// Rows per batch (one transaction each) at most; 4 MiB of blobs otherwise.
 const MAX_ROWS_PER_INSERT: u64 = 8000;
 const BATCH_BYTES: u64 = 4 << 20;
 
@@ -60,6 +61,131 @@ pub struct SqliteStore {
     spec: DatasetSpec,
     path: PathBuf,
     db: Option<DatabaseConnection>,
+    /// The loader's rows go through SQLite's C API (`Writer`), between `begin` and
+    /// `finish`; the schema and the manifest through SeaORM.
+    writer: Option<Writer>,
+}
+
+/// Above this size a blob is written through incremental blob I/O: the row goes in
+/// with a zeroblob of its length, then `sqlite3_blob_write` fills it page by page, so
+/// SQLite never builds the whole record in memory (a bound 32 MiB blob costs another
+/// 32 MiB record buffer; through sqlx a third and fourth copy: 147 MB peak RSS).
+const BLOB_IO_ABOVE: usize = 1 << 20;
+
+/// The loader's connection through SQLite's C API: the bound blob goes into SQLite's
+/// record as it is (`SQLITE_STATIC`), where sqlx copies every argument and hands it
+/// to its worker thread.
+struct Writer {
+    insert: *mut libsqlite3_sys::sqlite3_stmt,
+    /// Null until a large blob is written; closed before each commit.
+    blob: *mut libsqlite3_sys::sqlite3_blob,
+    conn: super::sqlite_c::Connection,
+}
+
+// SAFETY: used by the one loading task at a time; see `sqlite_c::Connection`.
+unsafe impl Send for Writer {}
+
+impl Writer {
+    fn open(path: &Path) -> Result<Self> {
+        let conn = super::sqlite_c::Connection::open_path(path)?;
+        for pragma in LOAD_PRAGMAS {
+            conn.execute(pragma)?;
+        }
+        let insert = conn.prepare("INSERT INTO blobs (id, data) VALUES (?1, ?2)")?;
+        Ok(Self {
+            insert,
+            blob: std::ptr::null_mut(),
+            conn,
+        })
+    }
+
+    /// One batch in one transaction: all of it or none of it.
+    fn append(&mut self, first_id: u64, blobs: &[Vec<u8>]) -> Result<()> {
+        self.conn.execute("BEGIN")?;
+        let written = blobs
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, blob)| self.insert(first_id + i as u64, blob));
+        self.close_blob();
+        match written {
+            Ok(()) => self.conn.execute("COMMIT"),
+            Err(e) => {
+                let _ = self.conn.execute("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    fn insert(&mut self, id: u64, blob: &[u8]) -> Result<()> {
+        use libsqlite3_sys as ffi;
+        let large = blob.len() > BLOB_IO_ABOVE;
+        // SAFETY: the statement is prepared on the open connection; a blob bound
+        // SQLITE_STATIC stays alive and unchanged until the reset below.
+        unsafe {
+            ffi::sqlite3_bind_int64(self.insert, 1, id as i64);
+            if large {
+                ffi::sqlite3_bind_zeroblob64(self.insert, 2, blob.len() as u64);
+            } else {
+                ffi::sqlite3_bind_blob64(
+                    self.insert,
+                    2,
+                    blob.as_ptr().cast(),
+                    blob.len() as u64,
+                    ffi::SQLITE_STATIC(),
+                );
+            }
+            let rc = ffi::sqlite3_step(self.insert);
+            ffi::sqlite3_reset(self.insert);
+            ffi::sqlite3_clear_bindings(self.insert);
+            if rc != ffi::SQLITE_DONE {
+                anyhow::bail!("inserting id {id}: {}", self.conn.message(rc));
+            }
+            if large {
+                let rc = if self.blob.is_null() {
+                    ffi::sqlite3_blob_open(
+                        self.conn.db,
+                        c"main".as_ptr(),
+                        c"blobs".as_ptr(),
+                        c"data".as_ptr(),
+                        id as i64,
+                        1,
+                        &mut self.blob,
+                    )
+                } else {
+                    ffi::sqlite3_blob_reopen(self.blob, id as i64)
+                };
+                if rc != ffi::SQLITE_OK {
+                    anyhow::bail!("opening blob {id} to write: {}", self.conn.message(rc));
+                }
+                let rc = ffi::sqlite3_blob_write(
+                    self.blob,
+                    blob.as_ptr().cast(),
+                    blob.len() as std::ffi::c_int,
+                    0,
+                );
+                if rc != ffi::SQLITE_OK {
+                    anyhow::bail!("writing blob {id}: {}", self.conn.message(rc));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn close_blob(&mut self) {
+        if !self.blob.is_null() {
+            // SAFETY: an open blob handle, closed once.
+            unsafe { libsqlite3_sys::sqlite3_blob_close(self.blob) };
+            self.blob = std::ptr::null_mut();
+        }
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.close_blob();
+        // SAFETY: finalized once, before its connection (a field, dropped after this).
+        unsafe { libsqlite3_sys::sqlite3_finalize(self.insert) };
+    }
 }
 
 impl SqliteStore {
@@ -71,6 +197,7 @@ impl SqliteStore {
             spec,
             path,
             db: None,
+            writer: None,
         }
     }
 
@@ -230,7 +357,9 @@ impl Store for SqliteStore {
         for pragma in LOAD_PRAGMAS {
             db.execute_unprepared(pragma).await?;
         }
-        orm::begin(db, &spec, &path).await
+        let rows_done = orm::begin(db, &spec, &path).await?;
+        self.writer = Some(Writer::open(&path)?);
+        Ok(rows_done)
     }
 
     fn rows_per_batch(&self) -> usize {
@@ -238,11 +367,13 @@ impl Store for SqliteStore {
     }
 
     async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {
-        let db = self.db.as_ref().context("append before begin")?;
-        orm::append(db, first_id, blobs).await
+        let writer = self.writer.as_mut().context("append before begin")?;
+        writer.append(first_id, blobs)
     }
 
     async fn finish(&mut self) -> Result<()> {
+        // Leaving the bulk journal mode for WAL needs the only open connection.
+        drop(self.writer.take());
         let db = self.db.as_ref().context("finish before begin")?;
         for pragma in READ_PRAGMAS {
             db.execute_unprepared(pragma).await?;
@@ -289,7 +420,8 @@ impl Store for SqliteStore {
     }
 
     async fn evict(&mut self) -> Result<EvictionReport> {
-        // Close our connection first so SQLite holds no pages of its own.
+        // Close our connections first so SQLite holds no pages of its own.
+        drop(self.writer.take());
         if let Some(db) = self.db.take() {
             db.close().await?;
         }
@@ -329,6 +461,7 @@ impl Store for SqliteStore {
     }
 
     async fn remove(&mut self) -> Result<()> {
+        drop(self.writer.take());
         if let Some(db) = self.db.take() {
             db.close().await?;
         }

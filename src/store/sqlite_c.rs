@@ -1,8 +1,8 @@
 //! A connection through SQLite's C API (libsqlite3-sys, the SQLite sqlx links), used
-//! in the caller's thread by `sqlite-raw` (a prepared statement) and `sqlite-blobio`
-//! (incremental blob I/O). Opened as sqlx opens the SeaORM engine's connection
-//! (read-write, no create: the file keeps its WAL journal), with SQLite's default
-//! page cache; its settings are read back from the connection.
+//! in the caller's thread by the loader (`SqliteStore::append`), `sqlite-raw` (a
+//! prepared statement) and `sqlite-blobio` (incremental blob I/O). Opened as sqlx
+//! opens the SeaORM engine's connection (read-write, no create), with SQLite's default
+//! page cache; the engines read its settings back from the connection.
 
 use std::ffi::{CStr, CString, c_int};
 use std::ptr;
@@ -10,10 +10,12 @@ use std::ptr;
 use anyhow::{Context, Result, bail};
 use libsqlite3_sys as ffi;
 
-use super::EngineSettings;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::SqliteStore;
 use crate::dataset::DatasetSpec;
 use crate::locations::Locations;
-use crate::store::SqliteStore;
 
 /// Version and the pragmas that shape reads (as the SeaORM engine records).
 const SETTINGS: &[(&str, &str)] = &[
@@ -29,9 +31,14 @@ pub struct Connection {
     pub db: *mut ffi::sqlite3,
 }
 
+// SAFETY: a connection is used by one thread at a time (an engine belongs to one
+// client, the loader is one task), and the bundled SQLite is built thread-safe
+// (SQLITE_THREADSAFE=1): a connection may move between threads between calls.
+unsafe impl Send for Connection {}
+
 impl Connection {
-    /// The size class's loaded file, and what it runs with.
-    pub fn open(at: &Locations, spec: DatasetSpec) -> Result<(Self, EngineSettings)> {
+    /// The size class's loaded file, and what it runs with (the engines' settings).
+    pub fn open(at: &Locations, spec: DatasetSpec) -> Result<(Self, BTreeMap<String, String>)> {
         let store = SqliteStore::new(&at.data_dir, spec);
         let path = store.path();
         if !path.exists() {
@@ -40,6 +47,17 @@ impl Connection {
                 path.display()
             );
         }
+        let conn = Self::open_path(path)?;
+        let mut settings = BTreeMap::new();
+        for (name, sql) in SETTINGS {
+            settings.insert(name.to_string(), conn.query_text(sql)?);
+        }
+        settings.insert("file".into(), path.display().to_string());
+        Ok((conn, settings))
+    }
+
+    /// An existing SQLite file, read-write.
+    pub fn open_path(path: &Path) -> Result<Self> {
         let c_path = CString::new(path.as_os_str().as_encoded_bytes())
             .with_context(|| format!("{} has a NUL byte in its name", path.display()))?;
         let mut db = ptr::null_mut();
@@ -57,12 +75,27 @@ impl Connection {
         if rc != ffi::SQLITE_OK {
             bail!("cannot open {}: {}", path.display(), conn.message(rc));
         }
-        let mut settings = EngineSettings::new();
-        for (name, sql) in SETTINGS {
-            settings.insert(name.to_string(), conn.query_text(sql)?);
+        Ok(conn)
+    }
+
+    /// Run statements that return no rows (pragmas, BEGIN, COMMIT).
+    pub fn execute(&self, sql: &str) -> Result<()> {
+        let c_sql = CString::new(sql)?;
+        // SAFETY: valid connection and SQL; no callback; SQLite's message is read
+        // through the connection instead of the out-pointer.
+        let rc = unsafe {
+            ffi::sqlite3_exec(
+                self.db,
+                c_sql.as_ptr(),
+                None,
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        };
+        if rc != ffi::SQLITE_OK {
+            bail!("`{sql}`: {}", self.message(rc));
         }
-        settings.insert("file".into(), path.display().to_string());
-        Ok((conn, settings))
+        Ok(())
     }
 
     /// SQLite's message for the last error on this connection.

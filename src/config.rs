@@ -512,6 +512,12 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_PG_STORAGE", value_enum, default_value_t = PgStorage::Extended)]
     pub pg_storage: PgStorage,
 
+    /// SQLite's page size for the dataset file, in bytes: a power of two from 512 to
+    /// 65536. The file's layout: each page size is its own dataset
+    /// (`sqlite/<size>-x<N>-p<bytes>.sqlite`; 4096, SQLite's default, keeps the plain name).
+    #[arg(long, env = "BLOBRACE_SQLITE_PAGE_SIZE", value_parser = parse_sqlite_page_size, default_value_t = crate::locations::DEFAULT_SQLITE_PAGE_SIZE)]
+    pub sqlite_page_size: u32,
+
     #[arg(long, env = "BLOBRACE_CLIENTS", value_parser = parse_clients,
           help = preset_help("Clients fetching at once, each with its own connection (SQLite: its own read-only connection; fs and floor: a thread each), each drawing its own seeded ids; a list gives one result per count. 1 client is criterion's (or measure's) own loop; more run in blobrace's load generator.", |p| p.clients.iter().map(u32::to_string).collect::<Vec<_>>().join(",")))]
     pub clients: Option<ClientList>,
@@ -585,6 +591,8 @@ pub struct RunConfig {
     pub samples: usize,
     #[serde(default)]
     pub pg_storage: PgStorage,
+    #[serde(default = "default_sqlite_page_size")]
+    pub sqlite_page_size: u32,
     #[serde(default = "default_target_p99")]
     pub target_p99: Duration,
     #[serde(default)]
@@ -647,6 +655,7 @@ impl RunConfig {
             server_options: ServerOptions {
                 pg_storage: self.pg_storage,
             },
+            sqlite_page_size: self.sqlite_page_size,
         }
     }
 
@@ -768,6 +777,7 @@ impl RunArgs {
             min_fetches: self.min_fetches.unwrap_or(preset.min_fetches),
             samples: self.samples,
             pg_storage: self.pg_storage,
+            sqlite_page_size: self.sqlite_page_size,
             target_p99: self.target_p99.unwrap_or(DEFAULT_TARGET_P99),
             drop_after: self.drop_after,
             clients,
@@ -835,6 +845,20 @@ pub fn usage_error(e: &clap::Error) -> Option<String> {
     let text = e.render().to_string();
     let text = text.trim_start_matches("error: ").trim_end();
     Some(format!("Error: {text}"))
+}
+
+fn default_sqlite_page_size() -> u32 {
+    crate::locations::DEFAULT_SQLITE_PAGE_SIZE
+}
+
+/// `--sqlite-page-size`: what SQLite accepts, or one error naming the choices.
+fn parse_sqlite_page_size(text: &str) -> Result<u32, String> {
+    let valid =
+        "a power of two from 512 to 65536 (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)";
+    match text.trim().parse::<u32>() {
+        Ok(n) if (512..=65536).contains(&n) && n.is_power_of_two() => Ok(n),
+        _ => Err(format!("SQLite's page size is {valid}, not '{text}'")),
+    }
 }
 
 #[cfg(test)]

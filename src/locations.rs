@@ -7,17 +7,33 @@ use std::path::PathBuf;
 
 use crate::server::{Server, ServerOptions};
 
-#[derive(Debug, Clone, Default)]
+/// SQLite's default page size, the SQLite datasets' default layout.
+pub const DEFAULT_SQLITE_PAGE_SIZE: u32 = 4096;
+
+#[derive(Debug, Clone)]
 pub struct Locations {
     pub data_dir: PathBuf,
     /// Server URLs carry passwords: never written to results (see `server::redact_url`).
     pub server_urls: BTreeMap<Server, String>,
     pub server_options: ServerOptions,
+    /// SQLite's page size for its dataset files (a layout: each its own file).
+    pub sqlite_page_size: u32,
 }
 
 impl Locations {
     /// The configured URL of a server, if any.
     pub fn server_url(&self, server: Server) -> Option<&str> {
         self.server_urls.get(&server).map(String::as_str)
+    }
+}
+
+impl Default for Locations {
+    fn default() -> Self {
+        Self {
+            data_dir: PathBuf::new(),
+            server_urls: BTreeMap::new(),
+            server_options: ServerOptions::default(),
+            sqlite_page_size: DEFAULT_SQLITE_PAGE_SIZE,
+        }
     }
 }

@@ -240,3 +240,18 @@ fn an_in_flight_limit_below_the_clients() {
     assert!(err.contains("raise --max-in-flight"), "{err}");
     assert!(files_under(root.path()).is_empty());
 }
+
+#[test]
+fn an_sqlite_page_size_sqlite_does_not_have() {
+    for bad in ["3000", "256", "131072", "sixteen"] {
+        let (root, err) = rejects(
+            &["--engines", "sqlite", "--sqlite-page-size", bad],
+            "SQLite's page size is a power of two from 512 to 65536",
+        );
+        assert!(err.contains("16384") && err.contains(bad), "{err}");
+        assert!(
+            files_under(root.path()).is_empty(),
+            "nothing written for {bad}"
+        );
+    }
+}

@@ -334,3 +334,61 @@ fn an_sqlite_load_killed_in_bulk_mode_resumes_when_intact_and_starts_again_when_
     let verify = run(root.path(), &[&["verify"][..], &small].concat());
     assert!(verify.status.success(), "{}", stderr(&verify));
 }
+
+#[test]
+fn each_sqlite_page_size_is_its_own_dataset_read_by_every_sqlite_engine() {
+    let root = tempfile::tempdir().unwrap();
+    let small = ["--sizes", "64KiB", "--dataset-bytes", "1MiB"];
+    let sqlite = root.path().join("data/sqlite");
+    let measure = run(
+        root.path(),
+        &[
+            &["measure", "--engines", "sqlite,sqlite-raw,sqlite-blobio"][..],
+            &small,
+            &[
+                "--sqlite-page-size",
+                "16384",
+                "--warmup",
+                "50ms",
+                "--measure",
+                "100ms",
+                "--cache",
+                "cold",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(measure.status.success(), "{}", stderr(&measure));
+    // Named by its layout; the default layout's file is not touched.
+    assert!(sqlite.join("64KiB-x16-p16384.sqlite").exists());
+    assert!(!sqlite.join("64KiB-x16.sqlite").exists());
+    let (_, json) = only_run(root.path());
+    let results = json["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    for r in results {
+        // Every engine read the 16 KiB-page file back (and its content checks passed).
+        assert_eq!(r["settings"]["page_size"], "16384", "{}", r["engine"]);
+        assert!(
+            r["settings"]["file"]
+                .as_str()
+                .unwrap()
+                .ends_with("-p16384.sqlite"),
+            "{}",
+            r["settings"]
+        );
+    }
+    // The default layout is another dataset: loading it leaves the 16 KiB one as it was.
+    let before = std::fs::read(sqlite.join("64KiB-x16-p16384.sqlite")).unwrap();
+    let load = run(
+        root.path(),
+        &[&["load", "--engines", "sqlite"][..], &small].concat(),
+    );
+    assert!(load.status.success(), "{}", stderr(&load));
+    assert!(stderr(&load).contains(": loaded 1MiB"), "{}", stderr(&load));
+    assert_eq!(
+        std::fs::read(sqlite.join("64KiB-x16-p16384.sqlite")).unwrap(),
+        before
+    );
+    let header = std::fs::read(sqlite.join("64KiB-x16.sqlite")).unwrap();
+    assert_eq!(u16::from_be_bytes([header[16], header[17]]), 4096);
+}

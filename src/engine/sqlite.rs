@@ -27,9 +27,9 @@ async fn connect(
     at: &Locations,
     spec: DatasetSpec,
 ) -> Result<(DatabaseConnection, EngineSettings)> {
-    let store = SqliteStore::new(&at.data_dir, spec);
+    let store = SqliteStore::new(&at.data_dir, spec, at.sqlite_page_size);
     let path = store.path();
-    let db = Database::connect(sqlite_connect_options(path, false))
+    let db = Database::connect(sqlite_connect_options(path, false, at.sqlite_page_size))
         .await
         .with_context(|| format!("cannot open {}", path.display()))?;
     let mut settings = read_settings(&db, SETTINGS).await?;

@@ -71,7 +71,9 @@ impl StoreKind {
     pub fn open(self, at: &Locations, spec: DatasetSpec) -> AnyStore {
         let data_dir = &at.data_dir;
         match self {
-            StoreKind::Sqlite => AnyStore::Sqlite(SqliteStore::new(data_dir, spec)),
+            StoreKind::Sqlite => {
+                AnyStore::Sqlite(SqliteStore::new(data_dir, spec, at.sqlite_page_size))
+            }
             StoreKind::Fs => AnyStore::Fs(FsStore::new(data_dir, spec)),
             StoreKind::Floor => AnyStore::Floor(FloorStore::new(data_dir, spec)),
             StoreKind::Server(server) => AnyStore::Server(ServerStore::new(

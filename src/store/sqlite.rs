@@ -22,10 +22,8 @@ use super::{IdRange, Store, orm, rows_for_batch};
 use crate::dataset::{DatasetSpec, DatasetState};
 use crate::error::InputError;
 use crate::evict::{EvictionReport, evict_file, resident_bytes};
+use crate::locations::DEFAULT_SQLITE_PAGE_SIZE;
 
-/// SQLite's default page size, set explicitly: it only takes effect when the
-/// file is created (never once it is in WAL mode), and the estimate below uses it.
-pub const PAGE_SIZE: u32 = 4096;
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// Rows per batch (one transaction each) at most; 4 MiB of blobs otherwise.
 const MAX_ROWS_PER_INSERT: u64 = 8000;
@@ -40,7 +38,9 @@ const READ_PRAGMAS: [&str; 2] = ["PRAGMA journal_mode = WAL", "PRAGMA synchronou
 /// Connection settings shared by the loader and both SQLite engines: WAL with
 /// synchronous=NORMAL (the usual application setting), no statement logging,
 /// no ping per pool checkout, one connection.
-pub fn sqlite_connect_options(path: &Path, create: bool) -> ConnectOptions {
+/// `page_size` only takes effect when the file is created (sqlx sets it before the
+/// journal mode: never once a file is in WAL mode); an existing file keeps its own.
+pub fn sqlite_connect_options(path: &Path, create: bool, page_size: u32) -> ConnectOptions {
     let file = path.to_path_buf();
     let mut opts = ConnectOptions::new(format!("sqlite://{}", path.display()));
     opts.sqlx_logging(false)
@@ -50,7 +50,7 @@ pub fn sqlite_connect_options(path: &Path, create: bool) -> ConnectOptions {
         .map_sqlx_sqlite_opts(move |o| {
             o.filename(&file)
                 .create_if_missing(create)
-                .page_size(PAGE_SIZE)
+                .page_size(page_size)
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Normal)
         });
@@ -59,6 +59,8 @@ pub fn sqlite_connect_options(path: &Path, create: bool) -> ConnectOptions {
 
 pub struct SqliteStore {
     spec: DatasetSpec,
+    /// The file's page size: its layout, part of its name unless SQLite's default.
+    page_size: u32,
     path: PathBuf,
     db: Option<DatabaseConnection>,
     /// The loader's rows go through SQLite's C API (`Writer`), between `begin` and
@@ -189,12 +191,18 @@ impl Drop for Writer {
 }
 
 impl SqliteStore {
-    pub fn new(data_dir: &Path, spec: DatasetSpec) -> Self {
+    pub fn new(data_dir: &Path, spec: DatasetSpec, page_size: u32) -> Self {
+        let layout = if page_size == DEFAULT_SQLITE_PAGE_SIZE {
+            String::new()
+        } else {
+            format!("-p{page_size}")
+        };
         let path = data_dir
             .join("sqlite")
-            .join(format!("{}.sqlite", spec.stem()));
+            .join(format!("{}{layout}.sqlite", spec.stem()));
         Self {
             spec,
+            page_size,
             path,
             db: None,
             writer: None,
@@ -228,7 +236,7 @@ impl SqliteStore {
                 std::fs::create_dir_all(dir)
                     .with_context(|| format!("cannot create {}", dir.display()))?;
             }
-            let db = Database::connect(sqlite_connect_options(&self.path, create))
+            let db = Database::connect(sqlite_connect_options(&self.path, create, self.page_size))
                 .await
                 .with_context(|| format!("cannot open SQLite database {}", self.path.display()))?;
             self.db = Some(db);
@@ -407,12 +415,12 @@ impl Store for SqliteStore {
 
     fn estimated_disk_bytes(&self, rows: u64) -> u64 {
         let size = self.spec.size.bytes();
-        let page = u64::from(PAGE_SIZE);
-        // A table leaf page keeps ~4061 usable bytes; a row whose payload fits stays
-        // local (several rows a page), larger payloads spill into overflow pages
-        // holding 4092 bytes each. Cell headers: ~12 bytes a row.
-        let per_row = if size + 12 <= 4000 {
-            page as f64 / (4061 / (size + 12)) as f64
+        let page = u64::from(self.page_size);
+        // A table leaf page keeps ~page - 35 usable bytes (4061 at 4 KiB); a row whose
+        // payload fits stays local (several rows a page), larger payloads spill into
+        // overflow pages holding page - 4 bytes each. Cell headers: ~12 bytes a row.
+        let per_row = if size + 12 <= page - 96 {
+            page as f64 / ((page - 35) / (size + 12)) as f64
         } else {
             (size.div_ceil(page - 4) + 1) as f64 * page as f64 * 1.01
         };

@@ -39,7 +39,7 @@ unsafe impl Send for Connection {}
 impl Connection {
     /// The size class's loaded file, and what it runs with (the engines' settings).
     pub fn open(at: &Locations, spec: DatasetSpec) -> Result<(Self, BTreeMap<String, String>)> {
-        let store = SqliteStore::new(&at.data_dir, spec);
+        let store = SqliteStore::new(&at.data_dir, spec, at.sqlite_page_size);
         let path = store.path();
         if !path.exists() {
             bail!(

@@ -293,24 +293,33 @@ fn health_command(test: &[String]) -> Option<Vec<String>> {
     }
 }
 
-/// Run `cmd` inside a running container and wait for it: its exit code (None when
-/// Docker reports none).
-async fn exec_status(docker: &Docker, id: &str, cmd: Vec<String>) -> Result<Option<i64>> {
-    use bollard::exec::{CreateExecOptions, StartExecOptions};
+/// An exec of `cmd` as root in a running container, its output attached or not: its id.
+async fn create_exec(docker: &Docker, id: &str, cmd: Vec<String>, attach: bool) -> Result<String> {
+    use bollard::exec::CreateExecOptions;
     let exec = docker
         .create_exec(
             id,
             CreateExecOptions {
                 cmd: Some(cmd),
                 user: Some("root".to_string()),
+                attach_stdout: Some(attach),
+                attach_stderr: Some(attach),
                 ..Default::default()
             },
         )
         .await
         .with_context(|| format!("cannot exec in container {id}"))?;
+    Ok(exec.id)
+}
+
+/// Run `cmd` inside a running container and wait for it: its exit code (None when
+/// Docker reports none).
+async fn exec_status(docker: &Docker, id: &str, cmd: Vec<String>) -> Result<Option<i64>> {
+    use bollard::exec::StartExecOptions;
+    let exec = create_exec(docker, id, cmd, false).await?;
     docker
         .start_exec(
-            &exec.id,
+            &exec,
             Some(StartExecOptions {
                 detach: true,
                 ..Default::default()
@@ -318,7 +327,7 @@ async fn exec_status(docker: &Docker, id: &str, cmd: Vec<String>) -> Result<Opti
         )
         .await?;
     loop {
-        let info = docker.inspect_exec(&exec.id).await?;
+        let info = docker.inspect_exec(&exec).await?;
         if info.running != Some(true) {
             return Ok(info.exit_code);
         }
@@ -334,30 +343,17 @@ pub async fn exec_output(
     cmd: Vec<String>,
 ) -> Result<(Option<i64>, Vec<u8>)> {
     use bollard::container::LogOutput;
-    use bollard::exec::{CreateExecOptions, StartExecResults};
-    let exec = docker
-        .create_exec(
-            id,
-            CreateExecOptions {
-                cmd: Some(cmd),
-                user: Some("root".to_string()),
-                attach_stdout: Some(true),
-                attach_stderr: Some(true),
-                ..Default::default()
-            },
-        )
-        .await
-        .with_context(|| format!("cannot exec in container {id}"))?;
+    use bollard::exec::StartExecResults;
+    let exec = create_exec(docker, id, cmd, true).await?;
     let mut out = Vec::new();
-    if let StartExecResults::Attached { mut output, .. } = docker.start_exec(&exec.id, None).await?
-    {
+    if let StartExecResults::Attached { mut output, .. } = docker.start_exec(&exec, None).await? {
         while let Some(chunk) = output.next().await {
             if let LogOutput::StdOut { message } = chunk? {
                 out.extend_from_slice(&message);
             }
         }
     }
-    let info = docker.inspect_exec(&exec.id).await?;
+    let info = docker.inspect_exec(&exec).await?;
     Ok((info.exit_code, out))
 }
 

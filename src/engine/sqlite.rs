@@ -10,17 +10,8 @@ use super::orm::{OrmEngine, read_settings};
 use super::{AnyEngine, EngineSettings};
 use crate::dataset::DatasetSpec;
 use crate::locations::Locations;
+use crate::store::sqlite_c::SETTINGS;
 use crate::store::{SqliteStore, sqlite_connect_options};
-
-/// Version and the pragmas that shape read performance, read back from the connection.
-const SETTINGS: &[(&str, &str)] = &[
-    ("sqlite_version", "SELECT sqlite_version()"),
-    ("page_size", "PRAGMA page_size"),
-    ("journal_mode", "PRAGMA journal_mode"),
-    ("synchronous", "PRAGMA synchronous"),
-    ("cache_size", "PRAGMA cache_size"),
-    ("mmap_size", "PRAGMA mmap_size"),
-];
 
 /// The loaded file, opened with the loader's settings, and what it runs with.
 async fn connect(

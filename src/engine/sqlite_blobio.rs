@@ -52,19 +52,7 @@ impl Engine for BlobIoEngine {
         // SAFETY: the connection is open; the blob handle is null or open on this
         // table and column; `out` has `n` initialised bytes before SQLite writes them.
         unsafe {
-            let rc = if self.blob.is_null() {
-                ffi::sqlite3_blob_open(
-                    self.conn.db,
-                    c"main".as_ptr(),
-                    c"blobs".as_ptr(),
-                    c"data".as_ptr(),
-                    id as i64,
-                    0,
-                    &mut self.blob,
-                )
-            } else {
-                ffi::sqlite3_blob_reopen(self.blob, id as i64)
-            };
+            let rc = self.conn.seek_blob(&mut self.blob, id, false);
             if rc != ffi::SQLITE_OK {
                 return Err(self.fetch_error(rc, id));
             }

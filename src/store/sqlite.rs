@@ -143,19 +143,7 @@ impl Writer {
                 anyhow::bail!("inserting id {id}: {}", self.conn.message(rc));
             }
             if large {
-                let rc = if self.blob.is_null() {
-                    ffi::sqlite3_blob_open(
-                        self.conn.db,
-                        c"main".as_ptr(),
-                        c"blobs".as_ptr(),
-                        c"data".as_ptr(),
-                        id as i64,
-                        1,
-                        &mut self.blob,
-                    )
-                } else {
-                    ffi::sqlite3_blob_reopen(self.blob, id as i64)
-                };
+                let rc = self.conn.seek_blob(&mut self.blob, id, true);
                 if rc != ffi::SQLITE_OK {
                     anyhow::bail!("opening blob {id} to write: {}", self.conn.message(rc));
                 }
@@ -282,13 +270,7 @@ impl SqliteStore {
                 "note: {}: an interrupted load left it inconsistent (quick_check: {verdict}); loading it again from the start",
                 path.display()
             );
-            if let Some(db) = self.db.take() {
-                db.close().await?;
-            }
-            for file in self.files() {
-                std::fs::remove_file(&file)
-                    .with_context(|| format!("cannot remove {}", file.display()))?;
-            }
+            self.remove().await?;
         }
         Ok(())
     }

@@ -17,8 +17,8 @@ use super::SqliteStore;
 use crate::dataset::DatasetSpec;
 use crate::locations::Locations;
 
-/// Version and the pragmas that shape reads (as the SeaORM engine records).
-const SETTINGS: &[(&str, &str)] = &[
+/// Version and the pragmas that shape reads: every SQLite engine records these.
+pub const SETTINGS: &[(&str, &str)] = &[
     ("sqlite_version", "SELECT sqlite_version()"),
     ("page_size", "PRAGMA page_size"),
     ("journal_mode", "PRAGMA journal_mode"),
@@ -106,6 +106,36 @@ impl Connection {
         // SAFETY: the connection is open; errmsg returns a NUL-terminated string it owns.
         let msg = unsafe { CStr::from_ptr(ffi::sqlite3_errmsg(self.db)) };
         format!("{} (SQLite error {rc})", msg.to_string_lossy())
+    }
+
+    /// Point `blob` at row `id` of `blobs.data`: open it the first time (null), move it
+    /// after (`sqlite3_blob_reopen`, cheaper than a new handle). SQLite's result code.
+    ///
+    /// # Safety
+    /// `blob` is null or a handle opened on this connection by this function.
+    #[inline]
+    pub unsafe fn seek_blob(
+        &self,
+        blob: &mut *mut ffi::sqlite3_blob,
+        id: u64,
+        write: bool,
+    ) -> c_int {
+        // SAFETY: per the contract above; the names are NUL-terminated literals.
+        unsafe {
+            if blob.is_null() {
+                ffi::sqlite3_blob_open(
+                    self.db,
+                    c"main".as_ptr(),
+                    c"blobs".as_ptr(),
+                    c"data".as_ptr(),
+                    id as i64,
+                    c_int::from(write),
+                    blob,
+                )
+            } else {
+                ffi::sqlite3_blob_reopen(*blob, id as i64)
+            }
+        }
     }
 
     /// A statement prepared once and kept (`SQLITE_PREPARE_PERSISTENT`).

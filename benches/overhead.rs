@@ -40,6 +40,7 @@ fn overhead(c: &mut Criterion) {
         size: SizeClass::new(1024).unwrap(),
         rows: 256,
         seed: 1,
+        key: Default::default(),
     };
     let blobs = (1..=spec.rows)
         .map(|id| {

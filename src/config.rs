@@ -17,11 +17,13 @@ use crate::cap::CapRequest;
 use crate::dataset::DatasetSpec;
 use crate::engine::{EngineKind, parse_engine_list};
 use crate::error::InputError;
+use crate::key::KeyType;
 use crate::load_gen::{Arrivals, LoadPoint, LoadSettings};
 use crate::locations::Locations;
 use crate::server::{PgStorage, Server, ServerOptions, compose_env};
 use crate::size::{SizeClass, format_bytes, parse_bytes, parse_size_list};
 use crate::steady::CacheState;
+use crate::store::StoreKind;
 
 /// "blobrace" in ASCII: the default seed.
 pub const DEFAULT_SEED: u64 = 0x626c_6f62_7261_6365;
@@ -518,6 +520,22 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_SQLITE_PAGE_SIZE", value_parser = parse_sqlite_page_size, default_value_t = crate::locations::DEFAULT_SQLITE_PAGE_SIZE)]
     pub sqlite_page_size: u32,
 
+    /// The primary key rows are stored and fetched under: int (ids 1..N), uuidv4
+    /// (random), uuidv7 or ulid (time-ordered), the last three as 16 bytes
+    /// (SQLite BLOB, PostgreSQL BYTEA, MySQL-wire BINARY(16)). Rows are inserted in
+    /// generation order and fetched by uniformly random keys; each key type is its own
+    /// dataset (`-k<type>` in its name). SQLite and the servers have them; fs and the
+    /// floor do not (without --engines a keyed run measures the engines that do).
+    #[arg(long, env = "BLOBRACE_KEY", default_value_t = KeyType::Int)]
+    pub key: KeyType,
+
+    /// SQLite's mmap_size for the SQLite engines' connections, in bytes (0, SQLite's
+    /// default: read with read(2) into its own page cache; e.g. 4GiB: memory-map the
+    /// whole file, reads then copy from the kernel's page cache). A read setting, not
+    /// a file layout: it reads the same file. Recorded as mmap_size with each result.
+    #[arg(long, env = "BLOBRACE_SQLITE_MMAP_SIZE", value_parser = parse_bytes, default_value = "0")]
+    pub sqlite_mmap_size: u64,
+
     #[arg(long, env = "BLOBRACE_CLIENTS", value_parser = parse_clients,
           help = preset_help("Clients fetching at once, each with its own connection (SQLite: its own read-only connection; fs and floor: a thread each), each drawing its own seeded ids; a list gives one result per count. 1 client is criterion's (or measure's) own loop; more run in blobrace's load generator.", |p| p.clients.iter().map(u32::to_string).collect::<Vec<_>>().join(",")))]
     pub clients: Option<ClientList>,
@@ -593,6 +611,10 @@ pub struct RunConfig {
     pub pg_storage: PgStorage,
     #[serde(default = "default_sqlite_page_size")]
     pub sqlite_page_size: u32,
+    #[serde(default)]
+    pub key: KeyType,
+    #[serde(default)]
+    pub sqlite_mmap_size: u64,
     #[serde(default = "default_target_p99")]
     pub target_p99: Duration,
     #[serde(default)]
@@ -656,7 +678,20 @@ impl RunConfig {
                 pg_storage: self.pg_storage,
             },
             sqlite_page_size: self.sqlite_page_size,
+            sqlite_mmap_size: self.sqlite_mmap_size,
         }
+    }
+
+    /// The dataset layout and read settings of this run, for the report:
+    /// `key int · SQLite page 4096 B, mmap 0 · PostgreSQL storage extended`.
+    pub fn layout_label(&self) -> String {
+        format!(
+            "key {} · SQLite page {} B, mmap_size {} · PostgreSQL storage {}",
+            self.key,
+            self.sqlite_page_size,
+            self.sqlite_mmap_size,
+            format!("{:?}", self.pg_storage).to_lowercase()
+        )
     }
 
     /// The loads of a latency run, in order: each client count closed loop, or with
@@ -687,7 +722,9 @@ impl RunConfig {
     pub fn datasets(&self) -> Vec<DatasetSpec> {
         self.sizes
             .iter()
-            .map(|&size| DatasetSpec::new(size, self.dataset_bytes, self.seed).expect("validated"))
+            .map(|&size| {
+                DatasetSpec::new(size, self.dataset_bytes, self.seed, self.key).expect("validated")
+            })
             .collect()
     }
 }
@@ -755,12 +792,36 @@ impl RunArgs {
                 server_urls.entry(server).or_insert(url);
             }
         }
+        let engines = match &self.engines {
+            Some(EngineList(list)) => list.clone(),
+            None => EngineKind::all()
+                .filter(|e| !self.key.is_binary() || e.store().has_keys())
+                .collect(),
+        };
+        if let Some(keyless) = engines.iter().find(|e| !e.store().has_keys())
+            && self.key.is_binary()
+        {
+            return Err(InputError::Value {
+                what: "key",
+                input: self.key.to_string(),
+                why: format!(
+                    "{keyless} has no key type ({}). Engines with keys: {}; leave {keyless} out of --engines or use --key int",
+                    if keyless.store() == StoreKind::Floor {
+                        "it reads a packed file at the id's offset"
+                    } else {
+                        "it reads one file per blob, named by its id"
+                    },
+                    EngineKind::all()
+                        .filter(|e| e.store().has_keys())
+                        .map(|e| e.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
         Ok(RunConfig {
             profile: self.profile,
-            engines: match &self.engines {
-                Some(EngineList(list)) => list.clone(),
-                None => EngineKind::all().collect(),
-            },
+            engines,
             engines_explicit: self.engines.is_some(),
             sizes,
             dataset_bytes,
@@ -778,6 +839,8 @@ impl RunArgs {
             samples: self.samples,
             pg_storage: self.pg_storage,
             sqlite_page_size: self.sqlite_page_size,
+            key: self.key,
+            sqlite_mmap_size: self.sqlite_mmap_size,
             target_p99: self.target_p99.unwrap_or(DEFAULT_TARGET_P99),
             drop_after: self.drop_after,
             clients,

@@ -1,5 +1,5 @@
 //! What a dataset is: `rows` blobs of one size class, ids 1..=rows, content
-//! from `seed`. Every store records this in a manifest and refuses to mix datasets.
+//! from `seed`, stored under the ids themselves or under a key per id (`key`). Every store records this in a manifest and refuses to mix datasets.
 
 use std::fmt;
 use std::path::Path;
@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
+use crate::key::{KEY_BYTES, KeyType};
 use crate::size::{SizeClass, format_bytes};
 
 /// Bumped when the content generator or a store layout changes meaning.
@@ -17,24 +18,49 @@ pub struct DatasetSpec {
     pub size: SizeClass,
     pub rows: u64,
     pub seed: u64,
+    /// The primary key the rows are stored under (a layout: its own file or namespace).
+    #[serde(default)]
+    pub key: KeyType,
 }
 
 impl DatasetSpec {
-    pub fn new(size: SizeClass, dataset_bytes: u64, seed: u64) -> Result<Self, InputError> {
+    pub fn new(
+        size: SizeClass,
+        dataset_bytes: u64,
+        seed: u64,
+        key: KeyType,
+    ) -> Result<Self, InputError> {
         Ok(Self {
             size,
             rows: size.rows_for(dataset_bytes)?,
             seed,
+            key,
         })
+    }
+
+    /// The 16-byte key row `id` is stored under; None where the id is the key.
+    #[inline]
+    pub fn key_of(&self, id: u64) -> Option<[u8; KEY_BYTES]> {
+        self.key.key_of(self.seed, id)
     }
 
     pub fn bytes(&self) -> u64 {
         self.size.bytes() * self.rows
     }
 
-    /// File or directory stem shared by every store: `64KiB-x49152`.
+    /// File or directory stem shared by every store: `64KiB-x49152`, with the key
+    /// type where it is not the integer id: `64KiB-x49152-kuuidv7`.
     pub fn stem(&self) -> String {
-        format!("{}-x{}", self.size, self.rows)
+        format!("{}-x{}{}", self.size, self.rows, self.key_suffix("-k"))
+    }
+
+    /// `<sep><key type>` for a keyed dataset, empty for integer ids.
+    pub fn key_suffix(&self, sep: &str) -> String {
+        if self.key.is_binary() {
+            format!("{sep}{}", self.key)
+        } else {
+            String::new()
+        }
     }
 }
 
@@ -42,11 +68,12 @@ impl fmt::Display for DatasetSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} rows of {} ({}, seed {})",
+            "{} rows of {} ({}, seed {}{})",
             self.rows,
             self.size,
             format_bytes(self.bytes()),
-            self.seed
+            self.seed,
+            self.key_suffix(", key ")
         )
     }
 }

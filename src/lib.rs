@@ -52,6 +52,7 @@ pub mod engine;
 pub mod entity;
 pub mod error;
 pub mod evict;
+pub mod key;
 pub mod load;
 pub mod load_gen;
 pub mod locations;

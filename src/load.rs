@@ -32,6 +32,10 @@ pub struct LoadReport {
     pub mb_per_s: Option<f64>,
     /// Peak resident set of the loading process so far (VmHWM).
     pub peak_rss_bytes: Option<u64>,
+    /// Bytes the complete dataset takes on disk (tables, TOAST, indexes; files); None
+    /// where the store cannot say.
+    #[serde(default)]
+    pub disk_bytes: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -199,8 +203,10 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
         seconds: 0.0,
         mb_per_s: None,
         peak_rss_bytes: None,
+        disk_bytes: None,
     };
     if state == DatasetState::Complete {
+        report.disk_bytes = store.disk_bytes().await?;
         return Ok(report);
     }
     let started = Instant::now();
@@ -245,7 +251,15 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
     report.seconds = seconds;
     report.mb_per_s = (seconds > 0.0).then(|| report.bytes_written as f64 / seconds / 1e6);
     report.peak_rss_bytes = peak_rss_bytes();
+    report.disk_bytes = store.disk_bytes().await?;
     Ok(report)
+}
+
+/// `3.2GiB`, or `unavailable` where the store cannot say.
+pub fn disk_label(bytes: Option<u64>) -> String {
+    bytes
+        .map(format_bytes)
+        .unwrap_or_else(|| "unavailable".into())
 }
 
 /// Plan, then load everything missing; one line per dataset on stderr.
@@ -267,9 +281,13 @@ pub async fn ensure_loaded(
             },
         };
         match report.outcome {
-            LoadOutcome::AlreadyLoaded => eprintln!("dataset {}: already loaded", report.location),
+            LoadOutcome::AlreadyLoaded => eprintln!(
+                "dataset {}: already loaded, {} on disk",
+                report.location,
+                disk_label(report.disk_bytes)
+            ),
             _ => eprintln!(
-                "dataset {}: {} {} in {:.1}s ({} MB/s, peak RSS {})",
+                "dataset {}: {} {} in {:.1}s ({} MB/s, peak RSS {}, {} on disk)",
                 report.location,
                 report.outcome,
                 format_bytes(report.bytes_written),
@@ -282,6 +300,7 @@ pub async fn ensure_loaded(
                     .peak_rss_bytes
                     .map(format_bytes)
                     .unwrap_or_else(|| "unavailable".into()),
+                disk_label(report.disk_bytes),
             ),
         }
         reports.push(report);

@@ -769,6 +769,7 @@ mod tests {
             size: SizeClass::new(1024).unwrap(),
             rows: 1000,
             seed: 9,
+            key: Default::default(),
         }
     }
 

@@ -18,6 +18,8 @@ pub struct Locations {
     pub server_options: ServerOptions,
     /// SQLite's page size for its dataset files (a layout: each its own file).
     pub sqlite_page_size: u32,
+    /// SQLite's mmap_size on the engines' connections (a read setting: same file).
+    pub sqlite_mmap_size: u64,
 }
 
 impl Locations {
@@ -34,6 +36,7 @@ impl Default for Locations {
             server_urls: BTreeMap::new(),
             server_options: ServerOptions::default(),
             sqlite_page_size: DEFAULT_SQLITE_PAGE_SIZE,
+            sqlite_mmap_size: 0,
         }
     }
 }

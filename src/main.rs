@@ -269,11 +269,10 @@ fn verify(config: RunConfig) -> Result<()> {
                     return Err(InputError::NotLoaded { path: store.location().to_path_buf() }.into());
                 }
                 let range = store.id_range().await?;
-                if (range.count, range.min, range.max) != (spec.rows, 1, spec.rows) {
-                    eprintln!(
-                        "BAD {where_}: {} rows with ids {}..={}, expected {} rows with ids 1..={}",
-                        range.count, range.min, range.max, spec.rows, spec.rows
-                    );
+                let ids = range.ids.map(|(lo, hi)| format!(" with ids {lo}..={hi}")).unwrap_or_default();
+                let expected_ids = range.ids.map(|_| format!(" with ids 1..={}", spec.rows)).unwrap_or_default();
+                if range.count != spec.rows || range.ids.is_some_and(|ids| ids != (1, spec.rows)) {
+                    eprintln!("BAD {where_}: {} rows{ids}, expected {} rows{expected_ids}", range.count, spec.rows);
                     problems += 1;
                     continue;
                 }
@@ -295,7 +294,8 @@ fn verify(config: RunConfig) -> Result<()> {
                 if bad > 0 {
                     problems += 1;
                 } else {
-                    eprintln!("ok  {where_}: ids 1..={}, {} verified", spec.rows, format_bytes(spec.bytes()));
+                    let keys = if spec.key.is_binary() { format!(" as {} keys", spec.key) } else { String::new() };
+                    eprintln!("ok  {where_}: ids 1..={}{keys}, {} verified", spec.rows, format_bytes(spec.bytes()));
                 }
             }
         }

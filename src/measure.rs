@@ -334,6 +334,7 @@ mod tests {
             size: SizeClass::new(256).unwrap(),
             rows: 100,
             seed: 5,
+            key: Default::default(),
         }
     }
 
@@ -437,6 +438,7 @@ mod tests {
             size: SizeClass::new(1024).unwrap(),
             rows: 10,
             seed: 1,
+            key: Default::default(),
         };
         let mut ids = id_sequence(&s);
         let mut seen = [0u32; 11];

@@ -255,3 +255,30 @@ fn an_sqlite_page_size_sqlite_does_not_have() {
         );
     }
 }
+
+#[test]
+fn a_key_type_that_does_not_exist() {
+    let (root, err) = rejects(&["--key", "uuidv1"], "unknown key type");
+    assert!(err.contains("int, uuidv4, uuidv7, ulid"), "{err}");
+    assert!(files_under(root.path()).is_empty());
+}
+
+#[test]
+fn a_key_type_for_an_engine_without_keys() {
+    for engine in ["floor", "fs", "sqlite,floor"] {
+        let (root, err) = rejects(
+            &["--engines", engine, "--key", "ulid", "--sizes", "1KiB"],
+            "has no key type",
+        );
+        // Names the engines that have keys, and the way out.
+        assert!(
+            err.contains("Engines with keys: sqlite, sqlite-raw, sqlite-blobio, postgres"),
+            "{err}"
+        );
+        assert!(err.contains("--key int"), "{err}");
+        assert!(
+            files_under(root.path()).is_empty(),
+            "nothing written for {engine}"
+        );
+    }
+}

@@ -392,3 +392,122 @@ fn each_sqlite_page_size_is_its_own_dataset_read_by_every_sqlite_engine() {
     let header = std::fs::read(sqlite.join("64KiB-x16.sqlite")).unwrap();
     assert_eq!(u16::from_be_bytes([header[16], header[17]]), 4096);
 }
+
+/// The first stored key (in rowid order: insert order) of an SQLite file, as the test's
+/// own connection reads it, and its type.
+fn first_sqlite_key(file: &std::path::Path) -> (String, Vec<u8>) {
+    use sea_orm::{ConnectionTrait, Database, Statement};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let db = Database::connect(format!("sqlite://{}?mode=ro", file.display()))
+            .await
+            .unwrap();
+        let row = db
+            .query_one_raw(Statement::from_string(
+                db.get_database_backend(),
+                "SELECT typeof(id) AS t, id FROM blobs ORDER BY rowid LIMIT 1",
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        let found = (
+            row.try_get::<String>("", "t").unwrap(),
+            row.try_get::<Vec<u8>>("", "id").unwrap_or_default(),
+        );
+        db.close().await.unwrap();
+        found
+    })
+}
+
+#[test]
+fn each_key_type_is_its_own_sqlite_dataset_fetched_by_key_by_every_sqlite_engine() {
+    let root = tempfile::tempdir().unwrap();
+    // 4 MiB blobs go in through incremental blob I/O: the keyed row's rowid is found
+    // after the insert.
+    let small = ["--sizes", "1KiB,4MiB", "--dataset-bytes", "8MiB"];
+    let sqlite = root.path().join("data/sqlite");
+    let measure = run(
+        root.path(),
+        &[
+            &["measure", "--engines", "sqlite,sqlite-raw,sqlite-blobio"][..],
+            &small,
+            &[
+                "--key",
+                "uuidv7",
+                "--warmup",
+                "50ms",
+                "--measure",
+                "100ms",
+                "--cache",
+                "cold",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(measure.status.success(), "{}", stderr(&measure));
+    let (_, json) = only_run(root.path());
+    assert_eq!(json["config"]["key"], "uuidv7");
+    let results = json["results"].as_array().unwrap();
+    assert_eq!(results.len(), 6, "3 engines x 2 sizes");
+    for r in results {
+        // Each fetch found the blob of its id by the id's key (content checks passed).
+        assert!(r["measured"]["count"].as_u64().unwrap() > 0, "{r}");
+        assert!(
+            r["settings"]["file"]
+                .as_str()
+                .unwrap()
+                .ends_with("-kuuidv7.sqlite"),
+            "{}",
+            r["settings"]
+        );
+    }
+    let blobio = results
+        .iter()
+        .find(|r| r["engine"] == "sqlite-blobio")
+        .unwrap();
+    assert!(
+        blobio["settings"]["access"]
+            .as_str()
+            .unwrap()
+            .contains("SELECT rowid FROM blobs WHERE id = ?"),
+        "{}",
+        blobio["settings"]
+    );
+    for l in json["loads"].as_array().unwrap() {
+        assert!(l["disk_bytes"].as_u64().unwrap() > 8 << 20, "{l}");
+    }
+    // Stored under 16-byte version-7 UUIDs; the integer-id dataset is not touched.
+    let (kind, key) = first_sqlite_key(&sqlite.join("1KiB-x8192-kuuidv7.sqlite"));
+    assert_eq!(kind, "blob");
+    assert_eq!(key.len(), 16);
+    assert_eq!(key[6] >> 4, 7, "UUID version nibble: {key:02x?}");
+    assert!(!sqlite.join("1KiB-x8192.sqlite").exists());
+
+    // Another key type is another file; verify reads every key back.
+    let load = run(
+        root.path(),
+        &[
+            &["load", "--engines", "sqlite", "--key", "uuidv4"][..],
+            &small,
+        ]
+        .concat(),
+    );
+    assert!(load.status.success(), "{}", stderr(&load));
+    let (_, v4) = first_sqlite_key(&sqlite.join("1KiB-x8192-kuuidv4.sqlite"));
+    assert_eq!(v4[6] >> 4, 4, "{v4:02x?}");
+    assert_ne!(v4, key);
+    let verify = run(
+        root.path(),
+        &[
+            &["verify", "--engines", "sqlite", "--key", "uuidv4"][..],
+            &small,
+        ]
+        .concat(),
+    );
+    let verified = stderr(&verify);
+    assert!(verify.status.success(), "{verified}");
+    assert_eq!(verified.matches("as uuidv4 keys").count(), 2, "{verified}");
+}

@@ -686,3 +686,122 @@ fn a_steady_run_fills_each_servers_cache_through_the_server() {
         assert!(r["measured"]["hit_ratio"].as_f64().unwrap() > 0.0, "{r}");
     }
 }
+
+/// One value of a query on a server, as text (the tests' own connection).
+fn sql_value(url: &str, query: &str) -> String {
+    use sea_orm::ConnectionTrait;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let db = sea_orm::Database::connect(url).await.unwrap();
+        let row = db
+            .query_one_raw(sea_orm::Statement::from_string(
+                db.get_database_backend(),
+                query,
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        let value = row.try_get_by_index::<String>(0).unwrap();
+        db.close().await.unwrap();
+        value
+    })
+}
+
+#[test]
+fn uuid_keys_are_their_own_binary_keyed_datasets_fetched_by_key_on_both_servers() {
+    let Some((_servers, urls)) = servers_or_skip("keyed datasets") else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let base = [
+        "--engines",
+        "postgres,postgres-raw,mariadb,mariadb-raw",
+        "--sizes",
+        "64KiB",
+        "--dataset-bytes",
+        "3MiB",
+        "--key",
+        "uuidv4",
+    ];
+    // Steady too: its prefill reads ranges of the key space through each server.
+    let measure = run_s(
+        root.path(),
+        &with_servers(
+            &[
+                &["measure"][..],
+                &base,
+                &[
+                    "--warmup",
+                    "50ms",
+                    "--measure",
+                    "200ms",
+                    "--cache",
+                    "both",
+                ],
+            ]
+            .concat(),
+            &urls,
+        ),
+    );
+    let err = stderr(&measure);
+    assert!(measure.status.success(), "{err}");
+    let (_, json) = only_run(root.path());
+    assert_eq!(json["config"]["key"], "uuidv4");
+    let results = json["results"].as_array().unwrap();
+    assert_eq!(results.len(), 8, "4 engines x 2 cache states");
+    for r in results {
+        // Every fetch's content check passed on rows fetched by their keys.
+        assert!(r["measured"]["count"].as_u64().unwrap() > 0, "{r}");
+    }
+    let ns = "blobs_64kib_x48_uuidv4";
+    let pg = results
+        .iter()
+        .find(|r| r["engine"] == "postgres-raw")
+        .unwrap();
+    assert_eq!(pg["settings"]["schema"], ns);
+    let maria = results
+        .iter()
+        .find(|r| r["engine"] == "mariadb-raw")
+        .unwrap();
+    assert_eq!(maria["settings"]["database"], ns, "{}", maria["settings"]);
+    assert!(err.contains("prefilled"), "{err}");
+    // The key column is 16 bytes on each server, not the integer id.
+    assert_eq!(
+        sql_value(
+            &urls.0,
+            &format!(
+                "SELECT data_type::text FROM information_schema.columns WHERE table_schema = '{ns}' AND table_name = 'blobs' AND column_name = 'id'"
+            )
+        ),
+        "bytea"
+    );
+    assert_eq!(
+        sql_value(
+            &urls.1,
+            &format!(
+                "SELECT CAST(COLUMN_TYPE AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '{ns}' AND TABLE_NAME = 'blobs' AND COLUMN_NAME = 'id'"
+            )
+        ),
+        "binary(16)"
+    );
+    // Each load recorded what the table takes on disk: more than the blobs' bytes.
+    for l in json["loads"].as_array().unwrap() {
+        let disk = l["disk_bytes"].as_u64().unwrap_or(0);
+        assert!(disk > 3 << 20, "{l}");
+    }
+    let verify = run_s(
+        root.path(),
+        &with_servers(&[&["verify"][..], &base].concat(), &urls),
+    );
+    let verified = stderr(&verify);
+    assert!(verify.status.success(), "{verified}");
+    assert_eq!(verified.matches("as uuidv4 keys").count(), 2, "{verified}");
+    let drop = run_s(
+        root.path(),
+        &with_servers(&[&["drop"][..], &base].concat(), &urls),
+    );
+    assert!(drop.status.success(), "{}", stderr(&drop));
+}

@@ -26,26 +26,45 @@ fn blob_column(backend: DbBackend) -> ColumnDef {
     column
 }
 
+/// The primary key column of `blobs`: a dataset chooses it (`--key`), so a keyed
+/// dataset creates its table from this same definition before the migration runs
+/// (which then leaves the existing table alone: `if_not_exists`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyColumn {
+    /// BIGINT ids. In SQLite an INTEGER PRIMARY KEY is the rowid alias: the blob
+    /// lives in the table b-tree itself, no second index lookup.
+    Integer,
+    /// 16 bytes: SQLite BLOB (a rowid table plus an index on the key, as SQLite
+    /// makes for any other primary key), PostgreSQL BYTEA, MySQL-wire BINARY(16)
+    /// (InnoDB clusters the rows by it).
+    Binary16,
+}
+
+/// `blobs (id <key> PRIMARY KEY, data <blob>)`.
+pub fn blobs_table(backend: DbBackend, key: KeyColumn) -> TableCreateStatement {
+    let mut id = ColumnDef::new(Blobs::Id);
+    match key {
+        KeyColumn::Integer => id.big_integer(),
+        KeyColumn::Binary16 => match backend {
+            DbBackend::Sqlite => id.blob(),
+            _ => id.binary_len(16),
+        },
+    };
+    id.not_null().primary_key();
+    Table::create()
+        .table(Blobs::Table)
+        .if_not_exists()
+        .col(id)
+        .col(blob_column(backend))
+        .to_owned()
+}
+
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let backend = manager.get_database_backend();
         manager
-            .create_table(
-                Table::create()
-                    .table(Blobs::Table)
-                    .if_not_exists()
-                    // In SQLite an INTEGER PRIMARY KEY is the rowid alias: the blob
-                    // lives in the table b-tree itself, no second index lookup.
-                    .col(
-                        ColumnDef::new(Blobs::Id)
-                            .big_integer()
-                            .not_null()
-                            .primary_key(),
-                    )
-                    .col(blob_column(backend))
-                    .to_owned(),
-            )
+            .create_table(blobs_table(backend, KeyColumn::Integer))
             .await?;
         manager
             .create_table(

@@ -5,31 +5,42 @@ use anyhow::{Context, Result};
 use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, Statement};
 
 use super::{Engine, EngineSettings};
-use crate::entity::blob;
+use crate::dataset::DatasetSpec;
+use crate::entity::{blob, blob_keyed};
 
 pub struct OrmEngine {
     db: DatabaseConnection,
+    spec: DatasetSpec,
     settings: EngineSettings,
 }
 
 impl OrmEngine {
-    pub fn new(db: DatabaseConnection, mut settings: EngineSettings) -> Self {
-        settings.insert(
-            "access".into(),
-            "sea-orm blob::Entity::find_by_id(id).one(&db)".into(),
-        );
-        Self { db, settings }
+    pub fn new(db: DatabaseConnection, spec: DatasetSpec, mut settings: EngineSettings) -> Self {
+        let access = if spec.key.is_binary() {
+            "sea-orm blob_keyed::Entity::find_by_id(key.to_vec()).one(&db)"
+        } else {
+            "sea-orm blob::Entity::find_by_id(id).one(&db)"
+        };
+        settings.insert("access".into(), access.into());
+        Self { db, spec, settings }
     }
 }
 
 impl Engine for OrmEngine {
     #[inline]
     async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
-        let row = blob::Entity::find_by_id(id as i64)
-            .one(&self.db)
-            .await?
-            .with_context(|| format!("row {id} not found"))?;
-        *out = row.data;
+        let data = match self.spec.key_of(id) {
+            // SeaORM takes the key as an owned value, as an application's lookup does.
+            Some(key) => blob_keyed::Entity::find_by_id(key.to_vec())
+                .one(&self.db)
+                .await?
+                .map(|row| row.data),
+            None => blob::Entity::find_by_id(id as i64)
+                .one(&self.db)
+                .await?
+                .map(|row| row.data),
+        };
+        *out = data.with_context(|| format!("row {id} not found"))?;
         Ok(())
     }
 

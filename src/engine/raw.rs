@@ -10,20 +10,25 @@ use sea_orm::sqlx::{
 use sea_orm::{DatabaseConnection, DbBackend};
 
 use super::{AnyEngine, Engine, EngineSettings};
+use crate::dataset::DatasetSpec;
 
 /// The raw engine on an open connection: the protocol decides sqlx's database
 /// type and the placeholder; every server speaking it shares the variant.
-pub fn open(db: DatabaseConnection, settings: EngineSettings) -> Result<AnyEngine> {
+pub fn open(
+    db: DatabaseConnection,
+    spec: DatasetSpec,
+    settings: EngineSettings,
+) -> Result<AnyEngine> {
     Ok(match db.get_database_backend() {
         DbBackend::Postgres => {
             let pool = db.get_postgres_connection_pool().clone();
             let sql = "SELECT data FROM blobs WHERE id = $1";
-            AnyEngine::RawPostgres(RawEngine::new(db, pool, sql, settings))
+            AnyEngine::RawPostgres(RawEngine::new(db, pool, sql, spec, settings))
         }
         DbBackend::MySql => {
             let pool = db.get_mysql_connection_pool().clone();
             let sql = "SELECT data FROM blobs WHERE id = ?";
-            AnyEngine::RawMySql(RawEngine::new(db, pool, sql, settings))
+            AnyEngine::RawMySql(RawEngine::new(db, pool, sql, spec, settings))
         }
         other => bail!("no raw engine for {other:?}"),
     })
@@ -34,6 +39,7 @@ pub struct RawEngine<DB: Database> {
     db: DatabaseConnection,
     pool: Pool<DB>,
     sql: &'static str,
+    spec: DatasetSpec,
     settings: EngineSettings,
 }
 
@@ -42,6 +48,7 @@ impl<DB: Database> RawEngine<DB> {
         db: DatabaseConnection,
         pool: Pool<DB>,
         sql: &'static str,
+        spec: DatasetSpec,
         mut settings: EngineSettings,
     ) -> Self {
         settings.insert("access".into(), format!("sqlx prepared statement: {sql}"));
@@ -49,6 +56,7 @@ impl<DB: Database> RawEngine<DB> {
             db,
             pool,
             sql,
+            spec,
             settings,
         }
     }
@@ -58,7 +66,7 @@ impl<DB> Engine for RawEngine<DB>
 where
     DB: Database,
     i64: for<'t> Encode<'t, DB> + Type<DB>,
-    for<'r> &'r [u8]: Decode<'r, DB> + Type<DB>,
+    for<'r> &'r [u8]: Decode<'r, DB> + Encode<'r, DB> + Type<DB>,
     usize: ColumnIndex<DB::Row>,
     for<'c> &'c Pool<DB>: Executor<'c, Database = DB>,
     DB::Arguments: IntoArguments<DB>,
@@ -67,10 +75,13 @@ where
     async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
         // sqlx prepares the statement once and caches it per connection (persistent
         // is its default), so every fetch after the first only binds and executes.
-        let row = sqlx::query::<DB>(self.sql)
-            .bind(id as i64)
-            .fetch_one(&self.pool)
-            .await?;
+        let key = self.spec.key_of(id);
+        let query = sqlx::query::<DB>(self.sql);
+        let query = match &key {
+            Some(key) => query.bind(&key[..]),
+            None => query.bind(id as i64),
+        };
+        let row = query.fetch_one(&self.pool).await?;
         let data: &[u8] = row.try_get(0)?;
         out.clear();
         out.extend_from_slice(data);

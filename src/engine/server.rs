@@ -29,10 +29,10 @@ async fn connect(
 
 pub async fn open_orm(store: StoreKind, at: &Locations, spec: DatasetSpec) -> Result<AnyEngine> {
     let (db, settings) = connect(store, at, spec).await?;
-    Ok(AnyEngine::Orm(OrmEngine::new(db, settings)))
+    Ok(AnyEngine::Orm(OrmEngine::new(db, spec, settings)))
 }
 
 pub async fn open_raw(store: StoreKind, at: &Locations, spec: DatasetSpec) -> Result<AnyEngine> {
     let (db, settings) = connect(store, at, spec).await?;
-    raw::open(db, settings)
+    raw::open(db, spec, settings)
 }

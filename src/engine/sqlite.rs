@@ -20,7 +20,10 @@ async fn connect(
 ) -> Result<(DatabaseConnection, EngineSettings)> {
     let store = SqliteStore::new(&at.data_dir, spec, at.sqlite_page_size);
     let path = store.path();
-    let db = Database::connect(sqlite_connect_options(path, false, at.sqlite_page_size))
+    let mut options = sqlite_connect_options(path, false, at.sqlite_page_size);
+    let mmap_size = at.sqlite_mmap_size.to_string();
+    options.map_sqlx_sqlite_opts(move |o| o.pragma("mmap_size", mmap_size.clone()));
+    let db = Database::connect(options)
         .await
         .with_context(|| format!("cannot open {}", path.display()))?;
     let mut settings = read_settings(&db, SETTINGS).await?;
@@ -30,5 +33,5 @@ async fn connect(
 
 pub async fn open_orm(at: &Locations, spec: DatasetSpec) -> Result<AnyEngine> {
     let (db, settings) = connect(at, spec).await?;
-    Ok(AnyEngine::Orm(OrmEngine::new(db, settings)))
+    Ok(AnyEngine::Orm(OrmEngine::new(db, spec, settings)))
 }

@@ -14,6 +14,7 @@ use libsqlite3_sys as ffi;
 
 use super::{AnyEngine, Engine, EngineSettings};
 use crate::dataset::DatasetSpec;
+use crate::key::KEY_BYTES;
 use crate::locations::Locations;
 use crate::store::sqlite_c::Connection;
 
@@ -21,6 +22,7 @@ const SQL: &str = "SELECT data FROM blobs WHERE id = ?";
 
 pub struct StmtEngine {
     stmt: *mut ffi::sqlite3_stmt,
+    spec: DatasetSpec,
     conn: Connection,
     settings: EngineSettings,
 }
@@ -34,6 +36,7 @@ pub async fn open(at: &Locations, spec: DatasetSpec) -> Result<AnyEngine> {
     );
     Ok(AnyEngine::SqliteStmt(StmtEngine {
         stmt,
+        spec,
         conn,
         settings,
     }))
@@ -42,10 +45,12 @@ pub async fn open(at: &Locations, spec: DatasetSpec) -> Result<AnyEngine> {
 impl Engine for StmtEngine {
     #[inline]
     async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
-        // SAFETY: the statement is prepared on the open connection; the column's
-        // pointer is valid until the reset, and copied before it.
+        let key = self.spec.key_of(id);
+        // SAFETY: the statement is prepared on the open connection; a key bound
+        // SQLITE_STATIC lives on this stack until the reset; the column's pointer is
+        // valid until the reset, and copied before it.
         unsafe {
-            ffi::sqlite3_bind_int64(self.stmt, 1, id as i64);
+            bind_id(self.stmt, id, key.as_ref());
             let rc = ffi::sqlite3_step(self.stmt);
             if rc != ffi::SQLITE_ROW {
                 ffi::sqlite3_reset(self.stmt);
@@ -67,6 +72,28 @@ impl Engine for StmtEngine {
 
     fn settings(&self) -> EngineSettings {
         self.settings.clone()
+    }
+}
+
+/// Bind parameter 1 to the row's id, or to its key in a keyed dataset.
+///
+/// # Safety
+/// `stmt` is a prepared statement with a parameter 1; `key` outlives its next reset
+/// (it is bound without a copy).
+#[inline]
+pub(super) unsafe fn bind_id(stmt: *mut ffi::sqlite3_stmt, id: u64, key: Option<&[u8; KEY_BYTES]>) {
+    // SAFETY: per the contract above.
+    unsafe {
+        match key {
+            Some(key) => ffi::sqlite3_bind_blob(
+                stmt,
+                1,
+                key.as_ptr().cast(),
+                KEY_BYTES as std::ffi::c_int,
+                ffi::SQLITE_STATIC(),
+            ),
+            None => ffi::sqlite3_bind_int64(stmt, 1, id as i64),
+        };
     }
 }
 

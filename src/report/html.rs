@@ -772,7 +772,12 @@ fn saturation_section(run: &RunResults) -> String {
 
 fn header(run: &RunResults) -> String {
     format!(
-        "<!doctype html><html lang=en><head><meta charset=utf-8><title>blobrace {id}</title><style>{CSS}</style></head><body>\n<h1>blobrace: fetch latency by blob size — run {id}</h1>\n<p class=muted>{start} → {end}, driven by {driver}. Each fetch is one random id, fetched whole; the datasets hold {bytes} per size class of incompressible bytes.</p>\n",
+        "<!doctype html><html lang=en><head><meta charset=utf-8><title>blobrace {id}</title><style>{CSS}</style></head><body>\n<h1>blobrace: fetch latency by blob size — run {id}</h1>\n<p class=muted>{start} → {end}, driven by {driver}. Each fetch is one random id{key}, fetched whole; the datasets hold {bytes} per size class of incompressible bytes.</p>\n",
+        key = if run.config.key.is_binary() {
+            format!(" (by its {} key)", run.config.key)
+        } else {
+            String::new()
+        },
         id = esc(&run.run_id),
         start = esc(&run.started_at),
         end = esc(run.finished_at.as_deref().unwrap_or("(unfinished)")),
@@ -904,12 +909,12 @@ fn against_baseline(c: &Comparison) -> String {
 /// What loading each dataset took, for the datasets this run loaded or reused.
 fn loads(run: &RunResults) -> String {
     let mut p = String::from(
-        "<table><tr><th class=l>store</th><th>size</th><th>outcome</th><th>rows</th><th>seconds</th><th>MB/s</th><th>loader peak RSS</th></tr>\n",
+        "<table><tr><th class=l>store</th><th>size</th><th>outcome</th><th>rows</th><th>seconds</th><th>MB/s</th><th>loader peak RSS</th><th>on disk</th><th>on disk ÷ data</th></tr>\n",
     );
     for l in &run.loads {
         let _ = writeln!(
             p,
-            "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             l.store.name(),
             format_bytes(l.size_bytes),
             l.outcome,
@@ -920,7 +925,11 @@ fn loads(run: &RunResults) -> String {
                 .unwrap_or_else(|| "—".into()),
             l.peak_rss_bytes
                 .map(format_bytes)
-                .unwrap_or_else(|| "unavailable".into())
+                .unwrap_or_else(|| "unavailable".into()),
+            crate::load::disk_label(l.disk_bytes),
+            l.disk_bytes
+                .map(|d| format!("{:.2}", d as f64 / (l.rows * l.size_bytes).max(1) as f64))
+                .unwrap_or_else(|| "unavailable".into()),
         );
     }
     p.push_str("</table>\n");
@@ -958,7 +967,7 @@ fn environment(run: &RunResults, run_dir: &Path) -> String {
     let m = &run.machine;
     let _ = write!(
         p,
-        "</table>\n<h3>Machine and run</h3><table>\n<tr><th class=l>CPU</th><td class=l>{} ({} logical CPUs)</td></tr>\n<tr><th class=l>RAM</th><td class=l>{}</td></tr>\n<tr><th class=l>kernel</th><td class=l>{}</td></tr>\n<tr><th class=l>data filesystem</th><td class=l>{} on {}</td></tr>\n<tr><th class=l>measuring process cap</th><td class=l>memory {}, CPU {} ({}; {})</td></tr>\n<tr><th class=l>servers set to the run's cap</th><td class=l>{}</td></tr>\n<tr><th class=l>runner image</th><td class=l>{}</td></tr>\n<tr><th class=l>seed</th><td class=l>{}</td></tr>\n<tr><th class=l>timings</th><td class=l>warm-up {:?}, measurement {:?} per engine and size{}</td></tr>\n<tr><th class=l>reproduce</th><td class=l><code>{}</code></td></tr>\n</table>\n",
+        "</table>\n<h3>Machine and run</h3><table>\n<tr><th class=l>CPU</th><td class=l>{} ({} logical CPUs)</td></tr>\n<tr><th class=l>RAM</th><td class=l>{}</td></tr>\n<tr><th class=l>kernel</th><td class=l>{}</td></tr>\n<tr><th class=l>data filesystem</th><td class=l>{} on {}</td></tr>\n<tr><th class=l>measuring process cap</th><td class=l>memory {}, CPU {} ({}; {})</td></tr>\n<tr><th class=l>servers set to the run's cap</th><td class=l>{}</td></tr>\n<tr><th class=l>runner image</th><td class=l>{}</td></tr>\n<tr><th class=l>seed</th><td class=l>{}</td></tr>\n<tr><th class=l>dataset layout</th><td class=l>{}</td></tr>\n<tr><th class=l>timings</th><td class=l>warm-up {:?}, measurement {:?} per engine and size{}</td></tr>\n<tr><th class=l>reproduce</th><td class=l><code>{}</code></td></tr>\n</table>\n",
         esc(&m.cpu_model),
         m.logical_cpus,
         format_bytes(m.ram_bytes),
@@ -975,6 +984,7 @@ fn environment(run: &RunResults, run_dir: &Path) -> String {
             .as_deref()
             .unwrap_or("none (ran on the host)")),
         run.config.seed,
+        esc(&run.config.layout_label()),
         run.config.warmup,
         run.config.measure,
         match run.config.min_fetches {

@@ -100,7 +100,7 @@ impl ServerDb for Dolt {
         DOLT_FETCH_COPIES
     }
 
-    fn read_range_sql(&self, first: u64, last: u64) -> String {
+    fn read_range_sql(&self, first: &str, last: &str) -> String {
         mysql_wire::read_range_sql(first, last)
     }
 

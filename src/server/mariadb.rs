@@ -101,8 +101,17 @@ impl ServerDb for Mariadb {
         2
     }
 
-    fn read_range_sql(&self, first: u64, last: u64) -> String {
+    fn read_range_sql(&self, first: &str, last: &str) -> String {
         mysql_wire::read_range_sql(first, last)
+    }
+
+    /// The table's own tablespace file (innodb_file_per_table, the default): its
+    /// clustered index with the rows, off-page blob pages and any secondary index.
+    /// ALLOCATED_SIZE is the file's blocks on disk.
+    fn disk_bytes_sql(&self, namespace: &str) -> Option<String> {
+        Some(format!(
+            "SELECT CAST(ALLOCATED_SIZE AS SIGNED) AS n FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME = '{namespace}/blobs'"
+        ))
     }
 
     /// The buffer pool is the process's own memory, not page cache (and InnoDB reads

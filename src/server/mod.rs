@@ -163,10 +163,22 @@ pub trait ServerDb: Sync {
         2
     }
 
-    /// A query reading the blobs with ids `first..=last` all the way through the
-    /// server's read path (into its own cache and its container's page cache),
-    /// returning their total length as `n`: the steady-state prefill.
-    fn read_range_sql(&self, first: u64, last: u64) -> String;
+    /// A query reading the blobs whose key is from `first` to `last` (SQL literals: ids,
+    /// or `binary_literal`s in a keyed dataset) all the way through the server's read
+    /// path (into its own cache and its container's page cache), returning their total
+    /// length as `n`: the steady-state prefill.
+    fn read_range_sql(&self, first: &str, last: &str) -> String;
+
+    /// A query returning, as `n`, the bytes the namespace's `blobs` table takes on
+    /// disk (rows, TOAST, indexes); None where the server has no such figure.
+    fn disk_bytes_sql(&self, _namespace: &str) -> Option<String> {
+        None
+    }
+
+    /// A 16-byte key as an SQL literal (MySQL's `X'…'`).
+    fn binary_literal(&self, bytes: &[u8]) -> String {
+        format!("X'{}'", crate::key::hex(bytes))
+    }
     /// A query returning, as `n`, bytes of data the server caches outside the page
     /// cache (memory its container's `cache` figure does not count); None if none.
     fn private_cache_sql(&self) -> Option<&'static str> {
@@ -249,9 +261,10 @@ impl Server {
     /// Namespace of a dataset: only [a-z0-9_], so it can be inlined in SQL safely.
     pub fn namespace(self, spec: &crate::dataset::DatasetSpec, options: &ServerOptions) -> String {
         format!(
-            "blobs_{}_x{}{}",
+            "blobs_{}_x{}{}{}",
             spec.size.to_string().to_lowercase(),
             spec.rows,
+            spec.key_suffix("_"),
             self.namespace_suffix(options)
         )
     }

@@ -89,7 +89,7 @@ impl ServerDb for Mysql {
         96 << 20
     }
 
-    fn read_range_sql(&self, first: u64, last: u64) -> String {
+    fn read_range_sql(&self, first: &str, last: &str) -> String {
         mysql_wire::read_range_sql(first, last)
     }
 

@@ -53,7 +53,7 @@ pub fn packet_limit(what: &'static str, fix: &'static str) -> PacketLimit {
 
 /// The steady-state prefill: every blob of the range read whole (LENGTH() of an
 /// off-page BLOB copies it in InnoDB; Dolt reads each blob's chunks).
-pub fn read_range_sql(first: u64, last: u64) -> String {
+pub fn read_range_sql(first: &str, last: &str) -> String {
     format!(
         "SELECT CAST(COALESCE(SUM(LENGTH(data)), 0) AS SIGNED) AS n FROM blobs WHERE id BETWEEN {first} AND {last}"
     )

@@ -128,7 +128,19 @@ impl ServerDb for Postgres {
     /// `length()` of a TOASTed value reads only its header; `get_byte` detoasts the
     /// whole value, as a fetch does. shared_buffers are shared memory, which the
     /// container's `cache` figure already counts: no private cache.
-    fn read_range_sql(&self, first: u64, last: u64) -> String {
+    /// The heap, its TOAST table and every index (the primary key's).
+    fn disk_bytes_sql(&self, namespace: &str) -> Option<String> {
+        Some(format!(
+            "SELECT pg_total_relation_size('{namespace}.blobs')::bigint AS n"
+        ))
+    }
+
+    /// bytea's hex input format.
+    fn binary_literal(&self, bytes: &[u8]) -> String {
+        format!("'\\x{}'::bytea", crate::key::hex(bytes))
+    }
+
+    fn read_range_sql(&self, first: &str, last: &str) -> String {
         format!(
             "SELECT COALESCE(SUM(length(data) + 0 * get_byte(data, 0)), 0)::bigint AS n FROM blobs WHERE id BETWEEN {first} AND {last}"
         )

@@ -172,9 +172,12 @@ impl Store for FloorStore {
         let count = len / size;
         Ok(IdRange {
             count,
-            min: u64::from(count > 0),
-            max: count,
+            ids: Some((u64::from(count > 0), count)),
         })
+    }
+
+    async fn disk_bytes(&mut self) -> Result<Option<u64>> {
+        Ok(Some(std::fs::metadata(&self.path)?.len()))
     }
 
     async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {

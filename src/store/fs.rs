@@ -220,11 +220,7 @@ impl Store for FsStore {
     }
 
     async fn id_range(&mut self) -> Result<IdRange> {
-        let mut range = IdRange {
-            count: 0,
-            min: u64::MAX,
-            max: 0,
-        };
+        let (mut count, mut min, mut max) = (0, u64::MAX, 0);
         for level1 in std::fs::read_dir(&self.dir)? {
             let level1 = level1?;
             if !level1.file_type()?.is_dir() {
@@ -239,16 +235,16 @@ impl Store for FsStore {
                             .with_context(|| {
                                 format!("unexpected file {name:?} in {}", self.dir.display())
                             })?;
-                    range.count += 1;
-                    range.min = range.min.min(id);
-                    range.max = range.max.max(id);
+                    count += 1;
+                    min = min.min(id);
+                    max = max.max(id);
                 }
             }
         }
-        if range.count == 0 {
-            range.min = 0;
-        }
-        Ok(range)
+        Ok(IdRange {
+            count,
+            ids: Some((if count == 0 { 0 } else { min }, max)),
+        })
     }
 
     async fn remove(&mut self) -> Result<()> {

@@ -63,6 +63,12 @@ impl StoreKind {
         }
     }
 
+    /// Stores that can hold rows under a 16-byte key (`--key`): the databases. fs names
+    /// a file by its id and the floor reads at the id's offset.
+    pub fn has_keys(self) -> bool {
+        !matches!(self, StoreKind::Fs | StoreKind::Floor)
+    }
+
     /// Stores in a server container rather than under the data directory.
     pub fn is_server(self) -> bool {
         self.server().is_some()
@@ -89,12 +95,13 @@ impl StoreKind {
 by_name!(StoreKind, "store", |name| StoreKind::all()
     .find(|k| k.name() == name));
 
-/// Ids present in a store, as counted by `verify`.
+/// Rows present in a store, as counted by `verify`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IdRange {
     pub count: u64,
-    pub min: u64,
-    pub max: u64,
+    /// The lowest and highest id ((0, 0) when empty); None for a keyed dataset, which
+    /// stores no ids: `verify` then fetches every id's key.
+    pub ids: Option<(u64, u64)>,
 }
 
 #[allow(async_fn_in_trait)]
@@ -125,6 +132,11 @@ pub trait Store {
     /// way its engines' caches keep it, for the steady-state prefill (`steady.rs`).
     /// Returns the bytes read.
     async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64>;
+    /// Bytes the complete dataset takes on disk (table, TOAST and indexes; the file);
+    /// None where the store cannot say (then reported as unavailable).
+    async fn disk_bytes(&mut self) -> Result<Option<u64>> {
+        Ok(None)
+    }
 }
 
 pub enum AnyStore {
@@ -184,6 +196,9 @@ impl Store for AnyStore {
     }
     async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {
         each_store!(self, s => s.read_chunk(at, bytes).await)
+    }
+    async fn disk_bytes(&mut self) -> Result<Option<u64>> {
+        each_store!(self, s => s.disk_bytes().await)
     }
 }
 

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use migration::{Migrator, MigratorTrait};
+use migration::{KeyColumn, Migrator, MigratorTrait};
 use sea_orm::sqlx;
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ConnectionTrait, DatabaseConnection, DbBackend,
@@ -16,6 +16,7 @@ use sea_orm::{
 use super::IdRange;
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
 use crate::entity::manifest;
+use crate::key::KEY_BYTES;
 
 fn manifest_of(model: &manifest::Model) -> Result<Manifest> {
     Ok(Manifest {
@@ -33,15 +34,19 @@ fn manifest_of(model: &manifest::Model) -> Result<Manifest> {
     })
 }
 
-/// Highest id present; with id-ordered, per-batch transactions also the row count.
-pub(super) async fn max_id(db: &DatabaseConnection) -> Result<u64> {
+/// Rows already loaded: ids 1..=this are present, since rows go in id order in whole
+/// batches. The highest id for integer ids; the row count for a keyed dataset (a
+/// random key's order says nothing of its id).
+pub(super) async fn rows_done(db: &DatabaseConnection, spec: &DatasetSpec) -> Result<u64> {
+    let sql = if spec.key.is_binary() {
+        "SELECT COUNT(*) AS m FROM blobs"
+    } else {
+        "SELECT COALESCE(MAX(id), 0) AS m FROM blobs"
+    };
     let row = db
-        .query_one_raw(Statement::from_string(
-            db.get_database_backend(),
-            "SELECT COALESCE(MAX(id), 0) AS m FROM blobs",
-        ))
+        .query_one_raw(Statement::from_string(db.get_database_backend(), sql))
         .await?
-        .context("MAX(id) returned no row")?;
+        .with_context(|| format!("{sql} returned no row"))?;
     Ok(row.try_get::<i64>("", "m")? as u64)
 }
 
@@ -59,7 +64,7 @@ pub(super) async fn state(
         return Ok(DatasetState::Complete);
     }
     Ok(DatasetState::Partial {
-        rows_done: max_id(db).await?,
+        rows_done: rows_done(db, spec).await?,
     })
 }
 
@@ -69,6 +74,13 @@ pub(super) async fn begin(
     spec: &DatasetSpec,
     location: &Path,
 ) -> Result<u64> {
+    if spec.key.is_binary() {
+        // The migration creates `blobs` keyed by BIGINT only if it is missing.
+        let backend = db.get_database_backend();
+        db.execute(&migration::blobs_table(backend, KeyColumn::Binary16))
+            .await
+            .with_context(|| format!("cannot create the keyed table in {}", location.display()))?;
+    }
     Migrator::up(db, None)
         .await
         .with_context(|| format!("cannot create the schema in {}", location.display()))?;
@@ -90,7 +102,7 @@ pub(super) async fn begin(
             .await?;
         }
     }
-    max_id(db).await
+    rows_done(db, spec).await
 }
 
 /// Insert rows `first_id..` in one multi-row INSERT inside one transaction.
@@ -102,6 +114,7 @@ pub(super) async fn begin(
 /// loader reuses its own buffers from batch to batch.
 pub(super) async fn append(
     db: &DatabaseConnection,
+    spec: &DatasetSpec,
     first_id: u64,
     blobs: &[Vec<u8>],
 ) -> Result<()> {
@@ -109,16 +122,30 @@ pub(super) async fn append(
     let sql = insert_sql(backend, blobs.len());
     match backend {
         DbBackend::Postgres => {
-            insert_batch(db.get_postgres_connection_pool(), &sql, first_id, blobs).await
+            insert_batch(
+                db.get_postgres_connection_pool(),
+                &sql,
+                spec,
+                first_id,
+                blobs,
+            )
+            .await
         }
         DbBackend::MySql => {
-            insert_batch(db.get_mysql_connection_pool(), &sql, first_id, blobs).await
+            insert_batch(db.get_mysql_connection_pool(), &sql, spec, first_id, blobs).await
         }
         DbBackend::Sqlite => {
-            insert_batch(db.get_sqlite_connection_pool(), &sql, first_id, blobs).await
+            insert_batch(db.get_sqlite_connection_pool(), &sql, spec, first_id, blobs).await
         }
         other => anyhow::bail!("no loader for {other:?}"),
     }
+}
+
+/// The keys of a batch's rows, for binding (empty for integer ids).
+fn batch_keys(spec: &DatasetSpec, first_id: u64, rows: usize) -> Vec<[u8; KEY_BYTES]> {
+    (first_id..first_id + rows as u64)
+        .filter_map(|id| spec.key_of(id))
+        .collect()
 }
 
 /// `INSERT INTO blobs (id, data) VALUES ($1, $2), ($3, $4), ...` (`?` outside PostgreSQL).
@@ -139,6 +166,7 @@ fn insert_sql(backend: DbBackend, rows: usize) -> String {
 async fn insert_batch<DB>(
     pool: &sqlx::Pool<DB>,
     sql: &str,
+    spec: &DatasetSpec,
     first_id: u64,
     blobs: &[Vec<u8>],
 ) -> Result<()>
@@ -149,11 +177,14 @@ where
     for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
     DB::Arguments: sqlx::IntoArguments<DB>,
 {
+    let keys = batch_keys(spec, first_id, blobs.len());
     let mut query = sqlx::query::<DB>(sqlx::AssertSqlSafe(sql));
     for (i, blob) in blobs.iter().enumerate() {
-        query = query
-            .bind((first_id + i as u64) as i64)
-            .bind(blob.as_slice());
+        query = match keys.get(i) {
+            Some(key) => query.bind(&key[..]),
+            None => query.bind((first_id + i as u64) as i64),
+        };
+        query = query.bind(blob.as_slice());
     }
     let mut tx = pool.begin().await?;
     query.execute(&mut *tx).await?;
@@ -170,6 +201,7 @@ where
 /// 11-12 MB/s at 64 KiB).
 pub(super) async fn append_in_pieces(
     db: &DatabaseConnection,
+    spec: &DatasetSpec,
     first_id: u64,
     blobs: &[Vec<u8>],
     piece: usize,
@@ -184,9 +216,13 @@ pub(super) async fn append_in_pieces(
         sql.push_str(&", ?".repeat(pieces - 1));
         sql.push_str("))");
     }
+    let keys = batch_keys(spec, first_id, blobs.len());
     let mut query = sqlx::query::<sqlx::MySql>(sqlx::AssertSqlSafe(sql));
     for (i, blob) in blobs.iter().enumerate() {
-        query = query.bind((first_id + i as u64) as i64);
+        query = match keys.get(i) {
+            Some(key) => query.bind(&key[..]),
+            None => query.bind((first_id + i as u64) as i64),
+        };
         if blob.is_empty() {
             query = query.bind(&blob[..]);
         }
@@ -212,7 +248,13 @@ pub(super) async fn mark_complete(db: &DatabaseConnection) -> Result<()> {
     Ok(())
 }
 
-pub(super) async fn id_range(db: &DatabaseConnection) -> Result<IdRange> {
+pub(super) async fn id_range(db: &DatabaseConnection, spec: &DatasetSpec) -> Result<IdRange> {
+    if spec.key.is_binary() {
+        return Ok(IdRange {
+            count: rows_done(db, spec).await?,
+            ids: None,
+        });
+    }
     let row = db
         .query_one_raw(Statement::from_string(
             db.get_database_backend(),
@@ -222,7 +264,9 @@ pub(super) async fn id_range(db: &DatabaseConnection) -> Result<IdRange> {
         .context("count returned no row")?;
     Ok(IdRange {
         count: row.try_get::<i64>("", "n")? as u64,
-        min: row.try_get::<i64>("", "lo")? as u64,
-        max: row.try_get::<i64>("", "hi")? as u64,
+        ids: Some((
+            row.try_get::<i64>("", "lo")? as u64,
+            row.try_get::<i64>("", "hi")? as u64,
+        )),
     })
 }

@@ -182,9 +182,9 @@ impl Store for ServerStore {
     async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {
         let db = self.db.as_ref().context("append before begin")?;
         match self.server.bulk_load() {
-            BulkLoad::Insert => orm::append(db, first_id, blobs).await,
+            BulkLoad::Insert => orm::append(db, &self.spec, first_id, blobs).await,
             BulkLoad::InsertInPieces(piece) => {
-                orm::append_in_pieces(db, first_id, blobs, piece).await
+                orm::append_in_pieces(db, &self.spec, first_id, blobs, piece).await
             }
         }
     }
@@ -258,14 +258,35 @@ impl Store for ServerStore {
 
     async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {
         let ids = super::chunk_ids(&self.spec, at, bytes);
-        let sql = self.server.read_range_sql(*ids.start(), *ids.end());
+        let spec = &self.spec;
+        let sql = match spec
+            .key
+            .key_bounds(spec.seed, spec.rows, *ids.start(), *ids.end())
+        {
+            Some((first, last)) => self.server.read_range_sql(
+                &self.server.binary_literal(&first),
+                &self.server.binary_literal(&last),
+            ),
+            None => self
+                .server
+                .read_range_sql(&ids.start().to_string(), &ids.end().to_string()),
+        };
         let db = self.connect_namespace().await?;
         Ok(Self::count(db, sql).await?.max(0) as u64)
     }
 
     async fn id_range(&mut self) -> Result<IdRange> {
+        let spec = self.spec;
         let db = self.connect_namespace().await?;
-        orm::id_range(db).await
+        orm::id_range(db, &spec).await
+    }
+
+    async fn disk_bytes(&mut self) -> Result<Option<u64>> {
+        let Some(sql) = self.server.disk_bytes_sql(&self.namespace) else {
+            return Ok(None);
+        };
+        let db = self.connect_namespace().await?;
+        Ok(Some(Self::count(db, sql).await?.max(0) as u64))
     }
 
     async fn remove(&mut self) -> Result<()> {

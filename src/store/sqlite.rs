@@ -78,6 +78,7 @@ const BLOB_IO_ABOVE: usize = 1 << 20;
 /// record as it is (`SQLITE_STATIC`), where sqlx copies every argument and hands it
 /// to its worker thread.
 struct Writer {
+    spec: DatasetSpec,
     insert: *mut libsqlite3_sys::sqlite3_stmt,
     /// Null until a large blob is written; closed before each commit.
     blob: *mut libsqlite3_sys::sqlite3_blob,
@@ -88,13 +89,14 @@ struct Writer {
 unsafe impl Send for Writer {}
 
 impl Writer {
-    fn open(path: &Path) -> Result<Self> {
+    fn open(path: &Path, spec: DatasetSpec) -> Result<Self> {
         let conn = super::sqlite_c::Connection::open_path(path)?;
         for pragma in LOAD_PRAGMAS {
             conn.execute(pragma)?;
         }
         let insert = conn.prepare("INSERT INTO blobs (id, data) VALUES (?1, ?2)")?;
         Ok(Self {
+            spec,
             insert,
             blob: std::ptr::null_mut(),
             conn,
@@ -121,10 +123,20 @@ impl Writer {
     fn insert(&mut self, id: u64, blob: &[u8]) -> Result<()> {
         use libsqlite3_sys as ffi;
         let large = blob.len() > BLOB_IO_ABOVE;
-        // SAFETY: the statement is prepared on the open connection; a blob bound
+        let key = self.spec.key_of(id);
+        // SAFETY: the statement is prepared on the open connection; a blob or key bound
         // SQLITE_STATIC stays alive and unchanged until the reset below.
         unsafe {
-            ffi::sqlite3_bind_int64(self.insert, 1, id as i64);
+            match &key {
+                Some(key) => ffi::sqlite3_bind_blob(
+                    self.insert,
+                    1,
+                    key.as_ptr().cast(),
+                    key.len() as std::ffi::c_int,
+                    ffi::SQLITE_STATIC(),
+                ),
+                None => ffi::sqlite3_bind_int64(self.insert, 1, id as i64),
+            };
             if large {
                 ffi::sqlite3_bind_zeroblob64(self.insert, 2, blob.len() as u64);
             } else {
@@ -143,7 +155,9 @@ impl Writer {
                 anyhow::bail!("inserting id {id}: {}", self.conn.message(rc));
             }
             if large {
-                let rc = self.conn.seek_blob(&mut self.blob, id, true);
+                // The row's rowid: the id itself, or the one SQLite gave a keyed row.
+                let rowid = ffi::sqlite3_last_insert_rowid(self.conn.db) as u64;
+                let rc = self.conn.seek_blob(&mut self.blob, rowid, true);
                 if rc != ffi::SQLITE_OK {
                     anyhow::bail!("opening blob {id} to write: {}", self.conn.message(rc));
                 }
@@ -348,7 +362,7 @@ impl Store for SqliteStore {
             db.execute_unprepared(pragma).await?;
         }
         let rows_done = orm::begin(db, &spec, &path).await?;
-        self.writer = Some(Writer::open(&path)?);
+        self.writer = Some(Writer::open(&path, spec)?);
         Ok(rows_done)
     }
 
@@ -406,7 +420,11 @@ impl Store for SqliteStore {
         } else {
             (size.div_ceil(page - 4) + 1) as f64 * page as f64 * 1.01
         };
-        (per_row * rows as f64) as u64 + (1 << 20)
+        // A keyed row also carries its 16-byte key, and the key's index holds it again
+        // with the rowid: ~64 bytes a row with the index's free space (random keys
+        // leave its pages part-filled).
+        let key_bytes = if self.spec.key.is_binary() { 64 } else { 0 };
+        (per_row * rows as f64) as u64 + key_bytes * rows + (1 << 20)
     }
 
     async fn evict(&mut self) -> Result<EvictionReport> {
@@ -442,12 +460,24 @@ impl Store for SqliteStore {
     }
 
     async fn id_range(&mut self) -> Result<IdRange> {
+        let spec = self.spec;
         let db = self.connect(false).await?;
-        orm::id_range(db).await
+        orm::id_range(db, &spec).await
     }
 
     async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {
         super::read_file_chunk(&self.path, at, bytes)
+    }
+
+    /// The file and its WAL (checkpointed into the file when the load finished).
+    async fn disk_bytes(&mut self) -> Result<Option<u64>> {
+        let mut bytes = 0;
+        for file in self.files() {
+            bytes += std::fs::metadata(&file)
+                .with_context(|| format!("cannot stat {}", file.display()))?
+                .len();
+        }
+        Ok(Some(bytes))
     }
 
     async fn remove(&mut self) -> Result<()> {

@@ -48,6 +48,7 @@ impl Connection {
             );
         }
         let conn = Self::open_path(path)?;
+        conn.execute(&format!("PRAGMA mmap_size = {}", at.sqlite_mmap_size))?;
         let mut settings = BTreeMap::new();
         for (name, sql) in SETTINGS {
             settings.insert(name.to_string(), conn.query_text(sql)?);

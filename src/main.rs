@@ -55,6 +55,23 @@ enum Command {
     /// Draw the charts and write the HTML report of a stored run (the newest by default),
     /// optionally compared with an earlier run.
     Report(ReportArgs),
+    /// How should I store my blobs? Runs of the same engines under different dataset
+    /// layouts (--key, --sqlite-page-size, --sqlite-mmap-size, --pg-storage: one run
+    /// each, see scripts/variants.sh) side by side: each layout's p50, p99, load MB/s
+    /// and bytes on disk as a ratio to the engine's default layout, a table per engine
+    /// and a chart per size.
+    Variants(VariantsArgs),
+}
+
+#[derive(clap::Args)]
+struct VariantsArgs {
+    /// Run ids (directories under the results directory) or run directories, one per
+    /// layout; include a run of the default layout for the ratios.
+    #[arg(required = true, num_args = 2..)]
+    runs: Vec<String>,
+    /// Where runs are stored; the page goes to `<results-dir>/variants-<id>/`.
+    #[arg(long, env = "BLOBRACE_RESULTS_DIR", default_value = "charts")]
+    results_dir: std::path::PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -159,6 +176,7 @@ fn run(command: Command) -> Result<()> {
             })
         }
         Command::Report(args) => report(args),
+        Command::Variants(args) => variants(args),
         Command::Env(args) => {
             let config = args.resolve()?;
             // Shows what is in force even when the asked-for cap cannot be had, then fails.
@@ -240,6 +258,34 @@ fn report(args: ReportArgs) -> Result<()> {
         rendered.index.display(),
         rendered.charts,
         rendered.seconds
+    );
+    Ok(())
+}
+
+fn variants(args: VariantsArgs) -> Result<()> {
+    use blobrace::report;
+    let runs = args
+        .runs
+        .iter()
+        .map(|id| {
+            let dir = std::path::Path::new(id);
+            let dir = if dir.join("results.json").exists() {
+                dir.to_path_buf()
+            } else {
+                report::run_dir(&args.results_dir, Some(id))?
+            };
+            report::load_run(&dir)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let dir = args
+        .results_dir
+        .join(format!("variants-{}", blobrace::results::new_run_id()));
+    let written = report::variants::write(&runs, &dir)?;
+    eprintln!(
+        "variants: {} ({} rows, {} charts)",
+        written.index.display(),
+        written.rows,
+        written.charts
     );
     Ok(())
 }

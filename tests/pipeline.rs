@@ -511,3 +511,122 @@ fn each_key_type_is_its_own_sqlite_dataset_fetched_by_key_by_every_sqlite_engine
     assert!(verify.status.success(), "{verified}");
     assert_eq!(verified.matches("as uuidv4 keys").count(), 2, "{verified}");
 }
+
+#[test]
+fn variants_sets_each_layout_beside_the_engines_default_layout() {
+    let root = tempfile::tempdir().unwrap();
+    let small = [
+        "--sizes",
+        "1KiB",
+        "--dataset-bytes",
+        "1MiB",
+        "--warmup",
+        "50ms",
+        "--measure",
+        "100ms",
+    ];
+    let layouts: [&[&str]; 3] = [
+        &["--engines", "floor,sqlite-raw"],
+        &[
+            "--engines",
+            "floor,sqlite-raw",
+            "--sqlite-page-size",
+            "16384",
+        ],
+        &["--engines", "sqlite-raw", "--key", "uuidv7"],
+    ];
+    let mut ids = Vec::new();
+    let mut jsons = Vec::new();
+    for layout in layouts {
+        let out = run(root.path(), &[&["measure"][..], &small, layout].concat());
+        assert!(out.status.success(), "{}", stderr(&out));
+        let dir = common::newest_run(root.path());
+        jsons.push(
+            serde_json::from_slice::<serde_json::Value>(
+                &std::fs::read(dir.join("results.json")).unwrap(),
+            )
+            .unwrap(),
+        );
+        ids.push(dir.file_name().unwrap().to_str().unwrap().to_string());
+    }
+    let results_dir = root.path().join("results");
+    let variants = |runs: &[&str]| {
+        common::blobrace()
+            .arg("variants")
+            .args(runs)
+            .arg("--results-dir")
+            .arg(&results_dir)
+            .output()
+            .unwrap()
+    };
+    let out = variants(&ids.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page_dir = std::fs::read_dir(&results_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("variants-")
+        })
+        .expect("a variants directory");
+    let rows: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(page_dir.join("variants.json")).unwrap()).unwrap();
+    let rows = rows.as_array().unwrap();
+    // sqlite-raw under three layouts; the floor has no layout and is no row of its own.
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert!(rows.iter().all(|r| r["engine"] == "sqlite-raw"));
+    let p50 = |json: &serde_json::Value, engine: &str| {
+        json["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["engine"] == engine)
+            .unwrap()["measured"]["latency"]["p50_ns"]
+            .as_f64()
+            .unwrap()
+    };
+    let row = |layout: &str| rows.iter().find(|r| r["layout"] == layout).unwrap();
+    assert_eq!(row("default")["p50_ratio"], 1.0);
+    let page = row("page 16384");
+    let expected = p50(&jsons[1], "sqlite-raw") / p50(&jsons[0], "sqlite-raw");
+    assert!(
+        (page["p50_ratio"].as_f64().unwrap() - expected).abs() < 1e-9,
+        "{page}"
+    );
+    let vs_floor = p50(&jsons[1], "sqlite-raw") / p50(&jsons[1], "floor");
+    assert!(
+        (page["p50_vs_floor"].as_f64().unwrap() - vs_floor).abs() < 1e-9,
+        "{page}"
+    );
+    // Both runs recorded their file's size on disk.
+    assert!(page["disk_ratio"].as_f64().unwrap() > 0.0, "{page}");
+    let keyed = row("key uuidv7");
+    assert!(keyed["p50_ratio"].as_f64().unwrap() > 0.0);
+    assert!(keyed["p50_vs_floor"].is_null(), "no floor in the keyed run");
+    let html = std::fs::read_to_string(page_dir.join("index.html")).unwrap();
+    for needle in [
+        "<h2>sqlite-raw</h2>",
+        "page 16384",
+        "key uuidv7",
+        "no floor in its run",
+    ] {
+        assert!(html.contains(needle), "{needle} missing");
+    }
+    let svg = std::fs::read_to_string(page_dir.join("variants-1KiB-cold.svg")).unwrap();
+    assert!(svg.contains("key uuidv7") && svg.contains("page 16384"));
+
+    // One run is nothing to compare; an unknown run is named.
+    let one = variants(&[&ids[0]]);
+    assert_eq!(one.status.code(), Some(2), "{}", stderr(&one));
+    let unknown = variants(&[&ids[0], "no-such-run"]);
+    assert!(!unknown.status.success());
+    assert!(
+        stderr(&unknown).contains("no run no-such-run"),
+        "{}",
+        stderr(&unknown)
+    );
+}

@@ -733,14 +733,7 @@ fn uuid_keys_are_their_own_binary_keyed_datasets_fetched_by_key_on_both_servers(
             &[
                 &["measure"][..],
                 &base,
-                &[
-                    "--warmup",
-                    "50ms",
-                    "--measure",
-                    "200ms",
-                    "--cache",
-                    "both",
-                ],
+                &["--warmup", "50ms", "--measure", "200ms", "--cache", "both"],
             ]
             .concat(),
             &urls,

@@ -18,7 +18,7 @@ use crate::summary::{SummaryRow, rows};
 
 // `td.w` may break anywhere: image digests and container paths are long unbroken
 // words that would otherwise widen the environment table past the page.
-const CSS: &str = "body{font-family:DejaVu Sans,Verdana,sans-serif;margin:2em auto;max-width:1100px;color:#222}
+pub(super) const CSS: &str = "body{font-family:DejaVu Sans,Verdana,sans-serif;margin:2em auto;max-width:1100px;color:#222}
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}
 th{background:#f3f3f3}td.l,th.l{text-align:left}td.w{overflow-wrap:anywhere}.warn{background:#fff3cd;border:2px solid #d39e00;padding:.8em 1.2em;margin:1em 0}
@@ -26,7 +26,7 @@ th{background:#f3f3f3}td.l,th.l{text-align:left}td.w{overflow-wrap:anywhere}.war
 figure{margin:1.5em 0}figure img{width:100%;border:1px solid #ddd}figcaption{font-size:.9em;color:#555}
 code{background:#f3f3f3;padding:.1em .3em}.muted{color:#777}";
 
-fn esc(text: &str) -> String {
+pub(super) fn esc(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -8,6 +8,7 @@ pub mod compare;
 pub mod data;
 pub mod export;
 mod html;
+pub mod variants;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

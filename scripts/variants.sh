@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# How should I store my blobs? Measure each dataset layout in its own run, back to
+# back, then put them side by side with `blobrace variants`:
+#
+#   scripts/variants.sh [blobrace measure flags...]
+#   scripts/variants.sh --profile quick --sizes 64KiB
+#
+# Layouts (one run each; a layout is a dataset of its own):
+#   default            the floor, SQLite (sqlite-raw, sqlite-blobio), PostgreSQL and
+#                      MariaDB (raw engines) as loaded today: integer ids, 4 KiB pages
+#   --key uuidv4|uuidv7|ulid   the same databases keyed by 16-byte keys
+#   --sqlite-page-size 16384|65536, --sqlite-mmap-size 4GiB   SQLite only, with the floor
+#   --pg-storage external      PostgreSQL only, with the floor
+# The floor runs in every run that can have it (not in keyed runs: it reads by
+# offset), so each result also has its own run's floor beside it: the disk drifts
+# between runs. The flags given are passed to every run (sizes, profile, cap...);
+# without --drop-after each layout's datasets stay on disk (about 3 GiB per size and
+# store at full scale). BLOBRACE_VARIANTS_LAYOUTS picks layouts by name, e.g.
+# "default uuidv7 page16384".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+blobrace=${BLOBRACE_BIN:-target/release/blobrace}
+[ -x "$blobrace" ] || cargo build --release --bin blobrace
+results_dir=${BLOBRACE_RESULTS_DIR:-charts}
+
+servers=postgres-raw,mariadb-raw
+declare -A layouts=(
+  [default]="--engines floor,sqlite-raw,sqlite-blobio,$servers"
+  [uuidv4]="--engines sqlite-raw,sqlite-blobio,$servers --key uuidv4"
+  [uuidv7]="--engines sqlite-raw,sqlite-blobio,$servers --key uuidv7"
+  [ulid]="--engines sqlite-raw,sqlite-blobio,$servers --key ulid"
+  [page16384]="--engines floor,sqlite-raw,sqlite-blobio --sqlite-page-size 16384"
+  [page65536]="--engines floor,sqlite-raw,sqlite-blobio --sqlite-page-size 65536"
+  [mmap]="--engines floor,sqlite-raw,sqlite-blobio --sqlite-mmap-size 4GiB"
+  [pg-external]="--engines floor,postgres-raw --pg-storage external"
+)
+order=${BLOBRACE_VARIANTS_LAYOUTS:-default uuidv4 uuidv7 ulid page16384 page65536 mmap pg-external}
+
+runs=()
+for name in $order; do
+  [ -n "${layouts[$name]:-}" ] || { echo "variants: unknown layout '$name': choose from ${!layouts[*]}" >&2; exit 2; }
+  echo "variants: layout $name ($(date -u +%T))" >&2
+  # shellcheck disable=SC2086 # the layout's flags are words
+  "$blobrace" measure ${layouts[$name]} --results-dir "$results_dir" "$@"
+  # Run ids sort by their start time: the newest run directory is this one's.
+  runs+=("$(basename "$(ls -d "$results_dir"/[0-9]*/ | sort | tail -n 1)")")
+done
+"$blobrace" variants --results-dir "$results_dir" "${runs[@]}"

@@ -509,8 +509,10 @@ pub struct RunArgs {
           help = format!("Latency target of the report's verdict: the largest size whose p99 is at or under it. Default {}.", duration_label(DEFAULT_TARGET_P99)))]
     pub target_p99: Option<Duration>,
 
-    /// How PostgreSQL stores the blob column: extended (its default: try to compress,
-    /// then TOAST) or external (TOAST without a compression attempt). Each is its own dataset.
+    /// How PostgreSQL stores the blobs: extended (its default: try to compress, then
+    /// TOAST), external (TOAST without a compression attempt), or lo (large objects: the
+    /// row holds an oid, the bytes are in pg_largeobject, written with lo_from_bytea and
+    /// read with lo_get). Each is its own dataset (schema suffix _external, _lo).
     #[arg(long, env = "BLOBRACE_PG_STORAGE", value_enum, default_value_t = PgStorage::Extended)]
     pub pg_storage: PgStorage,
 
@@ -690,7 +692,7 @@ impl RunConfig {
             self.key,
             self.sqlite_page_size,
             self.sqlite_mmap_size,
-            format!("{:?}", self.pg_storage).to_lowercase()
+            crate::serde_name(&self.pg_storage)
         )
     }
 

@@ -798,3 +798,135 @@ fn uuid_keys_are_their_own_binary_keyed_datasets_fetched_by_key_on_both_servers(
     );
     assert!(drop.status.success(), "{}", stderr(&drop));
 }
+
+#[test]
+fn a_parallel_load_stopped_with_a_gap_resumes_after_the_last_unbroken_id() {
+    let Some((_servers, urls)) = servers_or_skip("the parallel-load resume test") else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    // PostgreSQL loads two batches at once; 1KiB rows, 4096 per batch, 24576 rows.
+    let base = [
+        "--engines",
+        "postgres-raw",
+        "--sizes",
+        "1KiB",
+        "--dataset-bytes",
+        "24MiB",
+    ];
+    let load = with_servers(&[&["load"][..], &base].concat(), &urls);
+    let drop = run_s(
+        root.path(),
+        &with_servers(&[&["drop"][..], &base].concat(), &urls),
+    );
+    assert!(drop.status.success(), "{}", stderr(&drop));
+    let first = run_s(root.path(), &load);
+    assert!(first.status.success(), "{}", stderr(&first));
+    // What a load killed with batch 3 uncommitted and batch 4 committed leaves: ids
+    // 1..=8192, then 12289..=24576 (4096-row batches), and no "complete" mark.
+    let schema = format!("{}?options=-csearch_path%3Dblobs_1kib_x24576", urls.0);
+    sql(&schema, "DELETE FROM blobs WHERE id BETWEEN 8193 AND 12288");
+    sql(&schema, "UPDATE manifest SET complete = false");
+    let resumed = run_s(root.path(), &load);
+    let err = stderr(&resumed);
+    assert!(resumed.status.success(), "{err}");
+    // It resumed from the unbroken run 1..=8192 (16 MiB left), not from MAX(id).
+    assert!(err.contains("resumed 16MiB"), "{err}");
+    let verify = run_s(
+        root.path(),
+        &with_servers(&[&["verify"][..], &base].concat(), &urls),
+    );
+    let verified = stderr(&verify);
+    assert!(verify.status.success(), "{verified}");
+    assert!(verified.contains("ids 1..=24576"), "{verified}");
+    let drop = run_s(
+        root.path(),
+        &with_servers(&[&["drop"][..], &base].concat(), &urls),
+    );
+    assert!(drop.status.success(), "{}", stderr(&drop));
+}
+
+#[test]
+fn postgres_large_objects_are_their_own_dataset_read_with_lo_get_and_unlinked_on_drop() {
+    let Some((_servers, urls)) = servers_or_skip("the large-object layout") else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let base = [
+        "--engines",
+        "postgres,postgres-raw",
+        "--sizes",
+        "64KiB",
+        "--dataset-bytes",
+        "3MiB",
+        "--pg-storage",
+        "lo",
+    ];
+    let measure = run_s(
+        root.path(),
+        &with_servers(
+            &[
+                &["measure"][..],
+                &base,
+                &["--warmup", "50ms", "--measure", "200ms", "--cache", "both"],
+            ]
+            .concat(),
+            &urls,
+        ),
+    );
+    assert!(measure.status.success(), "{}", stderr(&measure));
+    let (_, json) = only_run(root.path());
+    assert_eq!(json["config"]["pg_storage"], "lo");
+    let results = json["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4, "2 engines x 2 cache states");
+    let ns = "blobs_64kib_x48_lo";
+    for r in results {
+        // Content checks passed on bytes read through lo_get.
+        assert!(r["measured"]["count"].as_u64().unwrap() > 0, "{r}");
+        assert_eq!(r["settings"]["schema"], ns);
+        assert!(
+            r["settings"]["access"]
+                .as_str()
+                .unwrap()
+                .contains("lo_get(data)"),
+            "{}",
+            r["settings"]
+        );
+    }
+    assert_eq!(
+        sql_value(
+            &urls.0,
+            &format!(
+                "SELECT data_type::text FROM information_schema.columns WHERE table_schema = '{ns}' AND table_name = 'blobs' AND column_name = 'data'"
+            )
+        ),
+        "oid"
+    );
+    // One large object per row, 2 KiB pages of it in pg_largeobject.
+    assert_eq!(
+        sql_value(
+            &urls.0,
+            &format!(
+                "SELECT count(*)::text FROM {ns}.blobs b JOIN pg_largeobject_metadata m ON m.oid = b.data"
+            )
+        ),
+        "48"
+    );
+    let oids = sql_value(
+        &urls.0,
+        &format!("SELECT string_agg(data::text, ',') FROM {ns}.blobs"),
+    );
+    let drop = run_s(
+        root.path(),
+        &with_servers(&[&["drop"][..], &base].concat(), &urls),
+    );
+    assert!(drop.status.success(), "{}", stderr(&drop));
+    assert_eq!(
+        sql_value(
+            &urls.0,
+            &format!("SELECT count(*)::text FROM pg_largeobject_metadata WHERE oid IN ({oids})")
+        ),
+        "0",
+        "the dropped dataset's large objects are gone"
+    );
+}

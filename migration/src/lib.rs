@@ -9,7 +9,7 @@ pub use sea_orm_migration::prelude::*;
 
 mod m20261122_000001_create_blob_tables;
 
-pub use m20261122_000001_create_blob_tables::{KeyColumn, blobs_table};
+pub use m20261122_000001_create_blob_tables::{DataColumn, KeyColumn, blobs_table};
 
 pub struct Migrator;
 

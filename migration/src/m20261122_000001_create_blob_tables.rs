@@ -40,8 +40,16 @@ pub enum KeyColumn {
     Binary16,
 }
 
-/// `blobs (id <key> PRIMARY KEY, data <blob>)`.
-pub fn blobs_table(backend: DbBackend, key: KeyColumn) -> TableCreateStatement {
+/// The blob column of `blobs`: the bytes themselves, or (PostgreSQL large objects) the
+/// oid of a large object holding them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataColumn {
+    Blob,
+    Oid,
+}
+
+/// `blobs (id <key> PRIMARY KEY, data <blob or oid>)`.
+pub fn blobs_table(backend: DbBackend, key: KeyColumn, data: DataColumn) -> TableCreateStatement {
     let mut id = ColumnDef::new(Blobs::Id);
     match key {
         KeyColumn::Integer => id.big_integer(),
@@ -55,7 +63,14 @@ pub fn blobs_table(backend: DbBackend, key: KeyColumn) -> TableCreateStatement {
         .table(Blobs::Table)
         .if_not_exists()
         .col(id)
-        .col(blob_column(backend))
+        .col(match data {
+            DataColumn::Blob => blob_column(backend),
+            DataColumn::Oid => {
+                let mut column = ColumnDef::new(Blobs::Data);
+                column.custom(Alias::new("oid")).not_null();
+                column
+            }
+        })
         .to_owned()
 }
 
@@ -64,7 +79,7 @@ impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let backend = manager.get_database_backend();
         manager
-            .create_table(blobs_table(backend, KeyColumn::Integer))
+            .create_table(blobs_table(backend, KeyColumn::Integer, DataColumn::Blob))
             .await?;
         manager
             .create_table(

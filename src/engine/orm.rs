@@ -2,7 +2,8 @@
 //! application writes to get one row by primary key.
 
 use anyhow::{Context, Result};
-use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, Statement};
+use sea_orm::sea_query::Expr;
+use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, QuerySelect, Statement};
 
 use super::{Engine, EngineSettings};
 use crate::dataset::DatasetSpec;
@@ -11,6 +12,9 @@ use crate::entity::{blob, blob_keyed};
 pub struct OrmEngine {
     db: DatabaseConnection,
     spec: DatasetSpec,
+    /// The bytes are not the `data` column itself but this expression of it
+    /// (PostgreSQL's `lo_get(data)`): selected as `data`.
+    data_expr: Option<&'static str>,
     settings: EngineSettings,
 }
 
@@ -22,20 +26,53 @@ impl OrmEngine {
             "sea-orm blob::Entity::find_by_id(id).one(&db)"
         };
         settings.insert("access".into(), access.into());
-        Self { db, spec, settings }
+        Self {
+            db,
+            spec,
+            data_expr: None,
+            settings,
+        }
+    }
+
+    /// Read the bytes through `expr` of the column where it is not `data`.
+    pub fn reading(mut self, expr: &'static str) -> Self {
+        if expr != "data" {
+            self.data_expr = Some(expr);
+            let access = self.settings.get("access").cloned().unwrap_or_default();
+            self.settings.insert(
+                "access".into(),
+                format!("{access}, selecting id and {expr} AS data"),
+            );
+        }
+        self
     }
 }
 
 impl Engine for OrmEngine {
     #[inline]
     async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
-        let data = match self.spec.key_of(id) {
+        let data = match (self.spec.key_of(id), self.data_expr) {
             // SeaORM takes the key as an owned value, as an application's lookup does.
-            Some(key) => blob_keyed::Entity::find_by_id(key.to_vec())
+            (Some(key), None) => blob_keyed::Entity::find_by_id(key.to_vec())
                 .one(&self.db)
                 .await?
                 .map(|row| row.data),
-            None => blob::Entity::find_by_id(id as i64)
+            (Some(key), Some(expr)) => blob_keyed::Entity::find_by_id(key.to_vec())
+                .select_only()
+                .column(blob_keyed::Column::Id)
+                .column_as(Expr::cust(expr), "data")
+                .one(&self.db)
+                .await?
+                .map(|row| row.data),
+            (None, None) => blob::Entity::find_by_id(id as i64)
+                .one(&self.db)
+                .await?
+                .map(|row| row.data),
+            // What an application reading large objects through SeaORM writes.
+            (None, Some(expr)) => blob::Entity::find_by_id(id as i64)
+                .select_only()
+                .column(blob::Column::Id)
+                .column_as(Expr::cust(expr), "data")
                 .one(&self.db)
                 .await?
                 .map(|row| row.data),

@@ -14,20 +14,20 @@ use crate::dataset::DatasetSpec;
 
 /// The raw engine on an open connection: the protocol decides sqlx's database
 /// type and the placeholder; every server speaking it shares the variant.
+/// `sql`: the server's fetch (`ServerDb::fetch_sql`), one placeholder.
 pub fn open(
     db: DatabaseConnection,
+    sql: &'static str,
     spec: DatasetSpec,
     settings: EngineSettings,
 ) -> Result<AnyEngine> {
     Ok(match db.get_database_backend() {
         DbBackend::Postgres => {
             let pool = db.get_postgres_connection_pool().clone();
-            let sql = "SELECT data FROM blobs WHERE id = $1";
             AnyEngine::RawPostgres(RawEngine::new(db, pool, sql, spec, settings))
         }
         DbBackend::MySql => {
             let pool = db.get_mysql_connection_pool().clone();
-            let sql = "SELECT data FROM blobs WHERE id = ?";
             AnyEngine::RawMySql(RawEngine::new(db, pool, sql, spec, settings))
         }
         other => bail!("no raw engine for {other:?}"),

@@ -29,10 +29,15 @@ async fn connect(
 
 pub async fn open_orm(store: StoreKind, at: &Locations, spec: DatasetSpec) -> Result<AnyEngine> {
     let (db, settings) = connect(store, at, spec).await?;
-    Ok(AnyEngine::Orm(OrmEngine::new(db, spec, settings)))
+    let server = store.server().expect("a server store");
+    let data = server.data_read_expr(&at.server_options);
+    Ok(AnyEngine::Orm(
+        OrmEngine::new(db, spec, settings).reading(data),
+    ))
 }
 
 pub async fn open_raw(store: StoreKind, at: &Locations, spec: DatasetSpec) -> Result<AnyEngine> {
     let (db, settings) = connect(store, at, spec).await?;
-    raw::open(db, spec, settings)
+    let server = store.server().expect("a server store");
+    raw::open(db, server.fetch_sql(&at.server_options), spec, settings)
 }

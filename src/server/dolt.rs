@@ -8,7 +8,9 @@
 use sea_orm::{ConnectOptions, DbBackend};
 
 use super::mysql_wire;
-use super::{BulkLoad, CacheSetting, ComposeEnv, PacketLimit, ServerDb, ServerPprof};
+use super::{
+    BulkLoad, CacheSetting, ComposeEnv, PacketLimit, ServerDb, ServerOptions, ServerPprof,
+};
 
 pub struct Dolt;
 
@@ -100,7 +102,7 @@ impl ServerDb for Dolt {
         DOLT_FETCH_COPIES
     }
 
-    fn read_range_sql(&self, first: &str, last: &str) -> String {
+    fn read_range_sql(&self, first: &str, last: &str, _options: &ServerOptions) -> String {
         mysql_wire::read_range_sql(first, last)
     }
 

@@ -6,7 +6,7 @@
 use sea_orm::{ConnectOptions, DbBackend};
 
 use super::mysql_wire;
-use super::{CacheSetting, ComposeEnv, PacketLimit, ServerDb};
+use super::{CacheSetting, ComposeEnv, PacketLimit, ServerDb, ServerOptions};
 
 pub struct Mariadb;
 
@@ -101,14 +101,14 @@ impl ServerDb for Mariadb {
         2
     }
 
-    fn read_range_sql(&self, first: &str, last: &str) -> String {
+    fn read_range_sql(&self, first: &str, last: &str, _options: &ServerOptions) -> String {
         mysql_wire::read_range_sql(first, last)
     }
 
     /// The table's own tablespace file (innodb_file_per_table, the default): its
     /// clustered index with the rows, off-page blob pages and any secondary index.
     /// ALLOCATED_SIZE is the file's blocks on disk.
-    fn disk_bytes_sql(&self, namespace: &str) -> Option<String> {
+    fn disk_bytes_sql(&self, namespace: &str, _options: &ServerOptions) -> Option<String> {
         Some(format!(
             "SELECT CAST(ALLOCATED_SIZE AS SIGNED) AS n FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME = '{namespace}/blobs'"
         ))

@@ -138,6 +138,38 @@ pub trait ServerDb: Sync {
     fn bulk_load(&self) -> BulkLoad {
         BulkLoad::Insert
     }
+    /// Batches the loader keeps in flight at once, each on its own connection (and
+    /// its own server process or thread), for a server whose one connection cannot
+    /// use the CPUs of its cap. Integer ids only: a keyed dataset goes in one batch
+    /// after another, in generation order.
+    fn load_connections(&self, _options: &ServerOptions) -> usize {
+        1
+    }
+    /// The blob column's type (`DataColumn::Oid`: the bytes live in a large object).
+    fn data_column(&self, _options: &ServerOptions) -> migration::DataColumn {
+        migration::DataColumn::Blob
+    }
+    /// How a bound blob becomes the column's value: `{}` is its placeholder.
+    fn insert_data_template(&self, _options: &ServerOptions) -> &'static str {
+        "{}"
+    }
+    /// The expression that reads a row's bytes (`data`, or PostgreSQL's
+    /// `lo_get(data)`): the ORM engine selects it as `data`.
+    fn data_read_expr(&self, _options: &ServerOptions) -> &'static str {
+        "data"
+    }
+    /// The raw engine's prepared fetch, one placeholder for the id or key.
+    fn fetch_sql(&self, _options: &ServerOptions) -> &'static str {
+        match self.backend() {
+            DbBackend::Postgres => "SELECT data FROM blobs WHERE id = $1",
+            _ => "SELECT data FROM blobs WHERE id = ?",
+        }
+    }
+    /// Statements run before a dataset's namespace is dropped (PostgreSQL unlinks its
+    /// large objects: they live outside the schema).
+    fn before_drop_sql(&self, _namespace: &str, _options: &ServerOptions) -> Vec<String> {
+        Vec::new()
+    }
     /// Statements run in the dataset's namespace once every row is in (Dolt's commit).
     fn after_load_sql(&self) -> Vec<String> {
         Vec::new()
@@ -167,11 +199,12 @@ pub trait ServerDb: Sync {
     /// or `binary_literal`s in a keyed dataset) all the way through the server's read
     /// path (into its own cache and its container's page cache), returning their total
     /// length as `n`: the steady-state prefill.
-    fn read_range_sql(&self, first: &str, last: &str) -> String;
+    fn read_range_sql(&self, first: &str, last: &str, options: &ServerOptions) -> String;
 
     /// A query returning, as `n`, the bytes the namespace's `blobs` table takes on
-    /// disk (rows, TOAST, indexes); None where the server has no such figure.
-    fn disk_bytes_sql(&self, _namespace: &str) -> Option<String> {
+    /// disk (rows, TOAST, indexes; NULL where it cannot say this time); None where the
+    /// server has no such figure.
+    fn disk_bytes_sql(&self, _namespace: &str, _options: &ServerOptions) -> Option<String> {
         None
     }
 
@@ -232,11 +265,21 @@ impl Server {
     /// Connection settings shared by the loader and the engines: no ping per
     /// checkout, no statement logging, one connection, the dataset's namespace.
     pub fn connect_options(self, url: &str, namespace: Option<&str>) -> ConnectOptions {
+        self.pool_options(url, namespace, 1)
+    }
+
+    /// The same with a pool of `connections` (the loader's parallel batches).
+    pub fn pool_options(
+        self,
+        url: &str,
+        namespace: Option<&str>,
+        connections: u32,
+    ) -> ConnectOptions {
         let mut options = ConnectOptions::new(url.to_string());
         options
             .sqlx_logging(false)
             .test_before_acquire(false)
-            .max_connections(1)
+            .max_connections(connections)
             .min_connections(1)
             .connect_timeout(Duration::from_secs(5));
         self.connection_setup(&mut options, namespace);
@@ -245,7 +288,17 @@ impl Server {
 
     /// Connect, turning a refusal into an error that names the URL and the fix.
     pub async fn connect(self, url: &str, namespace: Option<&str>) -> Result<DatabaseConnection> {
-        Database::connect(self.connect_options(url, namespace))
+        self.connect_pool(url, namespace, 1).await
+    }
+
+    /// `connect` with a pool of `connections`.
+    pub async fn connect_pool(
+        self,
+        url: &str,
+        namespace: Option<&str>,
+        connections: u32,
+    ) -> Result<DatabaseConnection> {
+        Database::connect(self.pool_options(url, namespace, connections))
             .await
             .with_context(|| {
                 format!(

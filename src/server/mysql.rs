@@ -8,7 +8,7 @@
 use sea_orm::{ConnectOptions, DbBackend};
 
 use super::mysql_wire;
-use super::{CacheSetting, ComposeEnv, PacketLimit, ServerDb};
+use super::{CacheSetting, ComposeEnv, PacketLimit, ServerDb, ServerOptions};
 
 pub struct Mysql;
 
@@ -89,7 +89,7 @@ impl ServerDb for Mysql {
         96 << 20
     }
 
-    fn read_range_sql(&self, first: &str, last: &str) -> String {
+    fn read_range_sql(&self, first: &str, last: &str, _options: &ServerOptions) -> String {
         mysql_wire::read_range_sql(first, last)
     }
 

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use migration::{KeyColumn, Migrator, MigratorTrait};
+use migration::{DataColumn, KeyColumn, Migrator, MigratorTrait};
 use sea_orm::sqlx;
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ConnectionTrait, DatabaseConnection, DbBackend,
@@ -35,14 +35,30 @@ fn manifest_of(model: &manifest::Model) -> Result<Manifest> {
 }
 
 /// Rows already loaded: ids 1..=this are present, since rows go in id order in whole
-/// batches. The highest id for integer ids; the row count for a keyed dataset (a
-/// random key's order says nothing of its id).
+/// batches. For integer ids the highest id before any gap; the row count for a keyed
+/// dataset (a random key's order says nothing of its id; keyed loads are serial).
 pub(super) async fn rows_done(db: &DatabaseConnection, spec: &DatasetSpec) -> Result<u64> {
-    let sql = if spec.key.is_binary() {
-        "SELECT COUNT(*) AS m FROM blobs"
-    } else {
-        "SELECT COALESCE(MAX(id), 0) AS m FROM blobs"
-    };
+    if spec.key.is_binary() {
+        return query_u64(db, "SELECT COUNT(*) AS m FROM blobs").await;
+    }
+    let max = query_u64(db, "SELECT COALESCE(MAX(id), 0) AS m FROM blobs").await?;
+    if max == 0 || query_u64(db, "SELECT COUNT(*) AS m FROM blobs").await? == max {
+        return Ok(max);
+    }
+    // A parallel load (`ServerDb::load_connections`) stopped with a later batch
+    // committed and an earlier one not: the ids without a gap end before the first
+    // id whose successor is missing.
+    if query_u64(db, "SELECT COUNT(*) AS m FROM blobs WHERE id = 1").await? == 0 {
+        return Ok(0);
+    }
+    query_u64(
+        db,
+        "SELECT COALESCE(MIN(b.id), 0) AS m FROM blobs b WHERE NOT EXISTS (SELECT 1 FROM blobs c WHERE c.id = b.id + 1)",
+    )
+    .await
+}
+
+async fn query_u64(db: &DatabaseConnection, sql: &str) -> Result<u64> {
     let row = db
         .query_one_raw(Statement::from_string(db.get_database_backend(), sql))
         .await?
@@ -73,13 +89,20 @@ pub(super) async fn begin(
     db: &DatabaseConnection,
     spec: &DatasetSpec,
     location: &Path,
+    data: DataColumn,
 ) -> Result<u64> {
-    if spec.key.is_binary() {
-        // The migration creates `blobs` keyed by BIGINT only if it is missing.
+    if spec.key.is_binary() || data != DataColumn::Blob {
+        // The migration creates `blobs` (BIGINT ids, the bytes in the row) only if it
+        // is missing: a dataset of another layout creates it first.
         let backend = db.get_database_backend();
-        db.execute(&migration::blobs_table(backend, KeyColumn::Binary16))
+        let key = if spec.key.is_binary() {
+            KeyColumn::Binary16
+        } else {
+            KeyColumn::Integer
+        };
+        db.execute(&migration::blobs_table(backend, key, data))
             .await
-            .with_context(|| format!("cannot create the keyed table in {}", location.display()))?;
+            .with_context(|| format!("cannot create the table in {}", location.display()))?;
     }
     Migrator::up(db, None)
         .await
@@ -102,7 +125,15 @@ pub(super) async fn begin(
             .await?;
         }
     }
-    rows_done(db, spec).await
+    let done = rows_done(db, spec).await?;
+    if !spec.key.is_binary() {
+        // Rows past a gap (a parallel load's later batches) go: the load resumes
+        // after the last id of the unbroken run 1..=done.
+        db.execute_unprepared(&format!("DELETE FROM blobs WHERE id > {done}"))
+            .await
+            .with_context(|| format!("cannot trim {} to ids 1..={done}", location.display()))?;
+    }
+    Ok(done)
 }
 
 /// Insert rows `first_id..` in one multi-row INSERT inside one transaction.
@@ -117,9 +148,10 @@ pub(super) async fn append(
     spec: &DatasetSpec,
     first_id: u64,
     blobs: &[Vec<u8>],
+    data_template: &str,
 ) -> Result<()> {
     let backend = db.get_database_backend();
-    let sql = insert_sql(backend, blobs.len());
+    let sql = insert_sql(backend, blobs.len(), data_template);
     match backend {
         DbBackend::Postgres => {
             insert_batch(
@@ -148,17 +180,20 @@ fn batch_keys(spec: &DatasetSpec, first_id: u64, rows: usize) -> Vec<[u8; KEY_BY
         .collect()
 }
 
-/// `INSERT INTO blobs (id, data) VALUES ($1, $2), ($3, $4), ...` (`?` outside PostgreSQL).
-fn insert_sql(backend: DbBackend, rows: usize) -> String {
+/// `INSERT INTO blobs (id, data) VALUES ($1, $2), ($3, $4), ...` (`?` outside
+/// PostgreSQL), each blob's placeholder put in `data_template` for `{}`
+/// (`lo_from_bytea(0, {})`: PostgreSQL large objects).
+fn insert_sql(backend: DbBackend, rows: usize, data_template: &str) -> String {
     let mut sql = String::from("INSERT INTO blobs (id, data) VALUES ");
     for i in 0..rows {
         if i > 0 {
             sql.push_str(", ");
         }
-        match backend {
-            DbBackend::Postgres => sql.push_str(&format!("(${}, ${})", 2 * i + 1, 2 * i + 2)),
-            _ => sql.push_str("(?, ?)"),
-        }
+        let (id, data) = match backend {
+            DbBackend::Postgres => (format!("${}", 2 * i + 1), format!("${}", 2 * i + 2)),
+            _ => ("?".to_string(), "?".to_string()),
+        };
+        sql.push_str(&format!("({id}, {})", data_template.replace("{}", &data)));
     }
     sql
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use tokio::task::JoinSet;
 
 use super::{IdRange, Store, StoreKind, orm, rows_for_batch};
 use crate::dataset::{DatasetSpec, DatasetState};
@@ -28,6 +29,9 @@ pub struct ServerStore {
     options: ServerOptions,
     location: PathBuf,
     db: Option<DatabaseConnection>,
+    /// Batches being written (`ServerDb::load_connections` > 1): each on its own
+    /// connection of `db`'s pool; errors surface at the next append or at finish.
+    in_flight: JoinSet<Result<()>>,
 }
 
 impl ServerStore {
@@ -51,7 +55,29 @@ impl ServerStore {
             options,
             location,
             db: None,
+            in_flight: JoinSet::new(),
         }
+    }
+
+    /// Batches in flight at once: the server's choice for integer ids, one for keys.
+    fn parallel_batches(&self) -> usize {
+        if self.spec.key.is_binary() {
+            1
+        } else {
+            self.server.load_connections(&self.options).max(1)
+        }
+    }
+
+    /// Wait for batches in flight until at most `left` remain; the first error wins
+    /// (the rest are dropped: their transactions roll back).
+    async fn settle(&mut self, left: usize) -> Result<()> {
+        while self.in_flight.len() > left {
+            match self.in_flight.join_next().await {
+                Some(done) => done.context("a loading task failed")??,
+                None => break,
+            }
+        }
+        Ok(())
     }
 
     async fn admin(&self) -> Result<DatabaseConnection> {
@@ -167,8 +193,18 @@ impl Store for ServerStore {
         let spec = self.spec;
         let location = self.location.clone();
         let setup = self.server.table_setup_sql(&self.options);
+        let parallel = self.parallel_batches();
+        if parallel > 1 && self.db.is_none() {
+            let url = self.server.require_url(self.url.as_deref())?;
+            self.db = Some(
+                self.server
+                    .connect_pool(&url, Some(&self.namespace), parallel as u32)
+                    .await?,
+            );
+        }
+        let data = self.server.data_column(&self.options);
         let db = self.connect_namespace().await?;
-        let rows_done = orm::begin(db, &spec, &location).await?;
+        let rows_done = orm::begin(db, &spec, &location, data).await?;
         for sql in setup {
             db.execute_unprepared(&sql).await?;
         }
@@ -180,16 +216,29 @@ impl Store for ServerStore {
     }
 
     async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {
-        let db = self.db.as_ref().context("append before begin")?;
+        let db = self.db.clone().context("append before begin")?;
+        let spec = self.spec;
+        let template = self.server.insert_data_template(&self.options);
+        let parallel = self.parallel_batches();
+        if parallel > 1 {
+            // A free connection first; the batch's buffers go with its task (the
+            // loader fills new ones meanwhile).
+            self.settle(parallel - 1).await?;
+            let blobs = std::mem::take(blobs);
+            self.in_flight
+                .spawn(async move { orm::append(&db, &spec, first_id, &blobs, template).await });
+            return Ok(());
+        }
         match self.server.bulk_load() {
-            BulkLoad::Insert => orm::append(db, &self.spec, first_id, blobs).await,
+            BulkLoad::Insert => orm::append(&db, &spec, first_id, blobs, template).await,
             BulkLoad::InsertInPieces(piece) => {
-                orm::append_in_pieces(db, &self.spec, first_id, blobs, piece).await
+                orm::append_in_pieces(&db, &spec, first_id, blobs, piece).await
             }
         }
     }
 
     async fn finish(&mut self) -> Result<()> {
+        self.settle(0).await?;
         let db = self.db.take().context("finish before begin")?;
         // Dolt commits: the rows before the dataset is marked complete (a failure
         // there leaves it incomplete, and the resumed load commits again), then the mark.
@@ -266,10 +315,13 @@ impl Store for ServerStore {
             Some((first, last)) => self.server.read_range_sql(
                 &self.server.binary_literal(&first),
                 &self.server.binary_literal(&last),
+                &self.options,
             ),
-            None => self
-                .server
-                .read_range_sql(&ids.start().to_string(), &ids.end().to_string()),
+            None => self.server.read_range_sql(
+                &ids.start().to_string(),
+                &ids.end().to_string(),
+                &self.options,
+            ),
         };
         let db = self.connect_namespace().await?;
         Ok(Self::count(db, sql).await?.max(0) as u64)
@@ -282,11 +334,17 @@ impl Store for ServerStore {
     }
 
     async fn disk_bytes(&mut self) -> Result<Option<u64>> {
-        let Some(sql) = self.server.disk_bytes_sql(&self.namespace) else {
+        let Some(sql) = self.server.disk_bytes_sql(&self.namespace, &self.options) else {
             return Ok(None);
         };
         let db = self.connect_namespace().await?;
-        Ok(Some(Self::count(db, sql).await?.max(0) as u64))
+        let row = db
+            .query_one_raw(Statement::from_string(db.get_database_backend(), sql))
+            .await?
+            .context("the disk size query returned no row")?;
+        Ok(row
+            .try_get::<Option<i64>>("", "n")?
+            .map(|n| n.max(0) as u64))
     }
 
     async fn remove(&mut self) -> Result<()> {
@@ -294,6 +352,9 @@ impl Store for ServerStore {
             db.close().await?;
         }
         let admin = self.admin().await?;
+        for sql in self.server.before_drop_sql(&self.namespace, &self.options) {
+            admin.execute_unprepared(&sql).await?;
+        }
         admin
             .execute_unprepared(&self.server.drop_namespace_sql(&self.namespace))
             .await?;

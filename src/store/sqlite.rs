@@ -361,7 +361,7 @@ impl Store for SqliteStore {
         for pragma in LOAD_PRAGMAS {
             db.execute_unprepared(pragma).await?;
         }
-        let rows_done = orm::begin(db, &spec, &path).await?;
+        let rows_done = orm::begin(db, &spec, &path, migration::DataColumn::Blob).await?;
         self.writer = Some(Writer::open(&path, spec)?);
         Ok(rows_done)
     }

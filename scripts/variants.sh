@@ -10,7 +10,8 @@
 #                      MariaDB (raw engines) as loaded today: integer ids, 4 KiB pages
 #   --key uuidv4|uuidv7|ulid   the same databases keyed by 16-byte keys
 #   --sqlite-page-size 16384|65536, --sqlite-mmap-size 4GiB   SQLite only, with the floor
-#   --pg-storage external      PostgreSQL only, with the floor
+#   --pg-storage external|lo   PostgreSQL only (TOAST without compression; large
+#                              objects), with the floor
 # The floor runs in every run that can have it (not in keyed runs: it reads by
 # offset), so each result also has its own run's floor beside it: the disk drifts
 # between runs. The flags given are passed to every run (sizes, profile, cap...);
@@ -33,8 +34,9 @@ declare -A layouts=(
   [page65536]="--engines floor,sqlite-raw,sqlite-blobio --sqlite-page-size 65536"
   [mmap]="--engines floor,sqlite-raw,sqlite-blobio --sqlite-mmap-size 4GiB"
   [pg-external]="--engines floor,postgres-raw --pg-storage external"
+  [pg-lo]="--engines floor,postgres-raw --pg-storage lo"
 )
-order=${BLOBRACE_VARIANTS_LAYOUTS:-default uuidv4 uuidv7 ulid page16384 page65536 mmap pg-external}
+order=${BLOBRACE_VARIANTS_LAYOUTS:-default uuidv4 uuidv7 ulid page16384 page65536 mmap pg-external pg-lo}
 
 runs=()
 for name in $order; do

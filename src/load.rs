@@ -255,10 +255,10 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
     Ok(report)
 }
 
-/// `3.2GiB`, or `unavailable` where the store cannot say.
+/// `3.21GiB`, or `unavailable` where the store cannot say.
 pub fn disk_label(bytes: Option<u64>) -> String {
     bytes
-        .map(format_bytes)
+        .map(crate::size::format_bytes_approx)
         .unwrap_or_else(|| "unavailable".into())
 }
 

@@ -84,6 +84,22 @@ pub fn format_bytes(bytes: u64) -> String {
     format!("{bytes}B")
 }
 
+/// Bytes in the largest binary unit they reach, to two decimals (`4.01GiB`): for
+/// measured sizes (a file on disk), which rarely divide a unit exactly.
+pub fn format_bytes_approx(bytes: u64) -> String {
+    for (unit, scale) in [
+        ("TiB", KIB.pow(4)),
+        ("GiB", KIB.pow(3)),
+        ("MiB", KIB.pow(2)),
+        ("KiB", KIB),
+    ] {
+        if bytes >= scale {
+            return format!("{:.2}{unit}", bytes as f64 / scale as f64);
+        }
+    }
+    format!("{bytes}B")
+}
+
 /// The size of every blob in one dataset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]

@@ -948,6 +948,30 @@ mod tests {
     }
 
     #[test]
+    fn a_keyed_run_without_engines_measures_the_engines_with_keys() {
+        let keyed = resolve(&["--key", "uuidv7"]).unwrap();
+        assert_eq!(keyed.key, KeyType::Uuidv7);
+        assert!(!keyed.engines.is_empty());
+        assert!(keyed.engines.iter().all(|e| e.store().has_keys()));
+        let names: Vec<&str> = keyed.engines.iter().map(|e| e.name()).collect();
+        assert!(names.contains(&"sqlite-blobio") && names.contains(&"postgres-raw"));
+        assert!(
+            !names.contains(&"floor") && !names.contains(&"fs"),
+            "{names:?}"
+        );
+        // Every dataset of the run carries the key type, so its stores name it.
+        assert!(keyed.datasets().iter().all(|d| d.key == KeyType::Uuidv7));
+        assert!(keyed.datasets()[0].stem().ends_with("-kuuidv7"));
+        let plain = resolve(&[]).unwrap();
+        assert!(plain.engines.iter().any(|e| e.name() == "floor"));
+        assert!(
+            plain.datasets()[0]
+                .stem()
+                .ends_with(&format!("x{}", plain.datasets()[0].rows))
+        );
+    }
+
+    #[test]
     fn profiles_set_defaults_and_flags_override() {
         let quick = resolve(&["--profile", "quick"]).unwrap();
         assert_eq!(quick.sizes.len(), 4);

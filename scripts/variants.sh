@@ -12,8 +12,8 @@
 #   --sqlite-page-size 16384|65536, --sqlite-mmap-size 4GiB   SQLite only, with the floor
 #   --pg-storage external|lo   PostgreSQL only (TOAST without compression; large
 #                              objects), with the floor
-# The floor runs in every run that can have it (not in keyed runs: it reads by
-# offset), so each result also has its own run's floor beside it: the disk drifts
+# The floor runs in every run (it reads by offset whatever the layout: the same file
+# each time), so each result also has its own run's floor beside it: the disk drifts
 # between runs. The flags given are passed to every run (sizes, profile, cap...);
 # without --drop-after each layout's datasets stay on disk (about 3 GiB per size and
 # store at full scale). BLOBRACE_VARIANTS_LAYOUTS picks layouts by name, e.g.
@@ -27,9 +27,9 @@ results_dir=${BLOBRACE_RESULTS_DIR:-charts}
 servers=postgres-raw,mariadb-raw
 declare -A layouts=(
   [default]="--engines floor,sqlite-raw,sqlite-blobio,$servers"
-  [uuidv4]="--engines sqlite-raw,sqlite-blobio,$servers --key uuidv4"
-  [uuidv7]="--engines sqlite-raw,sqlite-blobio,$servers --key uuidv7"
-  [ulid]="--engines sqlite-raw,sqlite-blobio,$servers --key ulid"
+  [uuidv4]="--engines floor,sqlite-raw,sqlite-blobio,$servers --key uuidv4"
+  [uuidv7]="--engines floor,sqlite-raw,sqlite-blobio,$servers --key uuidv7"
+  [ulid]="--engines floor,sqlite-raw,sqlite-blobio,$servers --key ulid"
   [page16384]="--engines floor,sqlite-raw,sqlite-blobio --sqlite-page-size 16384"
   [page65536]="--engines floor,sqlite-raw,sqlite-blobio --sqlite-page-size 65536"
   [mmap]="--engines floor,sqlite-raw,sqlite-blobio --sqlite-mmap-size 4GiB"

@@ -526,8 +526,9 @@ pub struct RunArgs {
     /// (random), uuidv7 or ulid (time-ordered), the last three as 16 bytes
     /// (SQLite BLOB, PostgreSQL BYTEA, MySQL-wire BINARY(16)). Rows are inserted in
     /// generation order and fetched by uniformly random keys; each key type is its own
-    /// dataset (`-k<type>` in its name). SQLite and the servers have them; fs and the
-    /// floor do not (without --engines a keyed run measures the engines that do).
+    /// dataset (`-k<type>` in its name). SQLite and the servers have them; fs does not;
+    /// the floor reads by offset whatever the key, and runs beside keyed engines as the
+    /// round's reference (without --engines a keyed run measures those engines and it).
     #[arg(long, env = "BLOBRACE_KEY", default_value_t = KeyType::Int)]
     pub key: KeyType,
 
@@ -794,20 +795,27 @@ impl RunArgs {
                 server_urls.entry(server).or_insert(url);
             }
         }
+        // A keyed run keeps the floor: it reads by offset whatever the key, the same
+        // file as any run's, so it is the round's reference for the keyed engines.
+        let floor_or_keyed = |e: &EngineKind| e.store().has_keys() || e.store() == StoreKind::Floor;
         let engines = match &self.engines {
             Some(EngineList(list)) => list.clone(),
             None => EngineKind::all()
-                .filter(|e| !self.key.is_binary() || e.store().has_keys())
+                .filter(|e| !self.key.is_binary() || floor_or_keyed(e))
                 .collect(),
         };
-        if let Some(keyless) = engines.iter().find(|e| !e.store().has_keys())
-            && self.key.is_binary()
-        {
+        let keyless = engines.iter().find(|e| !floor_or_keyed(e)).or_else(|| {
+            engines
+                .iter()
+                .all(|e| !e.store().has_keys())
+                .then(|| &engines[0])
+        });
+        if let Some(keyless) = keyless.filter(|_| self.key.is_binary()) {
             return Err(InputError::Value {
                 what: "key",
                 input: self.key.to_string(),
                 why: format!(
-                    "{keyless} has no key type ({}). Engines with keys: {}; leave {keyless} out of --engines or use --key int",
+                    "{keyless} has no key type ({}). Engines with keys: {}{}; leave {keyless} out of --engines or use --key int",
                     if keyless.store() == StoreKind::Floor {
                         "it reads a packed file at the id's offset"
                     } else {
@@ -817,7 +825,12 @@ impl RunArgs {
                         .filter(|e| e.store().has_keys())
                         .map(|e| e.name())
                         .collect::<Vec<_>>()
-                        .join(", ")
+                        .join(", "),
+                    if keyless.store() == StoreKind::Floor {
+                        " (the floor may run beside them, as the round's reference)"
+                    } else {
+                        ""
+                    },
                 ),
             });
         }
@@ -948,15 +961,15 @@ mod tests {
     }
 
     #[test]
-    fn a_keyed_run_without_engines_measures_the_engines_with_keys() {
+    fn a_keyed_run_without_engines_measures_the_engines_with_keys_and_the_floor() {
         let keyed = resolve(&["--key", "uuidv7"]).unwrap();
         assert_eq!(keyed.key, KeyType::Uuidv7);
         assert!(!keyed.engines.is_empty());
-        assert!(keyed.engines.iter().all(|e| e.store().has_keys()));
         let names: Vec<&str> = keyed.engines.iter().map(|e| e.name()).collect();
         assert!(names.contains(&"sqlite-blobio") && names.contains(&"postgres-raw"));
+        // The floor stays as the round's reference; fs has no keys.
         assert!(
-            !names.contains(&"floor") && !names.contains(&"fs"),
+            names.contains(&"floor") && !names.contains(&"fs"),
             "{names:?}"
         );
         // Every dataset of the run carries the key type, so its stores name it.

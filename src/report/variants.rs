@@ -6,7 +6,8 @@
 //! A layout is a dataset of its own, so each is one run (`scripts/variants.sh` runs
 //! them back to back); `blobrace variants RUN...` reads their results. The disk drifts
 //! between runs, so each result also shows its p50 ÷ the floor of its own run where
-//! that run measured the floor (the floor reads by offset: no layout changes it).
+//! that run measured the floor (the floor reads by offset: no layout changes it, and a
+//! keyed run's floor reads the same file as any other's).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -25,7 +25,13 @@ pub struct FloorStore {
 }
 
 impl FloorStore {
+    /// The key type does not apply (the floor reads at the id's offset): a keyed run's
+    /// floor is the same file as any other run's, its same-round reference.
     pub fn new(data_dir: &Path, spec: DatasetSpec) -> Self {
+        let spec = DatasetSpec {
+            key: crate::key::KeyType::Int,
+            ..spec
+        };
         Self {
             spec,
             path: data_dir.join("floor").join(format!("{}.bin", spec.stem())),

@@ -78,7 +78,7 @@ impl ServerDb for Dolt {
     /// Commit the loaded rows: a dataset is a committed Dolt database, as an
     /// application's would be, not an uncommitted working set. (0.40 has no
     /// `DOLT_COMMIT('-A')`: stage everything first.)
-    fn after_load_sql(&self) -> Vec<String> {
+    fn after_load_sql(&self, _options: &ServerOptions) -> Vec<String> {
         vec![
             "CALL DOLT_ADD('.')".into(),
             "CALL DOLT_COMMIT('-m', 'blobrace: load the dataset')".into(),

@@ -171,7 +171,7 @@ pub trait ServerDb: Sync {
         Vec::new()
     }
     /// Statements run in the dataset's namespace once every row is in (Dolt's commit).
-    fn after_load_sql(&self) -> Vec<String> {
+    fn after_load_sql(&self, _options: &ServerOptions) -> Vec<String> {
         Vec::new()
     }
 

@@ -20,6 +20,8 @@ use crate::server::{BulkLoad, Server, ServerOptions, redact_url};
 const BATCH_BYTES: u64 = 4 << 20;
 /// PostgreSQL binds at most 65535 parameters per statement (two per row here).
 const MAX_ROWS_PER_INSERT: u64 = 8000;
+/// Rows per batch when each row creates a large object (see `rows_per_batch`).
+const MAX_LARGE_OBJECTS_PER_BATCH: u64 = 512;
 
 pub struct ServerStore {
     server: Server,
@@ -112,7 +114,7 @@ impl ServerStore {
     /// A blob must fit the server's packet limit, if it has one: checked before loading.
     /// The server's statements after a load (`ServerDb::after_load_sql`: Dolt's commit).
     async fn after_load(&self, db: &DatabaseConnection) -> Result<()> {
-        for sql in self.server.after_load_sql() {
+        for sql in self.server.after_load_sql(&self.options) {
             db.execute_unprepared(&sql)
                 .await
                 .with_context(|| format!("{}: `{sql}` after loading", self.server.name()))?;
@@ -212,7 +214,14 @@ impl Store for ServerStore {
     }
 
     fn rows_per_batch(&self) -> usize {
-        rows_for_batch(&self.spec, BATCH_BYTES, MAX_ROWS_PER_INSERT)
+        // Each large object created holds a lock until its transaction ends, and the
+        // lock table is shared (max_locks_per_transaction x connections): 4096 1 KiB
+        // rows in one transaction would run it out of shared memory.
+        let most = match self.server.data_column(&self.options) {
+            migration::DataColumn::Oid => MAX_LARGE_OBJECTS_PER_BATCH,
+            migration::DataColumn::Blob => MAX_ROWS_PER_INSERT,
+        };
+        rows_for_batch(&self.spec, BATCH_BYTES, most)
     }
 
     async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {

@@ -755,6 +755,8 @@ fn uuid_keys_are_their_own_binary_keyed_datasets_fetched_by_key_on_both_servers(
         .find(|r| r["engine"] == "postgres-raw")
         .unwrap();
     assert_eq!(pg["settings"]["schema"], ns);
+    // Loaded as EXTERNAL (no compression attempt), measured as PostgreSQL's default.
+    assert_eq!(pg["settings"]["data_storage"], "x", "{}", pg["settings"]);
     let maria = results
         .iter()
         .find(|r| r["engine"] == "mariadb-raw")

@@ -304,6 +304,15 @@ fn page(runs: &[RunResults], rows: &[VariantRow], charts: &[String]) -> String {
     p
 }
 
+/// A layout's name on the chart's axis: `uuidv7`, `page 16K`, `mmap 4GiB`.
+fn short_layout(layout: &str) -> String {
+    layout
+        .replace("key ", "")
+        .replace("page 16384", "page 16K")
+        .replace("page 65536", "page 64K")
+        .replace("storage ", "pg ")
+}
+
 /// Bars of p50 and p99 ÷ the default, one pair per (engine, layout), log scale.
 fn draw(rows: &[&VariantRow], size: u64, cache: CacheState, svg: &Path) -> Result<()> {
     register_font()?;
@@ -327,8 +336,9 @@ fn draw_on<DB: DrawingBackend>(
         .chain([1.0])
         .collect();
     let lo = ratios.iter().copied().fold(f64::MAX, f64::min) / 1.25;
-    let hi = ratios.iter().copied().fold(0.0, f64::max) * 1.25;
-    let labels: Vec<String> = rows.iter().map(|r| r.layout.clone()).collect();
+    // Headroom above the tallest bar for the legend.
+    let hi = ratios.iter().copied().fold(0.0, f64::max) * 2.2;
+    let labels: Vec<String> = rows.iter().map(|r| short_layout(&r.layout)).collect();
     let n = rows.len();
     let mut chart = ChartBuilder::on(area)
         .caption(
@@ -340,7 +350,7 @@ fn draw_on<DB: DrawingBackend>(
             (FONT, TITLE_SIZE),
         )
         .margin(12)
-        .x_label_area_size(60)
+        .x_label_area_size(90)
         .y_label_area_size(60)
         .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), (lo..hi).log_scale())
         .map_err(plot_err)?;
@@ -359,6 +369,11 @@ fn draw_on<DB: DrawingBackend>(
         .y_desc("× default layout (p50 filled, p99 outlined)")
         .y_label_formatter(&|y| format!("{y:.2}x"))
         .label_style((FONT, LABEL_SIZE))
+        .x_label_style(
+            (FONT, LABEL_SIZE)
+                .into_font()
+                .transform(FontTransform::Rotate90),
+        )
         .draw()
         .map_err(plot_err)?;
     chart
@@ -400,7 +415,7 @@ fn draw_on<DB: DrawingBackend>(
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(SeriesLabelPosition::UpperRight)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .label_font((FONT, LABEL_SIZE))

@@ -631,7 +631,10 @@ fn variants_sets_each_layout_beside_the_engines_default_layout() {
         assert!(html.contains(needle), "{needle} missing");
     }
     let svg = std::fs::read_to_string(page_dir.join("variants-1KiB-cold.svg")).unwrap();
-    assert!(svg.contains("key uuidv7") && svg.contains("page 16384"));
+    assert!(
+        svg.contains("uuidv7") && svg.contains("page 16K"),
+        "short layout names"
+    );
 
     // One run is nothing to compare; an unknown run is named.
     let one = variants(&[&ids[0]]);

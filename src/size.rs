@@ -56,48 +56,38 @@ pub fn parse_bytes(text: &str) -> Result<u64, InputError> {
     Ok(bytes as u64)
 }
 
+/// Binary units, largest first.
+const UNITS: [(&str, u64); 4] = [
+    ("TiB", KIB * KIB * KIB * KIB),
+    ("GiB", KIB * KIB * KIB),
+    ("MiB", KIB * KIB),
+    ("KiB", KIB),
+];
+
+/// `bytes` in the largest unit they reach, to `decimals` places; bytes below 1 KiB as `B`.
+fn in_largest_unit(bytes: u64, decimals: usize) -> String {
+    match UNITS.iter().find(|&&(_, scale)| bytes >= scale) {
+        Some((unit, scale)) => format!("{:.decimals$}{unit}", bytes as f64 / *scale as f64),
+        None => format!("{bytes}B"),
+    }
+}
+
 /// Format bytes with the largest binary unit that divides them exactly
 /// (`65536` → `64KiB`), else with one decimal (`1.5MiB` style) for display only.
 pub fn format_bytes(bytes: u64) -> String {
-    for (unit, scale) in [
-        ("TiB", KIB.pow(4)),
-        ("GiB", KIB.pow(3)),
-        ("MiB", KIB.pow(2)),
-        ("KiB", KIB),
-    ] {
-        if bytes >= scale && bytes.is_multiple_of(scale) {
-            return format!("{}{unit}", bytes / scale);
-        }
+    match UNITS
+        .iter()
+        .find(|&&(_, scale)| bytes >= scale && bytes.is_multiple_of(scale))
+    {
+        Some((unit, scale)) => format!("{}{unit}", bytes / scale),
+        None => in_largest_unit(bytes, 1),
     }
-    if bytes >= KIB {
-        for (unit, scale) in [
-            ("TiB", KIB.pow(4)),
-            ("GiB", KIB.pow(3)),
-            ("MiB", KIB.pow(2)),
-            ("KiB", KIB),
-        ] {
-            if bytes >= scale {
-                return format!("{:.1}{unit}", bytes as f64 / scale as f64);
-            }
-        }
-    }
-    format!("{bytes}B")
 }
 
 /// Bytes in the largest binary unit they reach, to two decimals (`4.01GiB`): for
 /// measured sizes (a file on disk), which rarely divide a unit exactly.
 pub fn format_bytes_approx(bytes: u64) -> String {
-    for (unit, scale) in [
-        ("TiB", KIB.pow(4)),
-        ("GiB", KIB.pow(3)),
-        ("MiB", KIB.pow(2)),
-        ("KiB", KIB),
-    ] {
-        if bytes >= scale {
-            return format!("{:.2}{unit}", bytes as f64 / scale as f64);
-        }
-    }
-    format!("{bytes}B")
+    in_largest_unit(bytes, 2)
 }
 
 /// The size of every blob in one dataset.

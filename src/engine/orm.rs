@@ -51,31 +51,36 @@ impl OrmEngine {
 impl Engine for OrmEngine {
     #[inline]
     async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
-        let data = match (self.spec.key_of(id), self.data_expr) {
-            // SeaORM takes the key as an owned value, as an application's lookup does.
-            (Some(key), None) => blob_keyed::Entity::find_by_id(key.to_vec())
+        // SeaORM takes the key as an owned value, as an application's lookup does;
+        // where the bytes are an expression of the column (large objects), it selects
+        // the id and that expression as `data`, as such an application writes.
+        let data = match self.spec.key_of(id) {
+            Some(key) => {
+                let find = blob_keyed::Entity::find_by_id(key.to_vec());
+                match self.data_expr {
+                    Some(expr) => find
+                        .select_only()
+                        .column(blob_keyed::Column::Id)
+                        .column_as(Expr::cust(expr), "data"),
+                    None => find,
+                }
                 .one(&self.db)
                 .await?
-                .map(|row| row.data),
-            (Some(key), Some(expr)) => blob_keyed::Entity::find_by_id(key.to_vec())
-                .select_only()
-                .column(blob_keyed::Column::Id)
-                .column_as(Expr::cust(expr), "data")
+                .map(|row| row.data)
+            }
+            None => {
+                let find = blob::Entity::find_by_id(id as i64);
+                match self.data_expr {
+                    Some(expr) => find
+                        .select_only()
+                        .column(blob::Column::Id)
+                        .column_as(Expr::cust(expr), "data"),
+                    None => find,
+                }
                 .one(&self.db)
                 .await?
-                .map(|row| row.data),
-            (None, None) => blob::Entity::find_by_id(id as i64)
-                .one(&self.db)
-                .await?
-                .map(|row| row.data),
-            // What an application reading large objects through SeaORM writes.
-            (None, Some(expr)) => blob::Entity::find_by_id(id as i64)
-                .select_only()
-                .column(blob::Column::Id)
-                .column_as(Expr::cust(expr), "data")
-                .one(&self.db)
-                .await?
-                .map(|row| row.data),
+                .map(|row| row.data)
+            }
         };
         *out = data.with_context(|| format!("row {id} not found"))?;
         Ok(())

@@ -170,6 +170,9 @@ fn run(command: Command) -> Result<()> {
                             store.remove().await?;
                             eprintln!("removed {}", store.location().display());
                         }
+                        if let Some(aside) = store.remove_leftovers().await? {
+                            eprintln!("removed {} (an earlier drop cut short)", aside.display());
+                        }
                     }
                 }
                 Ok(())

@@ -11,9 +11,6 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// Threads evicting a tree of files.
-const EVICT_THREADS: u64 = 4;
-
 use anyhow::{Context, Result};
 
 use super::{IdRange, Store, read_manifest, rows_for_batch, write_manifest};
@@ -23,6 +20,12 @@ use crate::evict::{EvictionReport, evict_flushed_file, sync_filesystem};
 
 const BATCH_BYTES: u64 = 16 << 20;
 const MAX_FILES_PER_BATCH: u64 = 4096;
+/// Threads evicting a tree of files.
+const EVICT_THREADS: u64 = 4;
+/// Threads deleting a tree of files. An unlink mostly waits on the filesystem's journal,
+/// not the CPU: 307k files of 1 KiB took 22 s in one thread and 5.4 s in 16 (this
+/// machine, 2 cores), and `--drop-after` deletes 3.1M of them at 1 KiB.
+const REMOVE_THREADS: usize = 16;
 
 /// Write the path of blob `id` below `dir` into `out` (cleared first), NUL-terminated
 /// so it can go straight to `open(2)`. Reusing `out` keeps the fetch allocation-free.
@@ -37,6 +40,51 @@ pub fn blob_path_into(dir: &[u8], id: u64, out: &mut Vec<u8>) {
         (id >> 8) & 0xff,
         id
     );
+}
+
+/// Delete a shard tree, if it exists: its leaf directories in parallel, then the rest.
+fn remove_tree(dir: &Path) -> Result<()> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    remove_leaf_dirs_in_parallel(dir)?;
+    std::fs::remove_dir_all(dir).with_context(|| format!("cannot remove {}", dir.display()))
+}
+
+/// Delete the shard tree's leaf directories (`dir/<xx>/<yy>/`), spread over
+/// `REMOVE_THREADS` threads; the caller removes what is left.
+fn remove_leaf_dirs_in_parallel(dir: &Path) -> Result<()> {
+    let mut leaves = Vec::new();
+    for level1 in std::fs::read_dir(dir)? {
+        let level1 = level1?;
+        if !level1.file_type()?.is_dir() {
+            continue;
+        }
+        for level2 in std::fs::read_dir(level1.path())? {
+            let level2 = level2?;
+            if level2.file_type()?.is_dir() {
+                leaves.push(level2.path());
+            }
+        }
+    }
+    let leaves = &leaves;
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..REMOVE_THREADS)
+            .map(|t| {
+                scope.spawn(move || -> Result<()> {
+                    for leaf in leaves.iter().skip(t).step_by(REMOVE_THREADS) {
+                        std::fs::remove_dir_all(leaf)
+                            .with_context(|| format!("cannot remove {}", leaf.display()))?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        workers.into_iter().try_for_each(|w| {
+            w.join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("a removing thread panicked")))
+        })
+    })
 }
 
 pub struct FsStore {
@@ -58,6 +106,13 @@ impl FsStore {
 
     fn manifest_path(&self) -> PathBuf {
         self.dir.join("manifest.json")
+    }
+
+    /// Where `remove` moves the dataset to before deleting it.
+    fn removing_dir(&self) -> PathBuf {
+        let mut name = self.dir.file_name().unwrap_or_default().to_owned();
+        name.push(".removing");
+        self.dir.with_file_name(name)
     }
 
     fn blob_path(&mut self, id: u64) -> PathBuf {
@@ -114,6 +169,7 @@ impl Store for FsStore {
 
     async fn begin(&mut self) -> Result<u64> {
         if let DatasetState::Absent = self.state().await? {
+            self.remove_leftovers().await?;
             std::fs::create_dir_all(&self.dir)
                 .with_context(|| format!("cannot create {}", self.dir.display()))?;
         }
@@ -248,11 +304,29 @@ impl Store for FsStore {
     }
 
     async fn remove(&mut self) -> Result<()> {
+        let removing = self.removing_dir();
         if self.dir.exists() {
-            std::fs::remove_dir_all(&self.dir)
-                .with_context(|| format!("cannot remove {}", self.dir.display()))?;
+            // Out of the dataset's name first (one rename): a removal cut short leaves
+            // `<stem>.removing`, never a dataset missing files that could pass as complete.
+            remove_tree(&removing)?;
+            std::fs::rename(&self.dir, &removing).with_context(|| {
+                format!(
+                    "cannot rename {} to {}",
+                    self.dir.display(),
+                    removing.display()
+                )
+            })?;
         }
-        Ok(())
+        remove_tree(&removing)
+    }
+
+    async fn remove_leftovers(&mut self) -> Result<Option<PathBuf>> {
+        let removing = self.removing_dir();
+        if !removing.exists() {
+            return Ok(None);
+        }
+        remove_tree(&removing)?;
+        Ok(Some(removing))
     }
 
     /// Whole blob files of consecutive ids: what `fs` reads, through the page cache.

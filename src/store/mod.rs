@@ -128,6 +128,10 @@ pub trait Store {
     async fn id_range(&mut self) -> Result<IdRange>;
     /// Delete the dataset.
     async fn remove(&mut self) -> Result<()>;
+    /// Delete what a `remove` cut short left aside (not a dataset); its path, if any.
+    async fn remove_leftovers(&mut self) -> Result<Option<PathBuf>> {
+        Ok(None)
+    }
     /// Read about `bytes` of the dataset starting at fraction `at` (0..1) of it, the
     /// way its engines' caches keep it, for the steady-state prefill (`steady.rs`).
     /// Returns the bytes read.
@@ -193,6 +197,9 @@ impl Store for AnyStore {
     }
     async fn remove(&mut self) -> Result<()> {
         each_store!(self, s => s.remove().await)
+    }
+    async fn remove_leftovers(&mut self) -> Result<Option<PathBuf>> {
+        each_store!(self, s => s.remove_leftovers().await)
     }
     async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {
         each_store!(self, s => s.read_chunk(at, bytes).await)

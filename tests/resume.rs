@@ -7,6 +7,25 @@ use std::time::Duration;
 
 use common::{blobrace, run, stderr};
 
+/// Start `blobrace <args>` uncapped on `root`'s data, and SIGKILL it after `delay_ms`
+/// unless it has finished; whether it was killed.
+fn sigkill_after(root: &std::path::Path, args: &[&str], delay_ms: u64) -> bool {
+    let mut child = blobrace()
+        .args(args)
+        .args(["--cap", "none", "--cpus", "none", "--data-dir"])
+        .arg(root.join("data"))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(delay_ms));
+    let killed = child.try_wait().unwrap().is_none();
+    if killed {
+        child.kill().unwrap(); // SIGKILL
+    }
+    child.wait().unwrap();
+    killed
+}
+
 #[test]
 fn kill_9_mid_load_then_rerun_gives_exactly_1_to_n() {
     let root = tempfile::tempdir().unwrap();
@@ -14,19 +33,9 @@ fn kill_9_mid_load_then_rerun_gives_exactly_1_to_n() {
     let load = ["load", "--sizes", "1KiB", "--dataset-bytes", "24MiB"];
     let mut killed_mid_load = 0;
     for delay_ms in [150u64, 400, 700, 1100, 1600, 2300, 3200] {
-        let mut child = blobrace()
-            .args(load)
-            .args(["--cap", "none", "--cpus", "none", "--data-dir"])
-            .arg(root.path().join("data"))
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(delay_ms));
-        if child.try_wait().unwrap().is_none() {
-            child.kill().unwrap(); // SIGKILL
+        if sigkill_after(root.path(), &load, delay_ms) {
             killed_mid_load += 1;
         }
-        child.wait().unwrap();
     }
     assert!(
         killed_mid_load >= 2,
@@ -66,18 +75,7 @@ fn an_fs_drop_killed_at_any_moment_never_leaves_a_partial_dataset_under_its_name
         let load = run(root.path(), &with("load"));
         assert!(load.status.success(), "{}", stderr(&load));
         assert!(!aside.exists(), "the load deletes what a drop left aside");
-        let mut child = blobrace()
-            .args(with("drop"))
-            .args(["--cap", "none", "--cpus", "none", "--data-dir"])
-            .arg(root.path().join("data"))
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(delay_ms));
-        if child.try_wait().unwrap().is_none() {
-            child.kill().unwrap(); // SIGKILL
-        }
-        child.wait().unwrap();
+        sigkill_after(root.path(), &with("drop"), delay_ms);
         if aside.exists() {
             cut_short += 1;
         }

@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, QuerySelect, Statement};
+use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, QuerySelect, Select, Statement};
 
 use super::{Engine, EngineSettings};
 use crate::dataset::DatasetSpec;
@@ -48,39 +48,44 @@ impl OrmEngine {
     }
 }
 
+/// `find` as it is, or, where the bytes are an expression of the column (large
+/// objects), selecting the id and that expression as `data`, as such an application
+/// writes.
+fn selecting_data<E: EntityTrait>(
+    find: Select<E>,
+    id: E::Column,
+    data_expr: Option<&'static str>,
+) -> Select<E> {
+    match data_expr {
+        Some(expr) => find
+            .select_only()
+            .column(id)
+            .column_as(Expr::cust(expr), "data"),
+        None => find,
+    }
+}
+
 impl Engine for OrmEngine {
     #[inline]
     async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
-        // SeaORM takes the key as an owned value, as an application's lookup does;
-        // where the bytes are an expression of the column (large objects), it selects
-        // the id and that expression as `data`, as such an application writes.
+        // SeaORM takes the key as an owned value, as an application's lookup does.
         let data = match self.spec.key_of(id) {
-            Some(key) => {
-                let find = blob_keyed::Entity::find_by_id(key.to_vec());
-                match self.data_expr {
-                    Some(expr) => find
-                        .select_only()
-                        .column(blob_keyed::Column::Id)
-                        .column_as(Expr::cust(expr), "data"),
-                    None => find,
-                }
-                .one(&self.db)
-                .await?
-                .map(|row| row.data)
-            }
-            None => {
-                let find = blob::Entity::find_by_id(id as i64);
-                match self.data_expr {
-                    Some(expr) => find
-                        .select_only()
-                        .column(blob::Column::Id)
-                        .column_as(Expr::cust(expr), "data"),
-                    None => find,
-                }
-                .one(&self.db)
-                .await?
-                .map(|row| row.data)
-            }
+            Some(key) => selecting_data(
+                blob_keyed::Entity::find_by_id(key.to_vec()),
+                blob_keyed::Column::Id,
+                self.data_expr,
+            )
+            .one(&self.db)
+            .await?
+            .map(|row| row.data),
+            None => selecting_data(
+                blob::Entity::find_by_id(id as i64),
+                blob::Column::Id,
+                self.data_expr,
+            )
+            .one(&self.db)
+            .await?
+            .map(|row| row.data),
         };
         *out = data.with_context(|| format!("row {id} not found"))?;
         Ok(())

@@ -304,19 +304,20 @@ impl Store for FsStore {
     }
 
     async fn remove(&mut self) -> Result<()> {
-        let removing = self.removing_dir();
-        if self.dir.exists() {
-            // Out of the dataset's name first (one rename): a removal cut short leaves
-            // `<stem>.removing`, never a dataset missing files that could pass as complete.
-            remove_tree(&removing)?;
-            std::fs::rename(&self.dir, &removing).with_context(|| {
-                format!(
-                    "cannot rename {} to {}",
-                    self.dir.display(),
-                    removing.display()
-                )
-            })?;
+        self.remove_leftovers().await?;
+        if !self.dir.exists() {
+            return Ok(());
         }
+        // Out of the dataset's name first (one rename): a removal cut short leaves
+        // `<stem>.removing`, never a dataset missing files that could pass as complete.
+        let removing = self.removing_dir();
+        std::fs::rename(&self.dir, &removing).with_context(|| {
+            format!(
+                "cannot rename {} to {}",
+                self.dir.display(),
+                removing.display()
+            )
+        })?;
         remove_tree(&removing)
     }
 

@@ -7,7 +7,7 @@
 //! Each criterion iteration is one fetch; `iter_custom` times each fetch alone and
 //! returns the sum, while the same fetches go into our per-fetch histograms.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 use criterion::measurement::WallTime;
@@ -105,24 +105,36 @@ impl SizeScope for SizeGroup<'_> {
         prepared: &mut Prepared,
     ) -> anyhow::Result<Driven> {
         let mut phases = CriterionPhases::new(self.warm_up);
+        let mut failed: Option<anyhow::Error> = None;
         self.group
             .bench_function(BenchmarkId::new(label, self.spec.size), |b| {
                 b.iter_custom(|iters| {
+                    // criterion cannot carry an error out, nor be stopped: after a failed
+                    // fetch its remaining calls return at once, claiming 1 ns a fetch, and
+                    // the error goes to the run once criterion is done with this engine.
+                    if failed.is_some() {
+                        return Duration::from_nanos(iters);
+                    }
                     let phase = phases.next();
                     let wall = Instant::now();
-                    let timed = match rt.block_on(prepared.fetch_loop.run(iters, phase)) {
-                        Ok(timed) => timed,
-                        Err(e) => {
-                            // criterion cannot carry an error out: stop the whole run with it.
-                            let e = rt.block_on(prepared.explain(e));
-                            eprintln!("Error: {e:#}");
-                            std::process::exit(1);
+                    match rt.block_on(prepared.fetch_loop.run(iters, phase)) {
+                        Ok(timed) => {
+                            phases.finished(phase, wall.elapsed());
+                            timed
                         }
-                    };
-                    phases.finished(phase, wall.elapsed());
-                    timed
+                        Err(e) => {
+                            failed = Some(rt.block_on(prepared.explain(e)));
+                            Duration::from_nanos(iters)
+                        }
+                    }
                 })
             });
+        if let Some(e) = failed {
+            eprintln!(
+                "criterion's figures for {label} just above are not measurements: its fetches failed"
+            );
+            return Err(e);
+        }
         // Nothing measured: filtered out by criterion's command-line filter.
         Ok(if self.record && prepared.fetch_loop.measured.count() > 0 {
             Driven::Measured {

@@ -135,25 +135,62 @@ else
   echo "servers: cannot pull $mysql_image: the mysql engines are skipped (Debian has no MySQL package to build a stand-in from; \`docker pull $mysql_image\` where a registry is reachable)"
   compose up -d
 fi
-# A run sets the containers' caps to its own and puts them back when it ends; one that
-# was killed outright left them changed, and `up` does not recreate a container for
-# that. Set the compose caps again.
+# A run sets the containers' caps and the servers' caches to its own and puts them
+# back when it ends; one that was killed outright left them changed, and `up` does not
+# recreate a container for that. Set the compose caps again, and the caches they go
+# with (below).
 cap=${BLOBRACE_CAP:-$(setting BLOBRACE_CAP)}; cap=${cap:-1g}
 cpus=${BLOBRACE_CPUS:-$(setting BLOBRACE_CPUS)}; cpus=${cpus:-2}
-for service in "${services[@]}"; do
-  docker update -m "$cap" --memory-swap "$cap" --cpus "$cpus" "$(compose --profile mysql ps -q "$service")" >/dev/null
-done
+limits() { docker inspect -f '{{.HostConfig.Memory}} {{.HostConfig.NanoCpus}}' "$1"; }
+restart=()
 for service in "${services[@]}"; do
   id=$(compose --profile mysql ps -q "$service")
-  for _ in $(seq 1 120); do
-    status=$(docker inspect --format '{{.State.Health.Status}}' "$id")
-    [ "$status" = healthy ] && break
-    sleep 1
-  done
-  if [ "$status" != healthy ]; then
-    echo "servers: $service is $status after 120s; its log:" >&2
-    docker logs --tail 30 "$id" >&2
-    exit 1
-  fi
+  was=$(limits "$id")
+  docker update -m "$cap" --memory-swap "$cap" --cpus "$cpus" "$id" >/dev/null
+  # What a server derives from its cap at start (Dolt's GOMEMLIMIT, MariaDB's pool
+  # from its command line) follows only a restart.
+  [ "$was" = "$(limits "$id")" ] || restart+=("$service")
 done
+wait_healthy() {
+  local service id status
+  for service in "$@"; do
+    id=$(compose --profile mysql ps -q "$service")
+    for _ in $(seq 1 120); do
+      status=$(docker inspect --format '{{.State.Health.Status}}' "$id")
+      [ "$status" = healthy ] && break
+      sleep 1
+    done
+    if [ "$status" != healthy ]; then
+      echo "servers: $service is $status after 120s; its log:" >&2
+      docker logs --tail 30 "$id" >&2
+      exit 1
+    fi
+  done
+}
+wait_healthy "${services[@]}"
+# The caches: PostgreSQL's shared_buffers persists from a run's ALTER SYSTEM (reset
+# to the server's default, the 1 GiB cap's size); MariaDB's and MySQL's pool set by a
+# run's SET GLOBAL lasts until a restart, which gives back the command line's.
+in_service() { local service=$1; shift; docker exec "$(compose --profile mysql ps -q "$service")" "$@"; }
+pending=$(in_service postgres psql -U blobrace -d blobrace -tAc \
+  "ALTER SYSTEM RESET shared_buffers" -c "SELECT pg_reload_conf()" \
+  -c "SELECT pending_restart FROM pg_settings WHERE name = 'shared_buffers'" 2>/dev/null | tail -1 || true)
+[ "$pending" = t ] && restart+=(postgres)
+pool_of() { # SERVICE CLIENT PASSWORD_VARIABLE
+  in_service "$1" sh -c "$2 -uroot -p\"\$$3\" -N -e 'SELECT @@innodb_buffer_pool_size'" 2>/dev/null || echo unknown
+}
+want_pool=${BLOBRACE_MARIADB_BUFFER_POOL:-$(setting BLOBRACE_MARIADB_BUFFER_POOL)}; want_pool=${want_pool:-640M}
+want_pool_bytes=$(numfmt --from=iec "$want_pool")
+[ "$(pool_of mariadb mariadb MARIADB_ROOT_PASSWORD)" = "$want_pool_bytes" ] || restart+=(mariadb)
+if [[ " ${services[*]} " == *" mysql "* ]]; then
+  [ "$(pool_of mysql mysql MYSQL_ROOT_PASSWORD)" = "$want_pool_bytes" ] || restart+=(mysql)
+fi
+if ((${#restart[@]})); then
+  mapfile -t restart < <(printf '%s\n' "${restart[@]}" | sort -u)
+  echo "servers: restarting ${restart[*]}: a run that did not finish left its cap or cache changed"
+  for service in "${restart[@]}"; do
+    docker restart "$(compose --profile mysql ps -q "$service")" >/dev/null
+  done
+  wait_healthy "${restart[@]}"
+fi
 echo "servers: ${services[*]} healthy (project $project, env $env_file)"

@@ -505,6 +505,13 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_DROP_AFTER")]
     pub drop_after: bool,
 
+    /// Stop the whole run at the first engine or store that fails. By default a load,
+    /// measurement or drop that fails for one engine (a server OOM-killed or gone, a
+    /// lost connection) is recorded with its reason, the run goes on with the others,
+    /// and it exits non-zero at the end naming what failed.
+    #[arg(long, env = "BLOBRACE_FAIL_FAST")]
+    pub fail_fast: bool,
+
     #[arg(long, env = "BLOBRACE_TARGET_P99", value_parser = parse_duration,
           help = format!("Latency target of the report's verdict: the largest size whose p99 is at or under it. Default {}.", duration_label(DEFAULT_TARGET_P99)))]
     pub target_p99: Option<Duration>,
@@ -622,6 +629,9 @@ pub struct RunConfig {
     pub target_p99: Duration,
     #[serde(default)]
     pub drop_after: bool,
+    /// Stop at the first failing engine instead of recording it and going on.
+    #[serde(default)]
+    pub fail_fast: bool,
     /// Client counts (results from before: 1).
     #[serde(default = "one_client")]
     pub clients: Vec<u32>,
@@ -858,6 +868,7 @@ impl RunArgs {
             sqlite_mmap_size: self.sqlite_mmap_size,
             target_p99: self.target_p99.unwrap_or(DEFAULT_TARGET_P99),
             drop_after: self.drop_after,
+            fail_fast: self.fail_fast,
             clients,
             rates,
             arrivals: self.arrivals,

@@ -3,6 +3,7 @@
 //! capped by their containers, so this, not the compose file, is what results report.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use bollard::Docker;
@@ -138,6 +139,7 @@ pub async fn container_cap(docker: &Docker, id: &str, requested: CapRequest) -> 
         cgroup_version: "docker".into(),
         cgroup: format!("container {name} ({image})"),
         notes: cap_notes(&requested, memory, cpus),
+        housekeeping: Vec::new(),
     })
 }
 
@@ -169,6 +171,29 @@ pub async fn container_limits(docker: &Docker, id: &str) -> Result<(Option<u64>,
         .with_context(|| format!("cannot inspect container {id}"))?;
     Ok(limits_of(&info.host_config.unwrap_or_default()))
 }
+
+/// The caps a compose service declares for its container (its labels
+/// `blobrace.memory` and `blobrace.cpus`, written from the same settings as its
+/// `mem_limit` and `cpus`). Docker's update changes the limits, never the labels: this
+/// is what a server goes back to, whatever a run killed before putting it back left.
+/// None for each the container does not declare (created before the labels existed).
+pub async fn declared_limits(docker: &Docker, id: &str) -> Result<(Option<u64>, Option<f64>)> {
+    let info = docker
+        .inspect_container(id, None::<InspectContainerOptions>)
+        .await
+        .with_context(|| format!("cannot inspect container {id}"))?;
+    let labels = info.config.and_then(|c| c.labels).unwrap_or_default();
+    let memory = labels
+        .get(DECLARED_MEMORY_LABEL)
+        .and_then(|m| crate::size::parse_bytes(m).ok());
+    let cpus = labels
+        .get(DECLARED_CPUS_LABEL)
+        .and_then(|c| c.trim().parse::<f64>().ok());
+    Ok((memory, cpus))
+}
+
+pub const DECLARED_MEMORY_LABEL: &str = "blobrace.memory";
+pub const DECLARED_CPUS_LABEL: &str = "blobrace.cpus";
 
 /// Memory cap (bytes) and CPUs (from `--cpus`, NanoCpus, or a CFS quota) of a host
 /// config. 0 (or absent) means no limit in Docker's API: None.
@@ -393,6 +418,49 @@ pub async fn own_container_image() -> Option<String> {
         .await
         .ok()?;
     Some(image_identity(&docker, &info).await)
+}
+
+/// Where a container's mount at `destination` comes from on Docker's host (a volume's
+/// mount point, a bind's source), and the volume's name for a volume.
+async fn mount_source(
+    docker: &Docker,
+    container: &str,
+    destination: &str,
+) -> Result<Option<(PathBuf, Option<String>)>> {
+    let info = docker
+        .inspect_container(container, None::<InspectContainerOptions>)
+        .await
+        .with_context(|| format!("cannot inspect container {container}"))?;
+    let destination = Path::new(destination);
+    Ok(info.mounts.unwrap_or_default().into_iter().find_map(|m| {
+        let at = PathBuf::from(m.destination?);
+        (at == destination).then(|| (PathBuf::from(m.source.unwrap_or_default()), m.name))
+    }))
+}
+
+/// Where a compose service keeps its data on Docker's host: the source of its mount
+/// at `data_dir` (a volume's mount point under Docker's root), and the volume's name.
+pub async fn service_data_source(
+    service: &str,
+    data_dir: &str,
+) -> Result<Option<(PathBuf, Option<String>)>> {
+    let docker = connect().await?;
+    let Some((id, _, _)) = find_service(&docker, service).await? else {
+        return Ok(None);
+    };
+    mount_source(&docker, &id, data_dir).await
+}
+
+/// Inside a container (the compose runner): where its own mount at `dir` comes from on
+/// Docker's host. None outside a container, or where `dir` is not a mount.
+pub async fn own_mount_source(dir: &Path) -> Option<PathBuf> {
+    std::fs::metadata("/.dockerenv").ok()?;
+    let hostname = std::fs::read_to_string("/etc/hostname").ok()?;
+    let docker = connect().await.ok()?;
+    let (source, _) = mount_source(&docker, hostname.trim(), &dir.to_string_lossy())
+        .await
+        .ok()??;
+    Some(source)
 }
 
 /// "tag, image id" and, for a pulled image, its registry digest ("repo@sha256:…"): the id

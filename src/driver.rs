@@ -15,6 +15,7 @@
 //!                        --profile-fetches: fetch on under a CPU profiler (profile)
 //!                        close
 //!       after its loads: drop its pages if the cap cannot be emptied (Run::release)
+//!       a step that fails: recorded (Run::step_failed), the run goes on (--fail-fast: stops)
 //!   drop the size's datasets (--drop-after)
 //! ```
 
@@ -27,7 +28,7 @@ use crate::config::Mode;
 use crate::dataset::DatasetSpec;
 use crate::engine::EngineKind;
 use crate::load_gen::LoadPoint;
-use crate::results::Scenario;
+use crate::results::{FailedStage, Scenario};
 use crate::run::{Prepared, Run};
 
 /// What the driver did with one engine at one size.
@@ -63,42 +64,73 @@ pub fn measure_all<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Re
         let mut scope = driver.size(spec);
         for repeat in 1..=config.repeat {
             for engine in rotated(&config.engines, repeat) {
+                if run.load_failed(engine, spec) {
+                    eprintln!(
+                        "skipping {} at {}: its dataset did not load (the error is above and in the results)",
+                        engine.name(),
+                        spec.size
+                    );
+                    continue;
+                }
                 for &cache in &config.cache {
                     let scenario = Scenario { cache, repeat };
-                    match config.mode {
-                        Mode::Latency => {
-                            // --saturate-sizes: the search goes on from the closed loop of
-                            // its client count, a load measured here anyway.
-                            let mut saturate = config
-                                .saturate_sizes
-                                .contains(&spec.size)
-                                .then(|| most_clients_that_fit(run, rt, engine, spec));
-                            for point in config.load_points() {
-                                let then_search =
-                                    saturate.filter(|&c| point == LoadPoint::closed(c) && c > 1);
-                                let one = (engine, spec, scenario, point);
-                                if measure_one(run, rt, &mut scope, one, then_search)? {
-                                    saturate = None;
-                                }
-                            }
-                            if let Some(clients) = saturate {
-                                saturate_one(run, rt, engine, spec, scenario, clients)?;
-                            }
-                        }
-                        Mode::Saturate => {
-                            for &clients in &config.clients {
-                                saturate_one(run, rt, engine, spec, scenario, clients)?;
-                            }
-                        }
+                    // One engine's failure (its server OOM-killed or gone, a lost
+                    // connection) is recorded and the run goes on with the others.
+                    let measured = measure_scenario(run, rt, &mut scope, engine, spec, scenario);
+                    if let Err(e) = measured {
+                        let label = scenario.label(engine, &config.cache, config.repeat);
+                        run.step_failed(FailedStage::Measure, label, spec, e)?;
                     }
                     // Once its loads are done: each of them started by evicting anyway
                     // (786k files of 1 KiB take 6 s to evict).
-                    rt.block_on(run.release(engine, spec))?;
+                    if let Err(e) = rt.block_on(run.release(engine, spec)) {
+                        run.step_failed(FailedStage::Measure, engine.name().into(), spec, e)?;
+                    }
                 }
             }
         }
         scope.finish();
         rt.block_on(run.after_size(spec))?;
+    }
+    Ok(())
+}
+
+/// Every load of one engine at one size in one scenario: in latency mode each load
+/// of `RunConfig::load_points` (1 client through the driver, more through the load
+/// generator), in saturate mode a saturation search per client count.
+fn measure_scenario<S: SizeScope>(
+    run: &mut Run,
+    rt: &Runtime,
+    scope: &mut S,
+    engine: EngineKind,
+    spec: DatasetSpec,
+    scenario: Scenario,
+) -> Result<()> {
+    let config = run.config().clone();
+    match config.mode {
+        Mode::Latency => {
+            // --saturate-sizes: the search goes on from the closed loop of its client
+            // count, a load measured here anyway.
+            let mut saturate = config
+                .saturate_sizes
+                .contains(&spec.size)
+                .then(|| most_clients_that_fit(run, rt, engine, spec));
+            for point in config.load_points() {
+                let then_search = saturate.filter(|&c| point == LoadPoint::closed(c) && c > 1);
+                let one = (engine, spec, scenario, point);
+                if measure_one(run, rt, scope, one, then_search)? {
+                    saturate = None;
+                }
+            }
+            if let Some(clients) = saturate {
+                saturate_one(run, rt, engine, spec, scenario, clients)?;
+            }
+        }
+        Mode::Saturate => {
+            for &clients in &config.clients {
+                saturate_one(run, rt, engine, spec, scenario, clients)?;
+            }
+        }
     }
     Ok(())
 }

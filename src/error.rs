@@ -26,11 +26,13 @@ pub enum InputError {
     },
 
     #[error(
-        "not enough free disk in {dir}: this load needs about {needed} more, {available} is available. Free some space, pick another --data-dir, or load fewer size classes / a smaller --dataset-bytes"
+        "not enough free disk on {room}: this run's loads need about {needed} more there ({breakdown}) and {slack} kept free (1% + 64MiB: a full disk takes Docker and the machine down with it), {available} is available. Drop datasets you no longer need (`blobrace env` lists what is loaded; `blobrace drop` with their flags), load one size class at a time (--drop-after, BLOBRACE_DROP_AFTER=true), load fewer size classes or a smaller --dataset-bytes, or pick another --data-dir"
     )]
     NotEnoughDisk {
-        dir: PathBuf,
+        room: String,
         needed: String,
+        breakdown: String,
+        slack: String,
         available: String,
     },
 

@@ -44,6 +44,7 @@ pub mod config;
 pub mod container;
 pub mod content;
 pub mod dataset;
+pub mod disk_room;
 pub mod diskio;
 pub mod diskprobe;
 pub mod docker;

@@ -12,9 +12,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::content::fill_blob;
 use crate::dataset::{DatasetSpec, DatasetState};
+use crate::disk_room::Rooms;
 use crate::error::InputError;
 use crate::locations::Locations;
-use crate::machine::{available_bytes, peak_rss_bytes};
+use crate::machine::peak_rss_bytes;
 use crate::size::format_bytes;
 use crate::store::{AnyStore, Store, StoreKind};
 
@@ -80,10 +81,9 @@ pub async fn plan(
 ) -> Result<Vec<(AnyStore, DatasetState)>> {
     let data_dir = at.data_dir.as_path();
     check_data_dir(data_dir)?;
+    let mut rooms = Rooms::find(data_dir, stores).await;
     let mut planned = Vec::new();
-    let mut needed = 0u64;
-    for spec in datasets {
-        let mut needed_for_size = 0u64;
+    for (size_index, spec) in datasets.iter().enumerate() {
         for &kind in stores {
             let mut store = kind.open(at, *spec);
             let state = store.state().await?;
@@ -92,26 +92,15 @@ pub async fn plan(
                 DatasetState::Partial { rows_done } => rows_done,
                 DatasetState::Complete => spec.rows,
             };
-            needed_for_size += store.estimated_disk_bytes(spec.rows - done);
+            rooms.add(
+                kind,
+                size_index,
+                store.estimated_disk_bytes(spec.rows - done),
+            );
             planned.push((store, state));
         }
-        needed = if one_size_at_a_time {
-            needed.max(needed_for_size)
-        } else {
-            needed + needed_for_size
-        };
     }
-    let available =
-        available_bytes(data_dir).with_context(|| format!("cannot stat {}", data_dir.display()))?;
-    // Leave 1% plus 64 MiB of slack: filesystems misbehave when full.
-    if needed > 0 && needed + needed / 100 + (64 << 20) > available {
-        return Err(InputError::NotEnoughDisk {
-            dir: data_dir.to_path_buf(),
-            needed: format_bytes(needed),
-            available: format_bytes(available),
-        }
-        .into());
-    }
+    rooms.check(one_size_at_a_time)?;
     Ok(planned)
 }
 
@@ -206,7 +195,7 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
         disk_bytes: None,
     };
     if state == DatasetState::Complete {
-        report.disk_bytes = store.disk_bytes().await?;
+        report.disk_bytes = disk_bytes_or_unavailable(store).await;
         return Ok(report);
     }
     let started = Instant::now();
@@ -251,8 +240,23 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
     report.seconds = seconds;
     report.mb_per_s = (seconds > 0.0).then(|| report.bytes_written as f64 / seconds / 1e6);
     report.peak_rss_bytes = peak_rss_bytes();
-    report.disk_bytes = store.disk_bytes().await?;
+    report.disk_bytes = disk_bytes_or_unavailable(store).await;
     Ok(report)
+}
+
+/// What the dataset takes on disk, or None ("unavailable") with a note where the store
+/// cannot say: a figure for the report, never a reason to stop a run.
+async fn disk_bytes_or_unavailable(store: &mut AnyStore) -> Option<u64> {
+    match store.disk_bytes().await {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            eprintln!(
+                "note: {}: its bytes on disk are unavailable: {e:#}",
+                store.location().display()
+            );
+            None
+        }
+    }
 }
 
 /// `3.21GiB`, or `unavailable` where the store cannot say.
@@ -262,23 +266,50 @@ pub fn disk_label(bytes: Option<u64>) -> String {
         .unwrap_or_else(|| "unavailable".into())
 }
 
-/// Plan, then load everything missing; one line per dataset on stderr.
+/// A dataset whose load failed: the run goes on without it (see `ensure_loaded`).
+pub struct FailedLoad {
+    pub store: StoreKind,
+    pub spec: DatasetSpec,
+    pub error: anyhow::Error,
+}
+
+/// Plan, then load everything missing; one line per dataset on stderr. A load that
+/// fails (a server killed by its cap, a lost connection, a full disk) is returned in
+/// the second list, with Docker's reason where a server's container went down, and
+/// the other datasets are loaded anyway; with `fail_fast` it is the error instead.
 pub async fn ensure_loaded(
     at: &Locations,
     stores: &[StoreKind],
     datasets: &[DatasetSpec],
-) -> Result<Vec<LoadReport>> {
+    fail_fast: bool,
+) -> Result<(Vec<LoadReport>, Vec<FailedLoad>)> {
     let mut reports = Vec::new();
+    let mut failed = Vec::new();
     for (mut store, state) in plan(at, stores, datasets, false).await? {
         let report = match load(&mut store, state).await {
             Ok(report) => report,
-            // A server killed by its cap shows up here only as a dropped connection.
-            Err(e) => match store.kind().server() {
-                Some(server) => {
-                    return Err(crate::docker::explain_service_failure(server.name(), e).await);
+            Err(e) => {
+                // A server killed by its cap shows up here only as a dropped connection.
+                let e = match store.kind().server() {
+                    Some(server) => crate::docker::explain_service_failure(server.name(), e).await,
+                    None => e,
+                };
+                // Bad input (a blob over a server's packet limit, a foreign file) is
+                // the user's to fix, not one engine's bad luck: it stops the run.
+                if fail_fast || e.downcast_ref::<InputError>().is_some() {
+                    return Err(e);
                 }
-                None => return Err(e),
-            },
+                eprintln!(
+                    "error: {}: the load failed, going on without it: {e:#}",
+                    store.location().display()
+                );
+                failed.push(FailedLoad {
+                    store: store.kind(),
+                    spec: *store.spec(),
+                    error: e,
+                });
+                continue;
+            }
         };
         match report.outcome {
             LoadOutcome::AlreadyLoaded => eprintln!(
@@ -305,5 +336,5 @@ pub async fn ensure_loaded(
         }
         reports.push(report);
     }
-    Ok(reports)
+    Ok((reports, failed))
 }

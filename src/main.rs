@@ -134,10 +134,11 @@ fn run(command: Command) -> Result<()> {
             rt.block_on(reachable_engines(&mut config))?;
             // Put back to their own caps when the load ends (dropped), however it ends.
             let _server_caps = rt.block_on(fit_servers(&config))?;
-            let reports = rt.block_on(ensure_loaded(
+            let (reports, failed) = rt.block_on(ensure_loaded(
                 &config.locations(),
                 &stores_for(&config.engines),
                 &config.datasets(),
+                config.fail_fast,
             ))?;
             let loaded = reports
                 .iter()
@@ -147,6 +148,17 @@ fn run(command: Command) -> Result<()> {
                 "{loaded} dataset(s) loaded, {} already complete",
                 reports.len() - loaded
             );
+            if !failed.is_empty() {
+                let what: Vec<String> = failed
+                    .iter()
+                    .map(|f| format!("{} {}", f.store.name(), f.spec.size))
+                    .collect();
+                bail!(
+                    "{} load(s) failed (the reasons are above): {}; a re-run resumes them",
+                    failed.len(),
+                    what.join(", ")
+                );
+            }
             Ok(())
         }
         Command::Measure(args) => measure(args.resolve()?),

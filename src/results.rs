@@ -18,7 +18,7 @@ use crate::evict::EvictionReport;
 use crate::load::LoadReport;
 use crate::load_gen::{Arrivals, CpuUse, DiskTotals, LoadMeasured, LoadPoint, Saturation};
 use crate::machine::MachineFacts;
-use crate::size::format_bytes;
+use crate::size::{SizeClass, format_bytes};
 use crate::stats::{LogHistogram, Percentiles, Summary};
 use crate::steady::{CacheState, SteadyReport};
 
@@ -65,6 +65,60 @@ pub struct RunResults {
     /// CPU profiles of one client's fetches (`--profile-fetches`).
     #[serde(default)]
     pub profiles: Vec<crate::profile::FetchProfile>,
+    /// Steps that failed for one store or engine while the run went on with the
+    /// others (without `--fail-fast`): the run exits non-zero naming them.
+    #[serde(default)]
+    pub failures: Vec<StepFailure>,
+}
+
+/// The part of a run a failure stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailedStage {
+    /// Loading a dataset into a store: none of its engines is measured at that size.
+    Load,
+    /// Preparing, measuring or recording one engine in one scenario.
+    Measure,
+    /// Dropping a size class's dataset (`--drop-after`).
+    Drop,
+}
+
+impl fmt::Display for FailedStage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&crate::serde_name(self))
+    }
+}
+
+/// One step that failed for one store or engine at one size, and why (Docker's or
+/// the database's reason where there is one).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StepFailure {
+    pub stage: FailedStage,
+    /// The store (load, drop) or the engine's scenario label (measure).
+    pub who: String,
+    pub size: SizeClass,
+    pub why: String,
+    pub at: String,
+}
+
+impl StepFailure {
+    pub fn new(stage: FailedStage, who: String, size: SizeClass, error: &anyhow::Error) -> Self {
+        Self {
+            stage,
+            who,
+            size,
+            why: format!("{error:#}"),
+            at: crate::now_rfc3339(),
+        }
+    }
+
+    /// `load of mariadb at 64KiB failed: ...`
+    pub fn line(&self) -> String {
+        format!(
+            "{} of {} at {} failed: {}",
+            self.stage, self.who, self.size, self.why
+        )
+    }
 }
 
 /// One engine at one size under one load (`LoadPoint`): the context every result
@@ -504,6 +558,7 @@ mod tests {
             cgroup_version: "v1".into(),
             cgroup: "/x".into(),
             notes: vec![],
+            housekeeping: vec![],
         }
     }
 

@@ -23,8 +23,8 @@ use crate::measure::FetchLoop;
 use crate::memory_fit::{Budget, SkippedLoad};
 use crate::report::export::{AnyExporter, Csv};
 use crate::results::{
-    DatasetFacts, EngineResult, LoadFacts, LoadResult, RESULTS_SCHEMA_VERSION, Regime, RunResults,
-    SaturationResult, Scenario, new_run_id, write_atomic,
+    DatasetFacts, EngineResult, FailedStage, LoadFacts, LoadResult, RESULTS_SCHEMA_VERSION, Regime,
+    RunResults, SaturationResult, Scenario, StepFailure, new_run_id, write_atomic,
 };
 use crate::server_caps::ServerCaps;
 use crate::size::format_bytes;
@@ -156,6 +156,9 @@ pub fn print_cap(report: &CapReport) {
     for note in &report.notes {
         eprintln!("cap: {note}");
     }
+    for done in &report.housekeeping {
+        eprintln!("cap: {done}");
+    }
 }
 
 impl Run {
@@ -192,6 +195,7 @@ impl Run {
             skipped_loads: Vec::new(),
             disk_limits: Vec::new(),
             profiles: Vec::new(),
+            failures: Vec::new(),
         };
         Ok(Self {
             results,
@@ -218,8 +222,54 @@ impl Run {
             crate::load::plan(&config.locations(), &stores, &config.datasets(), true).await?;
             return Ok(());
         }
-        let loads = ensure_loaded(&config.locations(), &stores, &config.datasets()).await?;
+        let (loads, failed) = ensure_loaded(
+            &config.locations(),
+            &stores,
+            &config.datasets(),
+            config.fail_fast,
+        )
+        .await?;
         self.results.loads = loads;
+        self.record_failed_loads(failed);
+        self.write()?;
+        Ok(())
+    }
+
+    fn record_failed_loads(&mut self, failed: Vec<crate::load::FailedLoad>) {
+        for f in failed {
+            self.results.failures.push(StepFailure::new(
+                FailedStage::Load,
+                f.store.name().to_string(),
+                f.spec.size,
+                &f.error,
+            ));
+        }
+    }
+
+    /// Whether `engine`'s store failed to load `spec` in this run: nothing to measure.
+    pub fn load_failed(&self, engine: EngineKind, spec: DatasetSpec) -> bool {
+        let store = engine.store().name();
+        self.results
+            .failures
+            .iter()
+            .any(|f| f.stage == FailedStage::Load && f.who == store && f.size == spec.size)
+    }
+
+    /// Record a step that failed for one engine or store and go on (or, with
+    /// `--fail-fast`, stop the run with it). The run exits non-zero at its end.
+    pub fn step_failed(
+        &mut self,
+        stage: FailedStage,
+        who: String,
+        spec: DatasetSpec,
+        error: anyhow::Error,
+    ) -> Result<()> {
+        if self.config().fail_fast || error.downcast_ref::<InputError>().is_some() {
+            return Err(error);
+        }
+        let failure = StepFailure::new(stage, who, spec.size, &error);
+        eprintln!("error: {}; going on with the rest", failure.line());
+        self.results.failures.push(failure);
         self.write()?;
         Ok(())
     }
@@ -247,9 +297,15 @@ impl Run {
             return Ok(());
         }
         let config = &self.results.config;
-        let loads =
-            ensure_loaded(&config.locations(), &stores_for(&config.engines), &[spec]).await?;
+        let (loads, failed) = ensure_loaded(
+            &config.locations(),
+            &stores_for(&config.engines),
+            &[spec],
+            config.fail_fast,
+        )
+        .await?;
         self.results.loads.extend(loads);
+        self.record_failed_loads(failed);
         self.write()?;
         Ok(())
     }
@@ -262,14 +318,21 @@ impl Run {
         let at = self.config().locations();
         for kind in stores_for(&self.config().engines) {
             let mut store = kind.open(&at, spec);
-            if store.state().await? == DatasetState::Absent {
-                continue;
+            let dropped = async {
+                if store.state().await? == DatasetState::Absent {
+                    return Ok(false);
+                }
+                store
+                    .remove()
+                    .await
+                    .with_context(|| format!("cannot drop {}", store.location().display()))?;
+                anyhow::Ok(true)
+            };
+            match dropped.await {
+                Ok(true) => eprintln!("dropped {} (--drop-after)", store.location().display()),
+                Ok(false) => {}
+                Err(e) => self.step_failed(FailedStage::Drop, kind.name().into(), spec, e)?,
             }
-            store
-                .remove()
-                .await
-                .with_context(|| format!("cannot drop {}", store.location().display()))?;
-            eprintln!("dropped {} (--drop-after)", store.location().display());
         }
         Ok(())
     }
@@ -969,6 +1032,9 @@ impl Run {
         self.results.finished_at = Some(crate::now_rfc3339());
         let dir = self.write()?;
         eprintln!("{}", crate::summary::terminal_table(&self.results));
+        for failure in &self.results.failures {
+            eprintln!("FAILED: {}", failure.line());
+        }
         eprintln!("results: {}", dir.join("results.json").display());
         let options = crate::report::ReportOptions {
             target_p99: self.results.config.target_p99,
@@ -1003,6 +1069,19 @@ impl Run {
                 )
             })
             .collect();
+        if !self.results.failures.is_empty() {
+            let what: Vec<String> = self
+                .results
+                .failures
+                .iter()
+                .map(|f| format!("{} of {} at {}", f.stage, f.who, f.size))
+                .collect();
+            anyhow::bail!(
+                "{} step(s) failed and were left out (the reasons are above, in results.json and in the report; everything else was measured): {}",
+                what.len(),
+                what.join(", ")
+            );
+        }
         if !unreachable.is_empty() {
             anyhow::bail!(
                 "the in-flight limit ({}) was reached, so the rate asked for could not be offered, at: {}. The engine serves less than that rate under this cap: lower --rate, or find the highest rate it sustains with `blobrace saturate`; raise --max-in-flight only to see how far the queue grows",

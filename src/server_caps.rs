@@ -138,27 +138,32 @@ fn cache_name(server: Server) -> String {
 
 /// The servers a run changed, put back to their containers' own caps when it ends
 /// (dropped), however it ends: a run must not leave a 256 MiB MariaDB behind for the
-/// next one, which may not ask for a cap and load 32 MiB blobs into it. A run killed
-/// outright leaves them changed: `scripts/servers.sh up` puts the compose caps back,
-/// and every run fits them again anyway.
+/// next one, which may not ask for a cap and load 32 MiB blobs into it. A container's
+/// own cap is the one its compose service declares (`docker::declared_limits`), so a
+/// run killed outright, which left its servers at its cap, is undone by the next run
+/// (and by `scripts/servers.sh up`), never taken for their own.
 #[derive(Default)]
 pub struct ServerCaps {
-    /// Each server changed, with its URL.
-    changed: Vec<(ServerFit, String)>,
+    /// What the run changed, as recorded with its results.
+    changed: Vec<ServerFit>,
+    /// Each server to put back when the run ends: its URL and its own limits (declared
+    /// by compose, else those it had before the run; no memory limit: none to put back).
+    put_back: Vec<(Server, String, Option<u64>, Option<f64>)>,
     largest_blob: u64,
 }
 
 impl ServerCaps {
     /// What the run changed, for its results.
     pub fn fits(&self) -> Vec<ServerFit> {
-        self.changed.iter().map(|(fit, _)| fit.clone()).collect()
+        self.changed.clone()
     }
 
-    /// Put back every server this run changed: its container's limits as they were,
-    /// its cache sized for them. Blocking; callable inside or outside a runtime.
+    /// Put back every server of this run: its container's own limits, its cache sized
+    /// for them. Blocking; callable inside or outside a runtime.
     pub fn restore(&mut self) {
-        let changed = std::mem::take(&mut self.changed);
-        if changed.is_empty() {
+        let put_back = std::mem::take(&mut self.put_back);
+        let changed: Vec<Server> = self.changed.iter().map(|f| f.server).collect();
+        if put_back.is_empty() {
             return;
         }
         let largest_blob = self.largest_blob;
@@ -166,22 +171,18 @@ impl ServerCaps {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
-            for (fit, url) in &changed {
-                let server = fit.server;
-                let Some(memory) = fit.before.memory_bytes else {
-                    eprintln!(
-                        "note: {}: left at the run's cap: its container had no memory limit, and Docker cannot lift one from a running container (recreate it to lift it)",
-                        server.name()
-                    );
+            for (server, url, memory, cpus) in &put_back {
+                let server = *server;
+                let Some(memory) = *memory else {
+                    if changed.contains(&server) {
+                        eprintln!(
+                            "note: {}: left at the run's cap: its container had no memory limit, and Docker cannot lift one from a running container (recreate it to lift it)",
+                            server.name()
+                        );
+                    }
                     continue;
                 };
-                let back = rt.block_on(fit_one(
-                    server,
-                    url,
-                    Some(memory),
-                    fit.before.cpus,
-                    largest_blob,
-                ));
+                let back = rt.block_on(fit_one(server, url, Some(memory), *cpus, largest_blob));
                 match back {
                     Ok(Some(back)) => eprintln!(
                         "{}: put back after the run: {} -> {} (container {})",
@@ -254,15 +255,29 @@ pub async fn fit_servers(
     }
     let mut caps = ServerCaps {
         changed: Vec::new(),
+        put_back: Vec::new(),
         largest_blob,
     };
     for (server, url) in servers {
+        // Read before changing anything: what the server goes back to at the end.
+        let own = own_limits(*server).await;
         match fit_one(*server, url, cap.memory_bytes, cap.cpus, largest_blob).await {
-            Ok(Some(fit)) => {
-                eprintln!("{}", fit.line());
-                caps.changed.push((fit, url.clone()));
+            Ok(fit) => {
+                if let Some(fit) = &fit {
+                    eprintln!("{}", fit.line());
+                    caps.changed.push(fit.clone());
+                }
+                match own {
+                    Ok((memory, cpus)) => {
+                        caps.put_back.push((*server, url.clone(), memory, cpus));
+                    }
+                    Err(e) if fit.is_some() => eprintln!(
+                        "note: {}: its own cap cannot be read ({e:#}); it is left at the run's when the run ends",
+                        server.name()
+                    ),
+                    Err(_) => {}
+                }
             }
-            Ok(None) => {}
             Err(e) => eprintln!(
                 "note: {}: cannot set its container to the run's cap ({e:#}); it runs with the cap it has, recorded with its results",
                 server.name()
@@ -272,13 +287,16 @@ pub async fn fit_servers(
     Ok(caps)
 }
 
-/// A server's compose container: Docker, its id and name, and its limits now.
+/// A server's compose container: Docker, its id and name, its limits now and those
+/// its compose service declares.
 struct Container {
     docker: bollard::Docker,
     id: String,
     name: String,
     memory: Option<u64>,
     cpus: Option<f64>,
+    declared_memory: Option<u64>,
+    declared_cpus: Option<f64>,
 }
 
 async fn container_of(server: Server) -> Result<Container> {
@@ -287,18 +305,54 @@ async fn container_of(server: Server) -> Result<Container> {
         bail!("no running compose container for {}", server.name());
     };
     let (memory, cpus) = crate::docker::container_limits(&docker, &id).await?;
+    let (declared_memory, declared_cpus) = crate::docker::declared_limits(&docker, &id).await?;
     Ok(Container {
         docker,
         id,
         name,
         memory,
         cpus,
+        declared_memory,
+        declared_cpus,
     })
+}
+
+/// A server's own limits: those its compose service declares, else those it has now.
+/// Where they differ from what it has now, a run that did not finish left it so: said
+/// here, and undone when this run ends.
+async fn own_limits(server: Server) -> Result<(Option<u64>, Option<f64>)> {
+    let c = container_of(server).await?;
+    let memory = c.declared_memory.or(c.memory);
+    let cpus = c.declared_cpus.or(c.cpus);
+    let cpus_differ = match (cpus, c.cpus) {
+        (Some(a), Some(b)) => (a - b).abs() > 1e-6,
+        (a, b) => a.is_some() != b.is_some(),
+    };
+    if memory != c.memory || cpus_differ {
+        let now = ServerLimits {
+            memory_bytes: c.memory,
+            cpus: c.cpus,
+            cache_bytes: None,
+        };
+        let own = ServerLimits {
+            memory_bytes: memory,
+            cpus,
+            cache_bytes: None,
+        };
+        eprintln!(
+            "note: {}: its container has {}, not the {} its compose service declares: an earlier run did not put it back; this run puts it back when it ends",
+            server.name(),
+            now.label(NO_CACHE_SETTING),
+            own.label(NO_CACHE_SETTING)
+        );
+    }
+    Ok((memory, cpus))
 }
 
 /// The memory limit Docker holds for a server's container (None: no limit).
 async fn container_memory(server: Server) -> Result<Option<u64>> {
-    Ok(container_of(server).await?.memory)
+    let c = container_of(server).await?;
+    Ok(c.declared_memory.or(c.memory))
 }
 
 /// Set one server's container to `requested_memory` and `cpus` (None: keep its own)
@@ -316,11 +370,15 @@ async fn fit_one(
         name,
         memory: memory_now,
         cpus: cpus_now,
+        declared_memory,
+        declared_cpus,
     } = container_of(server).await?;
-    // No cap asked for: the container keeps its own, the cache is sized for that.
-    let Some(memory) = requested_memory.or(memory_now) else {
+    // No cap asked for: the container gets its own (declared by compose, else the one
+    // it has), the cache is sized for that.
+    let Some(memory) = requested_memory.or(declared_memory).or(memory_now) else {
         return Ok(None);
     };
+    let cpus = cpus.or(declared_cpus);
     let db = server.connect(url, None).await?;
     let cache_now = read_cache(&db, server).await?;
     let target = server.cache_bytes_for_cap(memory, largest_blob);

@@ -316,6 +316,9 @@ pub fn model_hit_ratio(cached_bytes: Option<u64>, stored_bytes: u64) -> Option<f
 /// store's estimate; a server's (kept in its container) counts as its blob bytes.
 pub fn stored_bytes(store: &impl Store) -> u64 {
     let spec = store.spec();
+    if store.kind().is_server() {
+        return spec.bytes();
+    }
     match std::fs::metadata(store.location()) {
         Ok(m) if m.is_file() => m.len(),
         _ => match store.estimated_disk_bytes(spec.rows) {

@@ -115,7 +115,11 @@ fn not_enough_free_disk() {
         "not enough free disk",
     );
     assert!(
-        err.contains("needs about") && err.contains("available"),
+        err.contains("need about")
+            && err.contains("(floor ")
+            && err.contains("kept free")
+            && err.contains("available")
+            && err.contains("blobrace drop"),
         "{err}"
     );
     assert!(

@@ -104,6 +104,10 @@ pub struct CapReport {
     pub cgroup: String,
     /// Everything a reader should know: caps not as requested, why none could be set.
     pub notes: Vec<String>,
+    /// What this process tidied on the way (cgroups left by dead processes): said
+    /// once per run, never among the notes a reader must read before the numbers.
+    #[serde(default)]
+    pub housekeeping: Vec<String>,
 }
 
 impl CapReport {
@@ -143,21 +147,22 @@ pub struct CapGuard {
     enabled: Vec<(PathBuf, String)>,
     /// (leaf created, cgroup to move back to before removing it).
     created: Vec<(PathBuf, PathBuf)>,
+    /// Stale leaves removed on the way (`CapReport::housekeeping`).
+    housekeeping: Vec<String>,
 }
 
 impl CapGuard {
     /// Create this process's leaf under `parent` (first removing leaves of dead
-    /// processes there, each named in `notes`) and remember it, with the cgroup to
-    /// move back to, for removal on drop.
+    /// processes there, each named in `housekeeping`) and remember it, with the
+    /// cgroup to move back to, for removal on drop.
     fn new_leaf(
         &mut self,
         roots: &Roots,
         parent: &Path,
         return_to: &Path,
-        notes: &mut Vec<String>,
     ) -> Result<PathBuf, String> {
         for stale in cgroupfs::remove_stale_leaves(parent, roots) {
-            notes.push(format!(
+            self.housekeeping.push(format!(
                 "removed {} (left by a process that no longer runs)",
                 stale.display()
             ));
@@ -353,6 +358,7 @@ fn apply_at(
         cgroup_version: version.into(),
         cgroup,
         notes,
+        housekeeping: guard.housekeeping.clone(),
     };
     match req.memory_bytes {
         Some(want) if memory_limit_bytes != Some(want) => {

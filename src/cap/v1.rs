@@ -19,7 +19,7 @@ pub fn create(
     let pid = std::process::id();
     let mut notes = Vec::new();
     if let Some(bytes) = req.memory_bytes {
-        let leaf = guard.new_leaf(roots, memory, memory, &mut notes)?;
+        let leaf = guard.new_leaf(roots, memory, memory)?;
         write(&leaf.join("memory.limit_in_bytes"), &bytes.to_string())?;
         // With swap accounting on, memory+swap gets the same limit: swap must not stretch the cap.
         let memsw = leaf.join("memory.memsw.limit_in_bytes");
@@ -29,17 +29,15 @@ pub fn create(
         enter(&leaf, pid)?;
     }
     if let Some(cpus) = req.cpus {
-        let mut more = Vec::new();
         let capped = cpu
             .ok_or_else(|| "no cpu hierarchy is mounted".to_string())
             .and_then(|cpu| {
-                let leaf = guard.new_leaf(roots, cpu, cpu, &mut more)?;
+                let leaf = guard.new_leaf(roots, cpu, cpu)?;
                 write(&leaf.join("cpu.cfs_period_us"), &CFS_PERIOD_US.to_string())?;
                 let quota = (cpus * CFS_PERIOD_US as f64) as u64;
                 write(&leaf.join("cpu.cfs_quota_us"), &quota.to_string())?;
                 enter(&leaf, pid)
             });
-        notes.append(&mut more);
         if let Err(why) = capped {
             notes.push(format!("CPU left uncapped: {why}"));
         }

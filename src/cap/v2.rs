@@ -133,7 +133,7 @@ pub fn create(
     let placement = place(dir, mount, first, pid)?;
     let parent = placement.parent();
     let mut notes = Vec::new();
-    let leaf = guard.new_leaf(roots, parent, dir, &mut notes)?;
+    let leaf = guard.new_leaf(roots, parent, dir)?;
     if let Placement::ChildLeaf { .. } = placement {
         // Out of the old cgroup first: it may enable controllers only once empty.
         enter(&leaf, pid)?;

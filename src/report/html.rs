@@ -37,9 +37,22 @@ fn opt_label(v: Option<String>) -> String {
     v.unwrap_or_else(|| "<span class=bad>unavailable</span>".into())
 }
 
-/// Everything a reader must not miss: uncapped, unavailable, fits in memory, incomplete.
+/// Everything a reader must not miss: what failed, uncapped, unavailable, fits in
+/// memory, incomplete. Said once each: a note that holds for several results names
+/// them on one line, and the measuring process's own cap notes are said once for
+/// every engine it runs (not per result). Housekeeping (stale cgroups removed) is
+/// not here: it is in the run's details.
 fn warnings(run: &RunResults) -> Vec<String> {
     let mut w = Vec::new();
+    for f in &run.failures {
+        w.push(format!(
+            "<b>Failed</b>: {} of {} at {}, so it is missing below: {}",
+            f.stage,
+            esc(&f.who),
+            f.size,
+            esc(&f.why)
+        ));
+    }
     if !run.complete {
         w.push("This run did not complete: some engines or sizes are missing.".into());
     }
@@ -48,48 +61,77 @@ fn warnings(run: &RunResults) -> Vec<String> {
             "The measuring process was <b>uncapped</b> ({}): the embedded engines could use all of the machine's memory.",
             esc(&run.cap.notes.join("; "))
         ));
+    } else if !run.cap.notes.is_empty() {
+        w.push(format!(
+            "The measuring process's cap (SQLite, files, the floor): {}",
+            esc(&run.cap.notes.join("; "))
+        ));
     }
+    // (note, results it holds for), in the order first seen.
+    let mut per_result: Vec<(String, Vec<String>)> = Vec::new();
+    let mut note = |text: String, who: &str| match per_result.iter_mut().find(|(t, _)| *t == text) {
+        Some((_, whos)) => {
+            if !whos.iter().any(|x| x == who) {
+                whos.push(who.to_string());
+            }
+        }
+        None => per_result.push((text, vec![who.to_string()])),
+    };
     for r in &run.results {
         let who = format!("{} {}", r.engine.name(), r.size);
         match &r.cap {
-            None => w.push(format!("{who}: the cap is <b>unavailable</b> (the server container was not found through Docker).")),
+            None => note("the cap is <b>unavailable</b> (the server container was not found through Docker).".into(), &who),
             Some(c) if c.memory_limit_bytes.is_none() => {
-                w.push(format!("{who}: ran <b>uncapped</b> ({}).", esc(&c.cgroup)))
+                note(format!("ran <b>uncapped</b> ({}).", esc(&c.cgroup)), &who)
             }
-            Some(c) if !c.notes.is_empty() => w.push(format!("{who}: {}", esc(&c.notes.join("; ")))),
+            // The process's own cap: said once above.
+            Some(c) if c.notes == run.cap.notes => {}
+            Some(c) if !c.notes.is_empty() => note(esc(&c.notes.join("; ")), &who),
             _ => {}
         }
         if r.measured.disk_bytes_per_fetch.is_none() {
-            w.push(format!(
-                "{who}: disk bytes per fetch and hits/misses are <b>unavailable</b> ({}).",
-                esc(&r.disk_counter)
-            ));
+            note(
+                format!(
+                    "disk bytes per fetch and hits/misses are <b>unavailable</b> ({}).",
+                    esc(&r.disk_counter)
+                ),
+                &who,
+            );
         }
         if let Some(changed) = r.disk_probes.as_ref().and_then(|p| p.changed()) {
-            w.push(format!(
-                "{who}: {}: compare it with the floor of the same round, not across runs.",
-                esc(&changed)
-            ));
+            note(
+                format!(
+                    "{}: compare it with the floor of the same round, not across runs.",
+                    esc(&changed)
+                ),
+                &who,
+            );
         }
         if let Some(p) = &r.disk_probes
             && let (Err(why), _) | (_, Err(why)) = (&p.before, &p.after)
         {
-            w.push(format!(
-                "{who}: the disk probe is <b>unavailable</b> ({}).",
-                esc(why)
-            ));
+            note(
+                format!("the disk probe is <b>unavailable</b> ({}).", esc(why)),
+                &who,
+            );
         }
         if let Some(problem) = r.steady.as_ref().and_then(|s| s.problem()) {
-            w.push(format!("{who}: {}.", esc(&problem)));
+            note(format!("{}.", esc(&problem)), &who);
         }
         if r.regime.verdict != RegimeVerdict::DiskBound {
-            w.push(format!(
-                "{who}: the dataset ({}) <b>fits in memory</b> ({:.2}x {}): this measures the cache, not the disk.",
-                format_bytes(r.regime.dataset_bytes),
-                r.regime.ratio,
-                esc(&r.regime.basis.to_string())
-            ));
+            note(
+                format!(
+                    "the dataset ({}) <b>fits in memory</b> ({:.2}x {}): this measures the cache, not the disk.",
+                    format_bytes(r.regime.dataset_bytes),
+                    r.regime.ratio,
+                    esc(&r.regime.basis.to_string())
+                ),
+                &who,
+            );
         }
+    }
+    for (text, whos) in per_result {
+        w.push(format!("{}: {text}", esc(&whos.join(", "))));
     }
     w
 }
@@ -967,7 +1009,7 @@ fn environment(run: &RunResults, run_dir: &Path) -> String {
     let m = &run.machine;
     let _ = write!(
         p,
-        "</table>\n<h3>Machine and run</h3><table>\n<tr><th class=l>CPU</th><td class=l>{} ({} logical CPUs)</td></tr>\n<tr><th class=l>RAM</th><td class=l>{}</td></tr>\n<tr><th class=l>kernel</th><td class=l>{}</td></tr>\n<tr><th class=l>data filesystem</th><td class=l>{} on {}</td></tr>\n<tr><th class=l>measuring process cap</th><td class=l>memory {}, CPU {} ({}; {})</td></tr>\n<tr><th class=l>servers set to the run's cap</th><td class=l>{}</td></tr>\n<tr><th class=l>runner image</th><td class=l>{}</td></tr>\n<tr><th class=l>seed</th><td class=l>{}</td></tr>\n<tr><th class=l>dataset layout</th><td class=l>{}</td></tr>\n<tr><th class=l>timings</th><td class=l>warm-up {:?}, measurement {:?} per engine and size{}</td></tr>\n<tr><th class=l>reproduce</th><td class=l><code>{}</code></td></tr>\n</table>\n",
+        "</table>\n<h3>Machine and run</h3><table>\n<tr><th class=l>CPU</th><td class=l>{} ({} logical CPUs)</td></tr>\n<tr><th class=l>RAM</th><td class=l>{}</td></tr>\n<tr><th class=l>kernel</th><td class=l>{}</td></tr>\n<tr><th class=l>data filesystem</th><td class=l>{} on {}</td></tr>\n<tr><th class=l>measuring process cap</th><td class=l>memory {}, CPU {} ({}; {}){}</td></tr>\n<tr><th class=l>servers set to the run's cap</th><td class=l>{}</td></tr>\n<tr><th class=l>runner image</th><td class=l>{}</td></tr>\n<tr><th class=l>seed</th><td class=l>{}</td></tr>\n<tr><th class=l>dataset layout</th><td class=l>{}</td></tr>\n<tr><th class=l>timings</th><td class=l>warm-up {:?}, measurement {:?} per engine and size{}</td></tr>\n<tr><th class=l>reproduce</th><td class=l><code>{}</code></td></tr>\n</table>\n",
         esc(&m.cpu_model),
         m.logical_cpus,
         format_bytes(m.ram_bytes),
@@ -978,6 +1020,11 @@ fn environment(run: &RunResults, run_dir: &Path) -> String {
         run.cap.cpu_label(),
         esc(&run.cap.how()),
         esc(&run.cap.cgroup),
+        run.cap
+            .housekeeping
+            .iter()
+            .map(|h| format!("<br>{}", esc(h)))
+            .collect::<String>(),
         server_fits(run),
         esc(run
             .runner_image

@@ -57,6 +57,25 @@ pub fn sqlite_connect_options(path: &Path, create: bool, page_size: u32) -> Conn
     opts
 }
 
+/// SQLite's own words for a file it cannot read as a database although its header
+/// says it is one (SQLITE_CORRUPT, SQLITE_NOTADB).
+const TORN_MESSAGES: [&str; 2] = ["database disk image is malformed", "file is not a database"];
+
+fn is_torn(e: &anyhow::Error) -> bool {
+    let text = format!("{e:#}");
+    TORN_MESSAGES.iter().any(|m| text.contains(m))
+}
+
+/// The SQLite message that made the file torn, without the wrapping context.
+fn torn_reason(e: &anyhow::Error) -> &'static str {
+    let text = format!("{e:#}");
+    TORN_MESSAGES
+        .iter()
+        .find(|m| text.contains(**m))
+        .copied()
+        .unwrap_or("unreadable")
+}
+
 pub struct SqliteStore {
     spec: DatasetSpec,
     /// The file's page size: its layout, part of its name unless SQLite's default.
@@ -289,6 +308,17 @@ impl SqliteStore {
         Ok(())
     }
 
+    /// Say once that the file is torn and what clears it; it counts as a load begun.
+    fn torn(&mut self, e: &anyhow::Error) -> DatasetState {
+        self.db = None;
+        eprintln!(
+            "note: {}: SQLite cannot read it ({}): a load killed while writing it leaves it so; `blobrace load` loads it again from the start, `blobrace drop` removes it",
+            self.path.display(),
+            torn_reason(e)
+        );
+        DatasetState::Partial { rows_done: 0 }
+    }
+
     fn files(&self) -> Vec<PathBuf> {
         let mut files = vec![self.path.clone()];
         for suffix in ["-wal", "-shm"] {
@@ -320,14 +350,27 @@ impl Store for SqliteStore {
         self.check_header()?;
         let spec = self.spec;
         let path = self.path.clone();
-        let db = self.connect(false).await?;
-        let has_manifest =
-            Self::table_exists(db, "manifest")
-                .await
-                .map_err(|e| InputError::ForeignFile {
+        // A file with SQLite's header that SQLite cannot read is what a load killed
+        // mid-batch under the bulk settings leaves (no journal on disk to roll back):
+        // its manifest is inside it, so it cannot say whether it was complete. It is
+        // a partial load, started again by `begin` and removable by `drop`, never a
+        // dead end.
+        let db = match self.connect(false).await {
+            Ok(db) => db,
+            Err(e) if is_torn(&e) => return Ok(self.torn(&e)),
+            Err(e) => return Err(e),
+        };
+        let has_manifest = match Self::table_exists(db, "manifest").await {
+            Ok(has) => has,
+            Err(e) if is_torn(&e) => return Ok(self.torn(&e)),
+            Err(e) => {
+                return Err(InputError::ForeignFile {
                     path: path.clone(),
                     why: format!("SQLite cannot read it: {e:#}"),
-                })?;
+                }
+                .into());
+            }
+        };
         if !has_manifest {
             let any_table = db
                 .query_one_raw(Statement::from_string(

@@ -1,0 +1,275 @@
+//! Free disk across every file system a run's loads write to. The local stores write
+//! into the data directory; each server writes into its container's data volume,
+//! which Docker keeps under its own root, usually on the same disk as the data
+//! directory. A load checked against the data directory alone filled that disk with
+//! MariaDB's 3 GiB (44 GB of server volumes were already there) and took dockerd
+//! down with it. So every store is placed on its file system, the bytes each load
+//! will add are summed per file system, and a load that does not fit is refused
+//! before anything is written, with the numbers.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::InputError;
+use crate::machine::available_bytes;
+use crate::size::format_bytes;
+use crate::store::StoreKind;
+
+/// What a full disk costs beyond the data: filesystems misbehave when full, and
+/// Docker's own health checks write there too.
+pub fn slack_bytes(needed: u64) -> u64 {
+    needed / 100 + (64 << 20)
+}
+
+/// One file system that loads write to.
+#[derive(Debug, Clone)]
+pub struct Room {
+    /// What is on it: "the data directory /data", "postgres's volume blobrace_postgres-data".
+    pub label: String,
+    /// Free bytes; None where this process cannot see the file system (a remote
+    /// server, a volume outside Docker's root seen from a container).
+    pub available: Option<u64>,
+    /// Bytes each store will add there: (store, bytes) per size class.
+    needed: Vec<(StoreKind, Vec<u64>)>,
+}
+
+impl Room {
+    fn new(label: String, available: Option<u64>) -> Self {
+        Self {
+            label,
+            available,
+            needed: Vec::new(),
+        }
+    }
+
+    /// What the run's loads add here: every size class at once, or (`--drop-after`)
+    /// the largest one, since each is dropped before the next is loaded.
+    pub fn needed(&self, one_size_at_a_time: bool) -> u64 {
+        let sizes = self.needed.iter().map(|(_, b)| b.len()).max().unwrap_or(0);
+        let per_size = (0..sizes).map(|i| {
+            self.needed
+                .iter()
+                .map(|(_, b)| b.get(i).copied().unwrap_or(0))
+                .sum::<u64>()
+        });
+        if one_size_at_a_time {
+            per_size.max().unwrap_or(0)
+        } else {
+            per_size.sum()
+        }
+    }
+
+    fn breakdown(&self, one_size_at_a_time: bool) -> String {
+        self.needed
+            .iter()
+            .filter_map(|(store, bytes)| {
+                let total = if one_size_at_a_time {
+                    bytes.iter().copied().max().unwrap_or(0)
+                } else {
+                    bytes.iter().sum()
+                };
+                (total > 0).then(|| format!("{} {}", store.name(), format_bytes(total)))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The file systems of a run's stores, each store placed on one.
+#[derive(Debug, Default)]
+pub struct Rooms {
+    pub rooms: Vec<Room>,
+    /// (store, index into `rooms`).
+    of_store: Vec<(StoreKind, usize)>,
+}
+
+impl Rooms {
+    /// Place every store: local ones in the data directory's file system; a server in
+    /// its volume's, which is the data directory's where both have one device, or
+    /// both are Docker volumes under one root (the compose runner's data directory is
+    /// one); a file system of its own otherwise.
+    pub async fn find(data_dir: &Path, stores: &[StoreKind]) -> Self {
+        let local_dev = std::fs::metadata(data_dir).ok().map(|m| m.dev());
+        let mut rooms = Self {
+            rooms: vec![Room::new(
+                format!("the data directory {}", data_dir.display()),
+                available_bytes(data_dir).ok(),
+            )],
+            of_store: Vec::new(),
+        };
+        let own_source = if stores.iter().any(|s| s.is_server()) {
+            crate::docker::own_mount_source(data_dir).await
+        } else {
+            None
+        };
+        for &store in stores {
+            let at = match store.server() {
+                None => 0,
+                Some(server) => {
+                    let source = crate::docker::service_data_source(
+                        server.name(),
+                        server.container_data_dir(),
+                    )
+                    .await
+                    .ok()
+                    .flatten();
+                    match source {
+                        Some((path, volume)) => {
+                            let label = format!(
+                                "{}'s volume {}",
+                                server.name(),
+                                volume.unwrap_or_else(|| path.display().to_string())
+                            );
+                            match place(&path, local_dev, own_source.as_deref()) {
+                                Place::DataDir => 0,
+                                Place::Own(available) => rooms.push(Room::new(label, available)),
+                            }
+                        }
+                        // Not a compose container here (a server it does not manage):
+                        // its disk is not ours to see.
+                        None => rooms.push(Room::new(
+                            format!("{}'s disk (not a container here)", server.name()),
+                            None,
+                        )),
+                    }
+                }
+            };
+            rooms.of_store.push((store, at));
+        }
+        rooms
+    }
+
+    fn push(&mut self, room: Room) -> usize {
+        self.rooms.push(room);
+        self.rooms.len() - 1
+    }
+
+    /// Count `bytes` that loading size class number `size_index` adds for `store`.
+    pub fn add(&mut self, store: StoreKind, size_index: usize, bytes: u64) {
+        let Some(&(_, at)) = self.of_store.iter().find(|(s, _)| *s == store) else {
+            return;
+        };
+        let room = &mut self.rooms[at];
+        let entry = match room.needed.iter_mut().position(|(s, _)| *s == store) {
+            Some(i) => &mut room.needed[i].1,
+            None => {
+                room.needed.push((store, Vec::new()));
+                &mut room.needed.last_mut().expect("just pushed").1
+            }
+        };
+        if entry.len() <= size_index {
+            entry.resize(size_index + 1, 0);
+        }
+        entry[size_index] += bytes;
+    }
+
+    /// Refuse when any file system cannot take what is loaded onto it, with the numbers
+    /// and what to drop. A file system whose free space cannot be seen is named in a note
+    /// and not checked.
+    pub fn check(&self, one_size_at_a_time: bool) -> Result<(), InputError> {
+        for room in &self.rooms {
+            let needed = room.needed(one_size_at_a_time);
+            if needed == 0 {
+                continue;
+            }
+            let Some(available) = room.available else {
+                eprintln!(
+                    "note: the free space of {} is unavailable: its loads ({}) are not checked against it",
+                    room.label,
+                    room.breakdown(one_size_at_a_time)
+                );
+                continue;
+            };
+            let slack = slack_bytes(needed);
+            if needed + slack > available {
+                return Err(InputError::NotEnoughDisk {
+                    room: room.label.clone(),
+                    needed: format_bytes(needed),
+                    breakdown: room.breakdown(one_size_at_a_time),
+                    slack: format_bytes(slack),
+                    available: format_bytes(available),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+enum Place {
+    DataDir,
+    /// A file system of its own, with its free bytes where this process can see it.
+    Own(Option<u64>),
+}
+
+/// Where a server's volume (`source`, a path on Docker's host) lives relative to the
+/// data directory (device `local_dev`; `own_source`: the data directory's own source
+/// on Docker's host when this process runs in a container).
+fn place(source: &Path, local_dev: Option<u64>, own_source: Option<&Path>) -> Place {
+    if let Ok(meta) = std::fs::metadata(source) {
+        if Some(meta.dev()) == local_dev {
+            return Place::DataDir;
+        }
+        return Place::Own(available_bytes(source).ok());
+    }
+    match own_source {
+        Some(own)
+            if docker_volume_root(own).is_some_and(|r| Some(r) == docker_volume_root(source)) =>
+        {
+            Place::DataDir
+        }
+        _ => Place::Own(None),
+    }
+}
+
+/// `<docker root>/volumes` for a local volume's mount point `<root>/volumes/<name>/_data`.
+fn docker_volume_root(source: &Path) -> Option<PathBuf> {
+    (source.file_name()? == "_data").then_some(())?;
+    let volumes = source.parent()?.parent()?;
+    (volumes.file_name()? == "volumes").then(|| volumes.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn volumes_under_one_docker_root_share_it_and_others_do_not() {
+        let root = |p: &str| docker_volume_root(Path::new(p));
+        assert_eq!(
+            root("/var/lib/docker/volumes/blobrace_postgres-data/_data"),
+            Some(PathBuf::from("/var/lib/docker/volumes"))
+        );
+        assert_eq!(root("/srv/pg"), None);
+        assert_eq!(root("/var/lib/docker/volumes/x/other"), None);
+        // Paths on Docker's host, not seen from here (as from inside the runner).
+        let runner = Path::new("/no-such-root/docker/volumes/blobrace_runner-data/_data");
+        let pg = Path::new("/no-such-root/docker/volumes/blobrace_postgres-data/_data");
+        assert!(matches!(place(pg, None, Some(runner)), Place::DataDir));
+        let elsewhere = Path::new("/no-such-root/other-docker/volumes/pg/_data");
+        assert!(matches!(
+            place(elsewhere, None, Some(runner)),
+            Place::Own(None)
+        ));
+    }
+
+    #[test]
+    fn drop_after_needs_the_largest_size_class_and_a_full_load_all_of_them() {
+        let mut rooms = Rooms {
+            rooms: vec![Room::new("disk".into(), Some(10 << 30))],
+            of_store: vec![(StoreKind::Sqlite, 0), (StoreKind::Floor, 0)],
+        };
+        rooms.add(StoreKind::Sqlite, 0, 3 << 30);
+        rooms.add(StoreKind::Floor, 0, 3 << 30);
+        rooms.add(StoreKind::Sqlite, 1, 1 << 30);
+        assert_eq!(rooms.rooms[0].needed(true), 6 << 30);
+        assert_eq!(rooms.rooms[0].needed(false), 7 << 30);
+        assert!(rooms.check(false).is_ok());
+        rooms.add(StoreKind::Floor, 1, 3 << 30);
+        let refused = rooms.check(false).unwrap_err().to_string();
+        assert!(
+            refused.contains("10GiB is available") && refused.contains("sqlite 4GiB, floor 6GiB"),
+            "{refused}"
+        );
+        assert!(rooms.check(true).is_ok(), "one size class at a time: 6 GiB");
+    }
+}

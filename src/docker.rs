@@ -432,10 +432,15 @@ async fn mount_source(
         .await
         .with_context(|| format!("cannot inspect container {container}"))?;
     let destination = Path::new(destination);
-    Ok(info.mounts.unwrap_or_default().into_iter().find_map(|m| {
-        let at = PathBuf::from(m.destination?);
-        (at == destination).then(|| (PathBuf::from(m.source.unwrap_or_default()), m.name))
-    }))
+    let mounts = info.mounts.unwrap_or_default();
+    // A data directory named by a variable of the container (PostgreSQL's "$PGDATA")
+    // matches no destination: a container with one mount keeps its data there.
+    let only = (mounts.len() == 1).then(|| mounts[0].clone());
+    let found = mounts
+        .into_iter()
+        .find(|m| m.destination.as_deref().map(Path::new) == Some(destination))
+        .or(only);
+    Ok(found.map(|m| (PathBuf::from(m.source.unwrap_or_default()), m.name)))
 }
 
 /// Where a compose service keeps its data on Docker's host: the source of its mount

@@ -173,7 +173,9 @@ fn run(command: Command) -> Result<()> {
             verify(config)
         }
         Command::Drop(args) => {
-            let config = args.resolve()?;
+            let mut config = args.resolve()?;
+            // Default engines whose server is not up have nothing here to drop.
+            runtime()?.block_on(reachable_engines(&mut config))?;
             runtime()?.block_on(async {
                 for spec in config.datasets() {
                     for kind in stores_for(&config.engines) {

@@ -329,21 +329,19 @@ async fn own_limits(server: Server) -> Result<(Option<u64>, Option<f64>)> {
         (a, b) => a.is_some() != b.is_some(),
     };
     if memory != c.memory || cpus_differ {
-        let now = ServerLimits {
-            memory_bytes: c.memory,
-            cpus: c.cpus,
-            cache_bytes: None,
-        };
-        let own = ServerLimits {
-            memory_bytes: memory,
-            cpus,
-            cache_bytes: None,
+        let label = |memory: Option<u64>, cpus: Option<f64>| {
+            format!(
+                "memory {}, {} CPUs",
+                memory.map(format_bytes).unwrap_or_else(|| "none".into()),
+                cpus.map(|c| c.to_string())
+                    .unwrap_or_else(|| "no limit on".into())
+            )
         };
         eprintln!(
             "note: {}: its container has {}, not the {} its compose service declares: an earlier run did not put it back; this run puts it back when it ends",
             server.name(),
-            now.label(NO_CACHE_SETTING),
-            own.label(NO_CACHE_SETTING)
+            label(c.memory, c.cpus),
+            label(memory, cpus)
         );
     }
     Ok((memory, cpus))

@@ -99,3 +99,116 @@ fn an_fs_drop_killed_at_any_moment_never_leaves_a_partial_dataset_under_its_name
     );
     assert!(!aside.exists() && !dataset.exists());
 }
+
+/// Start `blobrace <args>` uncapped on `root`'s data and send it `signal` after
+/// `delay_ms` unless it has finished; whether it was stopped mid-way.
+fn signal_after(root: &std::path::Path, args: &[&str], signal: i32, delay_ms: u64) -> bool {
+    let mut child = blobrace()
+        .args(args)
+        .args(["--cap", "none", "--cpus", "none", "--data-dir"])
+        .arg(root.join("data"))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(delay_ms));
+    let stopped = child.try_wait().unwrap().is_none();
+    if stopped {
+        // SAFETY: a plain kill(2) of our own child, which has not been reaped yet.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+    }
+    child.wait().unwrap();
+    stopped
+}
+
+/// SIGTERM (a CI timeout, a service manager) and SIGKILL at 12 moments each of a load
+/// of every local store, SQLite's bulk mode included: each time the next `load`
+/// resumes the dataset, or starts it again saying why, and it verifies.
+#[test]
+fn loads_stopped_by_sigterm_or_sigkill_at_24_moments_resume_or_restart_and_verify() {
+    let root = tempfile::tempdir().unwrap();
+    // 64 KiB blobs: a few hundred files for fs (ext4 slows down creating files where
+    // many were just deleted, which this loop does 24 times), eight SQLite batches.
+    let flags = ["--sizes", "64KiB", "--dataset-bytes", "32MiB"];
+    let with = |cmd: &'static str| -> Vec<&str> { [&[cmd][..], &flags[..]].concat() };
+    let delays = [5u64, 10, 20, 30, 45, 60, 80, 100, 130, 170, 220, 300];
+    let (mut stopped, mut resumed, mut restarted) = (0, 0, 0);
+    for signal in [libc::SIGTERM, libc::SIGKILL] {
+        for delay_ms in delays {
+            if signal_after(root.path(), &with("load"), signal, delay_ms) {
+                stopped += 1;
+            }
+            let load = run(root.path(), &with("load"));
+            let err = stderr(&load);
+            assert!(
+                load.status.success(),
+                "signal {signal} after {delay_ms} ms, then load: {err}"
+            );
+            resumed += err.matches(": resumed ").count();
+            restarted += err.matches("loading it again from the start").count();
+            let verify = run(root.path(), &with("verify"));
+            let verified = stderr(&verify);
+            assert!(
+                verify.status.success(),
+                "signal {signal} after {delay_ms} ms: {verified}"
+            );
+            assert_eq!(verified.matches("ok  ").count(), 3, "{verified}");
+            let drop = run(root.path(), &with("drop"));
+            assert!(drop.status.success(), "{}", stderr(&drop));
+        }
+    }
+    eprintln!(
+        "{stopped} of {} loads stopped mid-way; the next load resumed {resumed} datasets and started {restarted} again",
+        2 * delays.len()
+    );
+    assert!(
+        stopped >= 12,
+        "the load finished too fast to interrupt ({stopped} stops)"
+    );
+    assert!(resumed > 0, "no stop left a dataset to resume");
+}
+
+/// A file with SQLite's header that SQLite cannot read (what a bulk load killed
+/// mid-write can leave) is never a dead end: `env` and `verify` say it is not
+/// loaded, `load` starts it again saying why, and `drop` removes it.
+#[test]
+fn a_torn_sqlite_file_is_loaded_again_or_dropped() {
+    let root = tempfile::tempdir().unwrap();
+    let flags = [
+        "--engines",
+        "sqlite",
+        "--sizes",
+        "1KiB",
+        "--dataset-bytes",
+        "4MiB",
+    ];
+    let with = |cmd: &'static str| -> Vec<&str> { [&[cmd][..], &flags[..]].concat() };
+    let file = root.path().join("data/sqlite/1KiB-x4096.sqlite");
+    let tear = || {
+        // Page 1 past the 100-byte header: the schema's b-tree, garbage now.
+        let mut bytes = std::fs::read(&file).unwrap();
+        bytes[100..4096].fill(0xA5);
+        std::fs::write(&file, bytes).unwrap();
+    };
+    assert!(run(root.path(), &with("load")).status.success());
+    tear();
+    let verify = run(root.path(), &with("verify"));
+    let err = stderr(&verify);
+    assert!(!verify.status.success());
+    assert!(
+        err.contains("database disk image is malformed")
+            && err.contains("`blobrace load` loads it again")
+            && err.contains("`blobrace drop` removes it")
+            && err.contains("not loaded"),
+        "{err}"
+    );
+    let load = run(root.path(), &with("load"));
+    let err = stderr(&load);
+    assert!(load.status.success(), "{err}");
+    assert!(err.contains("loading it again from the start"), "{err}");
+    let verify = run(root.path(), &with("verify"));
+    assert!(verify.status.success(), "{}", stderr(&verify));
+    tear();
+    let drop = run(root.path(), &with("drop"));
+    assert!(drop.status.success(), "{}", stderr(&drop));
+    assert!(!file.exists());
+}

@@ -932,3 +932,261 @@ fn postgres_large_objects_are_their_own_dataset_read_with_lo_get_and_unlinked_on
         "the dropped dataset's large objects are gone"
     );
 }
+
+/// `docker <args>`, its stdout trimmed; panics with its stderr when it fails.
+fn docker(args: &[&str]) -> String {
+    let out = std::process::Command::new("docker")
+        .args(args)
+        .output()
+        .expect("docker runs");
+    assert!(
+        out.status.success(),
+        "docker {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The container id of a compose service of the project the tests use.
+fn service_container(service: &str) -> String {
+    let project = std::env::var("BLOBRACE_COMPOSE_PROJECT").unwrap_or_else(|_| "blobrace".into());
+    docker(&[
+        "ps",
+        "-aq",
+        "-f",
+        &format!("label=com.docker.compose.project={project}"),
+        "-f",
+        &format!("label=com.docker.compose.service={service}"),
+    ])
+}
+
+/// Start a service's container if it is down and wait until Docker calls it healthy.
+fn bring_back(service: &str) {
+    let id = service_container(service);
+    if docker(&["inspect", "-f", "{{.State.Running}}", &id]) != "true" {
+        docker(&["start", &id]);
+    }
+    for _ in 0..240 {
+        if docker(&["inspect", "-f", "{{.State.Health.Status}}", &id]) == "healthy" {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    panic!("{service} is not healthy 120 s after starting it again");
+}
+
+/// Brings MariaDB back when a test that kills it ends, however it ends.
+struct BringBack(&'static str);
+
+impl Drop for BringBack {
+    fn drop(&mut self) {
+        bring_back(self.0);
+    }
+}
+
+#[test]
+fn a_server_killed_mid_run_is_recorded_and_the_other_engines_are_measured() {
+    let Some((_servers, urls)) = servers_or_skip("a server killed mid-run") else {
+        return;
+    };
+    let _back = BringBack("mariadb");
+    let root = tempfile::tempdir().unwrap();
+    let base = [
+        "--engines",
+        "floor,postgres-raw,mariadb-raw",
+        "--sizes",
+        "64KiB",
+        "--dataset-bytes",
+        "4MiB",
+    ];
+    let load = run_s(
+        root.path(),
+        &with_servers(&[&["load"][..], &base].concat(), &urls),
+    );
+    assert!(load.status.success(), "{}", stderr(&load));
+    let mariadb = service_container("mariadb");
+    let started = || docker(&["inspect", "-f", "{{.State.StartedAt}}", &mariadb]);
+    let before = started();
+    let measure = with_servers(
+        &[
+            &["measure"][..],
+            &base,
+            &["--warmup", "1s", "--measure", "6s"],
+        ]
+        .concat(),
+        &urls,
+    );
+    let child = common::blobrace()
+        .args(&measure)
+        .args(["--cap", "none", "--cpus", "none", "--data-dir"])
+        .arg(root.path().join("data"))
+        .arg("--results-dir")
+        .arg(root.path().join("results"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Its cold start restarts MariaDB's container; kill it during the measurement.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while started() == before {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "mariadb was never cold-started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(3000));
+    docker(&["kill", &mariadb]);
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert!(
+        !out.status.success(),
+        "a failed engine fails the run: {err}"
+    );
+    assert!(
+        err.contains("measure of mariadb-raw at 64KiB failed")
+            && err.contains("is not running")
+            && err.contains("1 step(s) failed"),
+        "{err}"
+    );
+    let (dir, json) = only_run(root.path());
+    assert_eq!(json["complete"], true, "the run went on to its end");
+    let failures = json["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert_eq!(failures[0]["stage"], "measure");
+    assert_eq!(failures[0]["who"], "mariadb-raw");
+    let measured: Vec<&str> = json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["measured"]["count"].as_u64() > Some(0))
+        .map(|r| r["engine"].as_str().unwrap())
+        .collect();
+    assert_eq!(measured.len(), 2, "{measured:?}");
+    assert!(measured.contains(&"floor") && measured.contains(&"postgres-raw"));
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(
+        page.contains("<b>Failed</b>: measure of mariadb-raw at 64KiB"),
+        "the report's warnings name it"
+    );
+}
+
+#[test]
+fn a_dataset_loaded_before_mariadb_restarted_is_reused_with_its_bytes_on_disk() {
+    let Some((_servers, urls)) = servers_or_skip("a re-run after a restart") else {
+        return;
+    };
+    let _back = BringBack("mariadb");
+    let root = tempfile::tempdir().unwrap();
+    let load = with_servers(
+        &[
+            "load",
+            "--engines",
+            "mariadb-raw",
+            "--sizes",
+            "64KiB",
+            "--dataset-bytes",
+            "3MiB",
+        ],
+        &urls,
+    );
+    let first = run_s(root.path(), &load);
+    assert!(first.status.success(), "{}", stderr(&first));
+    // MariaDB lists only the tablespaces it opened since it started.
+    docker(&["restart", &service_container("mariadb")]);
+    bring_back("mariadb");
+    let again = run_s(root.path(), &load);
+    let err = stderr(&again);
+    assert!(again.status.success(), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.contains("already loaded"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.ends_with("on disk") && !line.contains("unavailable"),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_capped_run_killed_outright_is_undone_by_the_next_run() {
+    let Some((_servers, urls)) = servers_or_skip("a killed run's caps") else {
+        return;
+    };
+    let own = (server_limits("postgres"), server_limits("mariadb"));
+    let root = tempfile::tempdir().unwrap();
+    // A load long enough to be killed after it set the caps (MariaDB writes at most
+    // a few hundred MB/s).
+    let load = with_servers(
+        &[
+            "load",
+            "--engines",
+            "postgres-raw,mariadb-raw",
+            "--sizes",
+            "1KiB",
+            "--dataset-bytes",
+            "192MiB",
+            "--cap",
+            "320MiB",
+            "--cpus",
+            "1.5",
+        ],
+        &urls,
+    );
+    let mut child = common::blobrace()
+        .args(&load)
+        .arg("--data-dir")
+        .arg(root.path().join("data"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+    let mut fitted = 0;
+    for line in lines.by_ref() {
+        if line.unwrap().contains("set to the run's cap") {
+            fitted += 1;
+            if fitted == 2 {
+                break;
+            }
+        }
+    }
+    child.kill().unwrap(); // SIGKILL: nothing puts them back
+    child.wait().unwrap();
+    assert_eq!(fitted, 2);
+    assert_eq!(
+        server_limits("mariadb").0,
+        320 << 20,
+        "left at the run's cap"
+    );
+    // The next run, asking for no cap, finds their own caps in compose's declaration.
+    let next = capped_server_run(root.path(), "load", "none", "none", &[], &urls);
+    let err = stderr(&next);
+    assert!(next.status.success(), "{err}");
+    assert!(err.contains("an earlier run did not put it back"), "{err}");
+    assert_eq!(
+        (server_limits("postgres"), server_limits("mariadb")),
+        own,
+        "{err}"
+    );
+    let pool = sql_value(&urls.1, "SELECT CAST(@@innodb_buffer_pool_size AS CHAR)");
+    assert_ne!(
+        pool,
+        (160u64 << 20).to_string(),
+        "the pool is sized for its own cap again"
+    );
+    let drop = run_s(
+        root.path(),
+        &with_servers(
+            &[
+                "drop",
+                "--engines",
+                "postgres-raw,mariadb-raw",
+                "--sizes",
+                "1KiB",
+                "--dataset-bytes",
+                "192MiB",
+            ],
+            &urls,
+        ),
+    );
+    assert!(drop.status.success(), "{}", stderr(&drop));
+}

@@ -166,6 +166,9 @@ impl Run {
     pub fn start(config: RunConfig, driver: &str) -> Result<Self> {
         let (cap, guard) = apply_cap(&config)?;
         let machine = MachineFacts::collect(&config.data_dir);
+        crate::machine::one_malloc_arena_per_cpu(
+            cap.cpu_limit.unwrap_or(machine.logical_cpus.max(1) as f64),
+        );
         if machine.data_filesystem == "tmpfs" {
             eprintln!(
                 "warning: the data directory is on tmpfs: that is RAM, not disk, and the cap will not see it as page cache"

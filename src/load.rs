@@ -266,6 +266,36 @@ pub fn disk_label(bytes: Option<u64>) -> String {
         .unwrap_or_else(|| "unavailable".into())
 }
 
+/// What each writer says when its file system filled: the kernel (ENOSPC), PostgreSQL
+/// ("could not extend file ... No space left on device"), InnoDB ("The table ... is
+/// full", error 1114), MariaDB's "Disk full".
+fn disk_filled(e: &anyhow::Error) -> bool {
+    let text = format!("{e:#}");
+    [
+        "No space left on device",
+        "os error 28",
+        "is full",
+        "Disk full",
+    ]
+    .iter()
+    .any(|m| text.contains(m))
+}
+
+/// A load that filled its disk cannot finish: remove what it wrote, so the machine
+/// (Docker, every other program writing there) stays usable, and say so.
+async fn free_the_disk(store: &mut AnyStore, e: anyhow::Error) -> anyhow::Error {
+    let removed = match store.remove().await {
+        Ok(()) => "its partial dataset was removed to give the space back".to_string(),
+        Err(why) => {
+            format!("removing its partial dataset failed too ({why:#}): `blobrace drop` it")
+        }
+    };
+    e.context(format!(
+        "the disk holding {} filled up while loading; {removed}. Make room (`blobrace env` lists what is loaded) or load one size class at a time (--drop-after)",
+        store.location().display()
+    ))
+}
+
 /// A dataset whose load failed: the run goes on without it (see `ensure_loaded`).
 pub struct FailedLoad {
     pub store: StoreKind,
@@ -293,6 +323,11 @@ pub async fn ensure_loaded(
                 let e = match store.kind().server() {
                     Some(server) => crate::docker::explain_service_failure(server.name(), e).await,
                     None => e,
+                };
+                let e = if disk_filled(&e) {
+                    free_the_disk(&mut store, e).await
+                } else {
+                    e
                 };
                 // Bad input (a blob over a server's packet limit, a foreign file) is
                 // the user's to fix, not one engine's bad luck: it stops the run.

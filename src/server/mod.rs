@@ -174,6 +174,11 @@ pub trait ServerDb: Sync {
     fn after_load_sql(&self, _options: &ServerOptions) -> Vec<String> {
         Vec::new()
     }
+    /// Restart the server's container after each dataset it loads: for a server whose
+    /// process keeps what a load made it allocate and carries it into the next load.
+    fn restart_after_load(&self) -> bool {
+        false
+    }
 
     /// Its own cache, and the size it gets under a container memory cap of `cap_bytes`
     /// when the largest blob it must load and serve is `largest_blob` bytes. None: it

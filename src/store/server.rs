@@ -255,6 +255,16 @@ impl Store for ServerStore {
         orm::mark_complete(&db).await?;
         self.after_load(&db).await?;
         db.close().await?;
+        if self.server.restart_after_load() {
+            let docker = crate::docker::connect().await?;
+            if let Some((id, _, _)) =
+                crate::docker::find_service(&docker, self.server.name()).await?
+            {
+                crate::docker::restart_and_wait(&docker, &id, Duration::from_secs(180))
+                    .await
+                    .with_context(|| format!("restarting {} after a load", self.server.name()))?;
+            }
+        }
         Ok(())
     }
 

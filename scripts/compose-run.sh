@@ -41,6 +41,14 @@ if [ -z "$BLOBRACE_RUNNER_IMAGE" ]; then
 fi
 
 mkdir -p "${BLOBRACE_CHARTS_DIR:-charts}"
+# Building the runner can take minutes of both CPUs; a server whose healthcheck timed
+# out meanwhile reads "unhealthy" until its next check passes, and compose refuses to
+# start the runner on that: wait until every server reads healthy again.
+for _ in $(seq 1 120); do
+  unhealthy=$(docker ps -q -f "label=com.docker.compose.project=$BLOBRACE_COMPOSE_PROJECT" -f health=unhealthy -f health=starting)
+  [ -z "$unhealthy" ] && break
+  sleep 1
+done
 # `run` starts nothing new (the servers are up), attaches only the runner, and
 # returns its exit code.
 compose run --rm runner

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::InputError;
 use crate::machine::available_bytes;
-use crate::size::format_bytes;
+use crate::size::format_bytes_approx;
 use crate::store::StoreKind;
 
 /// What a full disk costs beyond the data: filesystems misbehave when full, and
@@ -68,7 +68,7 @@ impl Room {
                 } else {
                     bytes.iter().sum()
                 };
-                (total > 0).then(|| format!("{} {}", store.name(), format_bytes(total)))
+                (total > 0).then(|| format!("{} {}", store.name(), format_bytes_approx(total)))
             })
             .collect::<Vec<_>>()
             .join(", ")
@@ -92,7 +92,7 @@ impl Rooms {
         let local_dev = std::fs::metadata(data_dir).ok().map(|m| m.dev());
         let mut rooms = Self {
             rooms: vec![Room::new(
-                format!("the data directory {}", data_dir.display()),
+                format!("the disk of the data directory {}", data_dir.display()),
                 available_bytes(data_dir).ok(),
             )],
             of_store: Vec::new(),
@@ -121,7 +121,10 @@ impl Rooms {
                                 volume.unwrap_or_else(|| path.display().to_string())
                             );
                             match place(&path, local_dev, own_source.as_deref()) {
-                                Place::DataDir => 0,
+                                Place::DataDir => {
+                                    rooms.rooms[0].label.push_str(&format!(", with {label}"));
+                                    0
+                                }
                                 Place::Own(available) => rooms.push(Room::new(label, available)),
                             }
                         }
@@ -184,10 +187,10 @@ impl Rooms {
             if needed + slack > available {
                 return Err(InputError::NotEnoughDisk {
                     room: room.label.clone(),
-                    needed: format_bytes(needed),
+                    needed: format_bytes_approx(needed),
                     breakdown: room.breakdown(one_size_at_a_time),
-                    slack: format_bytes(slack),
-                    available: format_bytes(available),
+                    slack: format_bytes_approx(slack),
+                    available: format_bytes_approx(available),
                 });
             }
         }
@@ -267,7 +270,8 @@ mod tests {
         rooms.add(StoreKind::Floor, 1, 3 << 30);
         let refused = rooms.check(false).unwrap_err().to_string();
         assert!(
-            refused.contains("10GiB is available") && refused.contains("sqlite 4GiB, floor 6GiB"),
+            refused.contains("10.00GiB is available")
+                && refused.contains("sqlite 4.00GiB, floor 6.00GiB"),
             "{refused}"
         );
         assert!(rooms.check(true).is_ok(), "one size class at a time: 6 GiB");

@@ -10,20 +10,7 @@ use common::{blobrace, run, stderr};
 /// Start `blobrace <args>` uncapped on `root`'s data, and SIGKILL it after `delay_ms`
 /// unless it has finished; whether it was killed.
 fn sigkill_after(root: &std::path::Path, args: &[&str], delay_ms: u64) -> bool {
-    let mut child = blobrace()
-        .args(args)
-        .args(["--cap", "none", "--cpus", "none", "--data-dir"])
-        .arg(root.join("data"))
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(delay_ms));
-    let killed = child.try_wait().unwrap().is_none();
-    if killed {
-        child.kill().unwrap(); // SIGKILL
-    }
-    child.wait().unwrap();
-    killed
+    signal_after(root, args, libc::SIGKILL, delay_ms)
 }
 
 #[test]

@@ -53,6 +53,8 @@ pub mod engine;
 pub mod entity;
 pub mod error;
 pub mod evict;
+pub mod floor_check;
+pub mod inventory;
 pub mod key;
 pub mod load;
 pub mod load_gen;

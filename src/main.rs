@@ -211,8 +211,25 @@ fn run(command: Command) -> Result<()> {
                 )?
             );
             runtime()?.block_on(async {
+                // A server that does not answer is said once, not once per size.
+                let mut stores = stores_for(&config.engines);
+                let at = config.locations();
+                let mut down = Vec::new();
+                for kind in &stores {
+                    if let Some(server) = kind.server() {
+                        let answers = match server.require_url(at.server_url(server)) {
+                            Ok(url) => server.probe(&url).await,
+                            Err(e) => Err(e),
+                        };
+                        if let Err(e) = answers {
+                            println!("{:<7} not reachable: {e:#}", kind.name());
+                            down.push(*kind);
+                        }
+                    }
+                }
+                stores.retain(|k| !down.contains(k));
                 for spec in config.datasets() {
-                    for kind in stores_for(&config.engines) {
+                    for &kind in &stores {
                         let mut store = kind.open(&config.locations(), spec);
                         let state = match store.state().await {
                             Ok(s) => format!("{s:?}"),
@@ -225,6 +242,13 @@ fn run(command: Command) -> Result<()> {
                             store.location().display()
                         );
                     }
+                }
+                // Everything loaded, whatever flags loaded it: what there is to drop.
+                let down: Vec<Server> = down.iter().filter_map(|k| k.server()).collect();
+                let inventory = blobrace::inventory::take(&at, &down).await;
+                println!("datasets on disk (all sizes, rows and layouts found):");
+                for line in inventory.lines() {
+                    println!("  {line}");
                 }
                 anyhow::Ok(())
             })?;

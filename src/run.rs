@@ -92,8 +92,7 @@ pub async fn reachable_engines(config: &mut RunConfig) -> Result<()> {
         let at = config.locations();
         let probe = async {
             let url = server.require_url(at.server_url(server))?;
-            server.connect(&url, None).await?.close().await?;
-            anyhow::Ok(())
+            server.probe(&url).await
         };
         if let Err(e) = probe.await {
             if config.engines_explicit {
@@ -1037,6 +1036,9 @@ impl Run {
         eprintln!("{}", crate::summary::terminal_table(&self.results));
         for failure in &self.results.failures {
             eprintln!("FAILED: {}", failure.line());
+        }
+        for beat in crate::floor_check::beating_the_floor(&self.results) {
+            eprintln!("NOTE: {}", beat.line());
         }
         eprintln!("results: {}", dir.join("results.json").display());
         let options = crate::report::ReportOptions {

@@ -325,3 +325,93 @@ fn runs_with_repeats_are_compared_pooled_over_them() {
         "the repeats table pools"
     );
 }
+
+/// The names a calibrated floor may read with (O_DIRECT is timed, never chosen).
+const FLOOR_PATTERNS: [&str; 4] = [
+    "pread",
+    "fadvise(WILLNEED) + pread",
+    "4KiB preads in order",
+    "4 threads × ¼ pread",
+];
+
+#[test]
+fn the_floor_says_how_it_reads_and_an_engine_that_beats_it_is_named_with_why() {
+    let root = tempfile::tempdir().unwrap();
+    let (dir, mut json) = quick_run(root.path(), "64KiB");
+    let results = json["results"].as_array_mut().unwrap();
+    let at = |results: &[serde_json::Value], engine: &str| {
+        results.iter().position(|r| r["engine"] == engine).unwrap()
+    };
+    let (floor, sqlite) = (at(results, "floor"), at(results, "sqlite"));
+    // The floor timed every pattern on cold reads and read with an eligible one.
+    let settings = &results[floor]["settings"];
+    let pattern = settings["read pattern"].as_str().unwrap().to_string();
+    assert!(FLOOR_PATTERNS.contains(&pattern.as_str()), "{settings}");
+    let measured = settings["read patterns measured"].as_str().unwrap();
+    assert!(
+        measured.contains(&format!("{pattern} "))
+            && measured.contains("(chosen)")
+            && measured.contains("O_DIRECT pread")
+            && measured.contains("cold reads each"),
+        "{measured}"
+    );
+    // Make sqlite's p50 a third of the floor's, intervals apart, the same hits.
+    let floor_p50 = results[floor]["measured"]["latency"]["p50_ns"]
+        .as_u64()
+        .unwrap() as f64;
+    let set = |r: &mut serde_json::Value, p50: f64, hits: f64| {
+        r["measured"]["latency"]["p50_ns"] = serde_json::json!(p50 as u64);
+        r["measured"]["intervals"]["p50"] =
+            serde_json::json!({"lo_ns": p50 * 0.95, "hi_ns": p50 * 1.05});
+        r["measured"]["hit_ratio"] = serde_json::json!(hits);
+    };
+    // No disk probe that moved, which would be the reason given first.
+    for r in results.iter_mut() {
+        r["disk_probes"] = serde_json::Value::Null;
+    }
+    set(&mut results[floor], floor_p50, 0.3);
+    set(&mut results[sqlite], floor_p50 / 3.0, 0.3);
+    let report_again = |json: &serde_json::Value| {
+        std::fs::write(dir.join("results.json"), serde_json::to_vec(json).unwrap()).unwrap();
+        let out = blobrace()
+            .args(["report", "--results-dir"])
+            .arg(root.path().join("results"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+        let warnings = page.split("id=warnings>").nth(1).unwrap_or_default();
+        warnings.split("</div>").next().unwrap().to_string()
+    };
+    let warnings = report_again(&json);
+    let line = warnings
+        .lines()
+        .find(|l| l.contains("Beat the floor"))
+        .unwrap_or_else(|| panic!("no beat-the-floor line: {warnings}"));
+    assert!(line.contains("sqlite 64KiB cold"), "{line}");
+    assert!(
+        line.contains(&pattern),
+        "the floor's pattern is named: {line}"
+    );
+    assert!(
+        line.contains("the fastest of the patterns it timed"),
+        "{line}"
+    );
+    // More hits is the reason where the hit ratios say so.
+    let results = json["results"].as_array_mut().unwrap();
+    results[sqlite]["measured"]["hit_ratio"] = serde_json::json!(0.9);
+    let warnings = report_again(&json);
+    assert!(
+        warnings.contains("90% of its fetches were page-cache hits against the floor")
+            && warnings.contains("30%"),
+        "{warnings}"
+    );
+    // And an engine within noise of the floor is not named.
+    let results = json["results"].as_array_mut().unwrap();
+    let p50 = floor_p50 * 1.01;
+    results[sqlite]["measured"]["latency"]["p50_ns"] = serde_json::json!(p50 as u64);
+    results[sqlite]["measured"]["intervals"]["p50"] =
+        serde_json::json!({"lo_ns": p50 * 0.95, "hi_ns": p50 * 1.05});
+    let warnings = report_again(&json);
+    assert!(!warnings.contains("Beat the floor"), "{warnings}");
+}

@@ -414,6 +414,26 @@ fn an_interrupted_server_load_resumes_to_exactly_1_to_n() {
     let err = stderr(&verify);
     assert!(verify.status.success(), "{err}");
     assert_eq!(err.matches("ids 1..=99328").count(), 2, "{err}");
+    // `env` lists both, whatever flags it is given, with their bytes on disk:
+    // 97 MiB of blobs each, and some more for rows and pages.
+    let env = run_s(
+        root.path(),
+        &with_servers(&["env", "--sizes", "4MiB"], &urls),
+    );
+    let listing = common::stdout(&env);
+    for server in ["postgres", "mariadb"] {
+        let line = listing
+            .lines()
+            .find(|l| l.trim_start().starts_with(server) && l.contains("blobs_1kib_x99328"))
+            .unwrap_or_else(|| panic!("{server}'s dataset is not listed: {listing}"));
+        let mib: f64 = line
+            .split_whitespace()
+            .nth(2)
+            .and_then(|b| b.strip_suffix("MiB"))
+            .and_then(|b| b.parse().ok())
+            .unwrap_or_else(|| panic!("no size in MiB: {line}"));
+        assert!((97.0..200.0).contains(&mib), "{line}");
+    }
     let drop = run_s(
         root.path(),
         &with_servers(&[&["drop"][..], &base].concat(), &urls),

@@ -151,7 +151,7 @@ static ENGINES: LazyLock<Vec<EngineDef>> = LazyLock::new(|| {
         EngineDef {
             name: "floor",
             client_copies: 2,
-            help: "one pread at the row's offset in a packed file: the physical floor",
+            help: "the row's bytes from a packed file, read the way this disk serves fastest at that size (one pread, 4KiB preads in order, WILLNEED + pread or 4 threads, timed on cold reads when the floor opens; BLOBRACE_FLOOR_READ=pread pins one): the physical floor",
             store: StoreKind::Floor,
             client: Client::Direct,
             colour: (0, 0, 0),

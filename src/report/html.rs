@@ -53,6 +53,13 @@ fn warnings(run: &RunResults) -> Vec<String> {
             esc(&f.why)
         ));
     }
+    for beat in crate::floor_check::beating_the_floor(run) {
+        w.push(format!(
+            "<b>Beat the floor</b>: {}, so its \"÷ floor\" below 1 is a finding about the floor, not the engine: {}",
+            esc(&format!("{} {}", beat.who, beat.by)),
+            esc(&beat.why)
+        ));
+    }
     if !run.complete {
         w.push("This run did not complete: some engines or sizes are missing.".into());
     }

@@ -213,6 +213,16 @@ pub trait ServerDb: Sync {
         None
     }
 
+    /// A query returning, as `n`, the bytes every table of a namespace holds, for the
+    /// listing of what is loaded (`inventory`). information_schema.TABLES serves the
+    /// MySQL protocol's servers (InnoDB's figure is its statistics' estimate); None
+    /// where the server cannot say.
+    fn namespace_bytes_sql(&self, namespace: &str) -> Option<String> {
+        Some(format!(
+            "SELECT CAST(SUM(DATA_LENGTH + INDEX_LENGTH) AS SIGNED) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{namespace}'"
+        ))
+    }
+
     /// A 16-byte key as an SQL literal (MySQL's `X'…'`).
     fn binary_literal(&self, bytes: &[u8]) -> String {
         format!("X'{}'", crate::key::hex(bytes))
@@ -316,6 +326,36 @@ impl Server {
             })
     }
 
+    /// Whether the server answers: something listens at the URL's address (a refused
+    /// port is known at once, where the driver's pool retries it for 30 s), then a
+    /// connection opens and closes. For probes that decide whether to use a server.
+    pub async fn probe(self, url: &str) -> Result<()> {
+        if let Some(address) = url_address(url) {
+            let answers = tokio::task::spawn_blocking(move || {
+                use std::net::ToSocketAddrs;
+                address
+                    .to_socket_addrs()
+                    .ok()
+                    .into_iter()
+                    .flatten()
+                    .any(|a| {
+                        std::net::TcpStream::connect_timeout(&a, Duration::from_secs(2)).is_ok()
+                    })
+            })
+            .await
+            .unwrap_or(true);
+            if !answers {
+                anyhow::bail!(
+                    "nothing answers at {} ({})",
+                    redact_url(url),
+                    self.unreachable_hint()
+                );
+            }
+        }
+        self.connect(url, None).await?.close().await?;
+        Ok(())
+    }
+
     /// Namespace of a dataset: only [a-z0-9_], so it can be inlined in SQL safely.
     pub fn namespace(self, spec: &crate::dataset::DatasetSpec, options: &ServerOptions) -> String {
         format!(
@@ -351,6 +391,30 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
+/// `host:port` of a server URL, with the scheme's default port where none is given;
+/// None where it cannot be read (then only the driver can tell).
+pub fn url_address(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let rest = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+    let host = rest.split(['/', '?', '#']).next()?;
+    if host.is_empty() {
+        return None;
+    }
+    let has_port = !host.ends_with(']')
+        && host
+            .rsplit_once(':')
+            .is_some_and(|(_, port)| port.parse::<u16>().is_ok());
+    if has_port {
+        return Some(host.to_string());
+    }
+    let port = match scheme {
+        "postgres" | "postgresql" => 5432,
+        "mysql" | "mariadb" => 3306,
+        _ => return None,
+    };
+    Some(format!("{host}:{port}"))
+}
+
 /// KEY=VALUE lines of compose/.env (or $BLOBRACE_COMPOSE_ENV); empty if the file is absent.
 pub fn compose_env() -> ComposeEnv {
     let path = std::env::var("BLOBRACE_COMPOSE_ENV").unwrap_or_else(|_| "compose/.env".into());
@@ -371,6 +435,52 @@ fn compose_port(env: &ComposeEnv, key: &str, default: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_urls_address_has_its_port_or_the_schemes() {
+        assert_eq!(
+            url_address("postgres://u:p@h:15432/db?x=1").as_deref(),
+            Some("h:15432")
+        );
+        assert_eq!(url_address("postgres://u@db/x").as_deref(), Some("db:5432"));
+        assert_eq!(
+            url_address("mysql://root:p@ss@127.0.0.1:13307").as_deref(),
+            Some("127.0.0.1:13307")
+        );
+        assert_eq!(
+            url_address("mysql://root@mariadb").as_deref(),
+            Some("mariadb:3306")
+        );
+        assert_eq!(
+            url_address("mysql://root@[::1]").as_deref(),
+            Some("[::1]:3306")
+        );
+        assert_eq!(url_address("sqlite://x"), None);
+        assert_eq!(url_address("no scheme"), None);
+    }
+
+    #[tokio::test]
+    async fn a_refused_port_is_known_at_once() {
+        // A port just freed: nothing listens there.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let db = Server::all().next().unwrap();
+        let err = db
+            .probe(&format!("postgres://u:p@127.0.0.1:{port}/x"))
+            .await
+            .unwrap_err()
+            .to_string();
+        // Said by the address check, not the driver after its 30 s of retries.
+        assert!(
+            err.contains(&format!(
+                "nothing answers at postgres://u@127.0.0.1:{port}/x"
+            )),
+            "{err}"
+        );
+    }
 
     #[test]
     fn urls_are_redacted() {

@@ -219,6 +219,14 @@ impl ServerDb for Postgres {
         }
     }
 
+    /// Every relation of the schema with its TOAST table and indexes (large objects
+    /// live in pg_largeobject, shared by all schemas: not counted).
+    fn namespace_bytes_sql(&self, namespace: &str) -> Option<String> {
+        Some(format!(
+            "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint AS n FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = '{namespace}' AND c.relkind = 'r'"
+        ))
+    }
+
     /// bytea's hex input format.
     fn binary_literal(&self, bytes: &[u8]) -> String {
         format!("'\\x{}'::bytea", crate::key::hex(bytes))

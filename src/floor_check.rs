@@ -1,0 +1,103 @@
+//! Whether any engine beat the floor beyond noise: its p50 interval wholly below
+//! the floor's in the same round (same size, cache state and repeat). The floor is
+//! meant to be the fastest read of S bytes this disk serves (`engine::floor`), so
+//! where an engine beats it the run says so, with what the results can tell about
+//! why, instead of printing a "÷ floor" below 1 as if it were a finding.
+
+use crate::engine::EngineKind;
+use crate::results::{EngineResult, RunResults};
+use crate::stats::format_ns;
+use crate::summary::interval_label;
+
+/// Hit ratios further apart than this explain a difference by the cache.
+const HIT_RATIO_GAP: f64 = 0.05;
+/// Without intervals, a p50 below this share of the floor's is called beating it.
+const POINT_RATIO: f64 = 0.8;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BeatFloor {
+    /// "sqlite-blobio 4MiB cold": whose result.
+    pub who: String,
+    /// "p50 2.41ms (2.35ms–2.47ms) against the floor's 3.98ms (3.90ms–4.05ms)".
+    pub by: String,
+    /// What the results say about why.
+    pub why: String,
+}
+
+impl BeatFloor {
+    pub fn line(&self) -> String {
+        format!("{} beat the floor: {}; {}", self.who, self.by, self.why)
+    }
+}
+
+/// Every result that beat its round's floor beyond noise, in the run's order.
+pub fn beating_the_floor(run: &RunResults) -> Vec<BeatFloor> {
+    let floor = EngineKind::floor();
+    run.results
+        .iter()
+        .filter(|r| r.engine != floor)
+        .filter_map(|r| Some((r, run.twin(r, floor)?)))
+        .filter_map(|(r, f)| judge(r, f))
+        .collect()
+}
+
+fn judge(r: &EngineResult, floor: &EngineResult) -> Option<BeatFloor> {
+    let (e, f) = (&r.measured, &floor.measured);
+    let interval = |s: &crate::stats::Summary| s.intervals.as_ref().and_then(|i| i.p50);
+    let (e50, f50) = (e.latency.p50_ns, f.latency.p50_ns);
+    let beaten = match (interval(e), interval(f)) {
+        (Some(a), Some(b)) => a.hi_ns < b.lo_ns,
+        _ => (e50 as f64) < POINT_RATIO * f50 as f64,
+    };
+    if !beaten {
+        return None;
+    }
+    let by = format!(
+        "p50 {} ({}) against the floor's {} ({})",
+        format_ns(e50 as f64),
+        interval_label(interval(e)),
+        format_ns(f50 as f64),
+        interval_label(interval(f))
+    );
+    Some(BeatFloor {
+        who: format!("{} {} {}", r.engine, r.size, r.scenario.cache.name()),
+        by,
+        why: why(r, floor),
+    })
+}
+
+/// The first explanation the results support: more cache hits, a disk that moved,
+/// or reads this disk serves faster than any pattern the floor timed.
+fn why(r: &EngineResult, floor: &EngineResult) -> String {
+    let (e, f) = (&r.measured, &floor.measured);
+    if let (Some(eh), Some(fh)) = (e.hit_ratio, f.hit_ratio)
+        && eh > fh + HIT_RATIO_GAP
+    {
+        return format!(
+            "{:.0}% of its fetches were page-cache hits against the floor's {:.0}%: it kept more of its dataset cached",
+            eh * 100.0,
+            fh * 100.0
+        );
+    }
+    for (who, x) in [(r.engine.name(), r), ("the floor", floor)] {
+        if let Some(changed) = x.disk_probes.as_ref().and_then(|p| p.changed()) {
+            return format!("{changed} of {who}: compare them again in a calmer minute");
+        }
+    }
+    let pattern = floor
+        .settings
+        .get("read pattern")
+        .map(String::as_str)
+        .unwrap_or("an unrecorded pattern");
+    let measured = floor.settings.get("read patterns measured");
+    if let Some(m) = measured.filter(|m| m.starts_with("not measured")) {
+        return format!(
+            "the floor read with {pattern}, pinned and not timed ({m}): run it again without the pin so the floor takes the fastest way this disk reads"
+        );
+    }
+    let measured = measured.map(|m| format!(" ({m})")).unwrap_or_default();
+    format!(
+        "its reads ({} from disk per fetch) were served faster than the floor's {pattern}, the fastest of the patterns it timed{measured}: this disk rewards a way of reading the floor does not try",
+        crate::stats::disk_per_fetch_label(e.disk_bytes_per_fetch)
+    )
+}

@@ -1,0 +1,252 @@
+//! What is loaded and what it takes on disk: every dataset in the data directory
+//! and in each server, and each server's whole volume, for `blobrace env`. The
+//! disk check refuses a load that does not fit and points here, so a user short of
+//! disk sees what there is to drop, including datasets of other sizes, row counts
+//! and layouts than the current run's flags name.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use sea_orm::{ConnectionTrait, Statement};
+use serde::Serialize;
+
+use crate::locations::Locations;
+use crate::server::Server;
+
+/// The data directory's store folders (`store::*::new` names them).
+const LOCAL_STORES: [&str; 3] = ["sqlite", "floor", "fs"];
+/// Server namespaces blobrace creates start with this (`Server::namespace`).
+const NAMESPACE_PREFIX: &str = "blobs_";
+
+/// One dataset found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Found {
+    /// "sqlite", "floor", "fs", or a server's name.
+    pub store: String,
+    /// The file's stem, the folder, or the server's schema/database.
+    pub name: String,
+    /// Bytes it holds on disk; None where the store cannot say.
+    pub bytes: Option<u64>,
+}
+
+/// A server's data volume as a whole: what it costs the disk, datasets and all.
+#[derive(Debug, Clone, Serialize)]
+pub struct Volume {
+    pub server: String,
+    pub path: PathBuf,
+    pub bytes: Option<u64>,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Inventory {
+    pub datasets: Vec<Found>,
+    pub volumes: Vec<Volume>,
+    /// Stores that could not be listed, and why.
+    pub unlisted: Vec<String>,
+}
+
+/// Bytes `path` holds on disk (allocated blocks, so sparse and compressed files
+/// count what they use), a folder with everything under it.
+pub fn allocated_bytes(path: &Path) -> std::io::Result<u64> {
+    let meta = std::fs::symlink_metadata(path)?;
+    let mut bytes = meta.blocks() * 512;
+    if meta.is_dir() {
+        for entry in std::fs::read_dir(path)? {
+            bytes += allocated_bytes(&entry?.path()).unwrap_or(0);
+        }
+    }
+    Ok(bytes)
+}
+
+/// A local file's dataset: its name without the store's suffixes, so a SQLite file
+/// and its -wal/-shm, or the floor's .bin and its manifest, count as one.
+fn dataset_name(file_name: &str) -> &str {
+    for suffix in [
+        ".sqlite-wal",
+        ".sqlite-shm",
+        ".sqlite-journal",
+        ".sqlite",
+        ".bin",
+        ".json",
+    ] {
+        if let Some(stem) = file_name.strip_suffix(suffix) {
+            return stem;
+        }
+    }
+    file_name
+}
+
+fn local(data_dir: &Path, inventory: &mut Inventory) {
+    for store in LOCAL_STORES {
+        let dir = data_dir.join(store);
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                inventory.unlisted.push(format!("{}: {e}", dir.display()));
+                continue;
+            }
+        };
+        let mut by_name: BTreeMap<String, Option<u64>> = BTreeMap::new();
+        for entry in entries.flatten() {
+            let file_name = entry.file_name().to_string_lossy().into_owned();
+            let bytes = allocated_bytes(&entry.path()).ok();
+            let total = by_name
+                .entry(dataset_name(&file_name).to_string())
+                .or_insert(Some(0));
+            *total = total.zip(bytes).map(|(a, b)| a + b);
+        }
+        inventory
+            .datasets
+            .extend(by_name.into_iter().map(|(name, bytes)| Found {
+                store: store.to_string(),
+                name,
+                bytes,
+            }));
+    }
+}
+
+async fn server(server: Server, url: &str, inventory: &mut Inventory) -> anyhow::Result<()> {
+    server.probe(url).await?;
+    let db = server.connect(url, None).await?;
+    let backend = db.get_database_backend();
+    let rows = db
+        .query_all_raw(Statement::from_string(
+            backend,
+            "SELECT CAST(schema_name AS CHAR(128)) AS name FROM information_schema.schemata"
+                .to_string(),
+        ))
+        .await?;
+    let mut names: Vec<String> = rows
+        .iter()
+        // CHAR(128) is blank-padded on PostgreSQL.
+        .filter_map(|r| r.try_get::<String>("", "name").ok())
+        .map(|n| n.trim_end().to_string())
+        .filter(|n| n.starts_with(NAMESPACE_PREFIX))
+        .collect();
+    names.sort();
+    for name in names {
+        // Names are only [a-z0-9_] (`Server::namespace`), safe to inline.
+        let bytes = match server.namespace_bytes_sql(&name) {
+            Some(sql) => db
+                .query_one_raw(Statement::from_string(backend, sql))
+                .await
+                .ok()
+                .flatten()
+                .and_then(|row| row.try_get::<Option<i64>>("", "n").ok().flatten())
+                .map(|n| n.max(0) as u64),
+            None => None,
+        };
+        inventory.datasets.push(Found {
+            store: server.name().to_string(),
+            name,
+            bytes,
+        });
+    }
+    db.close().await?;
+    Ok(())
+}
+
+/// List everything: the data directory's stores, then each server whose URL is
+/// known (one that cannot be reached is named in `unlisted`, never fatal; those in
+/// `skip` were found down already and are not asked again).
+pub async fn take(at: &Locations, skip: &[Server]) -> Inventory {
+    let mut inventory = Inventory::default();
+    local(&at.data_dir, &mut inventory);
+    for db in Server::all() {
+        if let Ok(Some((path, _))) =
+            crate::docker::service_data_source(db.name(), db.container_data_dir()).await
+        {
+            inventory.volumes.push(Volume {
+                server: db.name().to_string(),
+                bytes: allocated_bytes(&path).ok(),
+                path,
+            });
+        }
+        let Some(url) = at.server_url(db) else {
+            continue;
+        };
+        if skip.contains(&db) {
+            inventory
+                .unlisted
+                .push(format!("{}: not reachable (above)", db.name()));
+            continue;
+        }
+        if let Err(e) = server(db, url, &mut inventory).await {
+            inventory.unlisted.push(format!("{}: {e:#}", db.name()));
+        }
+    }
+    inventory
+}
+
+impl Inventory {
+    /// One line per dataset and volume, for the terminal.
+    pub fn lines(&self) -> Vec<String> {
+        let label = |b: Option<u64>| {
+            b.map(crate::size::format_bytes_approx)
+                .unwrap_or_else(|| "unavailable".into())
+        };
+        let mut lines: Vec<String> = self
+            .datasets
+            .iter()
+            .map(|d| format!("{:<9} {:<34} {:>10}", d.store, d.name, label(d.bytes)))
+            .collect();
+        for v in &self.volumes {
+            lines.push(format!(
+                "{:<9} {:<34} {:>10}  (its whole volume {}, every dataset in it and the server's own files)",
+                v.server,
+                "(volume)",
+                label(v.bytes),
+                v.path.display()
+            ));
+        }
+        for u in &self.unlisted {
+            lines.push(format!("not listed: {u}"));
+        }
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_files_sidecars_count_with_it() {
+        assert_eq!(dataset_name("64KiB-x49152.sqlite"), "64KiB-x49152");
+        assert_eq!(dataset_name("64KiB-x49152.sqlite-wal"), "64KiB-x49152");
+        assert_eq!(dataset_name("4MiB-x768.bin"), "4MiB-x768");
+        assert_eq!(dataset_name("4MiB-x768.json"), "4MiB-x768");
+        assert_eq!(dataset_name("1KiB-x3145728"), "1KiB-x3145728");
+    }
+
+    #[test]
+    fn local_datasets_are_listed_with_their_bytes_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let sqlite = dir.path().join("sqlite");
+        std::fs::create_dir_all(&sqlite).unwrap();
+        std::fs::write(sqlite.join("1KiB-x10.sqlite"), vec![1u8; 100_000]).unwrap();
+        std::fs::write(sqlite.join("1KiB-x10.sqlite-wal"), vec![1u8; 50_000]).unwrap();
+        let fs = dir.path().join("fs").join("1KiB-x10");
+        std::fs::create_dir_all(fs.join("00")).unwrap();
+        for i in 0..10 {
+            std::fs::write(fs.join("00").join(i.to_string()), vec![2u8; 1024]).unwrap();
+        }
+        let mut inventory = Inventory::default();
+        local(dir.path(), &mut inventory);
+        let names: Vec<(&str, &str)> = inventory
+            .datasets
+            .iter()
+            .map(|d| (d.store.as_str(), d.name.as_str()))
+            .collect();
+        assert_eq!(names, [("sqlite", "1KiB-x10"), ("fs", "1KiB-x10")]);
+        let sqlite_bytes = inventory.datasets[0].bytes.unwrap();
+        assert!(
+            (150_000..=160_000 + 8192).contains(&sqlite_bytes),
+            "{sqlite_bytes}"
+        );
+        // Ten files of one block each, at least.
+        assert!(inventory.datasets[1].bytes.unwrap() >= 10 * 1024);
+    }
+}

@@ -226,7 +226,9 @@ pub async fn fit_servers(
     cap: CapRequest,
     largest_blob: u64,
 ) -> Result<ServerCaps> {
-    // Every server is checked before any is changed: no half-fitted set on an error.
+    // Every server is checked before any is changed: no half-fitted set on an error,
+    // and every server that does not fit is named in the one error.
+    let mut misfits = Vec::new();
     for (server, _) in servers {
         let min = server.min_cap_bytes(largest_blob);
         let (memory, whose) = match cap.memory_bytes {
@@ -240,18 +242,29 @@ pub async fn fit_servers(
         if let Some(memory) = memory
             && memory < min
         {
-            bail!(crate::error::InputError::Value {
-                what: "memory cap for the servers",
-                input: format_bytes(memory),
-                why: format!(
-                    "{} needs at least {} with blobs of {} (its own memory besides its cache; below that the kernel kills it while loading), and {whose} is less: raise --cap, leave out the larger sizes, or leave {} out with --engines",
-                    server.name(),
-                    format_bytes(min),
-                    format_bytes(largest_blob),
-                    server.name()
-                ),
-            });
+            misfits.push((memory, format!(
+                "{} needs at least {} with blobs of {} (its own memory besides its cache, measured loading them; below that the kernel kills it while loading), and {whose} is less",
+                server.name(),
+                format_bytes(min),
+                format_bytes(largest_blob),
+            ), server.name()));
         }
+    }
+    if let Some((memory, _, _)) = misfits.first() {
+        let names: Vec<&str> = misfits.iter().map(|m| m.2).collect();
+        bail!(crate::error::InputError::Value {
+            what: "memory cap for the servers",
+            input: format_bytes(*memory),
+            why: format!(
+                "{}: raise --cap, leave out the larger sizes, or leave {} out with --engines",
+                misfits
+                    .iter()
+                    .map(|m| m.1.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                names.join(" and ")
+            ),
+        });
     }
     let mut caps = ServerCaps {
         changed: Vec::new(),

@@ -244,6 +244,38 @@ fn dolt_loads_commits_verifies_and_measures_blobs_byte_equal() {
 }
 
 #[test]
+fn a_cap_dolt_cannot_load_32mib_blobs_under_is_refused_before_anything_changes() {
+    let Some(url) = dolt_or_skip("Dolt's smallest cap") else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let args = [
+        "load",
+        "--engines",
+        "dolt-raw",
+        "--sizes",
+        "32MiB",
+        "--dataset-bytes",
+        "32MiB",
+        // Measured: Dolt was OOM-killed on the first 32 MiB row under 512 MiB.
+        "--cap",
+        "512MiB",
+    ];
+    let out = run_with(root.path(), &args, &url);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("dolt needs at least 864MiB with blobs of 32MiB"),
+        "{err}"
+    );
+    assert!(err.contains("raise --cap"), "the fix: {err}");
+    assert!(
+        !err.contains("set to the run's cap"),
+        "nothing changed: {err}"
+    );
+}
+
+#[test]
 fn a_wrong_dolt_password_is_one_clear_error() {
     let Some(url) = dolt_or_skip("the Dolt wrong-password check") else {
         return;

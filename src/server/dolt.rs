@@ -103,6 +103,16 @@ impl ServerDb for Dolt {
         0
     }
 
+    /// Loading holds about 24 copies of the blob being inserted (it goes in 64 KiB
+    /// pieces, each appended piece rewriting the value; the GC takes the garbage
+    /// only as GOMEMLIMIT nears): anonymous memory peaked at 858 MiB loading 32 MiB
+    /// blobs under a 1 GiB cap (8 and 32 rows alike) and at 198 MiB loading 4 MiB
+    /// blobs under 256 MiB (GOMEMLIMIT 192 MiB); under 512 MiB it was OOM-killed on
+    /// the first 32 MiB row. 2026-11-25, this project's machine.
+    fn min_cap_bytes(&self, largest_blob: u64) -> u64 {
+        DOLT_BASE_BYTES + DOLT_LOAD_COPIES * largest_blob.max(1 << 20)
+    }
+
     fn serving_memory_bytes(&self) -> u64 {
         DOLT_SERVING_BYTES
     }
@@ -148,6 +158,10 @@ impl ServerDb for Dolt {
     }
 }
 
+/// Dolt's anonymous memory with nothing in flight, after a start: 87-98 MiB.
+const DOLT_BASE_BYTES: u64 = 96 << 20;
+/// Blob-sized copies Dolt holds while inserting one (`min_cap_bytes`).
+const DOLT_LOAD_COPIES: u64 = 24;
 /// Dolt's memory besides blobs in flight while it serves: its anonymous memory peaked
 /// at 170 MiB serving one client 4 MiB blobs (1 GiB cap, GOMEMLIMIT 768 MiB), about one
 /// fetch's 20 MiB above this.

@@ -554,6 +554,26 @@ mod tests {
             let min = maria.min_cap_bytes(blob);
             assert!(maria.cache_bytes_for_cap(min, blob) >= 96 * MIB, "{blob}");
         }
-        assert_eq!(pg.min_cap_bytes(32 * MIB), 0);
+        // Measured loads: PostgreSQL's 2 backends and an eighth of the cap in shared
+        // buffers; Dolt's ~24 copies of the blob it inserts. Every default profile
+        // fits the servers loaded here: 1 GiB with 32 MiB blobs, 256 MiB with 4 MiB.
+        assert_eq!(pg.min_cap_bytes(32 * MIB), 266 * MIB);
+        let dolt = Server::named("dolt").unwrap();
+        assert_eq!(dolt.min_cap_bytes(32 * MIB), 864 * MIB);
+        assert_eq!(dolt.min_cap_bytes(4 * MIB), 192 * MIB);
+        for server in [pg, maria, dolt] {
+            assert!(
+                server.min_cap_bytes(32 * MIB) <= 1024 * MIB,
+                "{}",
+                server.name()
+            );
+            assert!(
+                server.min_cap_bytes(4 * MIB) <= 256 * MIB,
+                "{}",
+                server.name()
+            );
+        }
+        // Dolt was OOM-killed loading a 32 MiB row under 512 MiB: refused up front now.
+        assert!(dolt.min_cap_bytes(32 * MIB) > 512 * MIB);
     }
 }

@@ -192,6 +192,16 @@ impl ServerDb for Postgres {
         (cap_bytes / 8) >> 20 << 20
     }
 
+    /// Loading, each of its `load_connections` (2) backends holds about 3 copies of
+    /// the row it inserts (the message, the bound value, the TOAST chunks being cut):
+    /// anonymous memory peaked at 200 MiB loading 32 MiB blobs, 40 MiB with 4 MiB
+    /// blobs (1 GiB cap, 2026-11-25). Shared buffers, an eighth of the cap
+    /// (`cache_bytes_for_cap`), come on top: the cap must hold both.
+    fn min_cap_bytes(&self, largest_blob: u64) -> u64 {
+        let own = (40 << 20) + 2 * 3 * largest_blob;
+        (own * 8 / 7).div_ceil(1 << 20) << 20
+    }
+
     /// The postmaster and its background processes; shared_buffers are the cache.
     fn serving_memory_bytes(&self) -> u64 {
         32 << 20

@@ -399,9 +399,14 @@ pub struct EngineResult {
     pub measured: Summary,
     /// criterion measurement calls behind `measured` (its sample count), when criterion drove.
     pub criterion_samples: Option<u64>,
-    /// Peak resident memory of the measuring process so far (VmHWM): memory the
+    /// Peak resident memory of the measuring process during this step (VmHWM, reset
+    /// when the step starts; in results before that, the peak so far): memory the
     /// harness holds inside the cap is memory the page cache cannot use.
     pub process_peak_rss_bytes: Option<u64>,
+    /// This step's own memory peaks (the process, its cgroup, the kernel's share);
+    /// None in results written before they were recorded.
+    #[serde(default)]
+    pub step_memory: Option<crate::cap::StepMemory>,
     pub started_at: String,
     pub finished_at: String,
 }

@@ -45,6 +45,8 @@ pub struct Prepared {
     pub scenario: Scenario,
     /// How steady state was reached (steady scenarios).
     steady: Option<SteadyReport>,
+    /// Since when the step's cgroup memory peaks count (`cap::start_step`).
+    memory_since: String,
 }
 
 impl Prepared {
@@ -362,6 +364,9 @@ impl Run {
         })?;
         eviction.cgroup_reclaim = cgroup_reclaim;
         eviction.cgroup_cache_after_bytes = cap::cgroup_page_cache_bytes(&self.results.cap);
+        // The step's memory peaks count from here: after the cap's cache was emptied,
+        // before the engine opens.
+        let memory_since = cap::start_step(&self.results.cap);
         let disk_before = self.probe_disk(spec);
         let steady_start = match scenario.cache {
             CacheState::Cold => None,
@@ -456,6 +461,7 @@ impl Run {
             disk_before,
             scenario,
             steady,
+            memory_since,
         })
     }
 
@@ -681,6 +687,10 @@ impl Run {
             measured,
             criterion_samples,
             process_peak_rss_bytes: crate::machine::peak_rss_bytes(),
+            step_memory: Some(cap::read_step(
+                &self.results.cap,
+                prepared.memory_since.clone(),
+            )),
             started_at: prepared.started_at.clone(),
             finished_at: crate::now_rfc3339(),
         }

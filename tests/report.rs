@@ -415,3 +415,43 @@ fn the_floor_says_how_it_reads_and_an_engine_that_beats_it_is_named_with_why() {
     let warnings = report_again(&json);
     assert!(!warnings.contains("Beat the floor"), "{warnings}");
 }
+
+#[test]
+fn each_step_records_its_own_memory_peaks_and_the_report_shows_them() {
+    let root = tempfile::tempdir().unwrap();
+    let (dir, json) = quick_run(root.path(), "64KiB,512KiB");
+    let cap = &json["cap"];
+    let limit = cap["memory_limit_bytes"].as_u64();
+    let ours_v1 = cap["cgroup_version"] == "v1" && cap["origin"] == "created";
+    for r in json["results"].as_array().unwrap() {
+        let who = format!("{} {}", r["engine"], r["size"]);
+        let rss = r["process_peak_rss_bytes"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{who}: {r}"));
+        assert!(rss > 1 << 20, "{who}: {rss}");
+        let m = &r["step_memory"];
+        if let Some(limit) = limit {
+            let peak = m["cgroup_peak_bytes"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{who}: {m}"));
+            // At least the process itself, at most the cap.
+            assert!(peak >= rss / 2 && peak <= limit, "{who}: {m} under {limit}");
+        }
+        if ours_v1 {
+            assert_eq!(m["cgroup_peaks_since"], "this step", "{who}: {m}");
+        } else {
+            assert!(
+                m["cgroup_peaks_since"].as_str().unwrap().contains("start"),
+                "{m}"
+            );
+        }
+    }
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    let table = page.split("id=memory>").nth(1).expect("a memory table");
+    let table = table.split("</table>").next().unwrap();
+    assert_eq!(
+        table.matches("<tr><td class=l>").count(),
+        json["results"].as_array().unwrap().len(),
+        "one row per step: {table}"
+    );
+}

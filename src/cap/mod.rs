@@ -15,9 +15,12 @@
 //! cannot be had is an error (`CapUnavailable`), unless the run asked for none.
 
 mod cgroupfs;
+mod peaks;
 mod systemd;
 mod v1;
 mod v2;
+
+pub use peaks::{StepMemory, read_step, start_step};
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -455,6 +455,7 @@ pub fn page(
         to = context.to_run_dir
     );
     p.push_str(&environment(run, run_dir));
+    p.push_str(&super::memory::section(run));
     // For people and for the report test: did every chart load and draw?
     p.push_str("<script>window.addEventListener('load',()=>{const imgs=[...document.querySelectorAll('img.chart')];const ok=imgs.filter(i=>i.complete&&i.naturalWidth>0);document.body.dataset.chartsLoaded=ok.length+'/'+imgs.length;document.body.dataset.chartBoxes=JSON.stringify(imgs.map(i=>{const r=i.getBoundingClientRect();return[Math.round(r.left),Math.round(r.top+window.scrollY),Math.round(r.width),Math.round(r.height)]}));});</script>\n</body></html>\n");
     p

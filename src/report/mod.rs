@@ -8,6 +8,7 @@ pub mod compare;
 pub mod data;
 pub mod export;
 mod html;
+mod memory;
 pub mod variants;
 
 use std::path::{Path, PathBuf};

@@ -346,7 +346,8 @@ impl Server {
             .unwrap_or(true);
             if !answers {
                 anyhow::bail!(
-                    "nothing answers at {} ({})",
+                    "cannot connect to {} at {}: nothing answers there ({})",
+                    self.name(),
                     redact_url(url),
                     self.unreachable_hint()
                 );
@@ -476,7 +477,7 @@ mod tests {
         // Said by the address check, not the driver after its 30 s of retries.
         assert!(
             err.contains(&format!(
-                "nothing answers at postgres://u@127.0.0.1:{port}/x"
+                "cannot connect to postgres at postgres://u@127.0.0.1:{port}/x: nothing answers there"
             )),
             "{err}"
         );

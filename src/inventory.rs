@@ -127,7 +127,12 @@ async fn server(server: Server, url: &str, inventory: &mut Inventory) -> anyhow:
         .collect();
     names.sort();
     for name in names {
-        // Names are only [a-z0-9_] (`Server::namespace`), safe to inline.
+        // Names are only [a-z0-9_] (`Server::namespace`), safe to inline. Open the
+        // table first: MariaDB lists a tablespace only once it was opened since the
+        // server started (a failure here only leaves the size unavailable).
+        let _ = db
+            .execute_unprepared(&format!("SELECT 1 FROM {name}.blobs LIMIT 1"))
+            .await;
         let bytes = match server.namespace_bytes_sql(&name) {
             Some(sql) => db
                 .query_one_raw(Statement::from_string(backend, sql))

@@ -363,57 +363,74 @@ fn a_mariadb_packet_limit_below_the_largest_blob_is_refused_up_front() {
     assert!(table.contains("Absent"), "{table}");
 }
 
+/// SIGTERM (a CI timeout, a service manager) and SIGKILL at 10 moments each of a
+/// load into PostgreSQL and MariaDB: each time the next `load` resumes (or starts
+/// afresh where nothing was committed) and every row verifies, 1 to N exactly.
 #[test]
-fn an_interrupted_server_load_resumes_to_exactly_1_to_n() {
+fn server_loads_stopped_by_sigterm_or_sigkill_at_20_moments_resume_to_exactly_1_to_n() {
     let Some((_servers, urls)) = servers_or_skip("the server resume test") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
-    // 1KiB blobs, an odd dataset size no other test uses: 99328 rows per server.
+    // 64KiB blobs, an odd dataset size no other test uses: 1552 rows per server,
+    // loaded in about a second and verified in less, 20 times over.
     let base = [
         "--engines",
         "postgres,mariadb",
         "--sizes",
-        "1KiB",
+        "64KiB",
         "--dataset-bytes",
         "97MiB",
     ];
     let load = with_servers(&[&["load"][..], &base].concat(), &urls);
-    // Start from nothing, whatever an earlier failed run left.
-    let drop = run_s(
-        root.path(),
-        &with_servers(&[&["drop"][..], &base].concat(), &urls),
-    );
-    assert!(drop.status.success(), "{}", stderr(&drop));
-    let mut killed_mid_load = 0;
-    for delay_ms in [400u64, 900, 1500, 2200, 3000] {
-        let mut child = common::blobrace()
-            .args(&load)
-            .args(["--cap", "none", "--cpus", "none", "--data-dir"])
-            .arg(root.path().join("data"))
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        if child.try_wait().unwrap().is_none() {
-            child.kill().unwrap(); // SIGKILL, mid-transaction
-            killed_mid_load += 1;
+    let drop_args = with_servers(&[&["drop"][..], &base].concat(), &urls);
+    let verify_args = with_servers(&[&["verify"][..], &base].concat(), &urls);
+    let delays = [40u64, 80, 130, 180, 250, 330, 420, 520, 650, 800];
+    let (mut stopped, mut resumed) = (0, 0);
+    for signal in [libc::SIGTERM, libc::SIGKILL] {
+        for delay_ms in delays {
+            // Start from nothing, whatever the last moment (or an earlier run) left.
+            let drop = run_s(root.path(), &drop_args);
+            assert!(drop.status.success(), "{}", stderr(&drop));
+            let mut child = common::blobrace()
+                .args(&load)
+                .args(["--cap", "none", "--cpus", "none", "--data-dir"])
+                .arg(root.path().join("data"))
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+            if child.try_wait().unwrap().is_none() {
+                // SAFETY: a plain kill(2) of our own child, not yet reaped.
+                assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+                stopped += 1;
+            }
+            child.wait().unwrap();
+            let finish = run_s(root.path(), &load);
+            let err = stderr(&finish);
+            assert!(
+                finish.status.success(),
+                "signal {signal} after {delay_ms} ms, then load: {err}"
+            );
+            resumed += err.matches(": resumed ").count();
+            let verify = run_s(root.path(), &verify_args);
+            let verified = stderr(&verify);
+            assert!(
+                verify.status.success(),
+                "signal {signal} after {delay_ms} ms: {verified}"
+            );
+            assert_eq!(verified.matches("ids 1..=1552").count(), 2, "{verified}");
         }
-        child.wait().unwrap();
     }
+    eprintln!(
+        "{stopped} of {} server loads stopped mid-way; the next load resumed {resumed} datasets",
+        2 * delays.len()
+    );
     assert!(
-        killed_mid_load >= 2,
-        "the load finished too fast to interrupt ({killed_mid_load} kills)"
+        stopped >= 10,
+        "the load finished too fast to interrupt ({stopped} stops)"
     );
-    let finish = run_s(root.path(), &load);
-    assert!(finish.status.success(), "{}", stderr(&finish));
-    let verify = run_s(
-        root.path(),
-        &with_servers(&[&["verify"][..], &base].concat(), &urls),
-    );
-    let err = stderr(&verify);
-    assert!(verify.status.success(), "{err}");
-    assert_eq!(err.matches("ids 1..=99328").count(), 2, "{err}");
+    assert!(resumed > 0, "no stop left a dataset to resume");
     // `env` lists both, whatever flags it is given, with their bytes on disk:
     // 97 MiB of blobs each, and some more for rows and pages.
     let env = run_s(
@@ -424,7 +441,7 @@ fn an_interrupted_server_load_resumes_to_exactly_1_to_n() {
     for server in ["postgres", "mariadb"] {
         let line = listing
             .lines()
-            .find(|l| l.trim_start().starts_with(server) && l.contains("blobs_1kib_x99328"))
+            .find(|l| l.trim_start().starts_with(server) && l.contains("blobs_64kib_x1552"))
             .unwrap_or_else(|| panic!("{server}'s dataset is not listed: {listing}"));
         let mib: f64 = line
             .split_whitespace()

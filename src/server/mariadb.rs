@@ -108,6 +108,15 @@ impl ServerDb for Mariadb {
     /// The table's own tablespace file (innodb_file_per_table, the default): its
     /// clustered index with the rows, off-page blob pages and any secondary index.
     /// ALLOCATED_SIZE is the file's blocks on disk.
+    /// The tablespaces' files (information_schema.TABLES' figure is InnoDB's stale
+    /// statistics: 288 KiB for 97 MiB of 64 KiB blobs just loaded). Listed only once
+    /// opened since the server started: `inventory` opens each table first.
+    fn namespace_bytes_sql(&self, namespace: &str) -> Option<String> {
+        Some(format!(
+            "SELECT CAST(SUM(ALLOCATED_SIZE) AS SIGNED) AS n FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME LIKE '{namespace}/%'"
+        ))
+    }
+
     fn disk_bytes_sql(&self, namespace: &str, _options: &ServerOptions) -> Option<String> {
         Some(format!(
             "SELECT CAST(ALLOCATED_SIZE AS SIGNED) AS n FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME = '{namespace}/blobs'"

@@ -77,6 +77,24 @@ fn evict(path: &Path, flush: bool) -> Result<u64> {
     Ok(file.metadata()?.len())
 }
 
+/// Drop the page-aligned range around `[offset, offset + len)` of an open file from
+/// the page cache (one blob, where `evict_file` drops a whole dataset). A failure
+/// leaves the pages cached: the caller's next read is then a hit, never wrong.
+pub fn drop_cached_range(file: &File, offset: u64, len: u64) {
+    let page = 4096;
+    let start = offset / page * page;
+    let end = (offset + len).div_ceil(page) * page;
+    // SAFETY: plain syscall on an fd the caller owns.
+    unsafe {
+        libc::posix_fadvise(
+            file.as_raw_fd(),
+            start as libc::off_t,
+            (end - start) as libc::off_t,
+            libc::POSIX_FADV_DONTNEED,
+        );
+    }
+}
+
 /// Bytes of `path` resident in the page cache right now (mmap + mincore).
 pub fn resident_bytes(path: &Path) -> Result<u64> {
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;

@@ -6,14 +6,14 @@
 
 use std::fs::File;
 use std::io;
-use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 
-use super::pattern::{PAGE, PatternReader, ReadPattern};
+use super::pattern::{PatternReader, ReadPattern};
+use crate::evict::drop_cached_range;
 use crate::stats::format_ns;
 
 /// Reads per pattern at least: the median of 5 is the 3rd.
@@ -88,22 +88,6 @@ impl Calibration {
     }
 }
 
-/// Drop the page-aligned range around `[offset, offset + len)` from the page cache.
-fn drop_cached(file: &File, offset: u64, len: u64) {
-    let start = offset / PAGE as u64 * PAGE as u64;
-    let end = (offset + len).div_ceil(PAGE as u64) * PAGE as u64;
-    // SAFETY: plain syscall on an fd we own. A failure leaves pages cached: the
-    // read is then faster for every pattern alike, never wrong.
-    unsafe {
-        libc::posix_fadvise(
-            file.as_raw_fd(),
-            start as libc::off_t,
-            (end - start) as libc::off_t,
-            libc::POSIX_FADV_DONTNEED,
-        );
-    }
-}
-
 /// Measure every pattern on `rows` blobs of `size` bytes packed in `path`, for up
 /// to about `budget` once each has `MIN_ROUNDS` reads.
 pub fn calibrate(path: &Path, size: usize, rows: u64, budget: Duration) -> io::Result<Calibration> {
@@ -134,11 +118,11 @@ pub fn calibrate(path: &Path, size: usize, rows: u64, budget: Duration) -> io::R
                 continue;
             }
             let offset = rng.random_range(0..rows.max(1)) * size as u64;
-            drop_cached(&file, offset, size as u64);
+            drop_cached_range(&file, offset, size as u64);
             let t = Instant::now();
             let read = reader.read_at(&mut out, offset);
             let ns = t.elapsed().as_nanos() as u64;
-            drop_cached(&file, offset, size as u64 + READAHEAD_MARGIN);
+            drop_cached_range(&file, offset, size as u64 + READAHEAD_MARGIN);
             match read {
                 Ok(()) => times[i].push(ns),
                 Err(e) => failed[i] = Some(e.to_string()),

@@ -54,6 +54,7 @@ pub mod entity;
 pub mod error;
 pub mod evict;
 pub mod floor_check;
+pub mod fs_pressure;
 pub mod inventory;
 pub mod key;
 pub mod load;

@@ -355,6 +355,16 @@ impl Run {
         // shrink the cache left for this engine: empty the cap's cache first, then make
         // sure this dataset's own pages (perhaps charged elsewhere) are gone as well.
         let cgroup_reclaim = cap::reclaim_page_cache(&self.results.cap);
+        if scenario.repeat <= 1
+            && let Some(why) = crate::fs_pressure::pressure(
+                engine,
+                spec.rows,
+                spec.size.bytes(),
+                self.results.cap.memory_limit_bytes,
+            )
+        {
+            eprintln!("note: {} {}: {why}", engine.name(), spec.size);
+        }
         let mut store = engine.store().open(&at, spec);
         let mut eviction = store.evict().await.with_context(|| {
             format!(

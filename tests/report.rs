@@ -455,3 +455,72 @@ fn each_step_records_its_own_memory_peaks_and_the_report_shows_them() {
         "one row per step: {table}"
     );
 }
+
+#[test]
+fn files_whose_inodes_press_the_cap_are_said_before_measuring_and_in_the_report() {
+    let root = tempfile::tempdir().unwrap();
+    // 16,384 files of 1 KiB: about 21 MiB of inodes and dentries, 17% of a 128 MiB cap.
+    let args = [
+        "measure",
+        "--engines",
+        "fs,floor",
+        "--sizes",
+        "1KiB",
+        "--dataset-bytes",
+        "16MiB",
+        "--cap",
+        "128MiB",
+        "--cache",
+        "cold",
+        "--warmup",
+        "50ms",
+        "--measure",
+        "1100ms",
+    ];
+    let out = run(root.path(), &args);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let (dir, json) = only_run(root.path());
+    if json["cap"]["memory_limit_bytes"].is_null() {
+        eprintln!(
+            "skipping the rest: this process could not be capped here ({})",
+            json["cap"]
+        );
+        return;
+    }
+    let note = err
+        .lines()
+        .find(|l| l.starts_with("note: fs 1KiB: its 16384 files cost about"))
+        .unwrap_or_else(|| panic!("no note before fs's measurement: {err}"));
+    assert!(
+        note.contains("of kernel memory") && note.contains("128MiB cap"),
+        "{note}"
+    );
+    assert!(
+        !err.contains("note: floor 1KiB: its"),
+        "only the fs store keeps a file per blob: {err}"
+    );
+    let noted = err.find(note).unwrap();
+    let measured = err.rfind("fs 1KiB").unwrap();
+    assert!(noted < measured, "said before its result: {err}");
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    let warnings = page.split("id=warnings>").nth(1).expect("a warnings box");
+    let line = warnings
+        .lines()
+        .find(|l| l.contains("Files under metadata pressure"))
+        .unwrap_or_else(|| panic!("{warnings}"));
+    assert!(
+        line.contains("fs 1KiB") && line.contains("16384 files"),
+        "{line}"
+    );
+    let fs = json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["engine"] == "fs")
+        .unwrap();
+    if let Some(peak) = fs["step_memory"]["kernel_peak_bytes"].as_u64() {
+        assert!(line.contains("its steps peaked at: cold "), "{line}");
+        assert!(peak > 0, "{fs}");
+    }
+}

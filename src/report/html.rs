@@ -60,6 +60,13 @@ fn warnings(run: &RunResults) -> Vec<String> {
             esc(&beat.why)
         ));
     }
+    for pressed in crate::fs_pressure::pressed(run) {
+        w.push(format!(
+            "<b>Files under metadata pressure</b>: {}: {}",
+            esc(&pressed.who),
+            esc(&pressed.why)
+        ));
+    }
     if !run.complete {
         w.push("This run did not complete: some engines or sizes are missing.".into());
     }

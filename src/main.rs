@@ -154,7 +154,7 @@ fn run(command: Command) -> Result<()> {
                     .map(|f| format!("{} {}", f.store.name(), f.spec.size))
                     .collect();
                 bail!(
-                    "{} load(s) failed (the reasons are above): {}; a re-run resumes them",
+                    "{} load(s) failed (the reasons are above): {}; a re-run resumes each where it stopped, or loads it afresh where it was removed",
                     failed.len(),
                     what.join(", ")
                 );

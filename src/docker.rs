@@ -398,6 +398,26 @@ pub async fn http_get_inside(docker: &Docker, id: &str, port: u16, path: &str) -
     }
 }
 
+/// The bytes a directory holds inside a compose service's running container (`du -sb`),
+/// or None where the service runs in no container here (a server it does not manage).
+pub async fn dir_bytes_in_service(service: &str, dir: &str) -> Result<Option<u64>> {
+    let docker = connect().await?;
+    let Some((id, name, _)) = find_service(&docker, service).await? else {
+        return Ok(None);
+    };
+    let cmd = vec!["du".to_string(), "-sb".to_string(), dir.to_string()];
+    match exec_output(&docker, &id, cmd).await? {
+        (Some(0), out) => {
+            let text = String::from_utf8_lossy(&out);
+            let bytes = text.split_whitespace().next().and_then(|n| n.parse().ok());
+            bytes
+                .map(Some)
+                .with_context(|| format!("`du -sb {dir}` in {name} said {text:?}"))
+        }
+        (code, _) => anyhow::bail!("`du -sb {dir}` in {name} exited with {code:?}"),
+    }
+}
+
 /// Run `sh -c script` inside a container and wait for it; error on a non-zero exit.
 pub async fn exec_sh(docker: &Docker, id: &str, script: &str) -> Result<()> {
     let cmd = vec!["sh".to_string(), "-c".to_string(), script.to_string()];

@@ -141,7 +141,13 @@ async fn server(server: Server, url: &str, inventory: &mut Inventory) -> anyhow:
                 .flatten()
                 .and_then(|row| row.try_get::<Option<i64>>("", "n").ok().flatten())
                 .map(|n| n.max(0) as u64),
-            None => None,
+            None => match server.namespace_dir(&name) {
+                Some(dir) => crate::docker::dir_bytes_in_service(server.name(), &dir)
+                    .await
+                    .ok()
+                    .flatten(),
+                None => None,
+            },
         };
         inventory.datasets.push(Found {
             store: server.name().to_string(),

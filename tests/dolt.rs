@@ -200,6 +200,15 @@ fn dolt_loads_commits_verifies_and_measures_blobs_byte_equal() {
         page.contains("The server's own CPU profile"),
         "the report shows it"
     );
+    // What each database takes on disk: its directory in the container, at least the
+    // blobs' bytes (random bytes do not compress).
+    let loads = json["loads"].as_array().unwrap();
+    assert_eq!(loads.len(), 2, "{loads:?}");
+    for l in loads {
+        let disk = l["disk_bytes"].as_u64().unwrap_or_else(|| panic!("{l}"));
+        let blobs = l["rows"].as_u64().unwrap() * l["size_bytes"].as_u64().unwrap();
+        assert!(disk >= blobs, "{l}");
+    }
     let results = json["results"].as_array().unwrap();
     assert_eq!(results.len(), 4);
     for r in results {

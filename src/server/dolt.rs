@@ -62,6 +62,16 @@ impl ServerDb for Dolt {
         mysql_wire::drop_database_sql(namespace)
     }
 
+    /// Dolt keeps each database in its own directory under its data dir, and
+    /// information_schema.TABLES has no sizes for it.
+    fn namespace_dir(&self, namespace: &str) -> Option<String> {
+        Some(format!("{}/{namespace}", self.container_data_dir()))
+    }
+
+    fn namespace_bytes_sql(&self, _namespace: &str) -> Option<String> {
+        None
+    }
+
     fn packet_limit(&self) -> Option<PacketLimit> {
         Some(mysql_wire::packet_limit(
             "Dolt max_allowed_packet",

@@ -213,6 +213,13 @@ pub trait ServerDb: Sync {
         None
     }
 
+    /// The directory inside the server's container that holds a namespace and nothing
+    /// else, where its bytes on disk are the directory's (`du`) and no query says them;
+    /// None where the server has a query or mixes namespaces in shared files.
+    fn namespace_dir(&self, _namespace: &str) -> Option<String> {
+        None
+    }
+
     /// A query returning, as `n`, the bytes every table of a namespace holds, for the
     /// listing of what is loaded (`inventory`). information_schema.TABLES serves the
     /// MySQL protocol's servers (InnoDB's figure is its statistics' estimate); None

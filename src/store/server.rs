@@ -366,7 +366,10 @@ impl Store for ServerStore {
 
     async fn disk_bytes(&mut self) -> Result<Option<u64>> {
         let Some(sql) = self.server.disk_bytes_sql(&self.namespace, &self.options) else {
-            return Ok(None);
+            return match self.server.namespace_dir(&self.namespace) {
+                Some(dir) => crate::docker::dir_bytes_in_service(self.server.name(), &dir).await,
+                None => Ok(None),
+            };
         };
         let db = self.connect_namespace().await?;
         let backend = db.get_database_backend();

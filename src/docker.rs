@@ -77,6 +77,75 @@ pub async fn find_service(
     }))
 }
 
+/// After a connection failed: whether the compose service's container was on its way
+/// back up (restarted by another run's load or cold start, an earlier run killed mid-
+/// restart, compose recreating it) and has come up healthy since. Docker's proxy
+/// accepts on the published port while the container is down, so a restarting server
+/// looks like one that hangs up (and, while it is stopped, like one that is not there).
+/// Waits up to `timeout` while it starts, and 3 s for a stopped container to start again; false at once where it was up and healthy (the
+/// failure is something else) or no container of the service exists here.
+pub async fn came_back_up(service: &str, timeout: std::time::Duration) -> bool {
+    use bollard::models::{ContainerStateStatusEnum, HealthStatusEnum};
+    let Ok(docker) = connect().await else {
+        return false;
+    };
+    let mut labels = vec![format!("com.docker.compose.service={service}")];
+    if let Some(project) = compose_project() {
+        labels.push(format!("com.docker.compose.project={project}"));
+    }
+    let filters = HashMap::from([("label", labels)]);
+    let options = ListContainersOptionsBuilder::default()
+        .all(true)
+        .filters(&filters)
+        .build();
+    let started = std::time::Instant::now();
+    let mut was_down = false;
+    loop {
+        let Ok(found) = docker.list_containers(Some(options.clone())).await else {
+            return false;
+        };
+        let [container] = found.as_slice() else {
+            return false;
+        };
+        let Some(id) = container.id.as_deref() else {
+            return false;
+        };
+        let Ok(info) = docker
+            .inspect_container(id, None::<InspectContainerOptions>)
+            .await
+        else {
+            return false;
+        };
+        let state = info.state.unwrap_or_default();
+        let health = state.health.and_then(|h| h.status);
+        let waited = started.elapsed();
+        match (state.status, health) {
+            (Some(ContainerStateStatusEnum::RUNNING), Some(HealthStatusEnum::STARTING)) => {
+                if waited > timeout {
+                    return false;
+                }
+            }
+            (Some(ContainerStateStatusEnum::RUNNING), _) => return was_down,
+            (Some(ContainerStateStatusEnum::RESTARTING | ContainerStateStatusEnum::CREATED), _) => {
+                if waited > timeout {
+                    return false;
+                }
+            }
+            _ => {
+                // `docker restart` starts it again within moments of its exit.
+                if waited > std::time::Duration::from_secs(3) {
+                    return false;
+                }
+            }
+        }
+        if !was_down {
+            eprintln!("waiting for {service}: its container is starting");
+        }
+        was_down = true;
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
 /// `error`, with the reason when the compose service's container went down under it
 /// (running, stopped or OOM-killed: whichever container the service has).
 pub async fn explain_service_failure(service: &str, error: anyhow::Error) -> anyhow::Error {

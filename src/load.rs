@@ -195,6 +195,9 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
         disk_bytes: None,
     };
     if state == DatasetState::Complete {
+        if let Some(done) = store.finish_interrupted().await? {
+            eprintln!("dataset {}: {done}", report.location);
+        }
         report.disk_bytes = disk_bytes_or_unavailable(store).await;
         return Ok(report);
     }

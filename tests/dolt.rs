@@ -21,6 +21,14 @@ fn reachable(url: &str) -> bool {
     std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_ok()
 }
 
+/// One test at a time loads into the one Dolt: each load restarts its container
+/// (`restart_after_load`), which would cut another test's load short.
+static DOLT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn dolt_alone() -> std::sync::MutexGuard<'static, ()> {
+    DOLT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn dolt_or_skip(what: &str) -> Option<String> {
     match dolt_url().filter(|u| reachable(u)) {
         Some(url) => Some(url),
@@ -38,6 +46,16 @@ fn dolt_or_skip(what: &str) -> Option<String> {
 /// Whether the compose Dolt container answers on Go's pprof port (127.0.0.1:6060 inside
 /// it): the offline stand-in starts `dolt --pprof-server sql-server`.
 fn dolt_serves_pprof() -> bool {
+    let id = dolt_container();
+    !id.is_empty()
+        && std::process::Command::new("docker")
+            .args(["exec", &id, "bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/6060"])
+            .status()
+            .is_ok_and(|s| s.success())
+}
+
+/// The compose Dolt container's id, or "" where none runs.
+fn dolt_container() -> String {
     let mut ps = vec![
         "ps".to_string(),
         "-q".into(),
@@ -51,18 +69,13 @@ fn dolt_serves_pprof() -> bool {
         ]);
     }
     let Ok(out) = std::process::Command::new("docker").args(&ps).output() else {
-        return false;
+        return String::new();
     };
-    let id = String::from_utf8_lossy(&out.stdout)
+    String::from_utf8_lossy(&out.stdout)
         .lines()
         .next()
         .unwrap_or_default()
-        .to_string();
-    !id.is_empty()
-        && std::process::Command::new("docker")
-            .args(["exec", &id, "bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/6060"])
-            .status()
-            .is_ok_and(|s| s.success())
+        .to_string()
 }
 
 fn run_with(root: &std::path::Path, args: &[&str], url: &str) -> std::process::Output {
@@ -95,6 +108,7 @@ fn query_i64(url: &str, database: &str, sql: &str) -> i64 {
 
 #[test]
 fn dolt_loads_commits_verifies_and_measures_blobs_byte_equal() {
+    let _alone = dolt_alone();
     let Some(url) = dolt_or_skip("the Dolt round trip") else {
         return;
     };
@@ -254,6 +268,7 @@ fn dolt_loads_commits_verifies_and_measures_blobs_byte_equal() {
 
 #[test]
 fn a_cap_dolt_cannot_load_32mib_blobs_under_is_refused_before_anything_changes() {
+    let _alone = dolt_alone();
     let Some(url) = dolt_or_skip("Dolt's smallest cap") else {
         return;
     };
@@ -286,6 +301,7 @@ fn a_cap_dolt_cannot_load_32mib_blobs_under_is_refused_before_anything_changes()
 
 #[test]
 fn a_wrong_dolt_password_is_one_clear_error() {
+    let _alone = dolt_alone();
     let Some(url) = dolt_or_skip("the Dolt wrong-password check") else {
         return;
     };
@@ -371,4 +387,124 @@ fn mysql_without_its_image_is_skipped_or_refused_saying_how_to_get_it() {
     let err = stderr(&out);
     assert!(!out.status.success());
     assert!(err.contains("docker pull mysql:8.4"), "{err}");
+}
+
+/// SIGTERM and SIGKILL at 5 moments each of a load into Dolt, whose rows sit in its
+/// working set until the load commits: each time the next `load` resumes (or starts
+/// afresh), commits, and every row verifies, 1 to N exactly.
+#[test]
+fn dolt_loads_stopped_by_sigterm_or_sigkill_at_10_moments_resume_to_exactly_1_to_n() {
+    let _alone = dolt_alone();
+    let Some(url) = dolt_or_skip("the Dolt resume test") else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    // 64 KiB blobs, an odd dataset size no other test uses: 197 rows, a few seconds'
+    // load at Dolt's 3-10 MB/s.
+    let base = [
+        "--engines",
+        "dolt",
+        "--sizes",
+        "64KiB",
+        "--dataset-bytes",
+        "12608KiB",
+    ];
+    let with = |cmd: &'static str| {
+        let mut all = vec![cmd];
+        all.extend(base);
+        all.extend(["--dolt-url", url.as_str()]);
+        all
+    };
+    let (mut stopped, mut resumed) = (0, 0);
+    let delays = [300u64, 700, 1200, 1800, 2600];
+    for signal in [libc::SIGTERM, libc::SIGKILL] {
+        for delay_ms in delays {
+            let drop = run(root.path(), &with("drop"));
+            assert!(drop.status.success(), "{}", stderr(&drop));
+            let mut child = common::blobrace()
+                .args(with("load"))
+                .args(["--cap", "none", "--cpus", "none", "--data-dir"])
+                .arg(root.path().join("data"))
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+            if child.try_wait().unwrap().is_none() {
+                // SAFETY: a plain kill(2) of our own child, not yet reaped.
+                assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+                stopped += 1;
+            }
+            child.wait().unwrap();
+            let finish = run(root.path(), &with("load"));
+            let err = stderr(&finish);
+            assert!(
+                finish.status.success(),
+                "signal {signal} after {delay_ms} ms, then load: {err}"
+            );
+            resumed += err.matches(": resumed ").count();
+            let verify = run(root.path(), &with("verify"));
+            let verified = stderr(&verify);
+            assert!(
+                verify.status.success(),
+                "signal {signal} after {delay_ms} ms: {verified}"
+            );
+            assert!(verified.contains("ids 1..=197"), "{verified}");
+            assert_eq!(
+                query_i64(
+                    &url,
+                    "blobs_64kib_x197",
+                    "SELECT COUNT(*) AS n FROM dolt_status"
+                ),
+                0,
+                "signal {signal} after {delay_ms} ms: committed, nothing left in the working set"
+            );
+        }
+    }
+    eprintln!(
+        "{stopped} of {} Dolt loads stopped mid-way; the next load resumed {resumed}",
+        2 * delays.len()
+    );
+    assert!(
+        stopped >= 5,
+        "the load finished too fast to interrupt ({stopped} stops)"
+    );
+    // A run that starts while Dolt's container restarts (another run's load or cold
+    // start; Docker's proxy accepts on the port meanwhile, and hangs up) waits for it.
+    let mut restart = std::process::Command::new("docker")
+        .args(["restart", &dolt_container()])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Begin once it is down (stopping, stopped or starting).
+    let id = dolt_container();
+    let state = || {
+        let out = std::process::Command::new("docker")
+            .args([
+                "inspect",
+                "--format",
+                "{{.State.Status}} {{.State.Health.Status}}",
+                &id,
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let asked = std::time::Instant::now();
+    while state() == "running healthy" {
+        assert!(asked.elapsed().as_secs() < 60, "Dolt never went down");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let verify = run(root.path(), &with("verify"));
+    let verified = stderr(&verify);
+    assert!(
+        verify.status.success(),
+        "verify during a restart: {verified}"
+    );
+    assert!(
+        verified.contains("waiting for dolt: its container is starting"),
+        "{verified}"
+    );
+    assert!(restart.wait().unwrap().success());
+    let drop = run(root.path(), &with("drop"));
+    assert!(drop.status.success(), "{}", stderr(&drop));
 }

@@ -104,6 +104,12 @@ impl ServerDb for Dolt {
         ]
     }
 
+    /// A load stopped between marking its dataset complete and committing leaves both
+    /// in the working set: complete to every reader, but not in Dolt's history.
+    fn uncommitted_sql(&self) -> Option<String> {
+        Some("SELECT COUNT(*) AS n FROM dolt_status".into())
+    }
+
     /// None to size: its caches are Go's heap (under GOMEMLIMIT) and the page cache.
     fn cache(&self) -> Option<CacheSetting> {
         None

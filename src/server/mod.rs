@@ -174,6 +174,12 @@ pub trait ServerDb: Sync {
     fn after_load_sql(&self, _options: &ServerOptions) -> Vec<String> {
         Vec::new()
     }
+    /// A query returning, as `n`, how many changes in the namespace are not yet made
+    /// durable by `after_load_sql` (Dolt's uncommitted working set); None where loaded
+    /// rows need nothing after the load.
+    fn uncommitted_sql(&self) -> Option<String> {
+        None
+    }
     /// Restart the server's container after each dataset it loads: for a server whose
     /// process keeps what a load made it allocate and carries it into the next load.
     fn restart_after_load(&self) -> bool {
@@ -320,17 +326,21 @@ impl Server {
         namespace: Option<&str>,
         connections: u32,
     ) -> Result<DatabaseConnection> {
-        Database::connect(self.pool_options(url, namespace, connections))
-            .await
-            .with_context(|| {
-                format!(
-                    "cannot connect to {} at {} ({}; wrong password? check compose/.env or {})",
-                    self.name(),
-                    redact_url(url),
-                    self.unreachable_hint(),
-                    self.url_env()
-                )
-            })
+        let mut connected = Database::connect(self.pool_options(url, namespace, connections)).await;
+        if connected.is_err()
+            && crate::docker::came_back_up(self.name(), Duration::from_secs(180)).await
+        {
+            connected = Database::connect(self.pool_options(url, namespace, connections)).await;
+        }
+        connected.with_context(|| {
+            format!(
+                "cannot connect to {} at {} ({}; wrong password? check compose/.env or {})",
+                self.name(),
+                redact_url(url),
+                self.unreachable_hint(),
+                self.url_env()
+            )
+        })
     }
 
     /// Whether the server answers: something listens at the URL's address (a refused
@@ -351,7 +361,8 @@ impl Server {
             })
             .await
             .unwrap_or(true);
-            if !answers {
+            if !answers && !crate::docker::came_back_up(self.name(), Duration::from_secs(180)).await
+            {
                 anyhow::bail!(
                     "cannot connect to {} at {}: nothing answers there ({})",
                     self.name(),

@@ -132,6 +132,11 @@ pub trait Store {
     async fn remove_leftovers(&mut self) -> Result<Option<PathBuf>> {
         Ok(None)
     }
+    /// For a complete dataset: finish what a load stopped after marking it complete
+    /// left undone (Dolt's commit); a note saying what was done, None where nothing was.
+    async fn finish_interrupted(&mut self) -> Result<Option<String>> {
+        Ok(None)
+    }
     /// Read about `bytes` of the dataset starting at fraction `at` (0..1) of it, the
     /// way its engines' caches keep it, for the steady-state prefill (`steady.rs`).
     /// Returns the bytes read.
@@ -200,6 +205,9 @@ impl Store for AnyStore {
     }
     async fn remove_leftovers(&mut self) -> Result<Option<PathBuf>> {
         each_store!(self, s => s.remove_leftovers().await)
+    }
+    async fn finish_interrupted(&mut self) -> Result<Option<String>> {
+        each_store!(self, s => s.finish_interrupted().await)
     }
     async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {
         each_store!(self, s => s.read_chunk(at, bytes).await)

@@ -364,6 +364,22 @@ impl Store for ServerStore {
         orm::id_range(db, &spec).await
     }
 
+    async fn finish_interrupted(&mut self) -> Result<Option<String>> {
+        let Some(sql) = self.server.uncommitted_sql() else {
+            return Ok(None);
+        };
+        let db = self.connect_namespace().await?;
+        if Self::count(db, sql).await? == 0 {
+            return Ok(None);
+        }
+        self.connect_namespace().await?;
+        let db = self.db.as_ref().expect("just connected");
+        self.after_load(db).await?;
+        Ok(Some(
+            "complete but not committed (a load stopped before its commit): committed now".into(),
+        ))
+    }
+
     async fn disk_bytes(&mut self) -> Result<Option<u64>> {
         let Some(sql) = self.server.disk_bytes_sql(&self.namespace, &self.options) else {
             return match self.server.namespace_dir(&self.namespace) {

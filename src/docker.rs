@@ -81,10 +81,17 @@ pub async fn find_service(
 /// back up (restarted by another run's load or cold start, an earlier run killed mid-
 /// restart, compose recreating it) and has come up healthy since. Docker's proxy
 /// accepts on the published port while the container is down, so a restarting server
-/// looks like one that hangs up (and, while it is stopped, like one that is not there).
-/// Waits up to `timeout` while it starts, and 3 s for a stopped container to start again; false at once where it was up and healthy (the
-/// failure is something else) or no container of the service exists here.
-pub async fn came_back_up(service: &str, timeout: std::time::Duration) -> bool {
+/// looks like one that hangs up (and, while it is stopped, like one that is not there);
+/// a server shutting down for a restart still shows "running, healthy" for a moment,
+/// so a dropped connection looks `grace` long for a restart to begin. Waits up to
+/// `timeout` while it starts and 3 s for a stopped container to start again; false
+/// where it stays up as it was (the failure is something else) or no container of
+/// the service exists here.
+pub async fn came_back_up(
+    service: &str,
+    timeout: std::time::Duration,
+    grace: std::time::Duration,
+) -> bool {
     use bollard::models::{ContainerStateStatusEnum, HealthStatusEnum};
     let Ok(docker) = connect().await else {
         return false;
@@ -99,7 +106,8 @@ pub async fn came_back_up(service: &str, timeout: std::time::Duration) -> bool {
         .filters(&filters)
         .build();
     let started = std::time::Instant::now();
-    let mut was_down = false;
+    let mut first_start: Option<Option<String>> = None;
+    let mut said = false;
     loop {
         let Ok(found) = docker.list_containers(Some(options.clone())).await else {
             return false;
@@ -117,33 +125,56 @@ pub async fn came_back_up(service: &str, timeout: std::time::Duration) -> bool {
             return false;
         };
         let state = info.state.unwrap_or_default();
-        let health = state.health.and_then(|h| h.status);
+        let started_at = state.started_at.clone();
+        let first = first_start
+            .get_or_insert_with(|| started_at.clone())
+            .clone();
         let waited = started.elapsed();
-        match (state.status, health) {
-            (Some(ContainerStateStatusEnum::RUNNING), Some(HealthStatusEnum::STARTING)) => {
-                if waited > timeout {
-                    return false;
-                }
-            }
-            (Some(ContainerStateStatusEnum::RUNNING), _) => return was_down,
-            (Some(ContainerStateStatusEnum::RESTARTING | ContainerStateStatusEnum::CREATED), _) => {
-                if waited > timeout {
-                    return false;
-                }
-            }
-            _ => {
-                // `docker restart` starts it again within moments of its exit.
-                if waited > std::time::Duration::from_secs(3) {
-                    return false;
-                }
-            }
+        let up = match (state.status, state.health.and_then(|h| h.status)) {
+            (Some(ContainerStateStatusEnum::RUNNING), Some(HealthStatusEnum::STARTING)) => false,
+            (Some(ContainerStateStatusEnum::RUNNING), _) => true,
+            _ => false,
+        };
+        let restarted = said || started_at != first;
+        if up && restarted {
+            return true;
         }
-        if !was_down {
+        let give_up = if up {
+            // As it was: a restart may be about to show, for `grace`.
+            waited > grace
+        } else if state.status == Some(ContainerStateStatusEnum::RUNNING)
+            || state.status == Some(ContainerStateStatusEnum::RESTARTING)
+            || state.status == Some(ContainerStateStatusEnum::CREATED)
+        {
+            waited > timeout
+        } else {
+            // `docker restart` starts it again within moments of its exit.
+            waited > grace.max(std::time::Duration::from_secs(3))
+        };
+        if give_up {
+            return false;
+        }
+        if !up && !said {
             eprintln!("waiting for {service}: its container is starting");
+            said = true;
         }
-        was_down = true;
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
+}
+
+/// Whether a connection error is the server going away (a restart, a crash), not a
+/// refusal of what was asked (a wrong password, a missing database).
+pub fn dropped_connection(error: &dyn std::fmt::Display) -> bool {
+    let text = error.to_string();
+    [
+        "EOF",
+        "Connection reset",
+        "Connection refused",
+        "Broken pipe",
+        "connection closed",
+    ]
+    .iter()
+    .any(|m| text.contains(m))
 }
 
 /// `error`, with the reason when the compose service's container went down under it

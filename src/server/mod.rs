@@ -327,8 +327,14 @@ impl Server {
         connections: u32,
     ) -> Result<DatabaseConnection> {
         let mut connected = Database::connect(self.pool_options(url, namespace, connections)).await;
-        if connected.is_err()
-            && crate::docker::came_back_up(self.name(), Duration::from_secs(180)).await
+        if let Err(e) = &connected
+            && crate::docker::dropped_connection(e)
+            && crate::docker::came_back_up(
+                self.name(),
+                Duration::from_secs(180),
+                Duration::from_secs(3),
+            )
+            .await
         {
             connected = Database::connect(self.pool_options(url, namespace, connections)).await;
         }
@@ -361,7 +367,13 @@ impl Server {
             })
             .await
             .unwrap_or(true);
-            if !answers && !crate::docker::came_back_up(self.name(), Duration::from_secs(180)).await
+            if !answers
+                && !crate::docker::came_back_up(
+                    self.name(),
+                    Duration::from_secs(180),
+                    Duration::from_secs(3),
+                )
+                .await
             {
                 anyhow::bail!(
                     "cannot connect to {} at {}: nothing answers there ({})",

@@ -17,8 +17,9 @@ use tokio::runtime::Runtime;
 use blobrace::config::{RunArgs, RunConfig, usage_error};
 use blobrace::dataset::DatasetSpec;
 use blobrace::driver::{Driven, Driver, SizeScope, measure_all};
-use blobrace::measure::CriterionPhases;
+use blobrace::measure::{CriterionPhases, Phase, PrecisionGoal};
 use blobrace::run::{Prepared, Run};
+use blobrace::stats::precision::Stopped;
 
 /// Only the environment: cargo's and criterion's own arguments are criterion's.
 #[derive(Parser)]
@@ -69,6 +70,7 @@ fn main() {
 struct CriterionDriver {
     criterion: Criterion,
     warm_up: std::time::Duration,
+    precision: Option<PrecisionGoal>,
     record: bool,
 }
 
@@ -76,8 +78,13 @@ struct SizeGroup<'a> {
     group: BenchmarkGroup<'a, WallTime>,
     spec: DatasetSpec,
     warm_up: std::time::Duration,
+    precision: Option<PrecisionGoal>,
     record: bool,
 }
+
+/// criterion's own warm-up under `--precision`, after ours: enough for it to time an
+/// iteration and plan its samples.
+const CRITERION_WARM_UP: Duration = Duration::from_millis(200);
 
 impl Driver for CriterionDriver {
     type Size<'a> = SizeGroup<'a>;
@@ -92,6 +99,7 @@ impl Driver for CriterionDriver {
             group,
             spec,
             warm_up: self.warm_up,
+            precision: self.precision,
             record: self.record,
         }
     }
@@ -104,7 +112,22 @@ impl SizeScope for SizeGroup<'_> {
         label: &str,
         prepared: &mut Prepared,
     ) -> anyhow::Result<Driven> {
+        // Under --precision criterion's plan is fixed before it measures: warm up here,
+        // and give it the time the warm-up's fetches say the precision needs.
         let mut phases = CriterionPhases::new(self.warm_up);
+        if let Some(goal) = self.precision {
+            let started = Instant::now();
+            while started.elapsed() < self.warm_up {
+                if let Err(e) = rt.block_on(prepared.fetch_loop.run(1, Phase::WarmUp)) {
+                    return Err(rt.block_on(prepared.explain(e)));
+                }
+            }
+            let planned = goal.planned_time(&prepared.fetch_loop.warm_up, started.elapsed());
+            self.group
+                .warm_up_time(CRITERION_WARM_UP)
+                .measurement_time(planned);
+            phases = CriterionPhases::new(CRITERION_WARM_UP);
+        }
         let mut failed: Option<anyhow::Error> = None;
         self.group
             .bench_function(BenchmarkId::new(label, self.spec.size), |b| {
@@ -134,6 +157,9 @@ impl SizeScope for SizeGroup<'_> {
                 "criterion's figures for {label} just above are not measurements: its fetches failed"
             );
             return Err(e);
+        }
+        if self.precision.is_some() {
+            prepared.fetch_loop.stopped = Some((Stopped::Planned, phases.measured_wall()));
         }
         // Nothing measured: filtered out by criterion's command-line filter.
         Ok(if self.record && prepared.fetch_loop.measured.count() > 0 {
@@ -166,6 +192,7 @@ fn bench(config: RunConfig, record: bool) -> anyhow::Result<()> {
             .measurement_time(config.measure)
             .sample_size(config.criterion_samples()),
         warm_up: config.warmup,
+        precision: config.precision_goal(),
         record,
     };
     measure_all(&mut run, &rt, &mut driver)?;

@@ -6,6 +6,7 @@
 //! error naming the flag; `RunArgs::resolve` only fills in the profile's presets
 //! and checks what involves two flags at once.
 
+use crate::stats::precision::Targets;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -55,6 +56,12 @@ pub struct Preset {
     pub steady_limit: Duration,
     /// Fetches a measurement keeps going for, within twice its time.
     pub min_fetches: u64,
+    /// The half-width asked of each cell's p50 and p99 (a fraction): measured until
+    /// both are that precise (`stats::precision`), between `precision_min` and
+    /// `measure_limit`. `measure` is the fixed time used when it is off.
+    pub precision: Option<Targets>,
+    pub precision_min: Duration,
+    pub measure_limit: Duration,
     /// Clients at once (`--clients`): one result per value.
     pub clients: &'static [u32],
     /// Open-loop steps of a saturation search.
@@ -100,6 +107,15 @@ impl Profile {
                 steady_limit: Duration::from_secs(180),
                 // A p99 interval needs 5 fetches beyond it (stats::interval).
                 min_fetches: 500,
+                // After 15 s p50 was within ±1-5% and p99 within ±5-38% at 4 and 32 MiB
+                // (stats::precision): p99 is asked 4 times p50's share. 30 s holds
+                // ~1,000 fetches of 32 MiB; a cell short of it there says so.
+                precision: Some(Targets {
+                    p50: 0.05,
+                    p99: 0.20,
+                }),
+                precision_min: Duration::from_secs(2),
+                measure_limit: Duration::from_secs(30),
                 clients: &[1],
                 saturate_steps: 6,
                 // `blobrace saturate` searches every size; a latency run only measures.
@@ -117,6 +133,14 @@ impl Profile {
                 cache: CacheChoice::Cold,
                 steady_limit: Duration::from_secs(30),
                 min_fetches: 0,
+                // Every size's p99 judged (it needs 500 fetches: a fixed 2 s gave
+                // 440-580 at 4 MiB), p50 to ±10% and p99 to ±30% where 6 s allows.
+                precision: Some(Targets {
+                    p50: 0.10,
+                    p99: 0.30,
+                }),
+                precision_min: Duration::from_secs(1),
+                measure_limit: Duration::from_secs(6),
                 clients: &[1, 16],
                 saturate_steps: 4,
                 saturate_sizes: &[64 << 10],
@@ -328,6 +352,55 @@ fn parse_samples(text: &str) -> Result<usize, InputError> {
     }
 }
 
+/// `--precision`: a share of each percentile, or off.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Precision(pub Option<Targets>);
+
+/// `5%` (p50; p99 four times as wide), `5%,20%` (p50, p99), `5` (percent) or `off`.
+pub fn parse_precision(text: &str) -> Result<Precision, InputError> {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("off") {
+        return Ok(Precision(None));
+    }
+    let share =
+        |part: &str| -> Result<f64, InputError> {
+            let part = part.trim();
+            let bad = |why: &str| InputError::Value {
+                what: "precision",
+                input: text.into(),
+                why: why.into(),
+            };
+            let percent: f64 = part.strip_suffix('%').unwrap_or(part).trim().parse().map_err(|_| {
+            bad("give a percentage such as 5% (p50; p99 4x as wide), 5%,20% (p50, p99), or off")
+        })?;
+            if !(percent > 0.0 && percent < 100.0) {
+                return Err(bad("each share must be more than 0% and less than 100%"));
+            }
+            Ok(percent / 100.0)
+        };
+    let targets = match t.split_once(',') {
+        Some((p50, p99)) => Targets {
+            p50: share(p50)?,
+            p99: share(p99)?,
+        },
+        None => {
+            let p50 = share(t)?;
+            Targets {
+                p50,
+                p99: (p50 * Targets::P99_WIDER).min(0.99),
+            }
+        }
+    };
+    Ok(Precision(Some(targets)))
+}
+
+fn precision_label(precision: Option<Targets>) -> String {
+    match precision {
+        Some(t) => t.label(),
+        None => "off".into(),
+    }
+}
+
 /// `3s`, `500ms`, `2m`, `1.5s`.
 pub fn parse_duration(text: &str) -> Result<Duration, InputError> {
     let t = text.trim();
@@ -469,8 +542,16 @@ pub struct RunArgs {
     pub warmup: Option<Duration>,
 
     #[arg(long, env = "BLOBRACE_MEASURE", value_parser = parse_duration,
-          help = preset_help("Measurement per engine and size.", |p| duration_label(p.measure)))]
+          help = preset_help("A fixed measuring time per engine and size; given alone it turns the preset's --precision off, given with --precision it is the least time measured.", |p| duration_label(p.measure)))]
     pub measure: Option<Duration>,
+
+    #[arg(long, env = "BLOBRACE_PRECISION", value_parser = parse_precision,
+          help = preset_help("Measure each engine and size until its p50 and p99 are known to within these shares of their value (each 95% interval's half-width), for at least --measure (preset: 2s, quick 1s), at most --measure-limit. \"5%\" asks p99 four times as wide (±20%: it rests on 1% of the fetches, and p99 at ±5% takes minutes per cell); \"5%,10%\" sets both; \"off\": a fixed --measure. A wider precision stops sooner: its p99s are judged (compared, verdicts) from fewer fetches, so smaller differences between engines read as \"within noise\". A cell that hits the limit says how precise it got. Under cargo bench criterion's plan cannot stop early: its measuring time is projected from the warm-up's fetches.", |p| precision_label(p.precision)))]
+    pub precision: Option<Precision>,
+
+    #[arg(long, env = "BLOBRACE_MEASURE_LIMIT", value_parser = parse_duration,
+          help = preset_help("The most time one engine and size is measured for under --precision.", |p| duration_label(p.measure_limit)))]
+    pub measure_limit: Option<Duration>,
 
     #[arg(long, env = "BLOBRACE_CACHE", value_enum,
           help = preset_help("Cache state each engine is measured in: cold (right after eviction), steady (prefilled until the cache is full, then warmed up until the hit ratio is stable), or both.", |p| p.cache.to_possible_value().expect("no skipped variants").get_name().to_string()))]
@@ -616,6 +697,12 @@ pub struct RunConfig {
     /// Fetches a measurement keeps going for, within twice `measure` (0: time only).
     #[serde(default)]
     pub min_fetches: u64,
+    /// `--precision`; None: a fixed `measure` (and results from before). Then
+    /// `measure` is the least time, `measure_limit` the most.
+    #[serde(default)]
+    pub precision: Option<Targets>,
+    #[serde(default)]
+    pub measure_limit: Duration,
     pub samples: usize,
     #[serde(default)]
     pub pg_storage: PgStorage,
@@ -722,6 +809,16 @@ impl RunConfig {
         points
     }
 
+    /// `--precision`'s bounds, or None for a fixed measuring time.
+    pub fn precision_goal(&self) -> Option<crate::measure::PrecisionGoal> {
+        Some(crate::measure::PrecisionGoal {
+            targets: self.precision?,
+            min: self.measure,
+            min_fetches: self.min_fetches,
+            limit: self.measure_limit.max(self.measure),
+        })
+    }
+
     /// How a load runs: the run's timings, limit and CPUs.
     pub fn load_settings(&self, cpus: f64) -> LoadSettings {
         LoadSettings {
@@ -755,6 +852,12 @@ impl RunArgs {
                 .collect::<Result<_, _>>()?,
         };
         let dataset_bytes = self.dataset_bytes.unwrap_or(preset.dataset_bytes);
+        // A measuring time given alone is a fixed time: what the user asked for.
+        let precision = match (self.precision, self.measure) {
+            (Some(Precision(asked)), _) => asked,
+            (None, Some(_)) => None,
+            (None, None) => preset.precision,
+        };
         for size in &sizes {
             size.rows_for(dataset_bytes)?;
         }
@@ -855,7 +958,13 @@ impl RunArgs {
             data_dir: self.data_dir.clone(),
             results_dir: self.results_dir.clone(),
             warmup: self.warmup.unwrap_or(preset.warmup),
-            measure: self.measure.unwrap_or(preset.measure),
+            measure: match (precision, self.measure) {
+                (_, Some(measure)) => measure,
+                (Some(_), None) => preset.precision_min,
+                (None, None) => preset.measure,
+            },
+            precision,
+            measure_limit: self.measure_limit.unwrap_or(preset.measure_limit),
             disk_probe: self.disk_probe.unwrap_or(preset.disk_probe),
             cache: self.cache.unwrap_or(preset.cache).states(),
             steady_limit: self.steady_limit.unwrap_or(preset.steady_limit),
@@ -1071,6 +1180,49 @@ mod tests {
             "100",
         ]);
         assert_eq!(more.unwrap().criterion_samples(), 50);
+    }
+
+    #[test]
+    fn the_presets_measure_to_a_precision_and_a_time_given_alone_is_fixed() {
+        let s = Duration::from_secs;
+        let t = |p50, p99| Targets { p50, p99 };
+        let full = resolve(&[]).unwrap();
+        assert_eq!(
+            (full.precision, full.measure, full.measure_limit),
+            (Some(t(0.05, 0.2)), s(2), s(30))
+        );
+        let goal = full.precision_goal().unwrap();
+        assert_eq!((goal.min, goal.limit, goal.min_fetches), (s(2), s(30), 500));
+        let quick = resolve(&["--profile", "quick"]).unwrap();
+        assert_eq!(
+            (quick.precision, quick.measure, quick.measure_limit),
+            (Some(t(0.1, 0.3)), s(1), s(6))
+        );
+        // A measuring time alone is the fixed time it always was.
+        let fixed = resolve(&["--measure", "3s"]).unwrap();
+        assert_eq!((fixed.precision, fixed.measure), (None, s(3)));
+        assert_eq!(fixed.precision_goal(), None);
+        let off = resolve(&["--precision", "off"]).unwrap();
+        assert_eq!((off.precision, off.measure), (None, s(10)));
+        // Both: the time is the least measured.
+        let both = resolve(&[
+            "--precision",
+            "2.5%",
+            "--measure",
+            "500ms",
+            "--measure-limit",
+            "9s",
+        ]);
+        let both = both.unwrap();
+        assert_eq!(both.precision, Some(t(0.025, 0.1)));
+        let two = resolve(&["--precision", "3%,15%"]).unwrap();
+        assert_eq!(two.precision, Some(t(0.03, 0.15)));
+        let goal = both.precision_goal().unwrap();
+        assert_eq!((goal.min, goal.limit), (Duration::from_millis(500), s(9)));
+        for bad in ["0", "100%", "five", "5x", "5%,", "5%,0"] {
+            let err = resolve(&["--precision", bad]).unwrap_err();
+            assert!(err.contains("precision"), "{bad}: {err}");
+        }
     }
 
     #[test]

@@ -230,6 +230,8 @@ pub struct FixedTime {
     pub warm_up: Duration,
     pub measure: Duration,
     pub min_fetches: u64,
+    /// Measure to a precision instead (`--precision`).
+    pub precision: Option<crate::measure::PrecisionGoal>,
 }
 
 impl Driver for FixedTime {
@@ -241,11 +243,17 @@ impl Driver for FixedTime {
 
 impl SizeScope for &FixedTime {
     fn drive(&mut self, rt: &Runtime, _label: &str, prepared: &mut Prepared) -> Result<Driven> {
-        let measured = rt.block_on(prepared.fetch_loop.run_for(
-            self.warm_up,
-            self.measure,
-            self.min_fetches,
-        ));
+        let fetch_loop = &mut prepared.fetch_loop;
+        let measured = rt.block_on(async {
+            match self.precision {
+                Some(goal) => fetch_loop.run_to_precision(self.warm_up, goal).await,
+                None => {
+                    fetch_loop
+                        .run_for(self.warm_up, self.measure, self.min_fetches)
+                        .await
+                }
+            }
+        });
         match measured {
             Ok(()) => Ok(Driven::Measured {
                 criterion_samples: None,

@@ -336,6 +336,7 @@ fn measure(config: RunConfig) -> Result<()> {
         warm_up: config.warmup,
         measure: config.measure,
         min_fetches: config.min_fetches,
+        precision: config.precision_goal(),
     };
     let mut run = Run::start(config, "blobrace measure")?;
     let rt = runtime()?;

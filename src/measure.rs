@@ -22,6 +22,7 @@ use crate::diskio::DiskReadCounter;
 use crate::engine::Engine;
 use crate::error::FetchMismatch;
 use crate::stats::FetchStats;
+use crate::stats::precision::{self, Stopped, Targets};
 
 /// Every this-many fetches the whole blob is regenerated and compared.
 pub const FULL_CHECK_EVERY: u64 = 64;
@@ -54,6 +55,35 @@ pub struct FetchLoop<E: Engine> {
     first_fetch: Option<Instant>,
     pub warm_up: FetchStats,
     pub measured: FetchStats,
+    /// How an adaptive measurement ended (`--precision`): why, after how long; None
+    /// for a fixed time.
+    pub stopped: Option<(Stopped, Duration)>,
+}
+
+/// An adaptive measurement's bounds (`--precision`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PrecisionGoal {
+    /// The half-widths asked of p50 and p99.
+    pub targets: Targets,
+    /// Measure at least this long and this many fetches (a p99 interval needs 500)...
+    pub min: Duration,
+    pub min_fetches: u64,
+    /// ...and at most this long.
+    pub limit: Duration,
+}
+
+impl PrecisionGoal {
+    /// How long to measure for the precision, projected from the warm-up's fetches
+    /// (made in `took`): for a loop that must fix its time before it starts
+    /// (criterion's). Within `min` and `limit`.
+    pub fn planned_time(&self, warm_up: &FetchStats, took: Duration) -> Duration {
+        let summary = warm_up.summary_with_intervals();
+        let intervals = summary.intervals.clone().unwrap_or_default();
+        let needed =
+            precision::fetches_needed(&intervals, &summary, self.targets).max(self.min_fetches);
+        let per_fetch = took.as_secs_f64() / summary.count.max(1) as f64;
+        Duration::from_secs_f64(needed as f64 * per_fetch).clamp(self.min, self.limit)
+    }
 }
 
 impl<E: Engine> FetchLoop<E> {
@@ -84,6 +114,7 @@ impl<E: Engine> FetchLoop<E> {
             first_fetch: None,
             warm_up: FetchStats::new(known),
             measured: FetchStats::new(known),
+            stopped: None,
         }
     }
 
@@ -241,6 +272,38 @@ impl<E: Engine> FetchLoop<E> {
         }
         Ok(())
     }
+
+    /// Warm up for `warm_up`, then measure until p50 and p99 are known to within
+    /// `goal.targets`, at least `goal.min` and `goal.min_fetches`, at most `goal.limit`.
+    /// The intervals are computed between fetches (never inside the clock), at the
+    /// fetch counts the last check projected (`precision::fetches_needed`).
+    pub async fn run_to_precision(&mut self, warm_up: Duration, goal: PrecisionGoal) -> Result<()> {
+        let started = Instant::now();
+        while started.elapsed() < warm_up {
+            self.run(1, Phase::WarmUp).await?;
+        }
+        let started = Instant::now();
+        let mut check_at = goal.min_fetches.max(1);
+        let stopped = loop {
+            self.run(1, Phase::Measured).await?;
+            let elapsed = started.elapsed();
+            let at_limit = elapsed >= goal.limit;
+            if !at_limit && (elapsed < goal.min || self.measured.count() < check_at) {
+                continue;
+            }
+            let summary = self.measured.summary_with_intervals();
+            let intervals = summary.intervals.clone().unwrap_or_default();
+            if precision::reached(&intervals, &summary, goal.targets) {
+                break Stopped::Reached;
+            }
+            if at_limit {
+                break Stopped::TimeLimit;
+            }
+            check_at = precision::next_check(&intervals, &summary, goal.targets);
+        };
+        self.stopped = Some((stopped, started.elapsed()));
+        Ok(())
+    }
 }
 
 /// What `FetchLoop::settle` did.
@@ -265,6 +328,7 @@ pub struct CriterionPhases {
     warm_up_time: Duration,
     wall: Duration,
     measured_calls: u64,
+    measured_wall: Duration,
 }
 
 impl CriterionPhases {
@@ -273,6 +337,7 @@ impl CriterionPhases {
             warm_up_time,
             wall: Duration::ZERO,
             measured_calls: 0,
+            measured_wall: Duration::ZERO,
         }
     }
 
@@ -289,7 +354,13 @@ impl CriterionPhases {
         self.wall += wall;
         if phase == Phase::Measured {
             self.measured_calls += 1;
+            self.measured_wall += wall;
         }
+    }
+
+    /// The wall time of the measured calls.
+    pub fn measured_wall(&self) -> Duration {
+        self.measured_wall
     }
 
     pub fn measured_calls(&self) -> u64 {

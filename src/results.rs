@@ -397,6 +397,10 @@ pub struct EngineResult {
     pub container: Option<ContainerStats>,
     pub warm_up: Summary,
     pub measured: Summary,
+    /// Under `--precision`: the precision asked, got, and why the measurement stopped;
+    /// None for a fixed measuring time (and in results from before).
+    #[serde(default)]
+    pub precision: Option<crate::stats::precision::PrecisionReport>,
     /// criterion measurement calls behind `measured` (its sample count), when criterion drove.
     pub criterion_samples: Option<u64>,
     /// Peak resident memory of the measuring process during this step (VmHWM, reset

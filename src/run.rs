@@ -28,6 +28,7 @@ use crate::results::{
 };
 use crate::server_caps::ServerCaps;
 use crate::size::format_bytes;
+use crate::stats::precision::PrecisionReport;
 use crate::stats::{format_ns, hit_ratio_label};
 use crate::steady::{AnyGauge, CacheGauge, CacheState, CgroupGauge, ServerGauge, SteadyReport};
 use crate::store::{Store, StoreKind};
@@ -694,6 +695,17 @@ impl Run {
             disk_probes,
             container,
             warm_up,
+            precision: match (self.config().precision, prepared.fetch_loop.stopped) {
+                (Some(asked), Some((stopped, took))) => Some(PrecisionReport::of(
+                    asked,
+                    &measured,
+                    stopped,
+                    self.config().measure.as_secs_f64(),
+                    self.config().measure_limit.as_secs_f64(),
+                    took.as_secs_f64(),
+                )),
+                _ => None,
+            },
             measured,
             criterion_samples,
             process_peak_rss_bytes: crate::machine::peak_rss_bytes(),
@@ -1155,6 +1167,10 @@ fn load_line(r: &EngineResult, load: &LoadFacts, config: &RunConfig) -> String {
 
 fn one_line(r: &EngineResult, config: &RunConfig) -> String {
     let m = &r.measured;
+    let precision = match &r.precision {
+        Some(p) => format!(" | {}", p.label()),
+        None => String::new(),
+    };
     format!(
         "{:<13} {:>7}: n={} mean {} p50 {} ({}) p99 {} ({}) p99.9 {} | hit ratio {} | disk/fetch {} | disk probe {} | {}",
         r.scenario.label(r.engine, &config.cache, config.repeat),
@@ -1170,5 +1186,5 @@ fn one_line(r: &EngineResult, config: &RunConfig) -> String {
         m.disk_per_fetch_label(),
         crate::summary::SummaryRow::disk_probe_label(r),
         r.regime.label(),
-    )
+    ) + &precision
 }

@@ -60,6 +60,28 @@ fn warnings(run: &RunResults) -> Vec<String> {
             esc(&beat.why)
         ));
     }
+    let short: Vec<String> = run
+        .results
+        .iter()
+        .filter_map(|r| {
+            let p = r.precision.as_ref().filter(|p| !p.met())?;
+            Some(format!(
+                "{} {} {} ({})",
+                r.engine,
+                r.size,
+                r.scenario.cache.name(),
+                p.label()
+            ))
+        })
+        .collect();
+    if !short.is_empty() {
+        w.push(format!(
+            "<b>Precision not reached</b> in {} of {} results (--precision, within --measure-limit): their intervals are wider than asked, so fewer differences are judged: {}",
+            short.len(),
+            run.results.len(),
+            esc(&short.join("; "))
+        ));
+    }
     for pressed in crate::fs_pressure::pressed(run) {
         w.push(format!(
             "<b>Files under metadata pressure</b>: {}: {}",

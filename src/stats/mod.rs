@@ -3,6 +3,7 @@
 //! misses by whether the fetch read from storage.
 
 pub mod interval;
+pub mod precision;
 pub mod window;
 
 use hdrhistogram::Histogram;

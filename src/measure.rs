@@ -68,9 +68,13 @@ pub struct PrecisionGoal {
     /// Measure at least this long and this many fetches (a p99 interval needs 500)...
     pub min: Duration,
     pub min_fetches: u64,
-    /// ...and at most this long.
+    /// ...and at most this long, or twice that while the p99 still lacks the fetches an
+    /// interval needs (`P99_FETCHES`): a slow cell is judged rather than cut short.
     pub limit: Duration,
 }
+
+/// The fetches a p99 interval needs (`stats::interval`: 5 beyond it).
+const P99_FETCHES: u64 = 500;
 
 impl PrecisionGoal {
     /// How long to measure for the precision, projected from the warm-up's fetches
@@ -82,7 +86,9 @@ impl PrecisionGoal {
         let needed =
             precision::fetches_needed(&intervals, &summary, self.targets).max(self.min_fetches);
         let per_fetch = took.as_secs_f64() / summary.count.max(1) as f64;
-        Duration::from_secs_f64(needed as f64 * per_fetch).clamp(self.min, self.limit)
+        let time = |fetches: u64| Duration::from_secs_f64(fetches as f64 * per_fetch);
+        let limit = self.limit.max(time(P99_FETCHES).min(self.limit * 2));
+        time(needed).clamp(self.min, limit)
     }
 }
 
@@ -287,7 +293,8 @@ impl<E: Engine> FetchLoop<E> {
         let stopped = loop {
             self.run(1, Phase::Measured).await?;
             let elapsed = started.elapsed();
-            let at_limit = elapsed >= goal.limit;
+            let at_limit = elapsed >= goal.limit
+                && (self.measured.count() >= P99_FETCHES || elapsed >= goal.limit * 2);
             if !at_limit && (elapsed < goal.min || self.measured.count() < check_at) {
                 continue;
             }

@@ -79,6 +79,10 @@ fn a_cell_stops_once_its_p50_and_p99_are_precise_and_at_the_limit_says_how_far_i
     }
     assert!(!err.contains("stopped at the time limit"), "{err}");
     assert!(!page.contains("Precision not reached"));
+    assert!(
+        page.contains("measured until p50 ±10%, p99 ±99% (95% intervals), for at least 1s"),
+        "the report says how long cells were measured"
+    );
 
     // p50 to ±0.01% cannot be had in 1.5 s: every cell stops at the limit and says so.
     let (err, json, page) = measure(root.path(), "0.01%", "1500ms");

@@ -1046,7 +1046,7 @@ fn environment(run: &RunResults, run_dir: &Path) -> String {
     let m = &run.machine;
     let _ = write!(
         p,
-        "</table>\n<h3>Machine and run</h3><table>\n<tr><th class=l>CPU</th><td class=l>{} ({} logical CPUs)</td></tr>\n<tr><th class=l>RAM</th><td class=l>{}</td></tr>\n<tr><th class=l>kernel</th><td class=l>{}</td></tr>\n<tr><th class=l>data filesystem</th><td class=l>{} on {}</td></tr>\n<tr><th class=l>measuring process cap</th><td class=l>memory {}, CPU {} ({}; {}){}</td></tr>\n<tr><th class=l>servers set to the run's cap</th><td class=l>{}</td></tr>\n<tr><th class=l>runner image</th><td class=l>{}</td></tr>\n<tr><th class=l>seed</th><td class=l>{}</td></tr>\n<tr><th class=l>dataset layout</th><td class=l>{}</td></tr>\n<tr><th class=l>timings</th><td class=l>warm-up {:?}, measurement {:?} per engine and size{}</td></tr>\n<tr><th class=l>reproduce</th><td class=l><code>{}</code></td></tr>\n</table>\n",
+        "</table>\n<h3>Machine and run</h3><table>\n<tr><th class=l>CPU</th><td class=l>{} ({} logical CPUs)</td></tr>\n<tr><th class=l>RAM</th><td class=l>{}</td></tr>\n<tr><th class=l>kernel</th><td class=l>{}</td></tr>\n<tr><th class=l>data filesystem</th><td class=l>{} on {}</td></tr>\n<tr><th class=l>measuring process cap</th><td class=l>memory {}, CPU {} ({}; {}){}</td></tr>\n<tr><th class=l>servers set to the run's cap</th><td class=l>{}</td></tr>\n<tr><th class=l>runner image</th><td class=l>{}</td></tr>\n<tr><th class=l>seed</th><td class=l>{}</td></tr>\n<tr><th class=l>dataset layout</th><td class=l>{}</td></tr>\n<tr><th class=l>timings</th><td class=l>warm-up {:?}, {}</td></tr>\n<tr><th class=l>reproduce</th><td class=l><code>{}</code></td></tr>\n</table>\n",
         esc(&m.cpu_model),
         m.logical_cpus,
         format_bytes(m.ram_bytes),
@@ -1070,14 +1070,35 @@ fn environment(run: &RunResults, run_dir: &Path) -> String {
         run.config.seed,
         esc(&run.config.layout_label()),
         run.config.warmup,
-        run.config.measure,
-        match run.config.min_fetches {
-            0 => String::new(),
-            n => format!(", or until {n} fetches within twice that"),
-        },
+        esc(&measuring_label(&run.config)),
         esc(&run.command),
     );
     p
+}
+
+/// How long each engine and size was measured: to a precision, or a fixed time.
+fn measuring_label(config: &crate::config::RunConfig) -> String {
+    match config.precision {
+        Some(targets) => format!(
+            "measured until {} (95% intervals), for at least {:?}{} and at most {:?} ({:?} while a p99 lacks the 500 fetches an interval needs); each result says how precise it got",
+            targets.label(),
+            config.measure,
+            match config.min_fetches {
+                0 => String::new(),
+                n => format!(" and {n} fetches"),
+            },
+            config.measure_limit,
+            config.measure_limit * 2
+        ),
+        None => format!(
+            "measurement {:?} per engine and size{}",
+            config.measure,
+            match config.min_fetches {
+                0 => String::new(),
+                n => format!(", or until {n} fetches within twice that"),
+            }
+        ),
+    }
 }
 
 /// One line per server whose container and cache this run changed; "none" when it

@@ -17,7 +17,7 @@ use tokio::runtime::Runtime;
 use blobrace::config::{RunArgs, RunConfig, usage_error};
 use blobrace::dataset::DatasetSpec;
 use blobrace::driver::{Driven, Driver, SizeScope, measure_all};
-use blobrace::measure::{CriterionPhases, Phase, PrecisionGoal};
+use blobrace::measure::{CriterionPhases, PrecisionGoal};
 use blobrace::run::{Prepared, Run};
 use blobrace::stats::precision::Stopped;
 
@@ -122,13 +122,10 @@ impl SizeScope for SizeGroup<'_> {
         // few slow ones), where they took 6 ms each.
         let mut phases = CriterionPhases::new(self.warm_up);
         if let Some(goal) = self.precision {
-            let started = Instant::now();
-            while started.elapsed() < self.warm_up {
-                if let Err(e) = rt.block_on(prepared.fetch_loop.run(1, Phase::WarmUp)) {
-                    return Err(rt.block_on(prepared.explain(e)));
-                }
-            }
-            let took = started.elapsed();
+            let took = match rt.block_on(prepared.fetch_loop.warm_up_for(self.warm_up)) {
+                Ok(took) => took,
+                Err(e) => return Err(rt.block_on(prepared.explain(e))),
+            };
             let planned = goal.planned_time(&prepared.fetch_loop.warm_up, took);
             let per_fetch = took / prepared.fetch_loop.warm_up.count().max(1) as u32;
             let warm_up = (per_fetch * CRITERION_WARM_UP_FETCHES)

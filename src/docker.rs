@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use bollard::Docker;
 use bollard::query_parameters::{
-    EventsOptionsBuilder, InspectContainerOptions, ListContainersOptionsBuilder,
+    EventsOptionsBuilder, InspectContainerOptions, ListContainersOptions,
+    ListContainersOptionsBuilder,
 };
 use futures_util::StreamExt;
 
@@ -31,19 +32,29 @@ pub async fn connect() -> Result<Docker> {
     Ok(docker)
 }
 
+/// Listing a compose service's containers (of this project, where one is set): the
+/// running one, or `all` of them whatever their state.
+fn service_containers(service: &str, all: bool) -> ListContainersOptions {
+    let mut labels = vec![format!("com.docker.compose.service={service}")];
+    if let Some(project) = compose_project() {
+        labels.push(format!("com.docker.compose.project={project}"));
+    }
+    let mut filters = HashMap::from([("label", labels)]);
+    if !all {
+        filters.insert("status", vec!["running".to_string()]);
+    }
+    ListContainersOptionsBuilder::default()
+        .all(all)
+        .filters(&filters)
+        .build()
+}
+
 /// The running container of a compose service, if any: (id, name, image).
 pub async fn find_service(
     docker: &Docker,
     service: &str,
 ) -> Result<Option<(String, String, String)>> {
-    let mut labels = vec![format!("com.docker.compose.service={service}")];
-    if let Some(project) = compose_project() {
-        labels.push(format!("com.docker.compose.project={project}"));
-    }
-    let filters = HashMap::from([("label", labels), ("status", vec!["running".to_string()])]);
-    let options = ListContainersOptionsBuilder::default()
-        .filters(&filters)
-        .build();
+    let options = service_containers(service, false);
     let found = docker
         .list_containers(Some(options))
         .await
@@ -96,15 +107,7 @@ pub async fn came_back_up(
     let Ok(docker) = connect().await else {
         return false;
     };
-    let mut labels = vec![format!("com.docker.compose.service={service}")];
-    if let Some(project) = compose_project() {
-        labels.push(format!("com.docker.compose.project={project}"));
-    }
-    let filters = HashMap::from([("label", labels)]);
-    let options = ListContainersOptionsBuilder::default()
-        .all(true)
-        .filters(&filters)
-        .build();
+    let options = service_containers(service, true);
     let started = std::time::Instant::now();
     let mut first_start: Option<Option<String>> = None;
     let mut said = false;
@@ -183,15 +186,7 @@ pub async fn explain_service_failure(service: &str, error: anyhow::Error) -> any
     let Ok(docker) = connect().await else {
         return error;
     };
-    let mut labels = vec![format!("com.docker.compose.service={service}")];
-    if let Some(project) = compose_project() {
-        labels.push(format!("com.docker.compose.project={project}"));
-    }
-    let filters = HashMap::from([("label", labels)]);
-    let options = ListContainersOptionsBuilder::default()
-        .all(true)
-        .filters(&filters)
-        .build();
+    let options = service_containers(service, true);
     let Ok(found) = docker.list_containers(Some(options)).await else {
         return error;
     };

@@ -69,12 +69,14 @@ pub struct PrecisionGoal {
     pub min: Duration,
     pub min_fetches: u64,
     /// ...and at most this long, or twice that while the p99 still lacks the fetches an
-    /// interval needs (`P99_FETCHES`): a slow cell is judged rather than cut short.
+    /// interval needs (`p99_fetches`): a slow cell is judged rather than cut short.
     pub limit: Duration,
 }
 
-/// The fetches a p99 interval needs (`stats::interval`: 5 beyond it).
-const P99_FETCHES: u64 = 500;
+/// The fetches a p99 interval needs (500: 5 beyond it).
+fn p99_fetches() -> u64 {
+    crate::stats::interval::fetches_to_judge(0.99)
+}
 
 impl PrecisionGoal {
     /// How long to measure for the precision, projected from the warm-up's fetches
@@ -87,12 +89,12 @@ impl PrecisionGoal {
         // (Dolt at 4 MiB: 390 of 500): a p99 gets a quarter more than it needs.
         let needed = precision::fetches_needed(&intervals, &summary, self.targets)
             .max(self.min_fetches)
-            .max(P99_FETCHES * 5 / 4);
+            .max(p99_fetches() * 5 / 4);
         let per_fetch = took.as_secs_f64() / summary.count.max(1) as f64;
         let time = |fetches: u64| Duration::from_secs_f64(fetches as f64 * per_fetch);
         let limit = self
             .limit
-            .max(time(P99_FETCHES * 5 / 4).min(self.limit * 2));
+            .max(time(p99_fetches() * 5 / 4).min(self.limit * 2));
         time(needed).clamp(self.min, limit)
     }
 }
@@ -284,22 +286,28 @@ impl<E: Engine> FetchLoop<E> {
         Ok(())
     }
 
+    /// Warm-up fetches for `budget`; returns how long they took (a little more).
+    pub async fn warm_up_for(&mut self, budget: Duration) -> Result<Duration> {
+        let started = Instant::now();
+        while started.elapsed() < budget {
+            self.run(1, Phase::WarmUp).await?;
+        }
+        Ok(started.elapsed())
+    }
+
     /// Warm up for `warm_up`, then measure until p50 and p99 are known to within
     /// `goal.targets`, at least `goal.min` and `goal.min_fetches`, at most `goal.limit`.
     /// The intervals are computed between fetches (never inside the clock), at the
     /// fetch counts the last check projected (`precision::fetches_needed`).
     pub async fn run_to_precision(&mut self, warm_up: Duration, goal: PrecisionGoal) -> Result<()> {
-        let started = Instant::now();
-        while started.elapsed() < warm_up {
-            self.run(1, Phase::WarmUp).await?;
-        }
+        self.warm_up_for(warm_up).await?;
         let started = Instant::now();
         let mut check_at = goal.min_fetches.max(1);
         let stopped = loop {
             self.run(1, Phase::Measured).await?;
             let elapsed = started.elapsed();
             let at_limit = elapsed >= goal.limit
-                && (self.measured.count() >= P99_FETCHES || elapsed >= goal.limit * 2);
+                && (self.measured.count() >= p99_fetches() || elapsed >= goal.limit * 2);
             if !at_limit && (elapsed < goal.min || self.measured.count() < check_at) {
                 continue;
             }

@@ -421,20 +421,9 @@ fn dolt_loads_stopped_by_sigterm_or_sigkill_at_10_moments_resume_to_exactly_1_to
         for delay_ms in delays {
             let drop = run(root.path(), &with("drop"));
             assert!(drop.status.success(), "{}", stderr(&drop));
-            let mut child = common::blobrace()
-                .args(with("load"))
-                .args(["--cap", "none", "--cpus", "none", "--data-dir"])
-                .arg(root.path().join("data"))
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .unwrap();
-            std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-            if child.try_wait().unwrap().is_none() {
-                // SAFETY: a plain kill(2) of our own child, not yet reaped.
-                assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+            if common::signal_after(root.path(), &with("load"), signal, delay_ms) {
                 stopped += 1;
             }
-            child.wait().unwrap();
             let finish = run(root.path(), &with("load"));
             let err = stderr(&finish);
             assert!(

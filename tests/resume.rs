@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{blobrace, run, stderr};
+use common::{blobrace, run, signal_after, stderr};
 
 /// Start `blobrace <args>` uncapped on `root`'s data, and SIGKILL it after `delay_ms`
 /// unless it has finished; whether it was killed.
@@ -85,26 +85,6 @@ fn an_fs_drop_killed_at_any_moment_never_leaves_a_partial_dataset_under_its_name
         &left[..left.len().min(5)]
     );
     assert!(!aside.exists() && !dataset.exists());
-}
-
-/// Start `blobrace <args>` uncapped on `root`'s data and send it `signal` after
-/// `delay_ms` unless it has finished; whether it was stopped mid-way.
-fn signal_after(root: &std::path::Path, args: &[&str], signal: i32, delay_ms: u64) -> bool {
-    let mut child = blobrace()
-        .args(args)
-        .args(["--cap", "none", "--cpus", "none", "--data-dir"])
-        .arg(root.join("data"))
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(delay_ms));
-    let stopped = child.try_wait().unwrap().is_none();
-    if stopped {
-        // SAFETY: a plain kill(2) of our own child, which has not been reaped yet.
-        assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
-    }
-    child.wait().unwrap();
-    stopped
 }
 
 /// SIGTERM (a CI timeout, a service manager) and SIGKILL at 12 moments each of a load
@@ -324,18 +304,7 @@ fn a_load_that_meets_a_full_disk_says_which_gives_the_space_back_and_loads_later
     std::fs::remove_file(&filler).unwrap();
     let again = run(mount, &load);
     assert!(again.status.success(), "{}", stderr(&again));
-    let verify = run(
-        mount,
-        &[
-            "verify",
-            "--engines",
-            "sqlite",
-            "--sizes",
-            "64KiB",
-            "--dataset-bytes",
-            "96MiB",
-        ],
-    );
+    let verify = run(mount, &[&["verify"][..], &load[1..]].concat());
     assert!(verify.status.success(), "{}", stderr(&verify));
     assert!(
         stderr(&verify).contains("ids 1..=1536"),

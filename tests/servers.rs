@@ -392,20 +392,10 @@ fn server_loads_stopped_by_sigterm_or_sigkill_at_20_moments_resume_to_exactly_1_
             // Start from nothing, whatever the last moment (or an earlier run) left.
             let drop = run_s(root.path(), &drop_args);
             assert!(drop.status.success(), "{}", stderr(&drop));
-            let mut child = common::blobrace()
-                .args(&load)
-                .args(["--cap", "none", "--cpus", "none", "--data-dir"])
-                .arg(root.path().join("data"))
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .unwrap();
-            std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-            if child.try_wait().unwrap().is_none() {
-                // SAFETY: a plain kill(2) of our own child, not yet reaped.
-                assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+            let args: Vec<&str> = load.iter().map(String::as_str).collect();
+            if common::signal_after(root.path(), &args, signal, delay_ms) {
                 stopped += 1;
             }
-            child.wait().unwrap();
             let finish = run_s(root.path(), &load);
             let err = stderr(&finish);
             assert!(

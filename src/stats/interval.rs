@@ -83,7 +83,7 @@ impl Intervals {
 /// Why percentile `q` of `fetches` over `windows` windows has no interval: "too few
 /// fetches to judge p99 (n=50 in 10 windows; it needs 500)", or "measured too briefly".
 pub fn too_few(q: f64, fetches: u64, windows: usize) -> String {
-    let needed = (MIN_TAIL / q.min(1.0 - q) - 1e-9).ceil() as u64;
+    let needed = fetches_to_judge(q);
     let window_ms = super::window::WINDOW_NS / 1_000_000;
     if fetches < needed {
         format!(
@@ -96,6 +96,11 @@ pub fn too_few(q: f64, fetches: u64, windows: usize) -> String {
             q * 100.0
         )
     }
+}
+
+/// The fewest fetches percentile `q` can have an interval with: 500 for p99.
+pub fn fetches_to_judge(q: f64) -> u64 {
+    (MIN_TAIL / q.min(1.0 - q) - 1e-9).ceil() as u64
 }
 
 /// Whether percentile `q` of `fetches` over `windows` windows can have an interval.

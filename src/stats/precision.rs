@@ -18,7 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Summary;
-use super::interval::{Intervals, MIN_TAIL};
+use super::interval::{Intervals, fetches_to_judge};
 
 /// The percentiles the precision is asked of.
 const JUDGED: [f64; 2] = [0.5, 0.99];
@@ -84,7 +84,7 @@ pub fn reached(intervals: &Intervals, summary: &Summary, targets: Targets) -> bo
 /// takes, then as many more as a typical first interval's width says.
 pub fn fetches_needed(intervals: &Intervals, summary: &Summary, targets: Targets) -> u64 {
     let n = summary.count.max(1) as f64;
-    let first_p99 = MIN_TAIL / (1.0 - 0.99);
+    let first_p99 = fetches_to_judge(0.99) as f64;
     JUDGED
         .iter()
         .map(|&q| match half_width(intervals, summary, q) {

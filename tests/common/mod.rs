@@ -107,3 +107,23 @@ pub fn with_flags<'a>(cmd: &'a str, shared: &[&'a str], extra: &[&'a str]) -> Ve
     all.extend_from_slice(extra);
     all
 }
+
+/// Start `blobrace <args>` uncapped on `root`'s data and send it `signal` after
+/// `delay_ms` unless it has finished; whether it was stopped mid-way.
+pub fn signal_after(root: &std::path::Path, args: &[&str], signal: i32, delay_ms: u64) -> bool {
+    let mut child = blobrace()
+        .args(args)
+        .args(["--cap", "none", "--cpus", "none", "--data-dir"])
+        .arg(root.join("data"))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+    let stopped = child.try_wait().unwrap().is_none();
+    if stopped {
+        // SAFETY: a plain kill(2) of our own child, which has not been reaped yet.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+    }
+    child.wait().unwrap();
+    stopped
+}

@@ -696,14 +696,17 @@ impl Run {
             container,
             warm_up,
             precision: match (self.config().precision, prepared.fetch_loop.stopped) {
-                (Some(asked), Some((stopped, took))) => Some(PrecisionReport::of(
-                    asked,
-                    &measured,
-                    stopped,
-                    self.config().measure.as_secs_f64(),
-                    self.config().measure_limit.as_secs_f64(),
-                    took.as_secs_f64(),
-                )),
+                (Some(asked), Some((stopped, took))) => Some(PrecisionReport {
+                    past_plan_fetches: prepared.fetch_loop.past_plan_fetches,
+                    ..PrecisionReport::of(
+                        asked,
+                        &measured,
+                        stopped,
+                        self.config().measure.as_secs_f64(),
+                        self.config().measure_limit.as_secs_f64(),
+                        took.as_secs_f64(),
+                    )
+                }),
                 _ => None,
             },
             measured,

@@ -50,10 +50,12 @@ fn report(r: &serde_json::Value) -> (String, &serde_json::Value, f64) {
 #[test]
 fn a_cell_stops_once_its_p50_and_p99_are_precise_and_at_the_limit_says_how_far_it_got() {
     let root = tempfile::tempdir().unwrap();
-    // p50 ±10% and p99 merely judged (±99%): thousands of fetches a second of 1 KiB and
-    // 64 KiB from the page cache get there at the first check, after the least second.
-    let (err, json, page) = measure(root.path(), "10%,99%", "20s");
-    assert_eq!(json["config"]["precision"]["p50"], 0.1);
+    // p50 ±25% and p99 merely judged (±99%): thousands of fetches a second of 1 KiB and
+    // 64 KiB from the page cache get there at the first checks, long before the limit.
+    // (±10% took 15 s on a noisy CI machine: its 200 ms windows' p50s of sqlite's 1 KiB
+    // fetches differed that much.)
+    let (err, json, page) = measure(root.path(), "25%,99%", "30s");
+    assert_eq!(json["config"]["precision"]["p50"], 0.25);
     assert_eq!(json["config"]["precision"]["p99"], 0.99);
     let results = json["results"].as_array().unwrap();
     assert_eq!(results.len(), 4);
@@ -61,11 +63,11 @@ fn a_cell_stops_once_its_p50_and_p99_are_precise_and_at_the_limit_says_how_far_i
         let (who, p, took) = report(r);
         assert_eq!(p["asked"], json["config"]["precision"], "{who}: {p}");
         assert_eq!(p["stopped"], "reached", "{who}: {p}");
-        assert!(p["p50"].as_f64().is_some_and(|w| w <= 0.1), "{who}: {p}");
+        assert!(p["p50"].as_f64().is_some_and(|w| w <= 0.25), "{who}: {p}");
         assert!(p["p99"].as_f64().is_some_and(|w| w <= 0.99), "{who}: {p}");
         assert!(
-            (1.0..5.0).contains(&took),
-            "{who}: far sooner than the 20 s limit: {p}"
+            (1.0..10.0).contains(&took),
+            "{who}: far sooner than the 30 s limit: {p}"
         );
         // The widths recorded are the result's own intervals'.
         let m = &r["measured"];
@@ -80,7 +82,7 @@ fn a_cell_stops_once_its_p50_and_p99_are_precise_and_at_the_limit_says_how_far_i
     assert!(!err.contains("stopped at the time limit"), "{err}");
     assert!(!page.contains("Precision not reached"));
     assert!(
-        page.contains("measured until p50 ±10%, p99 ±99% (95% intervals), for at least 1s"),
+        page.contains("measured until p50 ±25%, p99 ±99% (95% intervals), for at least 1s"),
         "the report says how long cells were measured"
     );
 

@@ -103,6 +103,11 @@ pub fn fetches_to_judge(q: f64) -> u64 {
     (MIN_TAIL / q.min(1.0 - q) - 1e-9).ceil() as u64
 }
 
+/// The least measuring time any interval needs: `MIN_WINDOWS` windows (1 s).
+pub fn time_to_judge() -> std::time::Duration {
+    std::time::Duration::from_nanos(MIN_WINDOWS as u64 * super::window::WINDOW_NS)
+}
+
 /// Whether percentile `q` of `fetches` over `windows` windows can have an interval.
 pub fn enough(q: f64, fetches: u64, windows: usize) -> bool {
     windows >= MIN_WINDOWS && fetches as f64 * q.min(1.0 - q) + 1e-9 >= MIN_TAIL

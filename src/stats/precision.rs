@@ -115,8 +115,9 @@ pub enum Stopped {
     Reached,
     /// The time limit came first: the result says how precise it got.
     TimeLimit,
-    /// criterion's plan, fixed before it measures (it cannot stop early or go on):
-    /// the time the warm-up's fetches said the precision needs, within the limits.
+    /// criterion's plan (fixed before it measures from its warm-up's fetches, it cannot
+    /// stop early or go on) met the precision; where it fell short, blobrace measured
+    /// past it (`past_plan_fetches`) and the result ends `Reached` or `TimeLimit`.
     Planned,
 }
 
@@ -135,6 +136,10 @@ pub struct PrecisionReport {
     pub limit_s: f64,
     /// The time measured (s).
     pub seconds: f64,
+    /// Under `cargo bench`: the fetches blobrace measured after criterion's plan fell
+    /// short of the precision (criterion's own figures cover its plan only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub past_plan_fetches: Option<u64>,
 }
 
 impl PrecisionReport {
@@ -155,6 +160,7 @@ impl PrecisionReport {
             min_s,
             limit_s,
             seconds,
+            past_plan_fetches: None,
         }
     }
 
@@ -179,6 +185,11 @@ impl PrecisionReport {
             self.asked.label(),
             self.seconds
         );
+        if let Some(more) = self.past_plan_fetches {
+            label.push_str(&format!(
+                "; criterion's plan fell short, {more} fetches measured past it"
+            ));
+        }
         if !self.met() {
             label.push_str(match self.stopped {
                 Stopped::TimeLimit => "; stopped at the time limit",

@@ -122,11 +122,13 @@ impl FsStore {
         PathBuf::from(std::ffi::OsStr::from_bytes(without_nul))
     }
 
+    /// Whether the directory holds nothing of a load yet: no entry, or only the first
+    /// manifest's temporary copy (a load killed between writing it and renaming it into
+    /// place, 80 ms into a load here, leaves just that).
     fn dir_is_empty(&self) -> Result<bool> {
-        Ok(std::fs::read_dir(&self.dir)
-            .with_context(|| format!("cannot list {}", self.dir.display()))?
-            .next()
-            .is_none())
+        let mut entries = std::fs::read_dir(&self.dir)
+            .with_context(|| format!("cannot list {}", self.dir.display()))?;
+        Ok(entries.all(|e| e.is_ok_and(|e| e.file_name() == "manifest.json.tmp")))
     }
 }
 

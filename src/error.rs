@@ -51,9 +51,10 @@ pub enum InputError {
         wanted: String,
     },
 
-    /// The whole explanation, with the ways to get a cap.
-    #[error(transparent)]
-    CapUnavailable(#[from] crate::cap::CapUnavailable),
+    /// The whole explanation, with the ways to get a cap (`cap::CapUnavailable`'s
+    /// text: this module imports nothing of the crate, so every layer can use it).
+    #[error("{0}")]
+    CapUnavailable(String),
 
     #[error(
         "dataset {path} is not loaded (or its load did not finish): run `blobrace load` with the same settings first"

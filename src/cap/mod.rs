@@ -216,6 +216,12 @@ impl std::fmt::Display for CapUnavailable {
 
 impl std::error::Error for CapUnavailable {}
 
+impl From<CapUnavailable> for crate::error::InputError {
+    fn from(e: CapUnavailable) -> Self {
+        crate::error::InputError::CapUnavailable(e.to_string())
+    }
+}
+
 /// What a reader must know when the cap in force is not the one asked for.
 pub fn cap_notes(req: &CapRequest, memory: Option<u64>, cpus: Option<f64>) -> Vec<String> {
     let mut notes = Vec::new();

@@ -6,7 +6,7 @@
 #   BLOBRACE_PROFILE=quick scripts/compose-run.sh   # the same path in a few minutes
 #   BLOBRACE_DROP_AFTER=true scripts/compose-run.sh # one size class on disk at a time
 #
-# Knobs are the BLOBRACE_* variables (README), from the environment or compose/.env.
+# Knobs are the BLOBRACE_* variables (docs/knobs.md), from the environment or compose/.env.
 # Exits non-zero if any part fails. Without a registry the runner image is built from
 # binaries compiled here (scripts/offline-images.sh runner).
 set -euo pipefail

@@ -7,8 +7,7 @@ pub mod charts;
 pub mod compare;
 pub mod data;
 pub mod export;
-mod html;
-mod memory;
+mod page;
 pub mod variants;
 
 use std::path::{Path, PathBuf};
@@ -166,13 +165,13 @@ pub fn render(
                 .with_context(|| format!("cannot draw {}", chart.file_stem()))?;
         }
         drawn += charts.len();
-        let context = html::PageContext {
+        let context = page::PageContext {
             full: &run,
             cache,
             primary,
             to_run_dir: if dir == run_dir { "" } else { "../" },
         };
-        let page = html::page(&view, &dir, &charts, comparison.as_ref(), options, &context);
+        let page = page::page(&view, &dir, &charts, comparison.as_ref(), options, &context);
         write_atomic(&dir.join("index.html"), page.as_bytes())?;
     }
     if let Some(results_dir) = run_dir.parent() {

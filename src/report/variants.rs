@@ -19,7 +19,7 @@ use plotters::prelude::*;
 use serde::Serialize;
 
 use super::charts::{FONT, LABEL_SIZE, TITLE_SIZE, WIDTH, engine_color, plot_err, register_font};
-use super::html::{CSS, esc};
+use super::page::{CSS, esc};
 use crate::engine::EngineKind;
 use crate::load::{LoadOutcome, disk_label};
 use crate::locations::DEFAULT_SQLITE_PAGE_SIZE;

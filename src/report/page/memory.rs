@@ -8,7 +8,7 @@ use std::fmt::Write;
 use crate::results::RunResults;
 use crate::size::format_bytes;
 
-fn label(bytes: Option<u64>) -> String {
+pub(super) fn label(bytes: Option<u64>) -> String {
     bytes
         .map(format_bytes)
         .unwrap_or_else(|| "unavailable".into())
@@ -38,7 +38,7 @@ pub fn section(run: &RunResults) -> String {
             label(m.cgroup_peak_bytes),
             label(m.kernel_peak_bytes),
             run.cap.memory_label(),
-            super::html::esc(&m.cgroup_peaks_since),
+            super::markup::esc(&m.cgroup_peaks_since),
         );
     }
     p.push_str("</table>\n");

@@ -1,0 +1,260 @@
+//! What was typed: every flag (and its `BLOBRACE_*` variable) of a run, as clap
+//! parses it, before any preset is filled in.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Arg, ArgMatches, Args, FromArgMatches, ValueEnum};
+use serde::{Deserialize, Serialize};
+
+use super::DEFAULT_TARGET_P99;
+use super::parse::{
+    ClientList, EngineList, Limit, Precision, RateList, SizeList, parse_clients, parse_cpus,
+    parse_duration, parse_duration_or_zero, parse_engines, parse_max_in_flight, parse_memory_cap,
+    parse_precision, parse_rates, parse_samples, parse_size_list_or_none, parse_sizes,
+    parse_sqlite_page_size, precision_label,
+};
+use super::preset::{CacheChoice, Profile, duration_label, preset_help};
+use crate::engine::EngineKind;
+use crate::key::KeyType;
+use crate::load_gen::Arrivals;
+use crate::server::{PgStorage, Server};
+use crate::size::{format_bytes, parse_bytes};
+
+/// What a run measures (`--mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Latency per fetch: one client (criterion under cargo bench), then each
+    /// --clients count and --rate.
+    #[default]
+    Latency,
+    /// The highest rate each engine sustains with p99 response time within
+    /// --target-p99, per --clients count (open loop, found by bisection).
+    Saturate,
+}
+
+/// One `--<server>-url` flag (and `BLOBRACE_<SERVER>_URL`) per registered server.
+#[derive(Debug, Clone, Default)]
+pub struct ServerUrls(pub BTreeMap<Server, String>);
+
+impl Args for ServerUrls {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        Server::all().fold(cmd, |cmd, server| {
+            cmd.arg(
+                Arg::new(server.url_flag())
+                    .long(server.url_flag())
+                    .env(server.url_env())
+                    .hide_env_values(true)
+                    .value_name("URL")
+                    .help(server.url_help()),
+            )
+        })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl FromArgMatches for ServerUrls {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(Self(
+            Server::all()
+                .filter_map(|s| {
+                    let url = matches.get_one::<String>(s.url_flag())?;
+                    Some((s, url.clone()))
+                })
+                .collect(),
+        ))
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Preset for everything below; any flag given overrides it.
+    #[arg(long, env = "BLOBRACE_PROFILE", value_enum, default_value_t = Profile::Full)]
+    pub profile: Profile,
+
+    #[arg(long, env = "BLOBRACE_ENGINES", value_parser = parse_engines,
+          help = "Engines, comma-separated, or \"all\". Default: all (servers that cannot be reached are skipped).",
+          long_help = format!("Engines, comma-separated, or \"all\". Default: all (servers that cannot be reached are skipped).\n{}", EngineKind::help_lines()))]
+    pub engines: Option<EngineList>,
+
+    #[arg(long, env = "BLOBRACE_SIZES", value_parser = parse_sizes,
+          help = preset_help("Size classes, comma-separated, e.g. \"1KiB,64KiB,4MiB\". KiB/k/K = 1024, kB/KB = 1000.",
+              |p| p.sizes.iter().map(|&b| format_bytes(b)).collect::<Vec<_>>().join(",")))]
+    pub sizes: Option<SizeList>,
+
+    #[arg(long, env = "BLOBRACE_DATASET_BYTES", value_parser = parse_bytes,
+          help = preset_help("Bytes of blobs per size class (whole blobs: rows = this / size).", |p| format_bytes(p.dataset_bytes)))]
+    pub dataset_bytes: Option<u64>,
+
+    #[arg(long, env = "BLOBRACE_CAP", value_parser = parse_memory_cap,
+          help = preset_help("Memory cap of the measuring process, or \"none\".", |p| format_bytes(p.cap_bytes)))]
+    pub cap: Option<Limit<u64>>,
+
+    #[arg(long, env = "BLOBRACE_CPUS", value_parser = parse_cpus,
+          help = preset_help("CPU cap in CPUs, or \"none\".", |p| p.cpus.to_string()))]
+    pub cpus: Option<Limit<f64>>,
+
+    /// Seed of blob contents and fetch ids.
+    #[arg(long, env = "BLOBRACE_SEED")]
+    pub seed: Option<u64>,
+
+    /// Where datasets are stored (reused across runs).
+    #[arg(long, env = "BLOBRACE_DATA_DIR", default_value = "data")]
+    pub data_dir: PathBuf,
+
+    /// Where run results go: <results-dir>/<run-id>/results.{json,csv}.
+    #[arg(long, env = "BLOBRACE_RESULTS_DIR", default_value = "charts")]
+    pub results_dir: PathBuf,
+
+    #[arg(long, env = "BLOBRACE_WARMUP", value_parser = parse_duration,
+          help = preset_help("Warm-up per engine and size after the cache is emptied, e.g. \"3s\", \"500ms\".", |p| duration_label(p.warmup)))]
+    pub warmup: Option<Duration>,
+
+    #[arg(long, env = "BLOBRACE_MEASURE", value_parser = parse_duration,
+          help = preset_help("A fixed measuring time per engine and size; given alone it turns the preset's --precision off, given with --precision it is the least time measured.", |p| duration_label(p.measure)))]
+    pub measure: Option<Duration>,
+
+    #[arg(long, env = "BLOBRACE_PRECISION", value_parser = parse_precision,
+          help = preset_help("Measure each engine and size until its p50 and p99 are known to within these shares of their value (each 95% interval's half-width), for at least --measure (preset: 2s, quick 1s) and 1s (an interval needs five 200ms windows), at most --measure-limit. \"5%\" asks p99 four times as wide (±20%: it rests on 1% of the fetches, and p99 at ±5% takes minutes per cell); \"5%,10%\" sets both; \"off\": a fixed --measure. A wider precision stops sooner: its p99s are judged (compared, verdicts) from fewer fetches, so smaller differences between engines read as \"within noise\". A cell that hits the limit says how precise it got. Under cargo bench criterion's plan cannot stop early: its measuring time is projected from the warm-up's fetches, and where that plan falls short blobrace measures on past it, up to the limit (criterion's own figures cover its plan only).", |p| precision_label(p.precision)))]
+    pub precision: Option<Precision>,
+
+    #[arg(long, env = "BLOBRACE_MEASURE_LIMIT", value_parser = parse_duration,
+          help = preset_help("The most time one engine and size is measured for under --precision; twice that while its p99 still lacks the 500 fetches an interval needs.", |p| duration_label(p.measure_limit)))]
+    pub measure_limit: Option<Duration>,
+
+    #[arg(long, env = "BLOBRACE_CACHE", value_enum,
+          help = preset_help("Cache state each engine is measured in: cold (right after eviction), steady (prefilled until the cache is full, then warmed up until the hit ratio is stable), or both.", |p| p.cache.to_possible_value().expect("no skipped variants").get_name().to_string()))]
+    pub cache: Option<CacheChoice>,
+
+    #[arg(long, env = "BLOBRACE_STEADY_LIMIT", value_parser = parse_duration,
+          help = preset_help("Time limit of each steady-state step (the prefill, then the settling); a result that did not settle in time says so.", |p| duration_label(p.steady_limit)))]
+    pub steady_limit: Option<Duration>,
+
+    #[arg(long, env = "BLOBRACE_MIN_FETCHES",
+          help = preset_help("Keep measuring until this many fetches (500: enough for a p99 interval), for at most twice --measure; 0: time only. Under cargo bench, criterion's samples are raised so that its linear plan holds them (n(n+1)/2 fetches); where they do not fit in twice the time, criterion switches to flat samples and the result says \"too few fetches\".", |p| p.min_fetches.to_string()))]
+    pub min_fetches: Option<u64>,
+
+    /// Measure the engine list this many times, in rotating order (each repeat starts
+    /// one engine later), and report the spread between repeats.
+    #[arg(long, env = "BLOBRACE_REPEAT", default_value = "1",
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+
+    /// O_DIRECT random reads of the size class's block size from a local dataset file,
+    /// before and after each engine, recorded with its result: the disk's own state in
+    /// the same minutes (a run in which it changed says so). "0s" turns it off.
+    #[arg(long, env = "BLOBRACE_DISK_PROBE", value_parser = parse_duration_or_zero,
+          help = preset_help("How long each O_DIRECT disk probe reads, before and after each engine (recorded with its result: the disk's own state in the same minutes); \"0s\" turns probes off.", |p| duration_label(p.disk_probe)))]
+    pub disk_probe: Option<Duration>,
+
+    #[command(flatten)]
+    pub server_urls: ServerUrls,
+
+    /// Load, measure and drop one size class at a time, so the disk holds one size
+    /// class per store instead of all of them (the full matrix needs ~60GB otherwise).
+    #[arg(long, env = "BLOBRACE_DROP_AFTER")]
+    pub drop_after: bool,
+
+    /// Stop the whole run at the first engine or store that fails. By default a load,
+    /// measurement or drop that fails for one engine (a server OOM-killed or gone, a
+    /// lost connection) is recorded with its reason, the run goes on with the others,
+    /// and it exits non-zero at the end naming what failed.
+    #[arg(long, env = "BLOBRACE_FAIL_FAST")]
+    pub fail_fast: bool,
+
+    #[arg(long, env = "BLOBRACE_TARGET_P99", value_parser = parse_duration,
+          help = format!("Latency target of the report's verdict: the largest size whose p99 is at or under it. Default {}.", duration_label(DEFAULT_TARGET_P99)))]
+    pub target_p99: Option<Duration>,
+
+    /// How PostgreSQL stores the blobs: extended (its default: try to compress, then
+    /// TOAST), external (TOAST without a compression attempt), or lo (large objects: the
+    /// row holds an oid, the bytes are in pg_largeobject, written with lo_from_bytea and
+    /// read with lo_get). Each is its own dataset (schema suffix _external, _lo).
+    #[arg(long, env = "BLOBRACE_PG_STORAGE", value_enum, default_value_t = PgStorage::Extended)]
+    pub pg_storage: PgStorage,
+
+    /// SQLite's page size for the dataset file, in bytes: a power of two from 512 to
+    /// 65536. The file's layout: each page size is its own dataset
+    /// (`sqlite/<size>-x<N>-p<bytes>.sqlite`; 4096, SQLite's default, keeps the plain name).
+    #[arg(long, env = "BLOBRACE_SQLITE_PAGE_SIZE", value_parser = parse_sqlite_page_size, default_value_t = crate::locations::DEFAULT_SQLITE_PAGE_SIZE)]
+    pub sqlite_page_size: u32,
+
+    /// The primary key rows are stored and fetched under: int (ids 1..N), uuidv4
+    /// (random), uuidv7 or ulid (time-ordered), the last three as 16 bytes
+    /// (SQLite BLOB, PostgreSQL BYTEA, MySQL-wire BINARY(16)). Rows are inserted in
+    /// generation order and fetched by uniformly random keys; each key type is its own
+    /// dataset (`-k<type>` in its name). SQLite and the servers have them; fs does not;
+    /// the floor reads by offset whatever the key, and runs beside keyed engines as the
+    /// round's reference (without --engines a keyed run measures those engines and it).
+    #[arg(long, env = "BLOBRACE_KEY", default_value_t = KeyType::Int)]
+    pub key: KeyType,
+
+    /// SQLite's mmap_size for the SQLite engines' connections, in bytes (0, SQLite's
+    /// default: read with read(2) into its own page cache; e.g. 4GiB: memory-map the
+    /// whole file, reads then copy from the kernel's page cache). A read setting, not
+    /// a file layout: it reads the same file. Recorded as mmap_size with each result.
+    #[arg(long, env = "BLOBRACE_SQLITE_MMAP_SIZE", value_parser = parse_bytes, default_value = "0")]
+    pub sqlite_mmap_size: u64,
+
+    #[arg(long, env = "BLOBRACE_CLIENTS", value_parser = parse_clients,
+          help = preset_help("Clients fetching at once, each with its own connection (SQLite: its own read-only connection; fs and floor: a thread each), each drawing its own seeded ids; a list gives one result per count. 1 client is criterion's (or measure's) own loop; more run in blobrace's load generator.", |p| p.clients.iter().map(u32::to_string).collect::<Vec<_>>().join(",")))]
+    pub clients: Option<ClientList>,
+
+    /// Open loop: offer this many fetches/s (a list: one result per rate and client
+    /// count), whether or not earlier fetches finished. Response time is then timed
+    /// from when each fetch was due, so stalls are not hidden. Without it: closed loop.
+    #[arg(long, env = "BLOBRACE_RATE", value_parser = parse_rates, allow_hyphen_values = true)]
+    pub rate: Option<RateList>,
+
+    /// How open-loop arrivals are spaced: poisson (independent users) or constant.
+    #[arg(long, env = "BLOBRACE_ARRIVALS", value_enum, default_value_t = Arrivals::Poisson)]
+    pub arrivals: Arrivals,
+
+    /// Open loop: most fetches due but not finished. Reaching it means the engine
+    /// cannot serve the rate: the load stops there and says so (never drops fetches quietly).
+    #[arg(long, env = "BLOBRACE_MAX_IN_FLIGHT", value_parser = parse_max_in_flight, default_value = "256")]
+    pub max_in_flight: u32,
+
+    #[arg(long, env = "BLOBRACE_SATURATE_SIZES", value_parser = parse_size_list_or_none,
+          help = preset_help("Sizes at which a latency run also searches the sustainable rate (as `saturate` does) with the most --clients whose fetches fit under the caps, or \"none\". `saturate` itself searches every size.",
+              |p| if p.saturate_sizes.is_empty() { "none".to_string() } else { p.saturate_sizes.iter().map(|&b| format_bytes(b)).collect::<Vec<_>>().join(",") }))]
+    pub saturate_sizes: Option<SizeList>,
+
+    /// After each engine's 1-client measurement, fetch on for this long under a CPU
+    /// profiler: a flame graph per engine and size (profiles/ in the run directory,
+    /// linked from the report) and where the client's time went (ORM, driver, SQLite,
+    /// kernel, waiting). Off unless given, e.g. "5s".
+    #[arg(long, env = "BLOBRACE_PROFILE_FETCHES", value_parser = parse_duration)]
+    pub profile_fetches: Option<Duration>,
+
+    /// latency: per-fetch latency (1 client under criterion, then the other --clients
+    /// and --rate loads); saturate: the highest sustainable rate per engine and size.
+    #[arg(long, env = "BLOBRACE_MODE", value_enum, default_value_t = Mode::Latency)]
+    pub mode: Mode,
+
+    /// criterion samples per engine and size (at least 10).
+    #[arg(long, env = "BLOBRACE_SAMPLES", value_parser = parse_samples, default_value = "10")]
+    pub samples: usize,
+}
+
+/// A clap error as the one line the tools print: `Error: <what> ...`, exit code 2.
+/// None for `--help` and `--version`, which clap prints itself.
+pub fn usage_error(e: &clap::Error) -> Option<String> {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        return None;
+    }
+    let text = e.render().to_string();
+    let text = text.trim_start_matches("error: ").trim_end();
+    Some(format!("Error: {text}"))
+}

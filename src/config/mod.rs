@@ -1,0 +1,35 @@
+//! Run settings: the same knobs for `blobrace` subcommands (flags) and for
+//! `cargo bench` (the `BLOBRACE_*` environment variables clap reads for each flag).
+//! The top of the library's layers: it builds `Locations` for stores and engines.
+//!
+//! Split the way ripgrep splits its flags: what was typed (`args`, every value parsed
+//! by clap through `parse`, so a bad value is one error naming the flag), the presets
+//! each profile fills in (`preset`), and what it resolves to (`resolve` checks what
+//! involves two flags at once and builds a `RunConfig`, `run_config`).
+
+mod args;
+mod parse;
+mod preset;
+mod resolve;
+mod run_config;
+#[cfg(test)]
+mod tests;
+
+use std::time::Duration;
+
+pub use args::{Mode, RunArgs, ServerUrls, usage_error};
+pub use parse::{
+    ClientList, EngineList, Limit, MAX_CLIENTS, MAX_RATE, Precision, RateList, SizeList,
+    parse_duration, parse_duration_or_zero, parse_percent, parse_precision,
+};
+pub use preset::{CacheChoice, Preset, Profile};
+pub use run_config::RunConfig;
+
+/// "blobrace" in ASCII: the default seed.
+pub const DEFAULT_SEED: u64 = 0x626c_6f62_7261_6365;
+
+/// The verdict's default: a fetch whose p99 is over this is too slow.
+pub const DEFAULT_TARGET_P99: Duration = Duration::from_millis(50);
+
+/// Smallest memory cap the measuring process itself fits in.
+const MIN_CAP_BYTES: u64 = 16 << 20;

@@ -1,0 +1,298 @@
+//! The value parsers clap calls for each flag: a bad value is one error naming the
+//! flag and what it takes.
+
+use crate::stats::precision::Targets;
+use std::time::Duration;
+
+use super::MIN_CAP_BYTES;
+use crate::engine::{EngineKind, parse_engine_list};
+use crate::error::InputError;
+use crate::size::{SizeClass, parse_bytes, parse_size_list};
+
+/// `--sizes`: a list of size classes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SizeList(pub Vec<SizeClass>);
+
+/// `--engines`: a list of engines, or `all`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineList(pub Vec<EngineKind>);
+
+/// `--clients`: client counts, ascending.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientList(pub Vec<u32>);
+
+/// `--rate`: fetches/s, ascending.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateList(pub Vec<f64>);
+
+/// Most clients of one load: each is a thread and a connection (PostgreSQL's
+/// default max_connections is 100).
+pub const MAX_CLIENTS: u32 = 512;
+
+/// Highest rate offered: its schedule (8 bytes an arrival) stays small.
+pub const MAX_RATE: f64 = 1_000_000.0;
+
+/// A limit that can be switched off with `none`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Limit<T> {
+    None,
+    Some(T),
+}
+
+impl<T> Limit<T> {
+    pub(super) fn into_option(self) -> Option<T> {
+        match self {
+            Limit::None => None,
+            Limit::Some(v) => Some(v),
+        }
+    }
+}
+
+pub(super) fn parse_sizes(text: &str) -> Result<SizeList, InputError> {
+    parse_size_list(text).map(SizeList)
+}
+
+/// `--saturate-sizes`: sizes, or "none".
+pub(super) fn parse_size_list_or_none(text: &str) -> Result<SizeList, InputError> {
+    if text.trim() == "none" {
+        return Ok(SizeList(Vec::new()));
+    }
+    parse_sizes(text)
+}
+
+pub(super) fn parse_engines(text: &str) -> Result<EngineList, InputError> {
+    parse_engine_list(text).map(EngineList)
+}
+
+pub(super) fn parse_memory_cap(text: &str) -> Result<Limit<u64>, InputError> {
+    if text.trim() == "none" {
+        return Ok(Limit::None);
+    }
+    let bytes = parse_bytes(text)?;
+    if bytes < MIN_CAP_BYTES {
+        return Err(InputError::Value {
+            what: "cap",
+            input: text.into(),
+            why: "below 16MiB the process itself does not fit".into(),
+        });
+    }
+    Ok(Limit::Some(bytes))
+}
+
+pub(super) fn parse_cpus(text: &str) -> Result<Limit<f64>, InputError> {
+    if text.trim() == "none" {
+        return Ok(Limit::None);
+    }
+    let bad = |why: &str| InputError::Value {
+        what: "cpus",
+        input: text.into(),
+        why: why.into(),
+    };
+    let cpus: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| bad("give a number of CPUs like 2 or 0.5, or none"))?;
+    if !(cpus >= 0.01 && cpus.is_finite()) {
+        return Err(bad("must be at least 0.01"));
+    }
+    Ok(Limit::Some(cpus))
+}
+
+/// `--clients 1,4,16`: each at least 1.
+pub(super) fn parse_clients(text: &str) -> Result<ClientList, InputError> {
+    let bad = |why: &str| InputError::Value {
+        what: "clients",
+        input: text.into(),
+        why: why.into(),
+    };
+    let mut list = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.parse::<u32>() {
+            Ok(0) => return Err(bad("a load needs at least 1 client")),
+            Ok(n) if n <= MAX_CLIENTS => list.push(n),
+            Ok(_) => {
+                return Err(bad(&format!(
+                    "at most {MAX_CLIENTS} clients (one thread and one connection each)"
+                )));
+            }
+            Err(_) => return Err(bad("give client counts like 1,4,16,64")),
+        }
+    }
+    if list.is_empty() {
+        return Err(bad("give client counts like 1,4,16,64"));
+    }
+    list.sort_unstable();
+    list.dedup();
+    Ok(ClientList(list))
+}
+
+/// `--rate 100,500.5`: fetches/s, each more than zero.
+pub(super) fn parse_rates(text: &str) -> Result<RateList, InputError> {
+    let bad = |why: &str| InputError::Value {
+        what: "rate",
+        input: text.into(),
+        why: why.into(),
+    };
+    let mut list = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let rate: f64 = part
+            .trim_end_matches("/s")
+            .parse()
+            .map_err(|_| bad("give fetches per second like 100 or 250,500"))?;
+        if !(rate > 0.0 && rate.is_finite()) {
+            return Err(bad("a rate must be more than 0 fetches/s"));
+        }
+        if rate > MAX_RATE {
+            return Err(bad(&format!(
+                "at most {MAX_RATE} fetches/s: the arrival schedule is kept in memory"
+            )));
+        }
+        list.push(rate);
+    }
+    if list.is_empty() {
+        return Err(bad("give fetches per second like 100 or 250,500"));
+    }
+    list.sort_by(f64::total_cmp);
+    list.dedup();
+    Ok(RateList(list))
+}
+
+pub(super) fn parse_max_in_flight(text: &str) -> Result<u32, InputError> {
+    match text.trim().parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(InputError::Value {
+            what: "max-in-flight",
+            input: text.into(),
+            why: "give a number of fetches, at least 1".into(),
+        }),
+    }
+}
+
+pub(super) fn parse_samples(text: &str) -> Result<usize, InputError> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if n >= 10 => Ok(n),
+        _ => Err(InputError::Value {
+            what: "samples",
+            input: text.into(),
+            why: "criterion needs at least 10".into(),
+        }),
+    }
+}
+
+/// `--precision`: a share of each percentile, or off.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Precision(pub Option<Targets>);
+
+/// `5%` (p50; p99 four times as wide), `5%,20%` (p50, p99), `5` (percent) or `off`.
+pub fn parse_precision(text: &str) -> Result<Precision, InputError> {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("off") {
+        return Ok(Precision(None));
+    }
+    let share =
+        |part: &str| -> Result<f64, InputError> {
+            let part = part.trim();
+            let bad = |why: &str| InputError::Value {
+                what: "precision",
+                input: text.into(),
+                why: why.into(),
+            };
+            let percent: f64 = part.strip_suffix('%').unwrap_or(part).trim().parse().map_err(|_| {
+            bad("give a percentage such as 5% (p50; p99 4x as wide), 5%,20% (p50, p99), or off")
+        })?;
+            if !(percent > 0.0 && percent < 100.0) {
+                return Err(bad("each share must be more than 0% and less than 100%"));
+            }
+            Ok(percent / 100.0)
+        };
+    let targets = match t.split_once(',') {
+        Some((p50, p99)) => Targets {
+            p50: share(p50)?,
+            p99: share(p99)?,
+        },
+        None => {
+            let p50 = share(t)?;
+            Targets {
+                p50,
+                p99: (p50 * Targets::P99_WIDER).min(0.99),
+            }
+        }
+    };
+    Ok(Precision(Some(targets)))
+}
+
+pub(super) fn precision_label(precision: Option<Targets>) -> String {
+    match precision {
+        Some(t) => t.label(),
+        None => "off".into(),
+    }
+}
+
+/// `3s`, `500ms`, `2m`, `1.5s`.
+pub fn parse_duration(text: &str) -> Result<Duration, InputError> {
+    let t = text.trim();
+    let bad = |why: &str| InputError::Value {
+        what: "duration",
+        input: text.into(),
+        why: why.into(),
+    };
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(|| bad("add a unit: ms, s or m"))?;
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| bad("not a number"))?;
+    let secs = match unit {
+        "ms" => value / 1000.0,
+        "s" => value,
+        "m" | "min" => value * 60.0,
+        _ => return Err(bad("unknown unit (use ms, s or m)")),
+    };
+    if secs <= 0.0 || !secs.is_finite() {
+        return Err(bad("must be more than zero"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// A duration where 0 means "off" (`--disk-probe 0s`).
+pub fn parse_duration_or_zero(text: &str) -> Result<Duration, InputError> {
+    let t = text.trim();
+    let zero = t
+        .strip_suffix("ms")
+        .or_else(|| t.strip_suffix("min"))
+        .or_else(|| t.strip_suffix('s'))
+        .or_else(|| t.strip_suffix('m'))
+        .is_some_and(|n| n.parse::<f64>() == Ok(0.0));
+    if zero {
+        return Ok(Duration::ZERO);
+    }
+    parse_duration(text)
+}
+
+/// `12%` or `12` → 0.12.
+pub fn parse_percent(text: &str) -> Result<f64, InputError> {
+    text.trim()
+        .trim_end_matches('%')
+        .parse::<f64>()
+        .ok()
+        .filter(|n| *n >= 0.0 && n.is_finite())
+        .map(|n| n / 100.0)
+        .ok_or_else(|| InputError::Value {
+            what: "noise",
+            input: text.into(),
+            why: "give a percentage like 10%".into(),
+        })
+}
+
+pub(super) fn default_sqlite_page_size() -> u32 {
+    crate::locations::DEFAULT_SQLITE_PAGE_SIZE
+}
+
+/// `--sqlite-page-size`: what SQLite accepts, or one error naming the choices.
+pub(super) fn parse_sqlite_page_size(text: &str) -> Result<u32, String> {
+    let valid =
+        "a power of two from 512 to 65536 (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)";
+    match text.trim().parse::<u32>() {
+        Ok(n) if (512..=65536).contains(&n) && n.is_power_of_two() => Ok(n),
+        _ => Err(format!("SQLite's page size is {valid}, not '{text}'")),
+    }
+}

@@ -1,0 +1,192 @@
+//! From what was typed to a `RunConfig`: the profile's presets filled in, and what
+//! involves two flags at once checked (one error, exit code 2).
+
+use super::args::{Mode, RunArgs};
+use super::parse::{ClientList, EngineList, Limit, Precision, RateList, SizeList};
+use super::run_config::RunConfig;
+use super::{DEFAULT_SEED, DEFAULT_TARGET_P99, MIN_CAP_BYTES};
+use crate::cap::CapRequest;
+use crate::engine::EngineKind;
+use crate::error::InputError;
+use crate::server::{Server, compose_env};
+use crate::size::{SizeClass, format_bytes};
+use crate::store::StoreKind;
+
+impl RunArgs {
+    /// Fill in the profile's presets and check what involves two flags at once.
+    pub fn resolve(&self) -> Result<RunConfig, InputError> {
+        let preset = self.profile.preset();
+        let sizes = match &self.sizes {
+            Some(SizeList(list)) => list.clone(),
+            None => preset
+                .sizes
+                .iter()
+                .map(|&b| SizeClass::new(b))
+                .collect::<Result<_, _>>()?,
+        };
+        let dataset_bytes = self.dataset_bytes.unwrap_or(preset.dataset_bytes);
+        // A measuring time given alone is a fixed time: what the user asked for.
+        let precision = match (self.precision, self.measure) {
+            (Some(Precision(asked)), _) => asked,
+            (None, Some(_)) => None,
+            (None, None) => preset.precision,
+        };
+        for size in &sizes {
+            size.rows_for(dataset_bytes)?;
+        }
+        let memory_bytes = self
+            .cap
+            .unwrap_or(Limit::Some(preset.cap_bytes))
+            .into_option();
+        if let Some(bytes) = memory_bytes {
+            check_cap_fits_blobs(bytes, &sizes)?;
+        }
+        let cpus = self.cpus.unwrap_or(Limit::Some(preset.cpus)).into_option();
+        let clients = match &self.clients {
+            Some(ClientList(list)) => list.clone(),
+            None => preset.clients.to_vec(),
+        };
+        let rates = self.rate.clone().map(|RateList(r)| r).unwrap_or_default();
+        let most_clients = clients.iter().copied().max().unwrap_or(1);
+        if (!rates.is_empty() || self.mode == Mode::Saturate) && self.max_in_flight < most_clients {
+            return Err(InputError::Value {
+                what: "max-in-flight",
+                input: self.max_in_flight.to_string(),
+                why: format!(
+                    "below the {most_clients} clients: the open loop could never keep them all busy, so no rate they serve can be offered; raise --max-in-flight to at least {most_clients} or use fewer --clients"
+                ),
+            });
+        }
+        if let Some(SizeList(asked)) = &self.saturate_sizes
+            && let Some(missing) = asked.iter().find(|s| !sizes.contains(s))
+        {
+            return Err(InputError::Value {
+                what: "saturate-sizes",
+                input: missing.to_string(),
+                why: format!(
+                    "not among the run's sizes ({}): add it to --sizes, or leave it out",
+                    sizes
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
+            });
+        }
+        // Flags and variables first, then the compose env file.
+        let compose = compose_env();
+        let mut server_urls = self.server_urls.0.clone();
+        for server in Server::all() {
+            if let Some(url) = server.url_from_compose(&compose) {
+                server_urls.entry(server).or_insert(url);
+            }
+        }
+        // A keyed run keeps the floor: it reads by offset whatever the key, the same
+        // file as any run's, so it is the round's reference for the keyed engines.
+        let floor_or_keyed = |e: &EngineKind| e.store().has_keys() || e.store() == StoreKind::Floor;
+        let engines = match &self.engines {
+            Some(EngineList(list)) => list.clone(),
+            None => EngineKind::all()
+                .filter(|e| !self.key.is_binary() || floor_or_keyed(e))
+                .collect(),
+        };
+        let keyless = engines.iter().find(|e| !floor_or_keyed(e)).or_else(|| {
+            engines
+                .iter()
+                .all(|e| !e.store().has_keys())
+                .then(|| &engines[0])
+        });
+        if let Some(keyless) = keyless.filter(|_| self.key.is_binary()) {
+            return Err(InputError::Value {
+                what: "key",
+                input: self.key.to_string(),
+                why: format!(
+                    "{keyless} has no key type ({}). Engines with keys: {}{}; leave {keyless} out of --engines or use --key int",
+                    if keyless.store() == StoreKind::Floor {
+                        "it reads a packed file at the id's offset"
+                    } else {
+                        "it reads one file per blob, named by its id"
+                    },
+                    EngineKind::all()
+                        .filter(|e| e.store().has_keys())
+                        .map(|e| e.name())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if keyless.store() == StoreKind::Floor {
+                        " (the floor may run beside them, as the round's reference)"
+                    } else {
+                        ""
+                    },
+                ),
+            });
+        }
+        Ok(RunConfig {
+            profile: self.profile,
+            engines,
+            engines_explicit: self.engines.is_some(),
+            sizes,
+            dataset_bytes,
+            cap: CapRequest { memory_bytes, cpus },
+            seed: self.seed.unwrap_or(DEFAULT_SEED),
+            data_dir: self.data_dir.clone(),
+            results_dir: self.results_dir.clone(),
+            warmup: self.warmup.unwrap_or(preset.warmup),
+            measure: match (precision, self.measure) {
+                (_, Some(measure)) => measure,
+                (Some(_), None) => preset.precision_min,
+                (None, None) => preset.measure,
+            },
+            precision,
+            measure_limit: self.measure_limit.unwrap_or(preset.measure_limit),
+            disk_probe: self.disk_probe.unwrap_or(preset.disk_probe),
+            cache: self.cache.unwrap_or(preset.cache).states(),
+            steady_limit: self.steady_limit.unwrap_or(preset.steady_limit),
+            repeat: self.repeat,
+            min_fetches: self.min_fetches.unwrap_or(preset.min_fetches),
+            samples: self.samples,
+            pg_storage: self.pg_storage,
+            sqlite_page_size: self.sqlite_page_size,
+            key: self.key,
+            sqlite_mmap_size: self.sqlite_mmap_size,
+            target_p99: self.target_p99.unwrap_or(DEFAULT_TARGET_P99),
+            drop_after: self.drop_after,
+            fail_fast: self.fail_fast,
+            clients,
+            rates,
+            arrivals: self.arrivals,
+            max_in_flight: self.max_in_flight,
+            mode: self.mode,
+            saturate_steps: preset.saturate_steps,
+            saturate_sizes: match &self.saturate_sizes {
+                Some(SizeList(list)) => list.clone(),
+                None => preset
+                    .saturate_sizes
+                    .iter()
+                    .map(|&b| SizeClass::new(b))
+                    .collect::<Result<_, _>>()?,
+            },
+            profile_fetches: self.profile_fetches,
+            server_urls,
+        })
+    }
+}
+
+/// Loading or fetching one blob holds a few copies of it (our buffer, the driver's
+/// argument or result buffer, SQLite's bind copy): measured peak ~4.4x a 32MiB
+/// blob. Below this the kernel kills the run mid-way.
+fn check_cap_fits_blobs(cap_bytes: u64, sizes: &[SizeClass]) -> Result<(), InputError> {
+    let largest = sizes.iter().map(|s| s.bytes()).max().unwrap_or(0);
+    let needed = MIN_CAP_BYTES + 5 * largest;
+    if cap_bytes < needed {
+        return Err(InputError::Value {
+            what: "cap",
+            input: format_bytes(cap_bytes),
+            why: format!(
+                "{} blobs need a cap of at least {} (16MiB + 5 copies of a blob): raise --cap or drop the largest size",
+                format_bytes(largest),
+                format_bytes(needed)
+            ),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,208 @@
+//! What a run resolves to: validated settings, recorded with its results.
+
+use crate::stats::precision::Targets;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::DEFAULT_TARGET_P99;
+use super::args::Mode;
+use super::parse::default_sqlite_page_size;
+use super::preset::Profile;
+use crate::cap::CapRequest;
+use crate::dataset::DatasetSpec;
+use crate::engine::EngineKind;
+use crate::key::KeyType;
+use crate::load_gen::{Arrivals, LoadPoint, LoadSettings};
+use crate::locations::Locations;
+use crate::server::{PgStorage, Server, ServerOptions};
+use crate::size::SizeClass;
+use crate::steady::CacheState;
+
+/// Validated settings of one run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunConfig {
+    pub profile: Profile,
+    pub engines: Vec<EngineKind>,
+    /// Engines named on the command line must run; defaults may be skipped (servers not up).
+    pub engines_explicit: bool,
+    pub sizes: Vec<SizeClass>,
+    pub dataset_bytes: u64,
+    pub cap: CapRequest,
+    pub seed: u64,
+    pub data_dir: PathBuf,
+    pub results_dir: PathBuf,
+    pub warmup: Duration,
+    pub measure: Duration,
+    /// How long each disk probe reads (0: none).
+    #[serde(default)]
+    pub disk_probe: Duration,
+    /// Cache states measured, in order (results from before: cold only).
+    #[serde(default = "cold_only")]
+    pub cache: Vec<CacheState>,
+    #[serde(default)]
+    pub steady_limit: Duration,
+    /// Times the engine list is measured (rotating order).
+    #[serde(default = "one")]
+    pub repeat: u32,
+    /// Fetches a measurement keeps going for, within twice `measure` (0: time only).
+    #[serde(default)]
+    pub min_fetches: u64,
+    /// `--precision`; None: a fixed `measure` (and results from before). Then
+    /// `measure` is the least time, `measure_limit` the most.
+    #[serde(default)]
+    pub precision: Option<Targets>,
+    #[serde(default)]
+    pub measure_limit: Duration,
+    pub samples: usize,
+    #[serde(default)]
+    pub pg_storage: PgStorage,
+    #[serde(default = "default_sqlite_page_size")]
+    pub sqlite_page_size: u32,
+    #[serde(default)]
+    pub key: KeyType,
+    #[serde(default)]
+    pub sqlite_mmap_size: u64,
+    #[serde(default = "default_target_p99")]
+    pub target_p99: Duration,
+    #[serde(default)]
+    pub drop_after: bool,
+    /// Stop at the first failing engine instead of recording it and going on.
+    #[serde(default)]
+    pub fail_fast: bool,
+    /// Client counts (results from before: 1).
+    #[serde(default = "one_client")]
+    pub clients: Vec<u32>,
+    /// Open-loop rates, fetches/s (empty: closed loop).
+    #[serde(default)]
+    pub rates: Vec<f64>,
+    #[serde(default = "poisson")]
+    pub arrivals: Arrivals,
+    #[serde(default = "default_max_in_flight")]
+    pub max_in_flight: u32,
+    #[serde(default)]
+    pub mode: Mode,
+    /// Open-loop steps of each saturation search.
+    #[serde(default)]
+    pub saturate_steps: u32,
+    /// Latency runs: sizes that also get a saturation search, with the most clients.
+    #[serde(default)]
+    pub saturate_sizes: Vec<SizeClass>,
+    /// CPU profile of each engine's fetches for this long after its 1-client measurement.
+    #[serde(default)]
+    pub profile_fetches: Option<Duration>,
+    /// Server URLs carry passwords: never written to results.
+    #[serde(skip)]
+    pub server_urls: BTreeMap<Server, String>,
+}
+
+fn cold_only() -> Vec<CacheState> {
+    vec![CacheState::Cold]
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn one_client() -> Vec<u32> {
+    vec![1]
+}
+
+fn poisson() -> Arrivals {
+    Arrivals::Poisson
+}
+
+fn default_max_in_flight() -> u32 {
+    256
+}
+
+fn default_target_p99() -> Duration {
+    DEFAULT_TARGET_P99
+}
+
+impl RunConfig {
+    pub fn locations(&self) -> Locations {
+        Locations {
+            data_dir: self.data_dir.clone(),
+            server_urls: self.server_urls.clone(),
+            server_options: ServerOptions {
+                pg_storage: self.pg_storage,
+            },
+            sqlite_page_size: self.sqlite_page_size,
+            sqlite_mmap_size: self.sqlite_mmap_size,
+        }
+    }
+
+    /// The dataset layout and read settings of this run, for the report:
+    /// `key int · SQLite page 4096 B, mmap 0 · PostgreSQL storage extended`.
+    pub fn layout_label(&self) -> String {
+        format!(
+            "key {} · SQLite page {} B, mmap_size {} · PostgreSQL storage {}",
+            self.key,
+            self.sqlite_page_size,
+            self.sqlite_mmap_size,
+            crate::serde_name(&self.pg_storage)
+        )
+    }
+
+    /// The loads of a latency run, in order: each client count closed loop, or with
+    /// `--rate`, each client count at each rate (open loop).
+    pub fn load_points(&self) -> Vec<LoadPoint> {
+        let mut points = Vec::new();
+        for &clients in &self.clients {
+            if self.rates.is_empty() {
+                points.push(LoadPoint::closed(clients));
+            }
+            for &rate in &self.rates {
+                points.push(LoadPoint::open(clients, rate, self.arrivals));
+            }
+        }
+        points
+    }
+
+    /// `--precision`'s bounds, or None for a fixed measuring time.
+    pub fn precision_goal(&self) -> Option<crate::measure::PrecisionGoal> {
+        Some(crate::measure::PrecisionGoal {
+            targets: self.precision?,
+            min: self.measure,
+            min_fetches: self.min_fetches,
+            limit: self.measure_limit.max(self.measure),
+        })
+    }
+
+    /// How a load runs: the run's timings, limit and CPUs.
+    pub fn load_settings(&self, cpus: f64) -> LoadSettings {
+        LoadSettings {
+            warm_up: self.warmup,
+            measure: self.measure,
+            max_in_flight: self.max_in_flight,
+            cpus,
+        }
+    }
+
+    pub fn datasets(&self) -> Vec<DatasetSpec> {
+        self.sizes
+            .iter()
+            .map(|&size| {
+                DatasetSpec::new(size, self.dataset_bytes, self.seed, self.key).expect("validated")
+            })
+            .collect()
+    }
+}
+
+impl RunConfig {
+    /// criterion's sample count: `samples`, raised to the smallest n whose linear plan
+    /// (1, 2, ... n iterations: n(n+1)/2 fetches at least) holds `min_fetches`.
+    /// criterion keeps that plan while it fits in twice the measurement time
+    /// (`SamplingMode::Auto`), and otherwise samples flat: fewer fetches, said in the
+    /// result as "too few fetches" where a p99 needs more.
+    pub fn criterion_samples(&self) -> usize {
+        let mut n = self.samples.max(1) as u64;
+        while n * (n + 1) / 2 < self.min_fetches {
+            n += 1;
+        }
+        n as usize
+    }
+}

@@ -1,0 +1,197 @@
+//! The flags, presets and resolution of a run, end to end through clap.
+
+use super::*;
+use crate::cap::CapRequest;
+use crate::key::KeyType;
+use crate::server::Server;
+use crate::size::SizeClass;
+use crate::stats::precision::Targets;
+use clap::Parser;
+
+#[derive(Parser)]
+struct Cli {
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+fn resolve(args: &[&str]) -> Result<RunConfig, String> {
+    let mut all = vec!["blobrace"];
+    all.extend_from_slice(args);
+    Cli::try_parse_from(all)
+        .map_err(|e| e.to_string())?
+        .run
+        .resolve()
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_keyed_run_without_engines_measures_the_engines_with_keys_and_the_floor() {
+    let keyed = resolve(&["--key", "uuidv7"]).unwrap();
+    assert_eq!(keyed.key, KeyType::Uuidv7);
+    assert!(!keyed.engines.is_empty());
+    let names: Vec<&str> = keyed.engines.iter().map(|e| e.name()).collect();
+    assert!(names.contains(&"sqlite-blobio") && names.contains(&"postgres-raw"));
+    // The floor stays as the round's reference; fs has no keys.
+    assert!(
+        names.contains(&"floor") && !names.contains(&"fs"),
+        "{names:?}"
+    );
+    // Every dataset of the run carries the key type, so its stores name it.
+    assert!(keyed.datasets().iter().all(|d| d.key == KeyType::Uuidv7));
+    assert!(keyed.datasets()[0].stem().ends_with("-kuuidv7"));
+    let plain = resolve(&[]).unwrap();
+    assert!(plain.engines.iter().any(|e| e.name() == "floor"));
+    assert!(
+        plain.datasets()[0]
+            .stem()
+            .ends_with(&format!("x{}", plain.datasets()[0].rows))
+    );
+}
+
+#[test]
+fn profiles_set_defaults_and_flags_override() {
+    let quick = resolve(&["--profile", "quick"]).unwrap();
+    assert_eq!(quick.sizes.len(), 4);
+    assert_eq!(quick.dataset_bytes, 768 << 20);
+    assert_eq!(quick.cap.memory_bytes, Some(256 << 20));
+    assert_eq!(quick.warmup, Duration::from_secs(1));
+    let full = resolve(&["--sizes", "64KiB", "--cap", "none", "--cpus", "none"]).unwrap();
+    assert_eq!(full.sizes, vec![SizeClass::new(65536).unwrap()]);
+    assert_eq!(full.dataset_bytes, 3 << 30);
+    assert_eq!(full.target_p99, DEFAULT_TARGET_P99);
+    assert_eq!(
+        full.cap,
+        CapRequest {
+            memory_bytes: None,
+            cpus: None
+        }
+    );
+    assert_eq!(resolve(&[]).unwrap().sizes, SizeClass::defaults());
+}
+
+#[test]
+fn bad_values_name_the_problem() {
+    assert!(resolve(&["--sizes", "12XB"]).unwrap_err().contains("12XB"));
+    assert!(
+        resolve(&["--sizes", "0"])
+            .unwrap_err()
+            .contains("at least 8 bytes")
+    );
+    assert!(
+        resolve(&["--engines", "mongo"])
+            .unwrap_err()
+            .contains("unknown engine 'mongo'")
+    );
+    let small = resolve(&["--sizes", "4MiB", "--dataset-bytes", "1MiB"]).unwrap_err();
+    assert!(small.contains("smaller than one 4MiB blob"), "{small}");
+    assert!(resolve(&["--warmup", "3"]).unwrap_err().contains("unit"));
+    // 0 turns the disk probes off (and only there is 0 a duration).
+    assert_eq!(
+        resolve(&["--disk-probe", "0s"]).unwrap().disk_probe,
+        Duration::ZERO
+    );
+    assert_eq!(
+        resolve(&["--disk-probe", "0ms"]).unwrap().disk_probe,
+        Duration::ZERO
+    );
+    assert!(
+        resolve(&["--warmup", "0s"])
+            .unwrap_err()
+            .contains("more than zero")
+    );
+    assert!(resolve(&["--disk-probe", "-1s"]).is_err());
+    assert!(resolve(&["--cap", "1MiB"]).is_err());
+    let tight = resolve(&["--cap", "64MiB", "--sizes", "32MiB"]).unwrap_err();
+    assert!(tight.contains("at least 176MiB"), "{tight}");
+    assert!(resolve(&["--cpus", "two"]).is_err());
+    assert!(resolve(&["--samples", "3"]).is_err());
+}
+
+#[test]
+fn criterion_samples_hold_the_minimum_fetches_in_a_linear_plan() {
+    let full = resolve(&["--profile", "full"]).unwrap();
+    assert_eq!(full.min_fetches, 500);
+    // 32 * 33 / 2 = 528 >= 500; 31 * 32 / 2 = 496 is not.
+    assert_eq!(full.criterion_samples(), 32);
+    let quick = resolve(&["--profile", "quick"]).unwrap();
+    assert_eq!((quick.min_fetches, quick.criterion_samples()), (0, 10));
+    let more = resolve(&[
+        "--profile",
+        "quick",
+        "--samples",
+        "50",
+        "--min-fetches",
+        "100",
+    ]);
+    assert_eq!(more.unwrap().criterion_samples(), 50);
+}
+
+#[test]
+fn the_presets_measure_to_a_precision_and_a_time_given_alone_is_fixed() {
+    let s = Duration::from_secs;
+    let t = |p50, p99| Targets { p50, p99 };
+    let full = resolve(&[]).unwrap();
+    assert_eq!(
+        (full.precision, full.measure, full.measure_limit),
+        (Some(t(0.05, 0.2)), s(2), s(30))
+    );
+    let goal = full.precision_goal().unwrap();
+    assert_eq!((goal.min, goal.limit, goal.min_fetches), (s(2), s(30), 500));
+    let quick = resolve(&["--profile", "quick"]).unwrap();
+    assert_eq!(
+        (quick.precision, quick.measure, quick.measure_limit),
+        (Some(t(0.1, 0.3)), s(1), s(6))
+    );
+    // A measuring time alone is the fixed time it always was.
+    let fixed = resolve(&["--measure", "3s"]).unwrap();
+    assert_eq!((fixed.precision, fixed.measure), (None, s(3)));
+    assert_eq!(fixed.precision_goal(), None);
+    let off = resolve(&["--precision", "off"]).unwrap();
+    assert_eq!((off.precision, off.measure), (None, s(10)));
+    // Both: the time is the least measured.
+    let both = resolve(&[
+        "--precision",
+        "2.5%",
+        "--measure",
+        "500ms",
+        "--measure-limit",
+        "9s",
+    ]);
+    let both = both.unwrap();
+    assert_eq!(both.precision, Some(t(0.025, 0.1)));
+    let two = resolve(&["--precision", "3%,15%"]).unwrap();
+    assert_eq!(two.precision, Some(t(0.03, 0.15)));
+    let goal = both.precision_goal().unwrap();
+    assert_eq!((goal.min, goal.limit), (Duration::from_millis(500), s(9)));
+    for bad in ["0", "100%", "five", "5x", "5%,", "5%,0"] {
+        let err = resolve(&["--precision", bad]).unwrap_err();
+        assert!(err.contains("precision"), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn every_server_has_a_url_flag() {
+    let mut args = vec!["blobrace".to_string()];
+    for server in Server::all() {
+        args.push(format!("--{}", server.url_flag()));
+        args.push(format!("x://{}", server.name()));
+    }
+    let cli = Cli::try_parse_from(args).unwrap();
+    let config = cli.run.resolve().unwrap();
+    for server in Server::all() {
+        assert_eq!(
+            config.locations().server_url(server),
+            Some(format!("x://{}", server.name()).as_str())
+        );
+    }
+}
+
+#[test]
+fn durations_parse() {
+    assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+    assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+    assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+    assert!(parse_duration("0s").is_err());
+    assert_eq!(parse_percent("10%").unwrap(), 0.1);
+    assert!(parse_percent("ten").is_err());
+}

@@ -16,8 +16,8 @@ use tokio::runtime::Runtime;
 
 use blobrace::config::{RunArgs, RunConfig, usage_error};
 use blobrace::dataset::DatasetSpec;
-use blobrace::driver::{Driven, Driver, SizeScope, measure_all};
 use blobrace::measure::{CriterionPhases, PrecisionGoal};
+use blobrace::run::drive::{Driven, Driver, SizeScope, measure_all};
 use blobrace::run::{Prepared, Run};
 
 /// Only the environment: cargo's and criterion's own arguments are criterion's.

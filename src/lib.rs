@@ -48,7 +48,6 @@ pub mod disk_room;
 pub mod diskio;
 pub mod diskprobe;
 pub mod docker;
-pub mod driver;
 pub mod engine;
 pub mod entity;
 pub mod error;

@@ -1,0 +1,353 @@
+//! Many clients at once: whether their fetches in flight fit the caps, the load
+//! itself, the disk's own limit at that queue depth, and the sustainable-rate search.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::terminal::load_line;
+use super::{Prepared, Run};
+use crate::dataset::DatasetSpec;
+use crate::diskio::DiskReadCounter;
+use crate::engine::{Engine, EngineKind};
+use crate::load_gen::{LoadMeasured, LoadPoint, LoadSettings, SaturationStep, rate_label};
+use crate::memory_fit::{Budget, SkippedLoad};
+use crate::results::{LoadFacts, LoadResult, Regime, SaturationResult};
+use crate::stats::format_ns;
+use crate::store::{Store, StoreKind};
+
+/// How long the disk's own throughput is read at each size and client count.
+const DISK_LIMIT_BUDGET: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Warm-up of each open-loop step of a saturation search, at most.
+const SATURATE_STEP_WARM_UP: std::time::Duration = std::time::Duration::from_millis(500);
+/// Measurement of each step, at least (else half the run's measurement).
+const SATURATE_STEP_MIN_MEASURE: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl Run {
+    /// How a load runs under this run's settings.
+    pub fn load_settings(&self) -> LoadSettings {
+        self.config().load_settings(self.cpus())
+    }
+
+    /// CPUs this process may use: its cap, else the machine's.
+    pub(super) fn cpus(&self) -> f64 {
+        self.results
+            .cap
+            .cpu_limit
+            .unwrap_or(self.results.machine.logical_cpus.max(1) as f64)
+    }
+
+    /// Why `point`'s fetches in flight would not fit under the caps (`memory_fit`):
+    /// this process's (every engine's client side), and a server's container's.
+    /// None when they fit, or when nothing is capped.
+    pub async fn load_misfit(
+        &self,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        point: LoadPoint,
+    ) -> Option<String> {
+        crate::machine::release_freed_memory();
+        let mut budgets = vec![Budget {
+            what: "the measuring process",
+            // /proc/self/status is always there on Linux; 0 would only make the check lenient.
+            base_bytes: crate::machine::rss_bytes().unwrap_or(0),
+            copies: engine.def().client_copies,
+            per_client_bytes: crate::memory_fit::CLIENT_FIXED_BYTES,
+            cap_bytes: self.results.cap.memory_limit_bytes,
+        }];
+        if let Some(server) = engine.store().server() {
+            let cap = self.cap_of(engine).await.and_then(|c| c.memory_limit_bytes);
+            let largest = self.config().sizes.iter().map(|s| s.bytes()).max();
+            // The cache this run set, else what the server gets under that cap.
+            let cache = self
+                .results
+                .server_fits
+                .iter()
+                .find(|f| f.server == server)
+                .and_then(|f| f.after.cache_bytes)
+                .or_else(|| Some(server.cache_bytes_for_cap(cap?, largest.unwrap_or(0))))
+                .unwrap_or(0);
+            budgets.push(Budget {
+                what: "the server's container",
+                base_bytes: cache + server.serving_memory_bytes(),
+                copies: server.fetch_copies(),
+                per_client_bytes: 0,
+                cap_bytes: cap,
+            });
+        }
+        crate::memory_fit::misfit(&budgets, point.clients, spec.size.bytes())
+    }
+
+    /// Record a load not run because it would not fit (`load_misfit`), and say so.
+    pub fn skip_load(
+        &mut self,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        point: LoadPoint,
+        why: String,
+    ) -> Result<()> {
+        let skipped = SkippedLoad {
+            engine,
+            size_bytes: spec.size.bytes(),
+            size: spec.size.to_string(),
+            point,
+            why,
+        };
+        eprintln!("{}", skipped.line());
+        self.results.skipped_loads.push(skipped);
+        self.write()?;
+        Ok(())
+    }
+
+    /// Run one load on a prepared engine (`load_gen`): `point.clients` more engines
+    /// opened on the same dataset, each in its own thread; the disk counter attached
+    /// once they are connected (a server's new connections are new processes).
+    /// Call outside `rt.block_on`: the clients run their own runtimes.
+    pub fn drive_load(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        prepared: &Prepared,
+        point: LoadPoint,
+        settings: LoadSettings,
+    ) -> Result<LoadMeasured> {
+        let at = self.config().locations();
+        let counter = || match engine.store().server() {
+            None => DiskReadCounter::open_self(),
+            Some(server) => match rt.block_on(crate::container::attach(
+                server.name(),
+                server.process_env(),
+            )) {
+                Ok((counter, _)) => counter,
+                Err(e) => Err(format!("{e:#}")),
+            },
+        };
+        let measured = crate::load_gen::run_load(
+            |_| engine.open(&at, spec),
+            engine.name(),
+            spec,
+            point,
+            settings,
+            counter,
+        );
+        measured.map_err(|e| rt.block_on(prepared.explain(e)))
+    }
+
+    /// Record one load's measurement, print it, and rewrite the results files.
+    pub async fn record_load(
+        &mut self,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        prepared: &Prepared,
+        point: LoadPoint,
+        measured: &LoadMeasured,
+    ) -> Result<()> {
+        let mut summary = measured.measured.summary_with_intervals();
+        // Totals only: no fetch is a hit or a miss when others read at the same time.
+        summary.disk_bytes_total = measured.disk.bytes;
+        summary.disk_bytes_per_fetch = measured.disk.per_fetch(summary.count);
+        let result = self
+            .result_of(
+                engine,
+                spec,
+                prepared,
+                measured.disk.source.clone(),
+                measured.warm_up.summary(),
+                summary,
+                None,
+            )
+            .await;
+        let load = LoadFacts::of(measured, point, self.config().max_in_flight);
+        eprintln!("{}", load_line(&result, &load, self.config()));
+        if load.limit_reached {
+            eprintln!(
+                "note: {} {}: the backlog reached --max-in-flight {} after {:.1} s of measurement (warm-up not counted): {} does not serve {}/s here; stopped there",
+                engine.name(),
+                spec.size,
+                load.max_in_flight,
+                load.measured_seconds,
+                engine.name(),
+                point.rate.map(rate_label).unwrap_or_default()
+            );
+        }
+        self.results.load_results.push(LoadResult { result, load });
+        self.write()?;
+        Ok(())
+    }
+
+    /// The disk's own random-read throughput at `spec`'s block with `clients` reads in
+    /// flight, once per size and client count in a run, right after the first load
+    /// of them: the physical limit those loads are compared with. Off with --disk-probe 0.
+    pub fn measure_disk_limit(&mut self, spec: DatasetSpec, clients: u32) -> Result<()> {
+        let size = spec.size.bytes();
+        if clients < 2
+            || self.config().disk_probe.is_zero()
+            || self.results.disk_limit(size, clients).is_some()
+        {
+            return Ok(());
+        }
+        let block = crate::diskprobe::block_for(size);
+        let throughput = match self.local_dataset_file(spec, block) {
+            Some(path) => {
+                crate::diskprobe::throughput(&path, block, clients, DISK_LIMIT_BUDGET, spec.seed)
+            }
+            None => Err(format!(
+                "no local dataset file of {} to read (the floor's or SQLite's: run them too)",
+                spec.size
+            )),
+        };
+        match &throughput {
+            Ok(t) => eprintln!(
+                "disk {} {}: {} O_DIRECT reads at once: {:.0}/s ({:.1} MB/s), p99 {}",
+                spec.size,
+                crate::size::format_bytes(block),
+                clients,
+                t.reads_per_s,
+                t.mb_per_s,
+                format_ns(t.p99_ns as f64)
+            ),
+            Err(why) => eprintln!(
+                "disk {} at {clients} reads at once: unavailable: {why}",
+                spec.size
+            ),
+        }
+        self.results.disk_limits.push(crate::results::DiskLimit {
+            size_bytes: size,
+            size: spec.size.to_string(),
+            queue_depth: clients,
+            measured_at: crate::now_rfc3339(),
+            throughput,
+        });
+        self.write()?;
+        Ok(())
+    }
+
+    /// A dataset file of `spec` on this machine's data disk, at least `block` long:
+    /// the floor's, else SQLite's (servers keep their files inside their containers).
+    pub(super) fn local_dataset_file(&self, spec: DatasetSpec, block: u64) -> Option<PathBuf> {
+        let at = self.config().locations();
+        [StoreKind::Floor, StoreKind::Sqlite]
+            .into_iter()
+            .map(|kind| kind.open(&at, spec).location().to_path_buf())
+            .find(|path| std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() >= block))
+    }
+
+    /// The sustainable rate of a prepared engine with `clients` clients: a closed
+    /// loop gives the most they serve, then open-loop steps bisect below it for the
+    /// highest rate whose p99 response time meets the target (`load_gen::search`).
+    pub fn saturate(
+        &mut self,
+        rt: &tokio::runtime::Runtime,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        prepared: &Prepared,
+        clients: u32,
+    ) -> Result<()> {
+        let closed = self.drive_load(
+            rt,
+            engine,
+            spec,
+            prepared,
+            LoadPoint::closed(clients),
+            self.load_settings(),
+        )?;
+        eprintln!(
+            "{} {} c{clients}: closed loop {:.0} fetches/s",
+            engine.name(),
+            spec.size,
+            closed.achieved_rate()
+        );
+        self.search_sustainable(rt, engine, spec, prepared, clients, &closed)
+    }
+
+    /// The open-loop search below `closed`, a closed loop of `clients` clients just
+    /// measured on this prepared engine (by `saturate`, or as a load of the run: the
+    /// same measurement, so a latency run does not start the engine cold again for it).
+    /// The search's start is the prepared engine's: where that closed loop began.
+    pub fn search_sustainable(
+        &mut self,
+        rt: &tokio::runtime::Runtime,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        prepared: &Prepared,
+        clients: u32,
+        closed: &LoadMeasured,
+    ) -> Result<()> {
+        let config = self.config().clone();
+        let settings = self.load_settings();
+        let capacity = closed.achieved_rate();
+        eprintln!(
+            "{} {} c{clients}: searching below the closed loop's {:.0} fetches/s ({} steps, p99 response <= {})",
+            engine.name(),
+            spec.size,
+            capacity,
+            config.saturate_steps,
+            format_ns(config.target_p99.as_nanos() as f64)
+        );
+        let search = crate::load_gen::search(capacity, config.saturate_steps, |rate| {
+            let point = LoadPoint::open(clients, rate, config.arrivals);
+            // A backlog of rate x target means a new arrival waits about the target:
+            // twice that is overload whatever --max-in-flight says, and a fast engine's
+            // backlog may pass --max-in-flight well within the target.
+            let limit = (rate * config.target_p99.as_secs_f64() * 2.0).ceil() as u32;
+            // The closed loop before warmed the engine and its caches: a step needs
+            // little warm-up, and half the measurement still holds thousands of fetches
+            // at the rates where the search is decided.
+            let settings = LoadSettings {
+                max_in_flight: settings.max_in_flight.max(limit),
+                warm_up: settings.warm_up.min(SATURATE_STEP_WARM_UP),
+                measure: (settings.measure / 2).max(SATURATE_STEP_MIN_MEASURE),
+                ..settings
+            };
+            let m = self.drive_load(rt, engine, spec, prepared, point, settings)?;
+            let step = SaturationStep::of(rate, &m, config.target_p99);
+            eprintln!(
+                "  {}/s offered: {:.0}/s done, p99 response {}{} -> {}",
+                rate_label(rate),
+                step.achieved,
+                format_ns(step.response.p99_ns as f64),
+                if step.limit_reached {
+                    " (in-flight limit reached)"
+                } else {
+                    ""
+                },
+                if step.met { "meets" } else { "misses" }
+            );
+            Ok(step)
+        })?;
+        let cap = rt.block_on(self.cap_of(engine));
+        let result = SaturationResult {
+            engine,
+            scenario: prepared.scenario,
+            size_bytes: spec.size.bytes(),
+            size: spec.size.to_string(),
+            clients,
+            arrivals: config.arrivals,
+            target_p99: config.target_p99,
+            sustainable_mb_per_s: search
+                .sustainable
+                .map(|r| r * spec.size.bytes() as f64 / 1e6),
+            search,
+            settings: prepared.fetch_loop.engine().settings(),
+            regime: Regime::of(spec.bytes(), cap.as_ref(), self.results.machine.ram_bytes),
+            cap,
+            started_at: prepared.started_at.clone(),
+            finished_at: crate::now_rfc3339(),
+        };
+        eprintln!(
+            "{:<13} {:>7}: sustainable {} with {clients} clients (closed loop {:.0}/s)",
+            engine.name(),
+            spec.size,
+            match (result.search.sustainable, result.sustainable_mb_per_s) {
+                (Some(r), Some(mb)) => format!("{}/s ({mb:.1} MB/s)", rate_label(r)),
+                _ => "none: no rate met the target".into(),
+            },
+            result.search.capacity
+        );
+        self.results.saturations.push(result);
+        self.write()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,227 @@
+//! One run, start to finish, shared by `cargo bench` (criterion drives the
+//! fetches) and `blobrace measure` (a fixed-time loop drives them):
+//! cap the process → load what is missing → per size and engine (`drive`): evict,
+//! open, warm up (`prepare`), measure, record (`record`) → results written after each
+//! step; many clients and the sustainable rate (`clients`); the terminal's lines
+//! (`terminal`).
+
+mod clients;
+pub mod drive;
+mod loading;
+mod prepare;
+mod record;
+mod terminal;
+
+pub use prepare::Prepared;
+pub use terminal::{apply_cap, print_cap};
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use crate::cap::CapGuard;
+use crate::config::RunConfig;
+use crate::engine::EngineKind;
+use crate::machine::MachineFacts;
+use crate::report::export::{AnyExporter, Csv};
+use crate::results::{RESULTS_SCHEMA_VERSION, RunResults, new_run_id, write_atomic};
+use crate::server_caps::ServerCaps;
+use crate::store::StoreKind;
+
+pub struct Run {
+    pub results: RunResults,
+    /// Dropped first: the servers go back to their own caps when the run ends.
+    server_caps: ServerCaps,
+    _cap_guard: CapGuard,
+}
+
+/// The stores the engines read, each once.
+pub fn stores_for(engines: &[EngineKind]) -> Vec<StoreKind> {
+    let mut stores: Vec<StoreKind> = engines.iter().map(|e| e.store()).collect();
+    stores.sort();
+    stores.dedup();
+    stores
+}
+
+/// Drop server engines whose server cannot be reached, with one line each saying
+/// why and how to start it; an engine asked for by name must run, so there it is an error.
+pub async fn reachable_engines(config: &mut RunConfig) -> Result<()> {
+    let mut unreachable: Vec<(StoreKind, String)> = Vec::new();
+    for store in stores_for(&config.engines)
+        .into_iter()
+        .filter(|s| s.is_server())
+    {
+        let server = store.server().expect("a server store");
+        let at = config.locations();
+        let probe = async {
+            let url = server.require_url(at.server_url(server))?;
+            server.probe(&url).await
+        };
+        if let Err(e) = probe.await {
+            if config.engines_explicit {
+                return Err(e);
+            }
+            unreachable.push((store, format!("{e:#}")));
+        }
+    }
+    for (store, why) in unreachable {
+        let skipped: Vec<&str> = config
+            .engines
+            .iter()
+            .filter(|e| e.store() == store)
+            .map(|e| e.name())
+            .collect();
+        eprintln!("skipping {}: {why}", skipped.join(", "));
+        config.engines.retain(|e| e.store() != store);
+    }
+    Ok(())
+}
+
+/// Set the run's servers to its cap (see `server_caps`): call after `reachable_engines`.
+pub async fn fit_servers(config: &RunConfig) -> Result<ServerCaps> {
+    let at = config.locations();
+    let servers: Vec<_> = stores_for(&config.engines)
+        .into_iter()
+        .filter_map(|s| s.server())
+        .filter_map(|server| Some((server, at.server_url(server)?.to_string())))
+        .collect();
+    let largest_blob = config.sizes.iter().map(|s| s.bytes()).max().unwrap_or(0);
+    crate::server_caps::fit_servers(&servers, config.cap, largest_blob).await
+}
+
+impl Run {
+    /// Cap the process and describe the run. Call before building the tokio runtime.
+    pub fn start(config: RunConfig, driver: &str) -> Result<Self> {
+        let (cap, guard) = apply_cap(&config)?;
+        let machine = MachineFacts::collect(&config.data_dir);
+        crate::machine::one_malloc_arena_per_cpu(
+            cap.cpu_limit.unwrap_or(machine.logical_cpus.max(1) as f64),
+        );
+        if machine.data_filesystem == "tmpfs" {
+            eprintln!(
+                "warning: the data directory is on tmpfs: that is RAM, not disk, and the cap will not see it as page cache"
+            );
+        }
+        let results = RunResults {
+            schema_version: RESULTS_SCHEMA_VERSION,
+            run_id: new_run_id(),
+            started_at: crate::now_rfc3339(),
+            finished_at: None,
+            complete: false,
+            driver: driver.into(),
+            // URLs carry passwords: recorded without them.
+            command: std::env::args()
+                .map(|a| crate::server::redact_url(&a))
+                .collect::<Vec<_>>()
+                .join(" "),
+            config,
+            cap,
+            machine,
+            runner_image: None,
+            server_fits: Vec::new(),
+            loads: Vec::new(),
+            results: Vec::new(),
+            load_results: Vec::new(),
+            saturations: Vec::new(),
+            skipped_loads: Vec::new(),
+            disk_limits: Vec::new(),
+            profiles: Vec::new(),
+            failures: Vec::new(),
+        };
+        Ok(Self {
+            results,
+            server_caps: ServerCaps::default(),
+            _cap_guard: guard,
+        })
+    }
+
+    pub fn config(&self) -> &RunConfig {
+        &self.results.config
+    }
+
+    /// Rewrite results.json, results.csv (the summary table) and, with loads, loads.csv
+    /// atomically.
+    pub fn write(&self) -> Result<PathBuf> {
+        let dir = self.results.write()?;
+        let rows = crate::summary::rows(&self.results);
+        let csv = AnyExporter::Csv(Csv);
+        write_atomic(&dir.join("results.csv"), &csv.serialize(&rows)?)?;
+        if !(self.results.load_results.is_empty()
+            && self.results.skipped_loads.is_empty()
+            && self.results.saturations.is_empty())
+        {
+            let loads = crate::summary::loads_csv(&self.results);
+            write_atomic(&dir.join("loads.csv"), loads.as_bytes())?;
+        }
+        Ok(dir)
+    }
+
+    /// Mark the run complete, write the files and the report, print where they are.
+    pub fn finish(&mut self) -> Result<PathBuf> {
+        self.results.complete = true;
+        self.results.finished_at = Some(crate::now_rfc3339());
+        let dir = self.write()?;
+        eprintln!("{}", crate::summary::terminal_table(&self.results));
+        for failure in &self.results.failures {
+            eprintln!("FAILED: {}", failure.line());
+        }
+        for beat in crate::floor_check::beating_the_floor(&self.results) {
+            eprintln!("NOTE: {}", beat.line());
+        }
+        eprintln!("results: {}", dir.join("results.json").display());
+        let options = crate::report::ReportOptions {
+            target_p99: self.results.config.target_p99,
+            ..Default::default()
+        };
+        let rendered = crate::report::render(&dir, None, &options).with_context(|| {
+            format!(
+                "the results are saved in {}, but the report failed (retry with `blobrace report --run {}`)",
+                dir.display(),
+                self.results.run_id
+            )
+        })?;
+        eprintln!(
+            "report: {} ({} charts in {:.1}s)",
+            rendered.index.display(),
+            rendered.charts,
+            rendered.seconds
+        );
+        // A rate asked for that could not be offered is an error, after everything
+        // measured is saved and reported.
+        let unreachable: Vec<String> = self
+            .results
+            .load_results
+            .iter()
+            .filter(|l| l.load.limit_reached)
+            .map(|l| {
+                format!(
+                    "{} {} {}",
+                    l.result.engine,
+                    l.result.size,
+                    l.load.point.label()
+                )
+            })
+            .collect();
+        if !self.results.failures.is_empty() {
+            let what: Vec<String> = self
+                .results
+                .failures
+                .iter()
+                .map(|f| format!("{} of {} at {}", f.stage, f.who, f.size))
+                .collect();
+            anyhow::bail!(
+                "{} step(s) failed and were left out (the reasons are above, in results.json and in the report; everything else was measured): {}",
+                what.len(),
+                what.join(", ")
+            );
+        }
+        if !unreachable.is_empty() {
+            anyhow::bail!(
+                "the in-flight limit ({}) was reached, so the rate asked for could not be offered, at: {}. The engine serves less than that rate under this cap: lower --rate, or find the highest rate it sustains with `blobrace saturate`; raise --max-in-flight only to see how far the queue grows",
+                self.results.config.max_in_flight,
+                unreachable.join(", ")
+            );
+        }
+        Ok(dir)
+    }
+}

@@ -1,0 +1,259 @@
+//! One engine at one size made ready to measure: its cache emptied (cold) or filled
+//! and settled (steady), opened, counters and probes attached; released after.
+
+use anyhow::{Context, Result};
+
+use super::Run;
+use crate::cap::{self, CapReport};
+use crate::container::ContainerWatch;
+use crate::dataset::DatasetSpec;
+use crate::diskio::DiskReadCounter;
+use crate::diskprobe::DiskProbe;
+use crate::engine::{AnyEngine, EngineKind};
+use crate::evict::EvictionReport;
+use crate::measure::FetchLoop;
+use crate::results::Scenario;
+use crate::size::format_bytes;
+use crate::stats::hit_ratio_label;
+use crate::steady::{AnyGauge, CacheGauge, CacheState, CgroupGauge, ServerGauge, SteadyReport};
+use crate::store::Store;
+use crate::summary::unavailable_or;
+
+/// One engine at one size class, ready to measure: opened cold, counters attached.
+pub struct Prepared {
+    pub fetch_loop: FetchLoop<AnyEngine>,
+    pub(super) eviction: EvictionReport,
+    pub(super) started_at: String,
+    /// A server's container, sampled before the warm-up.
+    pub(super) container: Option<ContainerWatch>,
+    /// The disk probed before the warm-up (None: probing off).
+    pub(super) disk_before: Option<Result<DiskProbe, String>>,
+    pub scenario: Scenario,
+    /// How steady state was reached (steady scenarios).
+    pub(super) steady: Option<SteadyReport>,
+    /// Since when the step's cgroup memory peaks count (`cap::start_step`).
+    pub(super) memory_since: String,
+}
+
+impl Prepared {
+    /// A failed fetch, with the reason when the server's container went down under it.
+    pub async fn explain(&self, error: anyhow::Error) -> anyhow::Error {
+        match &self.container {
+            Some(watch) => watch.explain(error).await,
+            None => error,
+        }
+    }
+}
+
+impl Run {
+    /// Evict the engine's dataset from the page cache, open the engine on it, and
+    /// attach the counters that see its storage reads. For a steady scenario, then
+    /// prefill its cache and warm it up until the hit ratio is steady (`steady`).
+    pub async fn prepare(
+        &self,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        scenario: Scenario,
+    ) -> Result<Prepared> {
+        let at = self.config().locations();
+        // Pages of datasets measured earlier are charged to this cgroup too and would
+        // shrink the cache left for this engine: empty the cap's cache first, then make
+        // sure this dataset's own pages (perhaps charged elsewhere) are gone as well.
+        let cgroup_reclaim = cap::reclaim_page_cache(&self.results.cap);
+        if scenario.repeat <= 1
+            && let Some(why) = crate::fs_pressure::pressure(
+                engine,
+                spec.rows,
+                spec.size.bytes(),
+                self.results.cap.memory_limit_bytes,
+            )
+        {
+            eprintln!("note: {} {}: {why}", engine.name(), spec.size);
+        }
+        let mut store = engine.store().open(&at, spec);
+        let mut eviction = store.evict().await.with_context(|| {
+            format!(
+                "cannot evict {} from the page cache",
+                store.location().display()
+            )
+        })?;
+        eviction.cgroup_reclaim = cgroup_reclaim;
+        eviction.cgroup_cache_after_bytes = cap::cgroup_page_cache_bytes(&self.results.cap);
+        // The step's memory peaks count from here: after the cap's cache was emptied,
+        // before the engine opens.
+        let memory_since = cap::start_step(&self.results.cap);
+        let disk_before = self.probe_disk(spec);
+        let steady_start = match scenario.cache {
+            CacheState::Cold => None,
+            CacheState::Steady => {
+                let (mut gauge, limit) = self.gauge(engine).await?;
+                let prefill = crate::steady::prefill(
+                    &mut store,
+                    &mut gauge,
+                    Some(limit),
+                    self.config().steady_limit,
+                )
+                .await
+                .with_context(|| format!("{}: the steady-state prefill failed", engine.name()))?;
+                eprintln!(
+                    "{} {}: prefilled {} in {:.1} s ({}); cache {} -> {}",
+                    engine.name(),
+                    spec.size,
+                    format_bytes(prefill.bytes_read),
+                    prefill.seconds,
+                    prefill.stopped,
+                    unavailable_or(prefill.cache_bytes_before.map(format_bytes)),
+                    unavailable_or(prefill.cache_bytes_after.map(format_bytes)),
+                );
+                Some((gauge, limit, prefill, crate::steady::stored_bytes(&store)))
+            }
+        };
+        drop(store);
+        let opened = engine.open(&at, spec).await?;
+        // A server reads in its own container: this process's /proc/self/io never
+        // sees that, its container's processes do. Opened after the engine, so the
+        // server process serving our connection is among them.
+        let (disk, container) = match engine.store().server() {
+            None => (DiskReadCounter::open_self(), None),
+            Some(server) => crate::container::attach(server.name(), server.process_env()).await?,
+        };
+        if let Err(why) = &disk {
+            eprintln!(
+                "note: {}: disk bytes per fetch and hit/miss are unavailable: {why}",
+                engine.name()
+            );
+        }
+        let started_at = crate::now_rfc3339();
+        let mut fetch_loop = FetchLoop::new(opened, engine.name(), spec, disk);
+        let steady = match steady_start {
+            None => None,
+            Some((mut gauge, limit, prefill, stored)) => {
+                let settled = fetch_loop.settle(self.config().steady_limit).await?;
+                let cached = gauge.cached_bytes().await;
+                let report = SteadyReport {
+                    prefill,
+                    settle_fetches: settled.fetches,
+                    settle_seconds: settled.seconds,
+                    round_hit_ratios: settled.round_hit_ratios,
+                    converged: settled.converged,
+                    tolerance: settled.tolerance,
+                    model_hit_ratio: crate::steady::model_hit_ratio(cached, stored),
+                    model_basis: format!("{} ÷ {} stored", gauge.basis(), format_bytes(stored)),
+                    fits_in_memory: stored <= limit,
+                };
+                eprintln!(
+                    "{} {}: settled after {} fetches in {:.1} s: {}; hit ratio {}, model {}{}",
+                    engine.name(),
+                    spec.size,
+                    report.settle_fetches,
+                    report.settle_seconds,
+                    match report.converged {
+                        Some(true) => "steady",
+                        Some(false) => "NOT steady (time limit)",
+                        None => "steadiness unknown (no disk counter)",
+                    },
+                    unavailable_or(
+                        report
+                            .round_hit_ratios
+                            .last()
+                            .map(|r| format!("{:.1}%", r * 100.0))
+                    ),
+                    hit_ratio_label(report.model_hit_ratio),
+                    if report.fits_in_memory {
+                        " (the dataset fits in the cache: fits in memory)"
+                    } else {
+                        ""
+                    },
+                );
+                Some(report)
+            }
+        };
+        Ok(Prepared {
+            fetch_loop,
+            eviction,
+            started_at,
+            container,
+            disk_before,
+            scenario,
+            steady,
+            memory_since,
+        })
+    }
+
+    /// The gauge of the cache an engine reads through, and that cache's limit: the
+    /// memory cap of this process or of the server's container (else the machine's RAM).
+    pub(super) async fn gauge(&self, engine: EngineKind) -> Result<(AnyGauge, u64)> {
+        let ram = self.results.machine.ram_bytes;
+        let Some(server) = engine.store().server() else {
+            let cap = &self.results.cap;
+            let limit = cap.memory_limit_bytes.unwrap_or(ram);
+            return Ok((AnyGauge::Cgroup(CgroupGauge(cap.clone())), limit));
+        };
+        let docker = crate::docker::connect().await?;
+        let (container_id, container_name, _) = crate::docker::find_service(&docker, server.name())
+            .await?
+            .with_context(|| format!("no running compose container for {}", server.name()))?;
+        let url = server.require_url(self.config().locations().server_url(server))?;
+        let limit = self
+            .cap_of(engine)
+            .await
+            .and_then(|c| c.memory_limit_bytes)
+            .unwrap_or(ram);
+        Ok((
+            AnyGauge::Server(ServerGauge {
+                docker,
+                container_id,
+                container_name,
+                server,
+                url,
+            }),
+            limit,
+        ))
+    }
+
+    /// Probe the disk with O_DIRECT reads of this size class's block from a local
+    /// dataset file (see `diskprobe`); None when probing is off.
+    pub(super) fn probe_disk(&self, spec: DatasetSpec) -> Option<Result<DiskProbe, String>> {
+        let budget = self.config().disk_probe;
+        if budget.is_zero() {
+            return None;
+        }
+        let block = crate::diskprobe::block_for(spec.size.bytes());
+        Some(match self.local_dataset_file(spec, block) {
+            Some(path) => crate::diskprobe::probe(&path, block, budget, spec.seed),
+            None => Err(format!(
+                "no local dataset file of {} to read (the floor's or SQLite's: run them too)",
+                spec.size
+            )),
+        })
+    }
+
+    /// After an engine is measured: drop its dataset from the page cache now, so its
+    /// pages do not sit in the cap and shrink the cache the next engine gets. The cap's
+    /// own cgroup cannot always be emptied between engines (an inherited cgroup such as
+    /// the compose runner's, a scope this user may not reclaim). Servers cache in their
+    /// own containers, which are restarted and evicted before each server engine.
+    pub async fn release(&self, engine: EngineKind, spec: DatasetSpec) -> Result<()> {
+        if engine.store().is_server() {
+            return Ok(());
+        }
+        let mut store = engine.store().open(&self.config().locations(), spec);
+        store.evict().await.with_context(|| {
+            format!(
+                "cannot drop {} from the page cache",
+                store.location().display()
+            )
+        })?;
+        Ok(())
+    }
+
+    /// The cap an engine runs under: this process's, or its server container's.
+    pub(super) async fn cap_of(&self, engine: EngineKind) -> Option<CapReport> {
+        match engine.store().server() {
+            None => Some(self.results.cap.clone()),
+            Some(server) => {
+                crate::container::service_cap_or_note(server.name(), self.results.config.cap).await
+            }
+        }
+    }
+}

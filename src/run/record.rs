@@ -1,0 +1,220 @@
+//! What a measured step leaves: its result (or its failure) in results.json, its CPU
+//! profile where asked.
+
+use anyhow::{Context, Result};
+
+use super::terminal::one_line;
+use super::{Prepared, Run};
+use crate::cap::{self};
+use crate::dataset::DatasetSpec;
+use crate::diskprobe::DiskProbes;
+use crate::engine::{Engine, EngineKind};
+use crate::error::InputError;
+use crate::results::{DatasetFacts, EngineResult, FailedStage, Regime, StepFailure};
+use crate::stats::precision::PrecisionReport;
+use crate::store::Store;
+
+impl Run {
+    /// Record a step that failed for one engine or store and go on (or, with
+    /// `--fail-fast`, stop the run with it). The run exits non-zero at its end.
+    pub fn step_failed(
+        &mut self,
+        stage: FailedStage,
+        who: String,
+        spec: DatasetSpec,
+        error: anyhow::Error,
+    ) -> Result<()> {
+        if self.config().fail_fast || error.downcast_ref::<InputError>().is_some() {
+            return Err(error);
+        }
+        let failure = StepFailure::new(stage, who, spec.size, &error);
+        eprintln!("error: {}; going on with the rest", failure.line());
+        self.results.failures.push(failure);
+        self.write()?;
+        Ok(())
+    }
+
+    /// Record one engine's measurement, print it, and rewrite the results files.
+    pub async fn record(
+        &mut self,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        prepared: &Prepared,
+        criterion_samples: Option<u64>,
+    ) -> Result<()> {
+        let fetch_loop = &prepared.fetch_loop;
+        let result = self
+            .result_of(
+                engine,
+                spec,
+                prepared,
+                fetch_loop.disk_source().to_string(),
+                fetch_loop.warm_up.summary(),
+                fetch_loop.measured.summary_with_intervals(),
+                criterion_samples,
+            )
+            .await;
+        eprintln!("{}", one_line(&result, self.config()));
+        if let Some(changed) = result.disk_probes.as_ref().and_then(DiskProbes::changed) {
+            eprintln!("note: {}: {changed}", engine.name());
+        }
+        self.results.results.push(result);
+        self.write()?;
+        Ok(())
+    }
+
+    /// What every result records around its fetches: the dataset, settings, cap,
+    /// regime, eviction, disk probes (probed again now) and the server's container.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn result_of(
+        &self,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        prepared: &Prepared,
+        disk_counter: String,
+        warm_up: crate::stats::Summary,
+        measured: crate::stats::Summary,
+        criterion_samples: Option<u64>,
+    ) -> EngineResult {
+        let location = engine
+            .store()
+            .open(&self.config().locations(), spec)
+            .location()
+            .display()
+            .to_string();
+        let disk_probes = prepared.disk_before.clone().map(|before| DiskProbes {
+            before,
+            after: self
+                .probe_disk(spec)
+                .expect("probing is on: it probed before"),
+        });
+        let cap = self.cap_of(engine).await;
+        let container = match &prepared.container {
+            Some(watch) => watch.finish_or_note().await,
+            None => None,
+        };
+        // The server process's environment that shapes reads (GOMEMLIMIT) beside
+        // the settings the server reports itself.
+        let mut settings = prepared.fetch_loop.engine().settings();
+        if let Some(watch) = &prepared.container {
+            settings.extend(watch.process_env.clone());
+        }
+        EngineResult {
+            engine,
+            scenario: prepared.scenario,
+            steady: prepared.steady.clone(),
+            size_bytes: spec.size.bytes(),
+            size: spec.size.to_string(),
+            dataset: DatasetFacts {
+                rows: spec.rows,
+                bytes: spec.bytes(),
+                seed: spec.seed,
+                location,
+            },
+            settings,
+            regime: Regime::of(spec.bytes(), cap.as_ref(), self.results.machine.ram_bytes),
+            cap,
+            eviction: prepared.eviction.clone(),
+            disk_counter,
+            disk_probes,
+            container,
+            warm_up,
+            precision: match (self.config().precision, prepared.fetch_loop.stopped) {
+                (Some(asked), Some((stopped, took))) => Some(PrecisionReport {
+                    past_plan_fetches: prepared.fetch_loop.past_plan_fetches,
+                    ..PrecisionReport::of(
+                        asked,
+                        &measured,
+                        stopped,
+                        self.config().measure.as_secs_f64(),
+                        self.config().measure_limit.as_secs_f64(),
+                        took.as_secs_f64(),
+                    )
+                }),
+                _ => None,
+            },
+            measured,
+            criterion_samples,
+            process_peak_rss_bytes: crate::machine::peak_rss_bytes(),
+            step_memory: Some(cap::read_step(
+                &self.results.cap,
+                prepared.memory_since.clone(),
+            )),
+            started_at: prepared.started_at.clone(),
+            finished_at: crate::now_rfc3339(),
+        }
+    }
+
+    /// `--profile-fetches`: fetch on with the prepared engine under a CPU profiler,
+    /// after its 1-client measurement is recorded; the flame graph goes to
+    /// `profiles/<engine>-<size>-<cache>.svg` in the run directory. Off: nothing.
+    pub fn profile_fetches(
+        &mut self,
+        rt: &tokio::runtime::Runtime,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        prepared: &mut Prepared,
+    ) -> Result<()> {
+        let Some(budget) = self.config().profile_fetches else {
+            return Ok(());
+        };
+        let dir = self.results.dir().join("profiles");
+        let cache = prepared.scenario.cache.name();
+        let file = format!("{}-{}-{cache}.svg", engine.name(), spec.size);
+        // A server with a Go pprof endpoint (Dolt) profiles itself over the same
+        // seconds: the request runs on the runtime while the client fetches.
+        let server_job = match (engine.store().server(), &prepared.container) {
+            (Some(server), Some(watch)) => server.pprof().map(|pprof| {
+                let seconds = budget.as_secs_f64().ceil().max(1.0) as u64;
+                let (id, port) = (watch.id.clone(), pprof.port);
+                let request = rt.spawn(async move {
+                    let docker = crate::docker::connect().await?;
+                    let path = format!("/debug/pprof/profile?seconds={seconds}");
+                    crate::docker::http_get_inside(&docker, &id, port, &path).await
+                });
+                (pprof, seconds, request)
+            }),
+            _ => None,
+        };
+        let fetch_loop = &mut prepared.fetch_loop;
+        let mut profile = crate::profile::profile(
+            (engine.name(), &spec.size.to_string(), cache),
+            &dir,
+            &file,
+            || rt.block_on(fetch_loop.fetch_for(budget)),
+        )
+        .with_context(|| format!("{} {}: the CPU profile failed", engine.name(), spec.size))?;
+        eprintln!("profile {}", profile.line());
+        if let Some((pprof, seconds, request)) = server_job {
+            use crate::profile::go_pprof;
+            let server_file = format!("{}-{}-{cache}-server.svg", engine.name(), spec.size);
+            let title = format!("{} server, {} {cache}: CPU", engine.name(), spec.size);
+            let analysed = rt
+                .block_on(request)
+                .map_err(anyhow::Error::from)
+                .and_then(|response| {
+                    let response = response?;
+                    let body = go_pprof::http_body(&response)?;
+                    go_pprof::analyse(body, seconds, pprof.parts, &title, &dir, &server_file)
+                });
+            match analysed {
+                Ok(server) => {
+                    eprintln!("profile {} {}: {}", engine.name(), spec.size, server.line());
+                    profile.server = Some(server);
+                }
+                Err(e) => {
+                    let why = format!("{e:#}; to profile the server, {}", pprof.how_to_enable);
+                    eprintln!(
+                        "profile {} {}: server profile unavailable: {why}",
+                        engine.name(),
+                        spec.size
+                    );
+                    profile.server_unavailable = Some(why);
+                }
+            }
+        }
+        self.results.profiles.push(profile);
+        self.write()?;
+        Ok(())
+    }
+}

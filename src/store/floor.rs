@@ -193,10 +193,7 @@ impl Store for FloorStore {
     async fn remove(&mut self) -> Result<()> {
         self.file = None;
         for p in [self.path.clone(), self.manifest_path()] {
-            if p.exists() {
-                std::fs::remove_file(&p)
-                    .with_context(|| format!("cannot remove {}", p.display()))?;
-            }
+            super::remove_if_present(&p)?;
         }
         Ok(())
     }

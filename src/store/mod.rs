@@ -266,6 +266,17 @@ pub(crate) fn read_manifest(path: &Path) -> Result<Option<Manifest>> {
     }
 }
 
+/// Remove a file that may already be gone (removed by another path since it was
+/// listed): only a failure to remove one that is there is an error.
+pub(crate) fn remove_if_present(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("cannot remove {}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Replace a JSON manifest atomically (write a temporary file, then rename over).
 pub(crate) fn write_manifest(path: &Path, manifest: &Manifest) -> Result<()> {
     let tmp: PathBuf = path.with_extension("json.tmp");
@@ -273,4 +284,20 @@ pub(crate) fn write_manifest(path: &Path, manifest: &Manifest) -> Result<()> {
         .with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path)
         .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_file_already_gone_is_removed_and_one_that_cannot_go_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("x.sqlite-wal");
+        std::fs::write(&file, b"wal").unwrap();
+        super::remove_if_present(&file).unwrap();
+        assert!(!file.exists());
+        super::remove_if_present(&file).unwrap();
+        // A directory is not a file to remove: said, with its path.
+        let err = super::remove_if_present(dir.path()).unwrap_err();
+        assert!(format!("{err:#}").contains("cannot remove"), "{err:#}");
+    }
 }

@@ -516,9 +516,14 @@ impl Store for SqliteStore {
     async fn disk_bytes(&mut self) -> Result<Option<u64>> {
         let mut bytes = 0;
         for file in self.files() {
-            bytes += std::fs::metadata(&file)
-                .with_context(|| format!("cannot stat {}", file.display()))?
-                .len();
+            match std::fs::metadata(&file) {
+                Ok(m) => bytes += m.len(),
+                // A -wal or -shm removed since it was listed holds nothing.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot stat {}", file.display()));
+                }
+            }
         }
         Ok(Some(bytes))
     }
@@ -528,9 +533,11 @@ impl Store for SqliteStore {
         if let Some(db) = self.db.take() {
             db.close().await?;
         }
+        // A connection that just failed to read a torn file closes on sqlx's worker
+        // thread and may take its -wal and -shm with it while this loop runs: a file
+        // already gone is removed.
         for file in self.files() {
-            std::fs::remove_file(&file)
-                .with_context(|| format!("cannot remove {}", file.display()))?;
+            super::remove_if_present(&file)?;
         }
         Ok(())
     }

@@ -8,6 +8,12 @@ use std::time::Duration;
 use clap::{Arg, ArgMatches, Args, FromArgMatches, ValueEnum};
 use serde::{Deserialize, Serialize};
 
+use crate::engine::EngineKind;
+use crate::key::KeyType;
+use crate::load_gen::Arrivals;
+use crate::server::{PgStorage, Server};
+use crate::size::{format_bytes, parse_bytes};
+
 use super::DEFAULT_TARGET_P99;
 use super::parse::{
     ClientList, EngineList, Limit, Precision, RateList, SizeList, parse_clients, parse_cpus,
@@ -16,11 +22,6 @@ use super::parse::{
     parse_sqlite_page_size, precision_label,
 };
 use super::preset::{CacheChoice, Profile, duration_label, preset_help};
-use crate::engine::EngineKind;
-use crate::key::KeyType;
-use crate::load_gen::Arrivals;
-use crate::server::{PgStorage, Server};
-use crate::size::{format_bytes, parse_bytes};
 
 /// What a run measures (`--mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum, Serialize, Deserialize)]

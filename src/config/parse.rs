@@ -1,13 +1,14 @@
 //! The value parsers clap calls for each flag: a bad value is one error naming the
 //! flag and what it takes.
 
-use crate::stats::precision::Targets;
 use std::time::Duration;
 
-use super::MIN_CAP_BYTES;
 use crate::engine::{EngineKind, parse_engine_list};
 use crate::error::InputError;
 use crate::size::{SizeClass, parse_bytes, parse_size_list};
+use crate::stats::precision::Targets;
+
+use super::MIN_CAP_BYTES;
 
 /// `--sizes`: a list of size classes.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,12 +1,12 @@
 //! The profiles (`--profile full|quick`) and what each presets when no flag is given;
 //! the flags' help texts are written from them.
 
-use crate::stats::precision::Targets;
 use std::time::Duration;
 
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
+use crate::stats::precision::Targets;
 use crate::steady::CacheState;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]

@@ -1,16 +1,17 @@
 //! From what was typed to a `RunConfig`: the profile's presets filled in, and what
 //! involves two flags at once checked (one error, exit code 2).
 
-use super::args::{Mode, RunArgs};
-use super::parse::{ClientList, EngineList, Limit, Precision, RateList, SizeList};
-use super::run_config::RunConfig;
-use super::{DEFAULT_SEED, DEFAULT_TARGET_P99, MIN_CAP_BYTES};
 use crate::cap::CapRequest;
 use crate::engine::EngineKind;
 use crate::error::InputError;
 use crate::server::{Server, compose_env};
 use crate::size::{SizeClass, format_bytes};
 use crate::store::StoreKind;
+
+use super::args::{Mode, RunArgs};
+use super::parse::{ClientList, EngineList, Limit, Precision, RateList, SizeList};
+use super::run_config::RunConfig;
+use super::{DEFAULT_SEED, DEFAULT_TARGET_P99, MIN_CAP_BYTES};
 
 impl RunArgs {
     /// Fill in the profile's presets and check what involves two flags at once.

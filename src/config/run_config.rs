@@ -1,16 +1,11 @@
 //! What a run resolves to: validated settings, recorded with its results.
 
-use crate::stats::precision::Targets;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::DEFAULT_TARGET_P99;
-use super::args::Mode;
-use super::parse::default_sqlite_page_size;
-use super::preset::Profile;
 use crate::cap::CapRequest;
 use crate::dataset::DatasetSpec;
 use crate::engine::EngineKind;
@@ -19,7 +14,13 @@ use crate::load_gen::{Arrivals, LoadPoint, LoadSettings};
 use crate::locations::Locations;
 use crate::server::{PgStorage, Server, ServerOptions};
 use crate::size::SizeClass;
+use crate::stats::precision::Targets;
 use crate::steady::CacheState;
+
+use super::DEFAULT_TARGET_P99;
+use super::args::Mode;
+use super::parse::default_sqlite_page_size;
+use super::preset::Profile;
 
 /// Validated settings of one run.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -1,12 +1,14 @@
 //! The flags, presets and resolution of a run, end to end through clap.
 
-use super::*;
+use clap::Parser;
+
 use crate::cap::CapRequest;
 use crate::key::KeyType;
 use crate::server::Server;
 use crate::size::SizeClass;
 use crate::stats::precision::Targets;
-use clap::Parser;
+
+use super::*;
 
 #[derive(Parser)]
 struct Cli {

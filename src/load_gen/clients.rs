@@ -10,7 +10,6 @@ use anyhow::{Context, Result, anyhow};
 use hdrhistogram::Histogram;
 use rand::RngExt;
 
-use super::{CpuUse, DiskTotals, DiskWindow, LoadMeasured, LoadPoint, LoadSettings};
 use crate::content::check_blob;
 use crate::dataset::DatasetSpec;
 use crate::diskio::DiskReadCounter;
@@ -18,9 +17,10 @@ use crate::engine::Engine;
 use crate::error::FetchMismatch;
 use crate::measure::FULL_CHECK_EVERY;
 use crate::stats::window::WINDOW_NS;
+use crate::stats::{FetchStats, new_histogram};
 
 use super::schedule::{client_id_sequence, schedule};
-use crate::stats::{FetchStats, new_histogram};
+use super::{CpuUse, DiskTotals, DiskWindow, LoadMeasured, LoadPoint, LoadSettings};
 
 /// What the clients share while a load runs.
 struct Shared<'a> {

@@ -32,15 +32,15 @@ mod schedule;
 #[cfg(test)]
 mod tests;
 
-pub use clients::run_load;
-pub use saturate::{Saturation, SaturationStep, search};
-
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::stats::{FetchStats, Percentiles};
+
+pub use clients::run_load;
+pub use saturate::{Saturation, SaturationStep, search};
 
 /// How arrivals are spaced in the open loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]

@@ -6,8 +6,9 @@ use std::time::Duration;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use super::LoadMeasured;
 use crate::stats::Percentiles;
+
+use super::LoadMeasured;
 
 /// One step of a saturation search: a rate offered and what came of it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

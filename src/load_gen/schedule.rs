@@ -6,9 +6,10 @@ use std::time::Duration;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 
-use super::Arrivals;
 use crate::dataset::DatasetSpec;
 use crate::measure::id_sequence;
+
+use super::Arrivals;
 
 /// The stream of ids of client `client`: client 0 draws what the single-client
 /// loop draws; each other client its own reproducible stream.

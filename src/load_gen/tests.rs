@@ -1,15 +1,12 @@
 //! Loads against engines with a known service time: closed and open loops, stalls,
 //! the backlog limit, and the sustainable-rate search.
 
-use super::*;
-
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow};
 use rand::RngExt;
 use rand::rngs::Xoshiro256PlusPlus;
 
-use super::schedule::{client_id_sequence, schedule};
 use crate::content::fill_blob;
 use crate::dataset::DatasetSpec;
 use crate::diskio::DiskReadCounter;
@@ -18,6 +15,9 @@ use crate::engine::EngineSettings;
 use crate::measure::id_sequence;
 use crate::size::SizeClass;
 use crate::stats::Percentiles;
+
+use super::schedule::{client_id_sequence, schedule};
+use super::*;
 
 /// Serves correct blobs after a fixed service time (a blocking sleep: one fetch
 /// at a time per client), with a long stall every `stall_every` fetches.

@@ -5,8 +5,6 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::terminal::load_line;
-use super::{Prepared, Run};
 use crate::dataset::DatasetSpec;
 use crate::diskio::DiskReadCounter;
 use crate::engine::{Engine, EngineKind};
@@ -15,6 +13,9 @@ use crate::memory_fit::{Budget, SkippedLoad};
 use crate::results::{LoadFacts, LoadResult, Regime, SaturationResult};
 use crate::stats::format_ns;
 use crate::store::{Store, StoreKind};
+
+use super::terminal::load_line;
+use super::{Prepared, Run};
 
 /// How long the disk's own throughput is read at each size and client count.
 const DISK_LIMIT_BUDGET: std::time::Duration = std::time::Duration::from_secs(1);

@@ -24,12 +24,13 @@ use std::time::Duration;
 use anyhow::Result;
 use tokio::runtime::Runtime;
 
-use super::{Prepared, Run};
 use crate::config::Mode;
 use crate::dataset::DatasetSpec;
 use crate::engine::EngineKind;
 use crate::load_gen::LoadPoint;
 use crate::results::{FailedStage, Scenario};
+
+use super::{Prepared, Run};
 
 /// What the driver did with one engine at one size.
 pub enum Driven {

@@ -3,12 +3,13 @@
 
 use anyhow::{Context, Result};
 
-use super::{Run, fit_servers, reachable_engines, stores_for};
 use crate::dataset::{DatasetSpec, DatasetState};
 use crate::engine::EngineKind;
 use crate::load::ensure_loaded;
 use crate::results::{FailedStage, StepFailure};
 use crate::store::Store;
+
+use super::{Run, fit_servers, reachable_engines, stores_for};
 
 impl Run {
     /// Load every dataset the run needs (skipping complete ones); with

@@ -12,9 +12,6 @@ mod prepare;
 mod record;
 mod terminal;
 
-pub use prepare::Prepared;
-pub use terminal::{apply_cap, print_cap};
-
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -27,6 +24,9 @@ use crate::report::export::{AnyExporter, Csv};
 use crate::results::{RESULTS_SCHEMA_VERSION, RunResults, new_run_id, write_atomic};
 use crate::server_caps::ServerCaps;
 use crate::store::StoreKind;
+
+pub use prepare::Prepared;
+pub use terminal::{apply_cap, print_cap};
 
 pub struct Run {
     pub results: RunResults,

@@ -3,7 +3,6 @@
 
 use anyhow::{Context, Result};
 
-use super::Run;
 use crate::cap::{self, CapReport};
 use crate::container::ContainerWatch;
 use crate::dataset::DatasetSpec;
@@ -18,6 +17,8 @@ use crate::stats::hit_ratio_label;
 use crate::steady::{AnyGauge, CacheGauge, CacheState, CgroupGauge, ServerGauge, SteadyReport};
 use crate::store::Store;
 use crate::summary::unavailable_or;
+
+use super::Run;
 
 /// One engine at one size class, ready to measure: opened cold, counters attached.
 pub struct Prepared {

@@ -3,8 +3,6 @@
 
 use anyhow::{Context, Result};
 
-use super::terminal::one_line;
-use super::{Prepared, Run};
 use crate::cap::{self};
 use crate::dataset::DatasetSpec;
 use crate::diskprobe::DiskProbes;
@@ -13,6 +11,9 @@ use crate::error::InputError;
 use crate::results::{DatasetFacts, EngineResult, FailedStage, Regime, StepFailure};
 use crate::stats::precision::PrecisionReport;
 use crate::store::Store;
+
+use super::terminal::one_line;
+use super::{Prepared, Run};
 
 impl Run {
     /// Record a step that failed for one engine or store and go on (or, with

@@ -2,10 +2,11 @@
 
 use std::fmt::Write as _;
 
-use super::markup::esc;
 use crate::report::compare::{ChangeVerdict, Comparison};
 use crate::size::format_bytes;
 use crate::stats::format_ns;
+
+use super::markup::esc;
 
 pub(super) fn against_baseline(c: &Comparison) -> String {
     let mut p = format!(

@@ -3,10 +3,11 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::markup::{esc, relative};
 use crate::report::data::{engines, sizes};
 use crate::results::{EngineResult, RunResults};
 use crate::size::format_bytes;
+
+use super::markup::{esc, relative};
 
 /// Caps, counters and cold starts per result; engine settings; machine and run.
 pub(super) fn environment(run: &RunResults, run_dir: &Path) -> String {

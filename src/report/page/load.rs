@@ -2,12 +2,13 @@
 
 use std::fmt::Write as _;
 
-use super::markup::{esc, figures, with_interval};
 use crate::report::charts::{AnyChart, Section};
 use crate::report::data::load_sizes;
 use crate::results::{LoadResult, RunResults};
 use crate::size::format_bytes;
 use crate::stats::format_ns;
+
+use super::markup::{esc, figures, with_interval};
 
 /// "Under load": per size, the throughput-latency chart and one row per load.
 pub(super) fn load_section(run: &RunResults, charts: &[AnyChart]) -> String {

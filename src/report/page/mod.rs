@@ -14,18 +14,6 @@ mod steady;
 mod verdict;
 mod warnings;
 
-pub(crate) use markup::esc;
-
-use baseline::against_baseline;
-use environment::environment;
-use load::{load_section, saturation_section};
-use loading::loads;
-use markup::{figures, table};
-use profiles::profiles_section;
-use steady::{repeats_table, steady_table};
-use verdict::{header, scenario_line, sustainable_verdict, verdict};
-use warnings::warnings_box;
-
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -37,6 +25,17 @@ use crate::results::RunResults;
 use crate::size::format_bytes;
 use crate::steady::CacheState;
 use crate::summary::rows;
+
+use baseline::against_baseline;
+use environment::environment;
+use load::{load_section, saturation_section};
+use loading::loads;
+pub(crate) use markup::esc;
+use markup::{figures, table};
+use profiles::profiles_section;
+use steady::{repeats_table, steady_table};
+use verdict::{header, scenario_line, sustainable_verdict, verdict};
+use warnings::warnings_box;
 
 // `td.w` may break anywhere: image digests and container paths are long unbroken
 // words that would otherwise widen the environment table past the page.

@@ -3,9 +3,10 @@
 
 use std::fmt::Write as _;
 
+use crate::results::RunResults;
+
 use super::PageContext;
 use super::markup::esc;
-use crate::results::RunResults;
 
 /// `--profile-fetches`: per engine and size, where one client's time went, and its
 /// flame graph.

@@ -2,12 +2,13 @@
 
 use std::fmt::Write as _;
 
-use super::PageContext;
-use super::markup::{esc, opt_label, with_interval};
 use crate::report::data::{engines, sizes};
 use crate::results::{EngineResult, RunResults};
 use crate::size::format_bytes;
 use crate::stats::format_ns;
+
+use super::PageContext;
+use super::markup::{esc, opt_label, with_interval};
 
 /// Steady results: how the cache was filled and settled, the hit ratio reached
 /// against the model's (cache held ÷ dataset).

@@ -3,9 +3,6 @@
 
 use std::fmt::Write as _;
 
-use super::CSS;
-use super::PageContext;
-use super::markup::esc;
 use crate::report::ReportOptions;
 use crate::report::data::{SizeJudgement, engines, verdict as engine_verdict};
 use crate::results::RunResults;
@@ -13,6 +10,10 @@ use crate::size::format_bytes;
 use crate::stats::format_ns;
 use crate::steady::CacheState;
 use crate::summary::floor_ratio;
+
+use super::CSS;
+use super::PageContext;
+use super::markup::esc;
 
 pub(super) fn header(run: &RunResults) -> String {
     format!(

@@ -2,9 +2,10 @@
 
 use std::fmt::Write as _;
 
-use super::markup::esc;
 use crate::results::{RegimeVerdict, RunResults};
 use crate::size::format_bytes;
+
+use super::markup::esc;
 
 /// Everything a reader must not miss: what failed, uncapped, unavailable, fits in
 /// memory, incomplete. Said once each: a note that holds for several results names

@@ -2,8 +2,11 @@
 //! compose service, and the cap Docker actually enforces on it. Servers are
 //! capped by their containers, so this, not the compose file, is what results report.
 
+mod exec;
+mod limits;
+mod mounts;
+
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use bollard::Docker;
@@ -13,7 +16,13 @@ use bollard::query_parameters::{
 };
 use futures_util::StreamExt;
 
-use crate::cap::{CapMethod, CapReport, CapRequest, cap_notes};
+use exec::exec_status;
+pub use exec::{dir_bytes_in_service, exec_output, exec_sh, http_get_inside};
+pub use limits::{
+    DECLARED_CPUS_LABEL, DECLARED_MEMORY_LABEL, container_cap, container_limits, declared_limits,
+    restart_with_limits, service_cap, update_limits,
+};
+pub use mounts::{own_container_image, own_mount_source, service_data_source};
 
 /// The compose project whose containers are the servers (`BLOBRACE_COMPOSE_PROJECT`);
 /// None: whichever project runs the service.
@@ -198,46 +207,6 @@ pub async fn explain_service_failure(service: &str, error: anyhow::Error) -> any
     error
 }
 
-/// The cap Docker enforces on a compose service's container; None when it does not run.
-pub async fn service_cap(service: &str, requested: CapRequest) -> Result<Option<CapReport>> {
-    let docker = connect().await?;
-    match find_service(&docker, service).await? {
-        Some((id, _, _)) => container_cap(&docker, &id, requested).await.map(Some),
-        None => Ok(None),
-    }
-}
-
-/// The cap Docker enforces on a container, compared with the requested one.
-pub async fn container_cap(docker: &Docker, id: &str, requested: CapRequest) -> Result<CapReport> {
-    let info = docker
-        .inspect_container(id, None::<InspectContainerOptions>)
-        .await
-        .with_context(|| format!("cannot inspect container {id}"))?;
-    let image = image_identity(docker, &info).await;
-    let (memory, cpus) = limits_of(&info.host_config.unwrap_or_default());
-    let method = if memory.is_some() {
-        CapMethod::DockerContainer
-    } else {
-        CapMethod::None
-    };
-    let name = info
-        .name
-        .unwrap_or_default()
-        .trim_start_matches('/')
-        .to_string();
-    Ok(CapReport {
-        requested,
-        memory_limit_bytes: memory,
-        cpu_limit: cpus,
-        origin: method.origin(),
-        method,
-        cgroup_version: "docker".into(),
-        cgroup: format!("container {name} ({image})"),
-        notes: cap_notes(&requested, memory, cpus),
-        housekeeping: Vec::new(),
-    })
-}
-
 /// Restart a container and wait until Docker reports it healthy (or, with no
 /// healthcheck, running). Restarting empties a server's own cache (shared_buffers,
 /// the InnoDB buffer pool) but not the page cache: its pages move to the parent
@@ -255,98 +224,6 @@ pub async fn restart_and_wait(
         )
         .await
         .with_context(|| format!("cannot restart container {id}"))?;
-    wait_healthy(docker, id, timeout).await
-}
-
-/// A container's memory cap (bytes) and CPUs as Docker holds them; None = no limit.
-pub async fn container_limits(docker: &Docker, id: &str) -> Result<(Option<u64>, Option<f64>)> {
-    let info = docker
-        .inspect_container(id, None::<InspectContainerOptions>)
-        .await
-        .with_context(|| format!("cannot inspect container {id}"))?;
-    Ok(limits_of(&info.host_config.unwrap_or_default()))
-}
-
-/// The caps a compose service declares for its container (its labels
-/// `blobrace.memory` and `blobrace.cpus`, written from the same settings as its
-/// `mem_limit` and `cpus`). Docker's update changes the limits, never the labels: this
-/// is what a server goes back to, whatever a run killed before putting it back left.
-/// None for each the container does not declare (created before the labels existed).
-pub async fn declared_limits(docker: &Docker, id: &str) -> Result<(Option<u64>, Option<f64>)> {
-    let info = docker
-        .inspect_container(id, None::<InspectContainerOptions>)
-        .await
-        .with_context(|| format!("cannot inspect container {id}"))?;
-    let labels = info.config.and_then(|c| c.labels).unwrap_or_default();
-    let memory = labels
-        .get(DECLARED_MEMORY_LABEL)
-        .and_then(|m| crate::size::parse_bytes(m).ok());
-    let cpus = labels
-        .get(DECLARED_CPUS_LABEL)
-        .and_then(|c| c.trim().parse::<f64>().ok());
-    Ok((memory, cpus))
-}
-
-pub const DECLARED_MEMORY_LABEL: &str = "blobrace.memory";
-pub const DECLARED_CPUS_LABEL: &str = "blobrace.cpus";
-
-/// Memory cap (bytes) and CPUs (from `--cpus`, NanoCpus, or a CFS quota) of a host
-/// config. 0 (or absent) means no limit in Docker's API: None.
-fn limits_of(host: &bollard::models::HostConfig) -> (Option<u64>, Option<f64>) {
-    let memory = host.memory.filter(|&m| m > 0).map(|m| m as u64);
-    let cpus = match (
-        host.nano_cpus.filter(|&n| n > 0),
-        host.cpu_quota.filter(|&q| q > 0),
-        host.cpu_period,
-    ) {
-        (Some(nano), _, _) => Some(nano as f64 / 1e9),
-        (None, Some(quota), Some(period)) if period > 0 => Some(quota as f64 / period as f64),
-        _ => None,
-    };
-    (memory, cpus)
-}
-
-/// Set a running container's memory cap (memory+swap the same: no swap stretching it)
-/// and, if given, its CPUs, through Docker's container update. Lowering the cap below
-/// what the container holds makes the kernel reclaim its page cache first.
-pub async fn update_limits(
-    docker: &Docker,
-    id: &str,
-    memory_bytes: u64,
-    cpus: Option<f64>,
-) -> Result<()> {
-    let body = bollard::models::ContainerUpdateBody {
-        memory: Some(memory_bytes as i64),
-        memory_swap: Some(memory_bytes as i64),
-        nano_cpus: cpus.map(|c| (c * 1e9).round() as i64),
-        ..Default::default()
-    };
-    docker
-        .update_container(id, body)
-        .await
-        .with_context(|| format!("cannot update the limits of container {id}"))
-}
-
-/// Stop a container, set its limits, start it and wait until healthy: for a server
-/// whose own cache only changes on restart (its shared memory is not reclaimable,
-/// so it must not be caught over a lowered cap while running).
-pub async fn restart_with_limits(
-    docker: &Docker,
-    id: &str,
-    memory_bytes: u64,
-    cpus: Option<f64>,
-    timeout: std::time::Duration,
-) -> Result<()> {
-    use bollard::query_parameters::{StartContainerOptions, StopContainerOptionsBuilder};
-    docker
-        .stop_container(id, Some(StopContainerOptionsBuilder::new().t(30).build()))
-        .await
-        .with_context(|| format!("cannot stop container {id}"))?;
-    update_limits(docker, id, memory_bytes, cpus).await?;
-    docker
-        .start_container(id, None::<StartContainerOptions>)
-        .await
-        .with_context(|| format!("cannot start container {id}"))?;
     wait_healthy(docker, id, timeout).await
 }
 
@@ -410,199 +287,6 @@ fn health_command(test: &[String]) -> Option<Vec<String>> {
             Some(vec!["sh".into(), "-c".into(), rest.join(" ")])
         }
         _ => None,
-    }
-}
-
-/// An exec of `cmd` as root in a running container, its output attached or not: its id.
-async fn create_exec(docker: &Docker, id: &str, cmd: Vec<String>, attach: bool) -> Result<String> {
-    use bollard::exec::CreateExecOptions;
-    let exec = docker
-        .create_exec(
-            id,
-            CreateExecOptions {
-                cmd: Some(cmd),
-                user: Some("root".to_string()),
-                attach_stdout: Some(attach),
-                attach_stderr: Some(attach),
-                ..Default::default()
-            },
-        )
-        .await
-        .with_context(|| format!("cannot exec in container {id}"))?;
-    Ok(exec.id)
-}
-
-/// Run `cmd` inside a running container and wait for it: its exit code (None when
-/// Docker reports none).
-async fn exec_status(docker: &Docker, id: &str, cmd: Vec<String>) -> Result<Option<i64>> {
-    use bollard::exec::StartExecOptions;
-    let exec = create_exec(docker, id, cmd, false).await?;
-    docker
-        .start_exec(
-            &exec,
-            Some(StartExecOptions {
-                detach: true,
-                ..Default::default()
-            }),
-        )
-        .await?;
-    loop {
-        let info = docker.inspect_exec(&exec).await?;
-        if info.running != Some(true) {
-            return Ok(info.exit_code);
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-}
-
-/// Run `cmd` inside a running container: its exit code and its standard output,
-/// byte for byte (standard error is dropped).
-pub async fn exec_output(
-    docker: &Docker,
-    id: &str,
-    cmd: Vec<String>,
-) -> Result<(Option<i64>, Vec<u8>)> {
-    use bollard::container::LogOutput;
-    use bollard::exec::StartExecResults;
-    let exec = create_exec(docker, id, cmd, true).await?;
-    let mut out = Vec::new();
-    if let StartExecResults::Attached { mut output, .. } = docker.start_exec(&exec, None).await? {
-        while let Some(chunk) = output.next().await {
-            if let LogOutput::StdOut { message } = chunk? {
-                out.extend_from_slice(&message);
-            }
-        }
-    }
-    let info = docker.inspect_exec(&exec).await?;
-    Ok((info.exit_code, out))
-}
-
-/// `GET path` from `127.0.0.1:port` inside a container (a server's debug endpoint that
-/// listens on the container's loopback only), through bash's /dev/tcp: the raw
-/// HTTP/1.0 response. Needs bash in the image (Dolt's has it).
-pub async fn http_get_inside(docker: &Docker, id: &str, port: u16, path: &str) -> Result<Vec<u8>> {
-    let script = format!(
-        "exec 3<>/dev/tcp/127.0.0.1/{port} && printf 'GET {path} HTTP/1.0\\r\\nHost: localhost\\r\\n\\r\\n' >&3 && cat <&3"
-    );
-    let cmd = vec!["bash".to_string(), "-c".to_string(), script];
-    match exec_output(docker, id, cmd).await? {
-        (Some(0), out) => Ok(out),
-        (code, _) => anyhow::bail!(
-            "nothing listens on 127.0.0.1:{port} in container {id} (bash exited with {code:?})"
-        ),
-    }
-}
-
-/// The bytes a directory holds inside a compose service's running container (`du -sb`),
-/// or None where the service runs in no container here (a server it does not manage).
-pub async fn dir_bytes_in_service(service: &str, dir: &str) -> Result<Option<u64>> {
-    let docker = connect().await?;
-    let Some((id, name, _)) = find_service(&docker, service).await? else {
-        return Ok(None);
-    };
-    let cmd = vec!["du".to_string(), "-sb".to_string(), dir.to_string()];
-    match exec_output(&docker, &id, cmd).await? {
-        (Some(0), out) => {
-            let text = String::from_utf8_lossy(&out);
-            let bytes = text.split_whitespace().next().and_then(|n| n.parse().ok());
-            bytes
-                .map(Some)
-                .with_context(|| format!("`du -sb {dir}` in {name} said {text:?}"))
-        }
-        (code, _) => anyhow::bail!("`du -sb {dir}` in {name} exited with {code:?}"),
-    }
-}
-
-/// Run `sh -c script` inside a container and wait for it; error on a non-zero exit.
-pub async fn exec_sh(docker: &Docker, id: &str, script: &str) -> Result<()> {
-    let cmd = vec!["sh".to_string(), "-c".to_string(), script.to_string()];
-    match exec_status(docker, id, cmd).await? {
-        Some(0) => Ok(()),
-        code => anyhow::bail!("`{script}` in container {id} exited with {code:?}"),
-    }
-}
-
-/// When this process runs in a Docker container (the compose runner): "image, image id".
-/// Docker names a container's host after its short id.
-pub async fn own_container_image() -> Option<String> {
-    std::fs::metadata("/.dockerenv").ok()?;
-    let hostname = std::fs::read_to_string("/etc/hostname").ok()?;
-    let docker = connect().await.ok()?;
-    let info = docker
-        .inspect_container(hostname.trim(), None::<InspectContainerOptions>)
-        .await
-        .ok()?;
-    Some(image_identity(&docker, &info).await)
-}
-
-/// Where a container's mount at `destination` comes from on Docker's host (a volume's
-/// mount point, a bind's source), and the volume's name for a volume.
-async fn mount_source(
-    docker: &Docker,
-    container: &str,
-    destination: &str,
-) -> Result<Option<(PathBuf, Option<String>)>> {
-    let info = docker
-        .inspect_container(container, None::<InspectContainerOptions>)
-        .await
-        .with_context(|| format!("cannot inspect container {container}"))?;
-    let destination = Path::new(destination);
-    let mounts = info.mounts.unwrap_or_default();
-    // A data directory named by a variable of the container (PostgreSQL's "$PGDATA")
-    // matches no destination: a container with one mount keeps its data there.
-    let only = (mounts.len() == 1).then(|| mounts[0].clone());
-    let found = mounts
-        .into_iter()
-        .find(|m| m.destination.as_deref().map(Path::new) == Some(destination))
-        .or(only);
-    Ok(found.map(|m| (PathBuf::from(m.source.unwrap_or_default()), m.name)))
-}
-
-/// Where a compose service keeps its data on Docker's host: the source of its mount
-/// at `data_dir` (a volume's mount point under Docker's root), and the volume's name.
-pub async fn service_data_source(
-    service: &str,
-    data_dir: &str,
-) -> Result<Option<(PathBuf, Option<String>)>> {
-    let docker = connect().await?;
-    let Some((id, _, _)) = find_service(&docker, service).await? else {
-        return Ok(None);
-    };
-    mount_source(&docker, &id, data_dir).await
-}
-
-/// Inside a container (the compose runner): where its own mount at `dir` comes from on
-/// Docker's host. None outside a container, or where `dir` is not a mount.
-pub async fn own_mount_source(dir: &Path) -> Option<PathBuf> {
-    std::fs::metadata("/.dockerenv").ok()?;
-    let hostname = std::fs::read_to_string("/etc/hostname").ok()?;
-    let docker = connect().await.ok()?;
-    let (source, _) = mount_source(&docker, hostname.trim(), &dir.to_string_lossy())
-        .await
-        .ok()??;
-    Some(source)
-}
-
-/// "tag, image id" and, for a pulled image, its registry digest ("repo@sha256:…"): the id
-/// pins what ran here whatever the tag points at later; the digest is what another
-/// machine pulls to get the same image. Images built locally have no digest.
-async fn image_identity(
-    docker: &Docker,
-    info: &bollard::models::ContainerInspectResponse,
-) -> String {
-    let tag = info
-        .config
-        .as_ref()
-        .and_then(|c| c.image.clone())
-        .unwrap_or_default();
-    let id = info.image.clone().unwrap_or_default();
-    let digests = match docker.inspect_image(&id).await {
-        Ok(image) => image.repo_digests.unwrap_or_default(),
-        Err(_) => Vec::new(),
-    };
-    match digests.first() {
-        Some(digest) => format!("{tag}, {id}, {digest}"),
-        None => format!("{tag}, {id}"),
     }
 }
 

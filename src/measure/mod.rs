@@ -10,6 +10,11 @@
 //! check length + id stamp (full content every 64th fetch), record (took, after - before)
 //! ```
 
+mod criterion;
+mod goal;
+#[cfg(test)]
+mod tests;
+
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -22,7 +27,10 @@ use crate::diskio::DiskReadCounter;
 use crate::engine::Engine;
 use crate::error::FetchMismatch;
 use crate::stats::FetchStats;
-use crate::stats::precision::{self, Stopped, Targets};
+use crate::stats::precision::{self, Stopped};
+
+pub use criterion::CriterionPhases;
+pub use goal::PrecisionGoal;
 
 /// Every this-many fetches the whole blob is regenerated and compared.
 pub const FULL_CHECK_EVERY: u64 = 64;
@@ -61,55 +69,6 @@ pub struct FetchLoop<E: Engine> {
     /// Under `cargo bench`: the fetches measured after criterion's plan, which fell
     /// short of the precision (`measure_past_plan`); None where it did not.
     pub past_plan_fetches: Option<u64>,
-}
-
-/// An adaptive measurement's bounds (`--precision`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PrecisionGoal {
-    /// The half-widths asked of p50 and p99.
-    pub targets: Targets,
-    /// Measure at least this long and this many fetches (a p99 interval needs 500)...
-    pub min: Duration,
-    pub min_fetches: u64,
-    /// ...and at most this long, or twice that while the p99 still lacks the fetches an
-    /// interval needs (`p99_fetches`): a slow cell is judged rather than cut short.
-    pub limit: Duration,
-}
-
-/// The fetches a p99 interval needs (500: 5 beyond it).
-fn p99_fetches() -> u64 {
-    crate::stats::interval::fetches_to_judge(0.99)
-}
-
-impl PrecisionGoal {
-    /// Whether a cell measured for `elapsed` with `fetches` must stop: at the limit,
-    /// or twice it while its p99 still lacks the fetches an interval needs.
-    fn at_limit(&self, elapsed: Duration, fetches: u64) -> bool {
-        elapsed >= self.limit && (fetches >= p99_fetches() || elapsed >= self.limit * 2)
-    }
-
-    /// How long to measure for the precision, projected from the warm-up's fetches
-    /// (made in `took`): for a loop that must fix its time before it starts
-    /// (criterion's). Within `min` and `limit`.
-    pub fn planned_time(&self, warm_up: &FetchStats, took: Duration) -> Duration {
-        let summary = warm_up.summary_with_intervals();
-        let intervals = summary.intervals.clone().unwrap_or_default();
-        // criterion's own warm-up turns this time into fetches, a fifth too few at times
-        // (Dolt at 4 MiB: 390 of 500): a p99 gets a quarter more than it needs.
-        let needed = precision::fetches_needed(&intervals, &summary, self.targets)
-            .max(self.min_fetches)
-            .max(p99_fetches() * 5 / 4);
-        let per_fetch = took.as_secs_f64() / summary.count.max(1) as f64;
-        let time = |fetches: u64| Duration::from_secs_f64(fetches as f64 * per_fetch);
-        let limit = self
-            .limit
-            .max(time(p99_fetches() * 5 / 4).min(self.limit * 2));
-        // No interval before 5 windows of 200 ms, however many fetches they hold: a
-        // shorter plan (200 ms of 1 KiB fetches) could only fall short.
-        time(needed)
-            .max(crate::stats::interval::time_to_judge())
-            .clamp(self.min, limit)
-    }
 }
 
 impl<E: Engine> FetchLoop<E> {
@@ -385,266 +344,4 @@ pub struct Settled {
     pub tolerance: Option<f64>,
     pub fetches: u64,
     pub seconds: f64,
-}
-
-/// Tells, inside criterion's `iter_custom`, whether a call is warm-up or measurement.
-///
-/// criterion 0.8 warms up by calling the routine with 1, 2, 4... iterations until
-/// the summed wall time of those calls exceeds `warm_up_time`, then makes exactly
-/// `sample_size` measurement calls. Summing the wall time of our own calls the
-/// same way tells the phases apart, so warm-up fetches never mix into the
-/// measured distribution, and the measured fetches are exactly the ones behind
-/// criterion's own report.
-#[derive(Debug)]
-pub struct CriterionPhases {
-    warm_up_time: Duration,
-    wall: Duration,
-    measured_calls: u64,
-    measured_wall: Duration,
-}
-
-impl CriterionPhases {
-    pub fn new(warm_up_time: Duration) -> Self {
-        Self {
-            warm_up_time,
-            wall: Duration::ZERO,
-            measured_calls: 0,
-            measured_wall: Duration::ZERO,
-        }
-    }
-
-    pub fn next(&self) -> Phase {
-        if self.wall > self.warm_up_time {
-            Phase::Measured
-        } else {
-            Phase::WarmUp
-        }
-    }
-
-    /// Record the wall time of the call that just ran in `phase`.
-    pub fn finished(&mut self, phase: Phase, wall: Duration) {
-        self.wall += wall;
-        if phase == Phase::Measured {
-            self.measured_calls += 1;
-            self.measured_wall += wall;
-        }
-    }
-
-    /// The wall time of the measured calls.
-    pub fn measured_wall(&self) -> Duration {
-        self.measured_wall
-    }
-
-    pub fn measured_calls(&self) -> u64 {
-        self.measured_calls
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::content::fill_blob;
-    use crate::engine::EngineSettings;
-    use crate::size::SizeClass;
-
-    /// Serves correct blobs from memory: a fetch that costs (almost) nothing.
-    struct MemoryEngine {
-        spec: DatasetSpec,
-        corrupt_id: Option<u64>,
-        /// How long each fetch waits first: a slow engine.
-        delay: Duration,
-    }
-
-    impl Engine for MemoryEngine {
-        async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
-            if !self.delay.is_zero() {
-                tokio::time::sleep(self.delay).await;
-            }
-            out.resize(self.spec.size.as_usize(), 0);
-            fill_blob(self.spec.seed, self.spec.size, id, out);
-            if self.corrupt_id == Some(id) {
-                out[20] ^= 0xff;
-            }
-            Ok(())
-        }
-        fn settings(&self) -> EngineSettings {
-            EngineSettings::new()
-        }
-    }
-
-    fn spec() -> DatasetSpec {
-        DatasetSpec {
-            size: SizeClass::new(256).unwrap(),
-            rows: 100,
-            seed: 5,
-            key: Default::default(),
-        }
-    }
-
-    #[tokio::test]
-    async fn phases_are_recorded_apart() {
-        let mut l = FetchLoop::new(
-            MemoryEngine {
-                spec: spec(),
-                corrupt_id: None,
-                delay: Duration::ZERO,
-            },
-            "memory",
-            spec(),
-            Err("not counted".into()),
-        );
-        l.run(7, Phase::WarmUp).await.unwrap();
-        let timed = l.run(50, Phase::Measured).await.unwrap();
-        assert_eq!(l.warm_up.count(), 7);
-        assert_eq!(l.measured.count(), 50);
-        assert_eq!(l.measured.summary().bytes_returned, 50 * 256);
-        // Not counting disk reads: unavailable, never a 0 that would read as "all hits".
-        assert_eq!(l.measured.summary().disk_bytes_per_fetch, None);
-        assert_eq!(l.measured.summary().hit_ratio, None);
-        assert!(timed > Duration::ZERO);
-    }
-
-    fn memory_loop(delay: Duration) -> FetchLoop<MemoryEngine> {
-        FetchLoop::new(
-            MemoryEngine {
-                spec: spec(),
-                corrupt_id: None,
-                delay,
-            },
-            "memory",
-            spec(),
-            Err("not counted".into()),
-        )
-    }
-
-    #[tokio::test]
-    async fn a_measurement_goes_on_until_its_minimum_fetches_within_twice_its_time() {
-        // 26 ms fetches, 50 ms of measurement: time alone stops after the 2nd
-        // (52 ms); a minimum of 3 takes one more, within twice the time.
-        let mut short = memory_loop(Duration::from_millis(26));
-        short
-            .run_for(Duration::ZERO, Duration::from_millis(50), 3)
-            .await
-            .unwrap();
-        assert_eq!(short.measured.count(), 3);
-        assert_eq!(
-            short.warm_up.count(),
-            1,
-            "the minimum is for the measurement only"
-        );
-        // Slow fetches: past the measurement time, but no further than twice it.
-        let mut slow = memory_loop(Duration::from_millis(5));
-        let started = Instant::now();
-        slow.run_for(Duration::ZERO, Duration::from_millis(50), 1000)
-            .await
-            .unwrap();
-        let took = started.elapsed();
-        assert!(took >= Duration::from_millis(100), "{took:?}");
-        assert!(took < Duration::from_secs(5), "{took:?}");
-        assert!(slow.measured.count() < 1000);
-        // No minimum: the time alone.
-        let mut timed = memory_loop(Duration::from_millis(5));
-        let started = Instant::now();
-        timed
-            .run_for(Duration::ZERO, Duration::from_millis(50), 0)
-            .await
-            .unwrap();
-        assert!(started.elapsed() < Duration::from_millis(100) + Duration::from_millis(50));
-    }
-
-    #[tokio::test]
-    async fn a_wrong_byte_is_caught_on_a_full_check() {
-        // Fetch #0 gets a full check; corrupt exactly the first id drawn.
-        let first = id_sequence(&spec()).random_range(1..=spec().rows);
-        let mut l = FetchLoop::new(
-            MemoryEngine {
-                spec: spec(),
-                delay: Duration::ZERO,
-                corrupt_id: Some(first),
-            },
-            "memory",
-            spec(),
-            Err("not counted".into()),
-        );
-        let err = l.run(1, Phase::Measured).await.unwrap_err().to_string();
-        assert!(
-            err.contains("memory")
-                && err.contains(&format!("id {first}"))
-                && err.contains("byte 20"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn ids_are_uniform_over_the_whole_range() {
-        let s = DatasetSpec {
-            size: SizeClass::new(1024).unwrap(),
-            rows: 10,
-            seed: 1,
-            key: Default::default(),
-        };
-        let mut ids = id_sequence(&s);
-        let mut seen = [0u32; 11];
-        for _ in 0..10_000 {
-            seen[ids.random_range(1..=s.rows) as usize] += 1;
-        }
-        assert_eq!(seen[0], 0);
-        assert!(
-            seen[1..].iter().all(|&n| (800..1200).contains(&n)),
-            "{seen:?}"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_plan_that_falls_short_is_measured_past_and_one_at_its_limit_is_not() {
-        let goal = |limit_ms| PrecisionGoal {
-            targets: crate::stats::precision::Targets {
-                p50: 0.5,
-                p99: 0.99,
-            },
-            min: Duration::ZERO,
-            min_fetches: 0,
-            limit: Duration::from_millis(limit_ms),
-        };
-        // criterion's plan: 100 fetches of about 1 ms, where a p99 needs 500 and 5
-        // windows of 200 ms.
-        let mut short = memory_loop(Duration::from_millis(1));
-        let plan = short.run(100, Phase::Measured).await.unwrap();
-        short.measure_past_plan(goal(20_000), plan).await.unwrap();
-        let (stopped, took) = short.stopped.unwrap();
-        assert_eq!(stopped, Stopped::Reached);
-        let more = short.past_plan_fetches.unwrap();
-        assert_eq!(short.measured.count(), 100 + more);
-        assert!(short.measured.count() >= 500, "{more} more");
-        assert!(took >= Duration::from_secs(1) && took < Duration::from_secs(20));
-        // Met by the plan: nothing more.
-        let count = short.measured.count();
-        short.past_plan_fetches = None;
-        short.measure_past_plan(goal(20_000), took).await.unwrap();
-        assert_eq!(short.stopped.unwrap().0, Stopped::Planned);
-        assert_eq!(
-            (short.measured.count(), short.past_plan_fetches),
-            (count, None)
-        );
-        // A plan that already took twice the limit: stopped there, nothing more.
-        let mut late = memory_loop(Duration::from_millis(1));
-        late.run(100, Phase::Measured).await.unwrap();
-        late.measure_past_plan(goal(50), Duration::from_millis(100))
-            .await
-            .unwrap();
-        assert_eq!(late.stopped.unwrap().0, Stopped::TimeLimit);
-        assert_eq!((late.measured.count(), late.past_plan_fetches), (100, None));
-    }
-
-    #[test]
-    fn criterion_phases_follow_the_warm_up_budget() {
-        let mut p = CriterionPhases::new(Duration::from_millis(10));
-        assert_eq!(p.next(), Phase::WarmUp);
-        p.finished(Phase::WarmUp, Duration::from_millis(6));
-        assert_eq!(p.next(), Phase::WarmUp, "6 ms is not past 10 ms");
-        p.finished(Phase::WarmUp, Duration::from_millis(6));
-        assert_eq!(p.next(), Phase::Measured);
-        p.finished(Phase::Measured, Duration::from_millis(1));
-        assert_eq!(p.measured_calls(), 1);
-    }
 }

@@ -36,10 +36,9 @@ impl PrecisionGoal {
     /// (criterion's). Within `min` and `limit`.
     pub fn planned_time(&self, warm_up: &FetchStats, took: Duration) -> Duration {
         let summary = warm_up.summary_with_intervals();
-        let intervals = summary.intervals.clone().unwrap_or_default();
         // criterion's own warm-up turns this time into fetches, a fifth too few at times
         // (Dolt at 4 MiB: 390 of 500): a p99 gets a quarter more than it needs.
-        let needed = precision::fetches_needed(&intervals, &summary, self.targets)
+        let needed = precision::fetches_needed(&summary, self.targets)
             .max(self.min_fetches)
             .max(p99_fetches() * 5 / 4);
         let per_fetch = took.as_secs_f64() / summary.count.max(1) as f64;

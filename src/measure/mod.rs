@@ -291,8 +291,7 @@ impl<E: Engine> FetchLoop<E> {
         already: Duration,
     ) -> Result<()> {
         let summary = self.measured.summary_with_intervals();
-        let intervals = summary.intervals.clone().unwrap_or_default();
-        if precision::reached(&intervals, &summary, goal.targets) {
+        if precision::reached(&summary, goal.targets) {
             self.stopped = Some((Stopped::Planned, already));
             return Ok(());
         }
@@ -324,14 +323,13 @@ impl<E: Engine> FetchLoop<E> {
                 continue;
             }
             let summary = self.measured.summary_with_intervals();
-            let intervals = summary.intervals.clone().unwrap_or_default();
-            if precision::reached(&intervals, &summary, goal.targets) {
+            if precision::reached(&summary, goal.targets) {
                 break Stopped::Reached;
             }
             if at_limit {
                 break Stopped::TimeLimit;
             }
-            check_at = precision::next_check(&intervals, &summary, goal.targets);
+            check_at = precision::next_check(&summary, goal.targets);
         };
         Ok((stopped, already + started.elapsed()))
     }

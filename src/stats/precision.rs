@@ -18,7 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Summary;
-use super::interval::{Intervals, fetches_to_judge};
+use super::interval::fetches_to_judge;
 
 /// The percentiles the precision is asked of.
 const JUDGED: [f64; 2] = [0.5, 0.99];
@@ -62,8 +62,9 @@ const CHECK_GROWTH: f64 = 1.25;
 const CHECK_GROWTH_MAX: f64 = 1.5;
 
 /// How precisely a summary knows a percentile: its interval's half-width ÷ its value.
-pub fn half_width(intervals: &Intervals, summary: &Summary, q: f64) -> Option<f64> {
-    let interval = intervals.get(q)?;
+/// None where the summary has no interval for it (too few fetches or windows).
+pub fn half_width(summary: &Summary, q: f64) -> Option<f64> {
+    let interval = summary.intervals.as_ref()?.get(q)?;
     let value = match q {
         0.5 => summary.latency.p50_ns,
         0.99 => summary.latency.p99_ns,
@@ -73,21 +74,21 @@ pub fn half_width(intervals: &Intervals, summary: &Summary, q: f64) -> Option<f6
 }
 
 /// Whether p50 and p99 are both known to within their targets.
-pub fn reached(intervals: &Intervals, summary: &Summary, targets: Targets) -> bool {
+pub fn reached(summary: &Summary, targets: Targets) -> bool {
     JUDGED
         .iter()
-        .all(|&q| half_width(intervals, summary, q).is_some_and(|w| w <= targets.of(q)))
+        .all(|&q| half_width(summary, q).is_some_and(|w| w <= targets.of(q)))
 }
 
 /// The fetches `targets` likely need, from a check at `summary.count`: each
 /// half-width shrinks as 1/√n; a p99 without an interval first needs the fetches one
 /// takes, then as many more as a typical first interval's width says.
-pub fn fetches_needed(intervals: &Intervals, summary: &Summary, targets: Targets) -> u64 {
+pub fn fetches_needed(summary: &Summary, targets: Targets) -> u64 {
     let n = summary.count.max(1) as f64;
     let first_p99 = fetches_to_judge(0.99) as f64;
     JUDGED
         .iter()
-        .map(|&q| match half_width(intervals, summary, q) {
+        .map(|&q| match half_width(summary, q) {
             Some(w) => n * (w / targets.of(q)).powi(2),
             None if q == 0.99 => {
                 first_p99.max(n) * (FIRST_P99_HALF_WIDTH / targets.p99).powi(2).max(1.0)
@@ -100,9 +101,9 @@ pub fn fetches_needed(intervals: &Intervals, summary: &Summary, targets: Targets
 
 /// When to check next: at the fetches the targets likely need, but after at least 1.25
 /// and at most 1.5 times the fetches so far.
-pub fn next_check(intervals: &Intervals, summary: &Summary, targets: Targets) -> u64 {
+pub fn next_check(summary: &Summary, targets: Targets) -> u64 {
     let n = summary.count.max(1) as f64;
-    (fetches_needed(intervals, summary, targets) as f64)
+    (fetches_needed(summary, targets) as f64)
         .clamp(n * CHECK_GROWTH, n * CHECK_GROWTH_MAX)
         .ceil() as u64
 }
@@ -151,11 +152,10 @@ impl PrecisionReport {
         limit_s: f64,
         seconds: f64,
     ) -> Self {
-        let intervals = summary.intervals.clone().unwrap_or_default();
         PrecisionReport {
             asked,
-            p50: half_width(&intervals, summary, 0.5),
-            p99: half_width(&intervals, summary, 0.99),
+            p50: half_width(summary, 0.5),
+            p99: half_width(summary, 0.99),
             stopped,
             min_s,
             limit_s,
@@ -193,8 +193,8 @@ impl PrecisionReport {
         if !self.met() {
             label.push_str(match self.stopped {
                 Stopped::TimeLimit => "; stopped at the time limit",
-                Stopped::Planned => "; criterion's plan (fixed from the warm-up) fell short",
-                Stopped::Reached => "",
+                // `Planned` and `Reached` are only recorded where the precision was met.
+                Stopped::Planned | Stopped::Reached => "",
             });
         }
         label
@@ -204,7 +204,7 @@ impl PrecisionReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::interval::Interval;
+    use crate::stats::interval::{Interval, Intervals};
 
     fn summary(count: u64, p50: u64, p99: u64) -> Summary {
         let mut s = Summary {
@@ -227,6 +227,14 @@ mod tests {
         }
     }
 
+    /// `s` with these intervals.
+    fn at(s: &Summary, iv: &Intervals) -> Summary {
+        Summary {
+            intervals: Some(iv.clone()),
+            ..s.clone()
+        }
+    }
+
     fn t(p50: f64, p99: f64) -> Targets {
         Targets { p50, p99 }
     }
@@ -235,14 +243,14 @@ mod tests {
     fn both_percentiles_must_be_within_their_precision() {
         let s = summary(4000, 1000, 10_000);
         let tight = intervals(Some((990.0, 1010.0)), Some((9600.0, 10_400.0)));
-        assert!((half_width(&tight, &s, 0.5).unwrap() - 0.01).abs() < 1e-9);
-        assert!((half_width(&tight, &s, 0.99).unwrap() - 0.04).abs() < 1e-9);
-        assert!(reached(&tight, &s, t(0.05, 0.05)));
-        assert!(!reached(&tight, &s, t(0.05, 0.03)), "p99 is ±4%");
-        assert!(!reached(&tight, &s, t(0.005, 0.2)), "p50 is ±1%");
+        assert!((half_width(&at(&s, &tight), 0.5).unwrap() - 0.01).abs() < 1e-9);
+        assert!((half_width(&at(&s, &tight), 0.99).unwrap() - 0.04).abs() < 1e-9);
+        assert!(reached(&at(&s, &tight), t(0.05, 0.05)));
+        assert!(!reached(&at(&s, &tight), t(0.05, 0.03)), "p99 is ±4%");
+        assert!(!reached(&at(&s, &tight), t(0.005, 0.2)), "p50 is ±1%");
         let no_p99 = intervals(Some((990.0, 1010.0)), None);
         assert!(
-            !reached(&no_p99, &s, t(0.5, 0.5)),
+            !reached(&at(&s, &no_p99), t(0.5, 0.5)),
             "an unjudged p99 is never precise"
         );
         assert_eq!(t(0.05, 0.2).label(), "p50 ±5%, p99 ±20%");
@@ -254,19 +262,19 @@ mod tests {
         // p99 ±10% at 1000 fetches: ±5% needs about 4000.
         let s = summary(1000, 1000, 10_000);
         let iv = intervals(Some((990.0, 1010.0)), Some((9000.0, 11_000.0)));
-        assert_eq!(fetches_needed(&iv, &s, t(0.05, 0.05)), 4000);
+        assert_eq!(fetches_needed(&at(&s, &iv), t(0.05, 0.05)), 4000);
         // p50 ±1% asked ±0.5%: 4000 as well.
-        assert_eq!(fetches_needed(&iv, &s, t(0.005, 0.5)), 4000);
+        assert_eq!(fetches_needed(&at(&s, &iv), t(0.005, 0.5)), 4000);
         // Already there: the fetches so far.
-        assert_eq!(fetches_needed(&iv, &s, t(0.5, 0.5)), 1000);
+        assert_eq!(fetches_needed(&at(&s, &iv), t(0.5, 0.5)), 1000);
         // The next check comes after a quarter to a half more.
-        assert_eq!(next_check(&iv, &s, t(0.5, 0.5)), 1250);
-        assert_eq!(next_check(&iv, &s, t(0.05, 0.05)), 1500);
+        assert_eq!(next_check(&at(&s, &iv), t(0.5, 0.5)), 1250);
+        assert_eq!(next_check(&at(&s, &iv), t(0.05, 0.05)), 1500);
         // No p99 interval after 100 fetches: 500 first, at ±25%, then (25/5)² as many.
         let s = summary(100, 1000, 10_000);
         let iv = intervals(Some((990.0, 1010.0)), None);
-        assert_eq!(fetches_needed(&iv, &s, t(0.05, 0.05)), 12_500);
-        assert_eq!(fetches_needed(&iv, &s, t(0.05, 0.5)), 500);
+        assert_eq!(fetches_needed(&at(&s, &iv), t(0.05, 0.05)), 12_500);
+        assert_eq!(fetches_needed(&at(&s, &iv), t(0.05, 0.5)), 500);
     }
 
     #[test]

@@ -319,6 +319,9 @@ impl SqliteStore {
         DatasetState::Partial { rows_done: 0 }
     }
 
+    /// The database file and its -wal and -shm, listed whether or not they exist: the
+    /// last connection to close deletes the latter at any moment, so each caller takes a
+    /// missing one as nothing.
     fn files(&self) -> Vec<PathBuf> {
         let mut files = vec![self.path.clone()];
         for suffix in ["-wal", "-shm"] {
@@ -326,7 +329,7 @@ impl SqliteStore {
             p.push(suffix);
             files.push(p.into());
         }
-        files.into_iter().filter(|p| p.exists()).collect()
+        files
     }
 }
 

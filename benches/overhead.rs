@@ -12,8 +12,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 
 use blobrace::content::fill_blob;
 use blobrace::dataset::DatasetSpec;
+use blobrace::db::engine::{Engine, EngineSettings};
 use blobrace::diskio::DiskReadCounter;
-use blobrace::engine::{Engine, EngineSettings};
 use blobrace::measure::{FetchLoop, Phase};
 use blobrace::size::SizeClass;
 use blobrace::stats::format_ns;

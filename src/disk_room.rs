@@ -10,10 +10,10 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use crate::db::registry::StoreKind;
 use crate::error::InputError;
 use crate::machine::available_bytes;
 use crate::size::format_bytes_approx;
-use crate::store::StoreKind;
 
 /// What a full disk costs beyond the data: filesystems misbehave when full, and
 /// Docker's own health checks write there too.
@@ -257,17 +257,19 @@ mod tests {
 
     #[test]
     fn drop_after_needs_the_largest_size_class_and_a_full_load_all_of_them() {
+        let sqlite = StoreKind::named("sqlite").unwrap();
+        let floor = StoreKind::named("floor").unwrap();
         let mut rooms = Rooms {
             rooms: vec![Room::new("disk".into(), Some(10 << 30))],
-            of_store: vec![(StoreKind::Sqlite, 0), (StoreKind::Floor, 0)],
+            of_store: vec![(sqlite, 0), (floor, 0)],
         };
-        rooms.add(StoreKind::Sqlite, 0, 3 << 30);
-        rooms.add(StoreKind::Floor, 0, 3 << 30);
-        rooms.add(StoreKind::Sqlite, 1, 1 << 30);
+        rooms.add(sqlite, 0, 3 << 30);
+        rooms.add(floor, 0, 3 << 30);
+        rooms.add(sqlite, 1, 1 << 30);
         assert_eq!(rooms.rooms[0].needed(true), 6 << 30);
         assert_eq!(rooms.rooms[0].needed(false), 7 << 30);
         assert!(rooms.check(false).is_ok());
-        rooms.add(StoreKind::Floor, 1, 3 << 30);
+        rooms.add(floor, 1, 3 << 30);
         let refused = rooms.check(false).unwrap_err().to_string();
         assert!(
             refused.contains("10.00GiB is available")

@@ -4,7 +4,7 @@
 //! where an engine beats it the run says so, with what the results can tell about
 //! why, instead of printing a "÷ floor" below 1 as if it were a finding.
 
-use crate::engine::EngineKind;
+use crate::db::registry::EngineKind;
 use crate::results::{EngineResult, RunResults};
 use crate::stats::format_ns;
 use crate::summary::interval_label;

@@ -8,10 +8,9 @@
 //! (issue 31). This is said with its arithmetic before the cell is measured, and in the
 //! report beside the kernel-memory peak the step recorded.
 
-use crate::engine::EngineKind;
+use crate::db::registry::EngineKind;
 use crate::results::{EngineResult, RunResults};
 use crate::size::format_bytes_approx;
-use crate::store::StoreKind;
 
 /// Kernel memory one opened file costs its reader's cgroup: an ext4 inode (1,128 bytes
 /// in `ext4_inode_cache`) and a dentry (192). Measured: 100,000 files of 1 KiB opened and
@@ -58,7 +57,7 @@ pub fn pressure(
     blob_bytes: u64,
     cap: Option<u64>,
 ) -> Option<String> {
-    if engine.store() != StoreKind::Fs {
+    if engine.store().name() != crate::db::fs::NAME {
         return None;
     }
     let cap = cap?;

@@ -44,11 +44,11 @@ pub mod config;
 pub mod container;
 pub mod content;
 pub mod dataset;
+pub mod db;
 pub mod disk_room;
 pub mod diskio;
 pub mod diskprobe;
 pub mod docker;
-pub mod engine;
 pub mod entity;
 pub mod error;
 pub mod evict;
@@ -66,12 +66,10 @@ pub mod profile;
 pub mod report;
 pub mod results;
 pub mod run;
-pub mod server;
 pub mod server_caps;
 pub mod size;
 pub mod stats;
 pub mod steady;
-pub mod store;
 pub mod summary;
 
 /// The name serde writes for a unit enum variant (its kebab-case or renamed

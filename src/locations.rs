@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::server::{Server, ServerOptions};
+use crate::db::server::{Server, ServerOptions};
 
 /// SQLite's default page size, the SQLite datasets' default layout.
 pub const DEFAULT_SQLITE_PAGE_SIZE: u32 = 4096;

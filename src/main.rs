@@ -9,15 +9,16 @@ use clap::{Parser, Subcommand};
 use blobrace::config::{RunArgs, RunConfig, parse_duration, parse_percent, usage_error};
 use blobrace::content::check_blob;
 use blobrace::dataset::DatasetState;
-use blobrace::engine::{Engine, EngineKind};
+use blobrace::db::engine::Engine;
+use blobrace::db::registry::EngineKind;
+use blobrace::db::server::{COMPOSE_UP, Server};
+use blobrace::db::store::Store;
 use blobrace::error::InputError;
 use blobrace::load::{LoadOutcome, ensure_loaded};
 use blobrace::machine::MachineFacts;
 use blobrace::run::drive::{FixedTime, measure_all};
 use blobrace::run::{Run, apply_cap, fit_servers, print_cap, reachable_engines, stores_for};
-use blobrace::server::{COMPOSE_UP, Server};
 use blobrace::size::format_bytes;
-use blobrace::store::Store;
 
 #[derive(Parser)]
 #[command(

@@ -74,7 +74,7 @@ fn mib(bytes: u64) -> String {
 /// A load not run because its fetches in flight would not fit under a cap.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkippedLoad {
-    pub engine: crate::engine::EngineKind,
+    pub engine: crate::db::registry::EngineKind,
     pub size_bytes: u64,
     pub size: String,
     pub point: LoadPoint,
@@ -133,8 +133,8 @@ mod tests {
 
     #[test]
     fn the_model_agrees_with_what_the_caps_did() {
-        use crate::engine::EngineKind;
-        use crate::server::Server;
+        use crate::db::registry::EngineKind;
+        use crate::db::server::Server;
         let engine = |n: &str| n.parse::<EngineKind>().unwrap();
         let sqlite = engine("sqlite-raw").def().client_copies;
         let floor = engine("floor").def().client_copies;

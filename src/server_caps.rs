@@ -5,14 +5,14 @@
 //! Docker's API, and its own cache the size that cap calls for (the descriptor's
 //! `cache_bytes_for_cap`); what changed is recorded with the run.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
-use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::cap::CapRequest;
-use crate::server::Server;
+use crate::db::server::Server;
+use crate::db::server::cache::{read_cache, set_cache};
 use crate::size::format_bytes;
 
 /// A server's limits at one moment: its container's and its own cache's.
@@ -67,63 +67,6 @@ impl ServerFit {
             self.container
         )
     }
-}
-
-/// The server's cache setting in force, in bytes; None for a server without one.
-async fn read_cache(db: &DatabaseConnection, server: Server) -> Result<Option<u64>> {
-    let Some(cache) = server.cache() else {
-        return Ok(None);
-    };
-    let sql = cache.read_sql;
-    let row = db
-        .query_one_raw(Statement::from_string(db.get_database_backend(), sql))
-        .await?
-        .with_context(|| format!("`{sql}` returned nothing"))?;
-    Ok(Some(row.try_get::<i64>("", "n")? as u64))
-}
-
-/// Set the cache, and wait until the server reports it (MariaDB resizes in the
-/// background, chunk by chunk). Returns the value in force.
-async fn set_cache(db: &DatabaseConnection, server: Server, bytes: u64) -> Result<Option<u64>> {
-    let Some(cache) = server.cache() else {
-        return Ok(None);
-    };
-    db.execute_unprepared(&(cache.set_sql)(bytes))
-        .await
-        .with_context(|| format!("cannot set {} of {}", cache.name, server.name()))?;
-    if cache.applied_by_restart {
-        return read_cache(db, server).await;
-    }
-    let started = Instant::now();
-    loop {
-        let now = read_cache(db, server).await?;
-        if now == Some(bytes) || started.elapsed() > Duration::from_secs(60) {
-            return Ok(now);
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// The cache a server has now (to set it again after a restart, see `restore_cache`).
-pub async fn cache_now(server: Server, url: &str) -> Result<Option<u64>> {
-    let db = server.connect(url, None).await?;
-    let bytes = read_cache(&db, server).await?;
-    db.close().await?;
-    Ok(bytes)
-}
-
-/// After a restart: set the server's cache back to what it was before it, for a
-/// setting that does not survive a restart (MariaDB starts with the pool on its
-/// command line, which may be meant for another cap: 640M inside a 256 MiB container
-/// is an OOM kill waiting to happen). The caller reads `cache_now` before the restart
-/// only for such a setting (`!applied_by_restart`).
-pub async fn restore_cache(server: Server, url: &str, bytes: u64) -> Result<()> {
-    let db = server.connect(url, None).await?;
-    if read_cache(&db, server).await? != Some(bytes) {
-        set_cache(&db, server, bytes).await?;
-    }
-    db.close().await?;
-    Ok(())
 }
 
 const NO_CACHE_SETTING: &str = "no cache setting";

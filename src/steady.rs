@@ -22,7 +22,8 @@ use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::store::Store;
+use crate::db::registry::AnyStore;
+use crate::db::store::Store;
 
 /// The state of the engine's cache when measuring starts.
 #[derive(
@@ -95,7 +96,7 @@ pub struct ServerGauge {
     pub docker: bollard::Docker,
     pub container_id: String,
     pub container_name: String,
-    pub server: crate::server::Server,
+    pub server: crate::db::server::Server,
     pub url: String,
 }
 
@@ -314,7 +315,7 @@ pub fn model_hit_ratio(cached_bytes: Option<u64>, stored_bytes: u64) -> Option<f
 
 /// The bytes a local store's dataset takes on disk: the file's length, else the
 /// store's estimate; a server's (kept in its container) counts as its blob bytes.
-pub fn stored_bytes(store: &impl Store) -> u64 {
+pub fn stored_bytes(store: &AnyStore) -> u64 {
     let spec = store.spec();
     if store.kind().is_server() {
         return spec.bytes();

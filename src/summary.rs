@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::engine::EngineKind;
+use crate::db::registry::EngineKind;
 use crate::results::{EngineResult, RunResults};
 use crate::stats::{Interval, disk_per_fetch_label, format_ns, hit_ratio_label};
 

@@ -5,7 +5,7 @@
 
 mod common;
 
-use blobrace::server::{Server, compose_env};
+use blobrace::db::server::{Server, compose_env};
 use common::{docker_required, only_run, run, stderr};
 
 /// Dolt's URL from BLOBRACE_DOLT_URL, else compose/.env, as `blobrace` builds it.

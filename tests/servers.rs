@@ -4,7 +4,7 @@
 
 mod common;
 
-use blobrace::server::{Server, compose_env};
+use blobrace::db::server::{Server, compose_env};
 use common::{docker_required, only_run, run, stderr};
 
 /// Server URLs from BLOBRACE_*_URL, else from compose/.env, as `blobrace` builds them

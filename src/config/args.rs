@@ -8,10 +8,11 @@ use std::time::Duration;
 use clap::{Arg, ArgMatches, Args, FromArgMatches, ValueEnum};
 use serde::{Deserialize, Serialize};
 
-use crate::engine::EngineKind;
+use crate::db::postgres::PgStorage;
+use crate::db::registry::EngineKind;
+use crate::db::server::Server;
 use crate::key::KeyType;
 use crate::load_gen::Arrivals;
-use crate::server::{PgStorage, Server};
 use crate::size::{format_bytes, parse_bytes};
 
 use super::DEFAULT_TARGET_P99;

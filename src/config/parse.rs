@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::engine::{EngineKind, parse_engine_list};
+use crate::db::registry::{EngineKind, parse_engine_list};
 use crate::error::InputError;
 use crate::size::{SizeClass, parse_bytes, parse_size_list};
 use crate::stats::precision::Targets;

@@ -2,11 +2,10 @@
 //! involves two flags at once checked (one error, exit code 2).
 
 use crate::cap::CapRequest;
-use crate::engine::EngineKind;
+use crate::db::registry::EngineKind;
+use crate::db::server::{Server, compose_env};
 use crate::error::InputError;
-use crate::server::{Server, compose_env};
 use crate::size::{SizeClass, format_bytes};
-use crate::store::StoreKind;
 
 use super::args::{Mode, RunArgs};
 use super::parse::{ClientList, EngineList, Limit, Precision, RateList, SizeList};
@@ -84,7 +83,7 @@ impl RunArgs {
         }
         // A keyed run keeps the floor: it reads by offset whatever the key, the same
         // file as any run's, so it is the round's reference for the keyed engines.
-        let floor_or_keyed = |e: &EngineKind| e.store().has_keys() || e.store() == StoreKind::Floor;
+        let floor_or_keyed = |e: &EngineKind| e.store().has_keys() || e.store().is_floor();
         let engines = match &self.engines {
             Some(EngineList(list)) => list.clone(),
             None => EngineKind::all()
@@ -103,7 +102,7 @@ impl RunArgs {
                 input: self.key.to_string(),
                 why: format!(
                     "{keyless} has no key type ({}). Engines with keys: {}{}; leave {keyless} out of --engines or use --key int",
-                    if keyless.store() == StoreKind::Floor {
+                    if keyless.store().is_floor() {
                         "it reads a packed file at the id's offset"
                     } else {
                         "it reads one file per blob, named by its id"
@@ -113,7 +112,7 @@ impl RunArgs {
                         .map(|e| e.name())
                         .collect::<Vec<_>>()
                         .join(", "),
-                    if keyless.store() == StoreKind::Floor {
+                    if keyless.store().is_floor() {
                         " (the floor may run beside them, as the round's reference)"
                     } else {
                         ""

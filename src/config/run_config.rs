@@ -8,11 +8,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::cap::CapRequest;
 use crate::dataset::DatasetSpec;
-use crate::engine::EngineKind;
+use crate::db::postgres::PgStorage;
+use crate::db::registry::EngineKind;
+use crate::db::server::{Server, ServerOptions};
 use crate::key::KeyType;
 use crate::load_gen::{Arrivals, LoadPoint, LoadSettings};
 use crate::locations::Locations;
-use crate::server::{PgStorage, Server, ServerOptions};
 use crate::size::SizeClass;
 use crate::stats::precision::Targets;
 use crate::steady::CacheState;

@@ -3,8 +3,8 @@
 use clap::Parser;
 
 use crate::cap::CapRequest;
+use crate::db::server::Server;
 use crate::key::KeyType;
-use crate::server::Server;
 use crate::size::SizeClass;
 use crate::stats::precision::Targets;
 

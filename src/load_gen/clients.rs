@@ -12,8 +12,8 @@ use rand::RngExt;
 
 use crate::content::check_blob;
 use crate::dataset::DatasetSpec;
+use crate::db::engine::Engine;
 use crate::diskio::DiskReadCounter;
-use crate::engine::Engine;
 use crate::error::FetchMismatch;
 use crate::measure::FULL_CHECK_EVERY;
 use crate::stats::window::WINDOW_NS;

@@ -9,9 +9,9 @@ use rand::rngs::Xoshiro256PlusPlus;
 
 use crate::content::fill_blob;
 use crate::dataset::DatasetSpec;
+use crate::db::engine::Engine;
+use crate::db::engine::EngineSettings;
 use crate::diskio::DiskReadCounter;
-use crate::engine::Engine;
-use crate::engine::EngineSettings;
 use crate::measure::id_sequence;
 use crate::size::SizeClass;
 use crate::stats::Percentiles;

@@ -23,8 +23,8 @@ use rand::{RngExt, SeedableRng};
 
 use crate::content::check_blob;
 use crate::dataset::DatasetSpec;
+use crate::db::engine::Engine;
 use crate::diskio::DiskReadCounter;
-use crate::engine::Engine;
 use crate::error::FetchMismatch;
 use crate::stats::FetchStats;
 use crate::stats::precision::{self, Stopped};

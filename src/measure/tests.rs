@@ -2,7 +2,7 @@
 //! content check, the id stream, precision and criterion's phases.
 
 use crate::content::fill_blob;
-use crate::engine::EngineSettings;
+use crate::db::engine::EngineSettings;
 use crate::size::SizeClass;
 
 use super::*;

@@ -234,7 +234,7 @@ mod tests {
             Part::Orm
         );
         assert_eq!(
-            part_of(&stack(&["pread64", "blobrace::engine::floor"])),
+            part_of(&stack(&["pread64", "blobrace::db::engine::floor"])),
             Part::Other
         );
         assert_eq!(part_of(&[]), Part::Other);

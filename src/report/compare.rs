@@ -11,7 +11,7 @@
 //! rule (a ratio beyond 1 ± noise). Only what both runs measured is compared; the
 //! rest is listed.
 
-use crate::engine::EngineKind;
+use crate::db::registry::EngineKind;
 use crate::report::data::{engines, sizes};
 use crate::results::RunResults;
 use crate::size::format_bytes;

@@ -1,7 +1,7 @@
 //! What the charts and tables show, computed from a run's results: pure functions
 //! over `RunResults`, unit-tested with known inputs.
 
-use crate::engine::EngineKind;
+use crate::db::registry::EngineKind;
 use crate::results::{EngineResult, RunResults};
 use crate::stats::{LogHistogram, Summary};
 

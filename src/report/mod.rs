@@ -8,6 +8,7 @@ pub mod compare;
 pub mod data;
 pub mod export;
 mod page;
+pub mod palette;
 pub mod variants;
 
 use std::path::{Path, PathBuf};

@@ -20,14 +20,13 @@ use serde::Serialize;
 
 use super::charts::{FONT, LABEL_SIZE, TITLE_SIZE, WIDTH, engine_color, plot_err, register_font};
 use super::page::{CSS, esc};
-use crate::engine::EngineKind;
+use crate::db::registry::EngineKind;
+use crate::db::registry::StoreKind;
 use crate::load::{LoadOutcome, disk_label};
-use crate::locations::DEFAULT_SQLITE_PAGE_SIZE;
 use crate::results::{RunResults, write_atomic};
 use crate::size::format_bytes;
 use crate::stats::format_ns;
 use crate::steady::CacheState;
-use crate::store::StoreKind;
 
 /// The layout of `store`'s datasets in `run`: the choices that differ from the
 /// defaults and apply to that store ("key uuidv7", "page 16384"); empty: the default.
@@ -37,24 +36,7 @@ pub fn layout_of(run: &RunResults, store: StoreKind) -> Vec<String> {
     if store.has_keys() && config.key.is_binary() {
         parts.push(format!("key {}", config.key));
     }
-    match store {
-        StoreKind::Sqlite => {
-            if config.sqlite_page_size != DEFAULT_SQLITE_PAGE_SIZE {
-                parts.push(format!("page {}", config.sqlite_page_size));
-            }
-            if config.sqlite_mmap_size != 0 {
-                parts.push(format!("mmap {}", format_bytes(config.sqlite_mmap_size)));
-            }
-        }
-        StoreKind::Server(server) => {
-            // What makes a server's dataset another one is what names its namespace.
-            let suffix = server.namespace_suffix(&run.config.locations().server_options);
-            if !suffix.is_empty() {
-                parts.push(format!("storage {}", suffix.trim_start_matches('_')));
-            }
-        }
-        StoreKind::Fs | StoreKind::Floor => {}
-    }
+    parts.extend(store.db().layout(&config.locations()));
     parts
 }
 
@@ -97,7 +79,9 @@ pub fn rows(runs: &[RunResults]) -> Vec<VariantRow> {
     for run in runs {
         for r in run.results.iter().filter(|r| r.scenario.repeat == 1) {
             let store = r.engine.store();
-            if matches!(store, StoreKind::Fs | StoreKind::Floor) {
+            // Keys are a layout choice of every store that has them; fs and the
+            // floor have neither keys nor layout choices.
+            if !store.has_keys() {
                 continue;
             }
             let parts = layout_of(run, store);

@@ -6,13 +6,15 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use crate::dataset::DatasetSpec;
+use crate::db::engine::Engine;
+use crate::db::registry::EngineKind;
+use crate::db::registry::StoreKind;
+use crate::db::store::Store;
 use crate::diskio::DiskReadCounter;
-use crate::engine::{Engine, EngineKind};
 use crate::load_gen::{LoadMeasured, LoadPoint, LoadSettings, SaturationStep, rate_label};
 use crate::memory_fit::{Budget, SkippedLoad};
 use crate::results::{LoadFacts, LoadResult, Regime, SaturationResult};
 use crate::stats::format_ns;
-use crate::store::{Store, StoreKind};
 
 use super::terminal::load_line;
 use super::{Prepared, Run};
@@ -229,7 +231,9 @@ impl Run {
     /// the floor's, else SQLite's (servers keep their files inside their containers).
     pub(super) fn local_dataset_file(&self, spec: DatasetSpec, block: u64) -> Option<PathBuf> {
         let at = self.config().locations();
-        [StoreKind::Floor, StoreKind::Sqlite]
+        let mut local: Vec<StoreKind> = StoreKind::all().filter(|k| !k.is_server()).collect();
+        local.sort_by_key(|k| !k.is_floor());
+        local
             .into_iter()
             .map(|kind| kind.open(&at, spec).location().to_path_buf())
             .find(|path| std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() >= block))

@@ -26,7 +26,7 @@ use tokio::runtime::Runtime;
 
 use crate::config::Mode;
 use crate::dataset::DatasetSpec;
-use crate::engine::EngineKind;
+use crate::db::registry::EngineKind;
 use crate::load_gen::LoadPoint;
 use crate::results::{FailedStage, Scenario};
 

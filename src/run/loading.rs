@@ -4,10 +4,10 @@
 use anyhow::{Context, Result};
 
 use crate::dataset::{DatasetSpec, DatasetState};
-use crate::engine::EngineKind;
+use crate::db::registry::EngineKind;
+use crate::db::store::Store;
 use crate::load::ensure_loaded;
 use crate::results::{FailedStage, StepFailure};
-use crate::store::Store;
 
 use super::{Run, fit_servers, reachable_engines, stores_for};
 

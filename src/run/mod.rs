@@ -18,12 +18,12 @@ use anyhow::{Context, Result};
 
 use crate::cap::CapGuard;
 use crate::config::RunConfig;
-use crate::engine::EngineKind;
+use crate::db::registry::EngineKind;
+use crate::db::registry::StoreKind;
 use crate::machine::MachineFacts;
 use crate::report::export::{AnyExporter, Csv};
 use crate::results::{RESULTS_SCHEMA_VERSION, RunResults, new_run_id, write_atomic};
 use crate::server_caps::ServerCaps;
-use crate::store::StoreKind;
 
 pub use prepare::Prepared;
 pub use terminal::{apply_cap, print_cap};
@@ -111,7 +111,7 @@ impl Run {
             driver: driver.into(),
             // URLs carry passwords: recorded without them.
             command: std::env::args()
-                .map(|a| crate::server::redact_url(&a))
+                .map(|a| crate::db::server::redact_url(&a))
                 .collect::<Vec<_>>()
                 .join(" "),
             config,

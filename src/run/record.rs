@@ -5,12 +5,13 @@ use anyhow::{Context, Result};
 
 use crate::cap::{self};
 use crate::dataset::DatasetSpec;
+use crate::db::engine::Engine;
+use crate::db::registry::EngineKind;
+use crate::db::store::Store;
 use crate::diskprobe::DiskProbes;
-use crate::engine::{Engine, EngineKind};
 use crate::error::InputError;
 use crate::results::{DatasetFacts, EngineResult, FailedStage, Regime, StepFailure};
 use crate::stats::precision::PrecisionReport;
-use crate::store::Store;
 
 use super::terminal::one_line;
 use super::{Prepared, Run};

@@ -10,7 +10,7 @@ use super::{
     Chart, FONT, LABEL_SIZE, Section, TITLE_SIZE, UNKNOWN, bytes_label, draw_empty, engine_color,
     legend, plot_err, series_line,
 };
-use crate::engine::EngineKind;
+use crate::db::registry::EngineKind;
 use crate::report::data::{engines, log_range, series, size_axis};
 use crate::results::RunResults;
 

@@ -9,7 +9,7 @@ use super::{
     Chart, FONT, LABEL_SIZE, Section, TITLE_SIZE, draw_empty, engine_color, legend, ns_label,
     plot_err, series_line,
 };
-use crate::engine::EngineKind;
+use crate::db::registry::EngineKind;
 use crate::report::data::{cdf, engines, log_range};
 use crate::results::RunResults;
 use crate::size::format_bytes;

@@ -12,7 +12,7 @@ use super::{
     Chart, DISK_LIMIT, FONT, LABEL_SIZE, Section, TITLE_SIZE, draw_empty, engine_color, legend,
     plot_err, series_line,
 };
-use crate::engine::EngineKind;
+use crate::db::registry::EngineKind;
 use crate::report::data::{clients_curve, disk_rates, load_engines, log_range};
 use crate::results::RunResults;
 use crate::size::format_bytes;

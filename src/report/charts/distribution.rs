@@ -10,7 +10,7 @@ use super::{
     Chart, FONT, HIT, LABEL_SIZE, MISS, Section, TITLE_SIZE, UNKNOWN, draw_empty, ns_label,
     plot_err,
 };
-use crate::engine::EngineKind;
+use crate::db::registry::EngineKind;
 use crate::report::data::{Bar, bars, engines, log_range};
 use crate::results::RunResults;
 use crate::size::format_bytes;

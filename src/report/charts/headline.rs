@@ -9,7 +9,7 @@ use super::{
     Chart, FONT, LABEL_SIZE, Section, TARGET, TITLE_SIZE, bytes_label, draw_empty, engine_color,
     legend, ns_label, plot_err, series_line,
 };
-use crate::engine::EngineKind;
+use crate::db::registry::EngineKind;
 use crate::report::data::{log_range, series, size_axis, sizes};
 use crate::results::RunResults;
 

@@ -9,10 +9,10 @@ use super::{
     Chart, FONT, LABEL_SIZE, Section, TITLE_SIZE, bytes_label, draw_empty, legend, plot_err,
     series_line,
 };
-use crate::engine::EngineKind;
+use crate::db::registry::EngineKind;
+use crate::db::registry::StoreKind;
 use crate::report::data::{log_range, size_axis};
 use crate::results::RunResults;
-use crate::store::StoreKind;
 
 pub struct LoadThroughput;
 

@@ -20,7 +20,6 @@ use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::engine::EngineKind;
 use crate::results::RunResults;
 
 pub use amplification::Amplification;
@@ -44,11 +43,7 @@ pub const TARGET: RGBColor = RGBColor(200, 30, 30);
 /// The disk's own O_DIRECT throughput, the physical limit of a load.
 pub const DISK_LIMIT: RGBColor = RGBColor(150, 150, 150);
 
-/// One colour per engine (registered with the engine), stable across charts and runs.
-pub fn engine_color(engine: EngineKind) -> RGBColor {
-    let (r, g, b) = engine.def().colour;
-    RGBColor(r, g, b)
-}
+pub use crate::report::palette::engine_color;
 
 /// Where on the report page a chart goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

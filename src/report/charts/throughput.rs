@@ -13,7 +13,7 @@ use super::{
     Chart, DISK_LIMIT, FONT, LABEL_SIZE, Section, TARGET, TITLE_SIZE, draw_empty, engine_color,
     legend, ns_label, plot_err, series_line,
 };
-use crate::engine::EngineKind;
+use crate::db::registry::EngineKind;
 use crate::report::data::{disk_rates, load_curve, load_engines, log_range};
 use crate::results::RunResults;
 use crate::size::format_bytes;

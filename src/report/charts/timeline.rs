@@ -12,7 +12,7 @@ use super::{
     Chart, FONT, HIT, LABEL_SIZE, Section, TITLE_SIZE, UNKNOWN, draw_empty, engine_color, ns_label,
     plot_err,
 };
-use crate::engine::EngineKind;
+use crate::db::registry::EngineKind;
 use crate::report::data::{TimelinePoint, engines, log_range, timeline};
 use crate::results::RunResults;
 use crate::size::format_bytes;

@@ -120,7 +120,7 @@ pub(super) fn disk_limit_note(run: &RunResults, size: u64) -> String {
     if limits.is_empty() {
         return String::new();
     }
-    let floor = crate::engine::EngineKind::floor();
+    let floor = crate::db::registry::EngineKind::floor();
     let mut parts = Vec::new();
     for d in limits {
         match &d.throughput {

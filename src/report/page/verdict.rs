@@ -136,7 +136,7 @@ pub(super) fn sustainable_verdict(run: &RunResults, options: &ReportOptions) -> 
         let _ = write!(p, "<th>{}</th>", format_bytes(size));
     }
     p.push_str("</tr>\n");
-    let mut keys: Vec<(crate::engine::EngineKind, u32)> = run
+    let mut keys: Vec<(crate::db::registry::EngineKind, u32)> = run
         .saturations
         .iter()
         .map(|s| (s.engine, s.clients))
@@ -159,7 +159,7 @@ pub(super) fn sustainable_verdict(run: &RunResults, options: &ReportOptions) -> 
                 None => "<span class=muted>not measured</span>".to_string(),
                 Some(s) => match (s.search.sustainable, s.sustainable_mb_per_s) {
                     (Some(rate), Some(mb)) => {
-                        let vs_floor = find(crate::engine::EngineKind::floor())
+                        let vs_floor = find(crate::db::registry::EngineKind::floor())
                             .filter(|f| f.engine != engine)
                             .and_then(|f| f.search.sustainable)
                             .map(|f| {

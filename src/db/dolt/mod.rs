@@ -1,0 +1,226 @@
+//! Dolt: a versioned SQL database speaking MySQL's wire protocol (its storage is a
+//! content-addressed chunk store: a blob is a tree of chunks, read and hashed on the
+//! way). It has no buffer pool setting: it caches in Go's heap and the page cache,
+//! both inside its container's cap, and Go's garbage collector does not see that cap:
+//! GOMEMLIMIT (recorded with each result) keeps the heap under it. A load ends with a
+//! Dolt commit, so the data is an ordinary committed Dolt database.
+
+use sea_orm::{ConnectOptions, DbBackend};
+
+use crate::db::server::mysql_wire;
+use crate::db::server::{
+    BulkLoad, CacheSetting, ComposeEnv, PacketLimit, ServerDb, ServerOptions, ServerPprof,
+};
+
+pub struct Dolt;
+
+impl ServerDb for Dolt {
+    fn name(&self) -> &'static str {
+        "dolt"
+    }
+
+    fn url_flag(&self) -> &'static str {
+        "dolt-url"
+    }
+
+    fn url_env(&self) -> &'static str {
+        "BLOBRACE_DOLT_URL"
+    }
+
+    fn url_help(&self) -> &'static str {
+        "Dolt sql-server URL (a user that may create databases) for the dolt engines. Default: root, from compose/.env."
+    }
+
+    fn url_from_compose(&self, env: &ComposeEnv) -> Option<String> {
+        mysql_wire::compose_url(env, "DOLT_ROOT_PASSWORD", "BLOBRACE_DOLT_PORT", "13307")
+    }
+
+    fn backend(&self) -> DbBackend {
+        DbBackend::MySql
+    }
+
+    fn engine_help(&self) -> [&'static str; 2] {
+        [
+            "Dolt sql-server (capped container) through SeaORM's MySQL backend",
+            "the same Dolt table and query through sqlx, prepared statement",
+        ]
+    }
+
+    fn connection_setup(&self, options: &mut ConnectOptions, namespace: Option<&str>) {
+        mysql_wire::connection_setup(options, namespace, false)
+    }
+
+    fn namespace_word(&self) -> &'static str {
+        "database"
+    }
+
+    fn create_namespace_sql(&self, namespace: &str) -> String {
+        mysql_wire::create_database_sql(namespace)
+    }
+
+    fn drop_namespace_sql(&self, namespace: &str) -> String {
+        mysql_wire::drop_database_sql(namespace)
+    }
+
+    /// Dolt keeps each database in its own directory under its data dir, and
+    /// information_schema.TABLES has no sizes for it.
+    fn namespace_dir(&self, namespace: &str) -> Option<String> {
+        Some(format!("{}/{namespace}", self.container_data_dir()))
+    }
+
+    fn namespace_bytes_sql(&self, _namespace: &str) -> Option<String> {
+        None
+    }
+
+    fn packet_limit(&self) -> Option<PacketLimit> {
+        Some(mysql_wire::packet_limit(
+            "Dolt max_allowed_packet",
+            "set max_allowed_packet in the server's config (or SET GLOBAL max_allowed_packet)",
+        ))
+    }
+
+    /// A bound blob parameter is typed BLOB, and 0.40 refuses one over 65535 bytes
+    /// ("length is 4194304 but max allowed is 65535") whatever the column is.
+    /// Dolt's process does not give back what a load grew: under the quick 256 MiB cap
+    /// its resident memory went from 77 MiB after a start to 190-225 MiB over a 768 MiB
+    /// load of 1 KiB blobs (GOMEMLIMIT 192 MiB), and the next load (64 KiB, and in
+    /// another run 4 MiB after three smaller ones) was OOM-killed within seconds. Alone
+    /// after a start, the same 4 MiB load peaked at 182 MiB and finished.
+    fn restart_after_load(&self) -> bool {
+        true
+    }
+
+    fn bulk_load(&self) -> BulkLoad {
+        BulkLoad::InsertInPieces(65535)
+    }
+
+    /// Commit the loaded rows: a dataset is a committed Dolt database, as an
+    /// application's would be, not an uncommitted working set. (0.40 has no
+    /// `DOLT_COMMIT('-A')`: stage everything first.)
+    fn after_load_sql(&self, _options: &ServerOptions) -> Vec<String> {
+        vec![
+            "CALL DOLT_ADD('.')".into(),
+            "CALL DOLT_COMMIT('-m', 'blobrace: load the dataset')".into(),
+        ]
+    }
+
+    /// A load stopped between marking its dataset complete and committing leaves both
+    /// in the working set: complete to every reader, but not in Dolt's history.
+    fn uncommitted_sql(&self) -> Option<String> {
+        Some("SELECT COUNT(*) AS n FROM dolt_status".into())
+    }
+
+    /// None to size: its caches are Go's heap (under GOMEMLIMIT) and the page cache.
+    fn cache(&self) -> Option<CacheSetting> {
+        None
+    }
+
+    fn cache_bytes_for_cap(&self, _cap_bytes: u64, _largest_blob: u64) -> u64 {
+        0
+    }
+
+    /// Loading holds about 24 copies of the blob being inserted (it goes in 64 KiB
+    /// pieces, each appended piece rewriting the value; the GC takes the garbage
+    /// only as GOMEMLIMIT nears): anonymous memory peaked at 858 MiB loading 32 MiB
+    /// blobs under a 1 GiB cap (8 and 32 rows alike) and at 198 MiB loading 4 MiB
+    /// blobs under 256 MiB (GOMEMLIMIT 192 MiB); under 512 MiB it was OOM-killed on
+    /// the first 32 MiB row. 2026-11-25, this project's machine.
+    fn min_cap_bytes(&self, largest_blob: u64) -> u64 {
+        DOLT_BASE_BYTES + DOLT_LOAD_COPIES * largest_blob.max(1 << 20)
+    }
+
+    fn serving_memory_bytes(&self) -> u64 {
+        DOLT_SERVING_BYTES
+    }
+
+    fn fetch_copies(&self) -> u64 {
+        DOLT_FETCH_COPIES
+    }
+
+    fn read_range_sql(&self, first: &str, last: &str, _options: &ServerOptions) -> String {
+        mysql_wire::read_range_sql(first, last)
+    }
+
+    fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            mysql_wire::VERSION,
+            ("dolt_version", "SELECT CAST(dolt_version() AS CHAR)"),
+            mysql_wire::MAX_ALLOWED_PACKET,
+        ]
+    }
+
+    /// Go's memory limit and GC target as the server process got them.
+    fn process_env(&self) -> &'static [&'static str] {
+        &["GOMEMLIMIT", "GOGC"]
+    }
+
+    /// `dolt --pprof-server sql-server` serves Go's pprof on the container's
+    /// 127.0.0.1:6060 (the offline stand-in starts so; the official image's entrypoint
+    /// takes no global flag).
+    fn pprof(&self) -> Option<ServerPprof> {
+        Some(ServerPprof {
+            port: 6060,
+            parts: DOLT_PARTS,
+            how_to_enable: "start it as `dolt --pprof-server sql-server …` (the offline stand-in does; the official image's entrypoint does not)",
+        })
+    }
+
+    fn container_data_dir(&self) -> &'static str {
+        "/var/lib/dolt"
+    }
+}
+
+/// Dolt's anonymous memory with nothing in flight, after a start: 87-98 MiB.
+const DOLT_BASE_BYTES: u64 = 96 << 20;
+/// Blob-sized copies Dolt holds while inserting one (`min_cap_bytes`).
+const DOLT_LOAD_COPIES: u64 = 24;
+/// Dolt's memory besides blobs in flight while it serves: its anonymous memory peaked
+/// at 170 MiB serving one client 4 MiB blobs (1 GiB cap, GOMEMLIMIT 768 MiB), about one
+/// fetch's 20 MiB above this.
+const DOLT_SERVING_BYTES: u64 = 150 << 20;
+/// Blob-sized buffers per fetch in flight inside Dolt: 170, 253, 314 MiB at 1, 4, 8
+/// clients of 4 MiB blobs, ~20 MiB (5 blobs) more per client (the chunks, the
+/// assembled value, the row and the packet, and garbage the GC has not yet taken).
+const DOLT_FETCH_COPIES: u64 = 5;
+
+/// Where Dolt's CPU time goes, by package (the innermost frame of one decides, so a
+/// system call counts as one whoever made it, and an allocation as the allocator's).
+const DOLT_PARTS: crate::profile::go_pprof::Parts = &[
+    (
+        "Go GC and allocation",
+        &[
+            "runtime.gc",
+            "runtime.mallocgc",
+            "runtime.scanobject",
+            "runtime.markroot",
+            "runtime.greyobject",
+            "runtime.bgsweep",
+            "runtime.sweepone",
+            "runtime.(*mheap)",
+            "runtime.(*mspan)",
+            "runtime.(*mcache)",
+            "runtime.(*gcWork)",
+            "runtime.wbBuf",
+            "runtime.bulkBarrier",
+        ],
+    ),
+    (
+        "system calls",
+        &[
+            "syscall.",
+            "internal/poll.",
+            "internal/runtime/syscall.",
+            "runtime/internal/syscall.",
+        ],
+    ),
+    (
+        "storage (chunks, prolly trees)",
+        &["github.com/dolthub/dolt/go/store/"],
+    ),
+    (
+        "Dolt's SQL tables",
+        &["github.com/dolthub/dolt/go/libraries/"],
+    ),
+    ("SQL engine", &["github.com/dolthub/go-mysql-server/"]),
+    ("wire protocol", &["github.com/dolthub/vitess/"]),
+];

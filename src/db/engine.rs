@@ -1,0 +1,49 @@
+//! What one fetch is: the `Engine` trait every way of fetching implements, one file
+//! each in its database's folder (`db/<name>/`). The engines themselves are
+//! registered by their databases (`Database::engines`, `db/registry.rs`).
+//!
+//! `Engine::fetch` is the only code inside the timed span: it gets a row id and
+//! must leave that row's bytes in `out`. Everything around it (choosing ids,
+//! checking bytes, reading I/O counters, recording) happens outside the clock.
+
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+
+/// Settings an engine ran with, read back from the engine where it can tell.
+pub type EngineSettings = BTreeMap<String, String>;
+
+#[allow(async_fn_in_trait)]
+pub trait Engine {
+    /// Fetch row `id` into `out`. Timed: keep it to what an application does.
+    async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()>;
+
+    /// Called before each fetch, outside the timed span. Engines that hand back a
+    /// freshly allocated buffer release the previous one here, so freeing the last
+    /// result is not timed as part of the next fetch.
+    fn before_fetch(&mut self, _out: &mut Vec<u8>) {}
+
+    /// Versions and settings to record with the result.
+    fn settings(&self) -> EngineSettings;
+
+    /// Release connections and files now, not in the background, so the next
+    /// engine's cold start does not overlap this one's shutdown.
+    async fn close(self) -> Result<()>
+    where
+        Self: Sized,
+    {
+        Ok(())
+    }
+}
+
+/// How an engine reaches its store: the report pairs an ORM engine with the raw
+/// one on the same store (what the ORM costs), and `verify` reads with the rawest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Client {
+    /// SeaORM, as an application writes it.
+    Orm,
+    /// The driver under SeaORM (sqlx), prepared statement.
+    Raw,
+    /// System calls on files, no database.
+    Direct,
+}

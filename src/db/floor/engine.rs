@@ -1,0 +1,111 @@
+//! The physical floor: the blob's bytes read from a packed file kept open, in the
+//! way this disk serves fastest at this size (`calibrate`). No lookup, no parsing:
+//! what reading those bytes costs on this disk under this cap, through the same
+//! page cache as every other engine.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use super::calibrate::{Calibration, calibrate};
+use super::pattern::{PatternReader, ReadPattern};
+use super::store::FloorStore;
+use crate::dataset::DatasetSpec;
+use crate::db::engine::{Engine, EngineSettings};
+use crate::db::store::Store;
+
+/// Time the calibration may take per size, once each pattern has its minimum reads.
+const CALIBRATION_BUDGET: Duration = Duration::from_millis(1500);
+
+/// Each file's calibration, once per process: every client and every scenario of a
+/// run reads the same way, and a run's later engines do not wait for it again.
+static CALIBRATED: Mutex<Vec<(PathBuf, Arc<Calibration>)>> = Mutex::new(Vec::new());
+
+/// The environment variable that pins the floor's read pattern instead of timing them
+/// (to compare a run with one read the old way, or to keep the floor fixed across runs).
+pub const PIN_VARIABLE: &str = "BLOBRACE_FLOOR_READ";
+
+/// The pattern `BLOBRACE_FLOOR_READ` pins, None for "auto" or unset.
+fn pinned() -> Result<Option<ReadPattern>> {
+    match std::env::var(PIN_VARIABLE) {
+        Err(_) => Ok(None),
+        Ok(v) if v.trim().is_empty() || v.trim() == "auto" => Ok(None),
+        Ok(v) => ReadPattern::from_key(v.trim()).map(Some).ok_or_else(|| {
+            let keys: Vec<&str> = ReadPattern::ALL.iter().map(|p| p.key()).collect();
+            anyhow::anyhow!(
+                "{PIN_VARIABLE}={v} is not a read pattern: use auto (time them all and take the fastest) or one of {}",
+                keys.join(", ")
+            )
+        }),
+    }
+}
+
+fn calibration_of(path: &Path, spec: &DatasetSpec) -> Result<Arc<Calibration>> {
+    let pin = pinned()?;
+    let mut known = CALIBRATED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, c)) = known.iter().find(|(p, _)| p == path) {
+        return Ok(c.clone());
+    }
+    let c = Arc::new(match pin {
+        Some(pattern) => Calibration::pinned(pattern, PIN_VARIABLE),
+        None => calibrate(path, spec.size.as_usize(), spec.rows, CALIBRATION_BUDGET)
+            .with_context(|| format!("cannot calibrate the floor's read on {}", path.display()))?,
+    });
+    known.push((path.to_path_buf(), c.clone()));
+    Ok(c)
+}
+
+pub struct FloorEngine {
+    reader: PatternReader,
+    calibration: Arc<Calibration>,
+    size: usize,
+    path: String,
+}
+
+impl FloorEngine {
+    pub fn open(data_dir: &Path, spec: DatasetSpec) -> Result<Self> {
+        let store = FloorStore::new(data_dir, spec);
+        let path = store.location();
+        if !path.exists() {
+            anyhow::bail!(
+                "cannot open {}: load the floor dataset first",
+                path.display()
+            );
+        }
+        let calibration = calibration_of(path, &spec)?;
+        let reader = PatternReader::open(path, calibration.chosen)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        Ok(Self {
+            reader,
+            calibration,
+            size: spec.size.as_usize(),
+            path: path.display().to_string(),
+        })
+    }
+}
+
+impl Engine for FloorEngine {
+    #[inline]
+    async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
+        out.resize(self.size, 0);
+        self.reader.read_at(out, (id - 1) * self.size as u64)?;
+        Ok(())
+    }
+
+    fn settings(&self) -> EngineSettings {
+        EngineSettings::from([
+            (
+                "access".into(),
+                format!(
+                    "{} at (id - 1) * size, file kept open",
+                    self.reader.pattern().name()
+                ),
+            ),
+            ("read pattern".into(), self.reader.pattern().name().into()),
+            ("read patterns measured".into(), self.calibration.describe()),
+            ("file".into(), self.path.clone()),
+        ])
+    }
+}

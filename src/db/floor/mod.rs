@@ -1,0 +1,54 @@
+//! The physical floor every engine is compared with: all blobs of a size class
+//! packed in one file at `(id - 1) * size` (`store.rs`), read the way this disk
+//! serves fastest at that size (`engine.rs`, `calibrate.rs`, `pattern.rs`). It reads
+//! at the id's offset: no keys.
+
+mod calibrate;
+pub mod engine;
+mod pattern;
+pub mod store;
+
+use super::any_engine::AnyEngine;
+use super::engine::Client;
+use super::server::Server;
+use super::store::{BoxedStore, boxed};
+use super::{Database, EngineDef};
+use crate::dataset::DatasetSpec;
+use crate::locations::Locations;
+
+pub struct Floor;
+
+impl Database for Floor {
+    fn name(&self) -> &'static str {
+        "floor"
+    }
+
+    fn engines(&self) -> Vec<EngineDef> {
+        vec![EngineDef {
+            name: "floor",
+            client_copies: 2,
+            help: "the row's bytes from a packed file, read the way this disk serves fastest at that size (one pread, 4KiB preads in order, WILLNEED + pread or 4 threads, timed on cold reads when the floor opens; BLOBRACE_FLOOR_READ=pread pins one): the physical floor",
+            client: Client::Direct,
+            open: |_, at, spec| {
+                Box::pin(async move {
+                    Ok(AnyEngine::Floor(engine::FloorEngine::open(
+                        &at.data_dir,
+                        spec,
+                    )?))
+                })
+            },
+        }]
+    }
+
+    fn open_store(&self, _: Option<Server>, at: &Locations, spec: DatasetSpec) -> BoxedStore {
+        boxed(store::FloorStore::new(&at.data_dir, spec))
+    }
+
+    fn has_keys(&self) -> bool {
+        false
+    }
+
+    fn is_floor(&self) -> bool {
+        true
+    }
+}

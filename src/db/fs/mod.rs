@@ -1,0 +1,46 @@
+//! "Just use files": one file per blob in a sharded directory tree (`store.rs`),
+//! fetched by open, read, close (`engine.rs`). A file is named by its id: no keys.
+
+pub mod engine;
+pub mod store;
+
+use super::any_engine::AnyEngine;
+use super::engine::Client;
+use super::server::Server;
+use super::store::{BoxedStore, boxed};
+use super::{Database, EngineDef};
+use crate::dataset::DatasetSpec;
+use crate::locations::Locations;
+
+/// Its store's and engine's name.
+pub const NAME: &str = "fs";
+
+pub struct Fs;
+
+impl Database for Fs {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn engines(&self) -> Vec<EngineDef> {
+        vec![EngineDef {
+            name: NAME,
+            client_copies: 2,
+            help: "one file per blob: open, read, close",
+            client: Client::Direct,
+            open: |_, at, spec| {
+                Box::pin(
+                    async move { Ok(AnyEngine::Fs(engine::FsEngine::open(&at.data_dir, spec)?)) },
+                )
+            },
+        }]
+    }
+
+    fn open_store(&self, _: Option<Server>, at: &Locations, spec: DatasetSpec) -> BoxedStore {
+        boxed(store::FsStore::new(&at.data_dir, spec))
+    }
+
+    fn has_keys(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,350 @@
+//! Places in `DATABASES`, the handles the rest of blobrace holds: a `StoreKind` is
+//! one database's store, an `EngineKind` one of its engines. Results write them by
+//! name (`by_name!`), never by place, so a database added to the list leaves older
+//! results readable.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::LazyLock;
+
+use anyhow::Result;
+
+use super::any_engine::AnyEngine;
+use super::engine::Client;
+use super::server::Server;
+use std::path::{Path, PathBuf};
+
+use super::store::{BoxedStore, IdRange, Store};
+use super::{DATABASES, Database, EngineDef};
+use crate::dataset::DatasetSpec;
+use crate::dataset::DatasetState;
+use crate::error::InputError;
+use crate::evict::EvictionReport;
+use crate::locations::Locations;
+
+/// One database's store (its place in `DATABASES`): one dataset per size class, in
+/// a file or directory under the data directory or a namespace of a server.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StoreKind(usize);
+
+impl StoreKind {
+    pub fn all() -> impl Iterator<Item = StoreKind> {
+        (0..DATABASES.len()).map(StoreKind)
+    }
+
+    pub fn named(name: &str) -> Option<StoreKind> {
+        Self::all().find(|k| k.name() == name)
+    }
+
+    /// The database this store belongs to.
+    pub fn db(self) -> &'static dyn Database {
+        DATABASES[self.0]
+    }
+
+    pub fn name(self) -> &'static str {
+        self.db().name()
+    }
+
+    /// The server holding this store, for stores in a server container.
+    pub fn server(self) -> Option<Server> {
+        self.db()
+            .server()
+            .map(|descriptor| Server::new(self.0, descriptor))
+    }
+
+    /// Stores that can hold rows under a 16-byte key (`--key`).
+    pub fn has_keys(self) -> bool {
+        self.db().has_keys()
+    }
+
+    /// Stores in a server container rather than under the data directory.
+    pub fn is_server(self) -> bool {
+        self.db().server().is_some()
+    }
+
+    /// The physical floor's store.
+    pub fn is_floor(self) -> bool {
+        self.db().is_floor()
+    }
+
+    pub fn open(self, at: &Locations, spec: DatasetSpec) -> AnyStore {
+        AnyStore {
+            kind: self,
+            store: self.db().open_store(self.server(), at, spec),
+        }
+    }
+}
+
+/// Any database's store, with the kind it was opened as.
+pub struct AnyStore {
+    kind: StoreKind,
+    store: BoxedStore,
+}
+
+impl AnyStore {
+    pub fn kind(&self) -> StoreKind {
+        self.kind
+    }
+}
+
+impl Store for AnyStore {
+    fn spec(&self) -> &DatasetSpec {
+        self.store.spec()
+    }
+    fn location(&self) -> &Path {
+        self.store.location()
+    }
+    async fn state(&mut self) -> Result<DatasetState> {
+        self.store.state().await
+    }
+    async fn begin(&mut self) -> Result<u64> {
+        self.store.begin().await
+    }
+    fn rows_per_batch(&self) -> usize {
+        self.store.rows_per_batch()
+    }
+    async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {
+        self.store.append(first_id, blobs).await
+    }
+    async fn finish(&mut self) -> Result<()> {
+        self.store.finish().await
+    }
+    fn estimated_disk_bytes(&self, rows: u64) -> u64 {
+        self.store.estimated_disk_bytes(rows)
+    }
+    async fn evict(&mut self) -> Result<EvictionReport> {
+        self.store.evict().await
+    }
+    async fn id_range(&mut self) -> Result<IdRange> {
+        self.store.id_range().await
+    }
+    async fn remove(&mut self) -> Result<()> {
+        self.store.remove().await
+    }
+    async fn remove_leftovers(&mut self) -> Result<Option<PathBuf>> {
+        self.store.remove_leftovers().await
+    }
+    async fn finish_interrupted(&mut self) -> Result<Option<String>> {
+        self.store.finish_interrupted().await
+    }
+    async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {
+        self.store.read_chunk(at, bytes).await
+    }
+    async fn disk_bytes(&mut self) -> Result<Option<u64>> {
+        self.store.disk_bytes().await
+    }
+}
+
+by_name!(StoreKind, "store", StoreKind::named);
+
+impl Server {
+    /// Every server, in the suite's order.
+    pub fn all() -> impl Iterator<Item = Server> {
+        StoreKind::all().filter_map(StoreKind::server)
+    }
+
+    pub fn named(name: &str) -> Option<Server> {
+        Self::all().find(|s| s.name() == name)
+    }
+
+    /// Its store, in the list of every database's.
+    pub fn store(self) -> StoreKind {
+        StoreKind(self.place())
+    }
+}
+
+by_name!(Server, "server", Server::named);
+
+/// Every engine, in the suite's order (tables, charts, `--engines all`): each
+/// database's engines in `DATABASES`' order, with the store each reads.
+static ENGINES: LazyLock<Vec<(EngineDef, StoreKind)>> = LazyLock::new(|| {
+    StoreKind::all()
+        .flat_map(|store| {
+            store
+                .db()
+                .engines()
+                .into_iter()
+                .map(move |def| (def, store))
+        })
+        .collect()
+});
+
+/// One registered engine (its place in `ENGINES`), written to results by name.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EngineKind(usize);
+
+impl EngineKind {
+    /// Every engine, in the suite's order.
+    pub fn all() -> impl Iterator<Item = EngineKind> {
+        (0..ENGINES.len()).map(EngineKind)
+    }
+
+    pub fn def(self) -> &'static EngineDef {
+        &ENGINES[self.0].0
+    }
+
+    pub fn name(self) -> &'static str {
+        self.def().name
+    }
+
+    /// The store whose dataset this engine reads.
+    pub fn store(self) -> StoreKind {
+        ENGINES[self.0].1
+    }
+
+    pub fn client(self) -> Client {
+        self.def().client
+    }
+
+    /// The physical floor every engine is compared with.
+    pub fn floor() -> EngineKind {
+        Self::all()
+            .find(|e| e.store().is_floor())
+            .expect("the floor is registered")
+    }
+
+    /// The raw-driver engine on the same store, for an ORM engine.
+    pub fn raw_twin(self) -> Option<EngineKind> {
+        (self.client() == Client::Orm)
+            .then(|| Self::all().find(|e| e.store() == self.store() && e.client() == Client::Raw))
+            .flatten()
+    }
+
+    /// The engine that reads a store back for `verify`: the rawest one.
+    pub fn reader_of(store: StoreKind) -> EngineKind {
+        Self::all()
+            .filter(|e| e.store() == store)
+            .find(|e| e.client() != Client::Orm)
+            .expect("every store has a raw or direct engine")
+    }
+
+    /// Open the engine on a loaded dataset.
+    pub async fn open(self, at: &Locations, spec: DatasetSpec) -> Result<AnyEngine> {
+        (self.def().open)(self.store().server(), at, spec).await
+    }
+
+    pub fn known_names() -> String {
+        Self::all().map(|k| k.name()).collect::<Vec<_>>().join(", ")
+    }
+
+    /// `name: what one fetch is`, one line per engine, for `--help`.
+    pub fn help_lines() -> String {
+        Self::all()
+            .map(|k| format!("  {}: {}", k.name(), k.def().help))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+impl fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for EngineKind {
+    type Err = InputError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim();
+        Self::all()
+            .find(|k| k.name() == wanted)
+            .ok_or_else(|| InputError::UnknownEngine {
+                name: wanted.to_string(),
+                known: Self::known_names(),
+            })
+    }
+}
+
+by_name!(EngineKind, "engine", |name| name.parse().ok());
+
+/// Parse `sqlite,fs` (or `all`) into engines, in the suite's order.
+pub fn parse_engine_list(text: &str) -> Result<Vec<EngineKind>, InputError> {
+    if text.trim() == "all" {
+        return Ok(EngineKind::all().collect());
+    }
+    let mut engines = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        engines.push(part.parse::<EngineKind>()?);
+    }
+    if engines.is_empty() {
+        return Err(InputError::UnknownEngine {
+            name: text.to_string(),
+            known: EngineKind::known_names(),
+        });
+    }
+    engines.sort();
+    engines.dedup();
+    Ok(engines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_names_round_trip_and_unknown_is_explained() {
+        for kind in EngineKind::all() {
+            assert_eq!(kind.name().parse::<EngineKind>().unwrap(), kind);
+        }
+        let err = parse_engine_list("sqlite,oracle").unwrap_err().to_string();
+        assert!(
+            err.contains("'oracle'") && err.contains("sqlite-raw"),
+            "{err}"
+        );
+        assert_eq!(
+            parse_engine_list("all").unwrap().len(),
+            EngineKind::all().count()
+        );
+        let named = |n: &str| n.parse::<EngineKind>().unwrap();
+        assert_eq!(
+            parse_engine_list("floor, sqlite").unwrap(),
+            vec![named("sqlite"), named("floor")]
+        );
+    }
+
+    #[test]
+    fn the_suite_order_is_embedded_first_then_each_server_orm_and_raw() {
+        let names: Vec<&str> = EngineKind::all().map(EngineKind::name).collect();
+        assert_eq!(
+            names,
+            [
+                "sqlite",
+                "sqlite-raw",
+                "sqlite-blobio",
+                "fs",
+                "floor",
+                "postgres",
+                "postgres-raw",
+                "mariadb",
+                "mariadb-raw",
+                "mysql",
+                "mysql-raw",
+                "dolt",
+                "dolt-raw"
+            ]
+        );
+    }
+
+    #[test]
+    fn twins_and_readers_come_from_the_registry() {
+        let named = |n: &str| n.parse::<EngineKind>().unwrap();
+        assert_eq!(named("sqlite").raw_twin(), Some(named("sqlite-raw")));
+        assert_eq!(named("mariadb").raw_twin(), Some(named("mariadb-raw")));
+        assert_eq!(named("fs").raw_twin(), None);
+        assert_eq!(named("postgres-raw").raw_twin(), None);
+        assert_eq!(
+            EngineKind::reader_of(StoreKind::named("sqlite").unwrap()),
+            named("sqlite-raw")
+        );
+        assert_eq!(
+            EngineKind::reader_of(StoreKind::named("floor").unwrap()),
+            named("floor")
+        );
+        assert_eq!(EngineKind::floor(), named("floor"));
+        for kind in EngineKind::all() {
+            let json = serde_json::to_string(&kind).unwrap();
+            assert_eq!(json, format!("\"{}\"", kind.name()));
+            assert_eq!(serde_json::from_str::<EngineKind>(&json).unwrap(), kind);
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! The two engines of every server database: SeaORM and raw sqlx on the
+//! dataset's namespace, recording the server's version and settings (its
+//! descriptor says which) with each result.
+
+use anyhow::{Result, bail};
+use sea_orm::{DatabaseConnection, DbBackend};
+
+use super::Server;
+use super::raw::RawEngine;
+use crate::dataset::DatasetSpec;
+use crate::db::any_engine::AnyEngine;
+use crate::db::engine::EngineSettings;
+use crate::db::orm_engine::{OrmEngine, read_settings};
+use crate::locations::Locations;
+
+async fn connect(
+    server: Server,
+    at: &Locations,
+    spec: DatasetSpec,
+) -> Result<(DatabaseConnection, EngineSettings)> {
+    let url = server.require_url(at.server_url(server))?;
+    let namespace = server.namespace(&spec, &at.server_options);
+    let db = server.connect(&url, Some(&namespace)).await?;
+    let mut settings = read_settings(&db, server.settings_queries()).await?;
+    settings.insert(server.namespace_word().into(), namespace);
+    Ok((db, settings))
+}
+
+pub async fn open_orm(
+    server: Option<Server>,
+    at: &Locations,
+    spec: DatasetSpec,
+) -> Result<OrmEngine> {
+    let server = server.expect("a server engine is opened with its server");
+    let (db, settings) = connect(server, at, spec).await?;
+    let data = server.data_read_expr(&at.server_options);
+    Ok(OrmEngine::new(db, spec, settings).reading(data))
+}
+
+pub async fn open_raw(
+    server: Option<Server>,
+    at: &Locations,
+    spec: DatasetSpec,
+) -> Result<AnyEngine> {
+    let server = server.expect("a server engine is opened with its server");
+    let (db, settings) = connect(server, at, spec).await?;
+    let sql = server.fetch_sql(&at.server_options);
+    // The protocol decides sqlx's database type and the placeholder; every server
+    // speaking it shares the variant.
+    Ok(match db.get_database_backend() {
+        DbBackend::Postgres => {
+            let pool = db.get_postgres_connection_pool().clone();
+            AnyEngine::RawPostgres(RawEngine::new(db, pool, sql, spec, settings))
+        }
+        DbBackend::MySql => {
+            let pool = db.get_mysql_connection_pool().clone();
+            AnyEngine::RawMySql(RawEngine::new(db, pool, sql, spec, settings))
+        }
+        other => bail!("no raw engine for {other:?}"),
+    })
+}

@@ -1,0 +1,429 @@
+//! The store of every server database (`server::SERVERS`): the server process does
+//! the writing, so the pages it caches are charged to its own capped container.
+//! Each size class gets its own namespace (a PostgreSQL schema, a MariaDB database)
+//! named `blobs_<size>_x<rows>`, holding the migration's `blobs` and `manifest`
+//! tables. What differs between servers is asked of their descriptor.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use tokio::task::JoinSet;
+
+use super::{BulkLoad, Server, ServerOptions, redact_url};
+use crate::dataset::{DatasetSpec, DatasetState};
+use crate::db::orm_store as orm;
+use crate::db::store::{IdRange, Store, rows_for_batch};
+use crate::error::InputError;
+use crate::evict::EvictionReport;
+
+const BATCH_BYTES: u64 = 4 << 20;
+/// PostgreSQL binds at most 65535 parameters per statement (two per row here).
+const MAX_ROWS_PER_INSERT: u64 = 8000;
+/// Rows per batch when each row creates a large object (see `rows_per_batch`).
+const MAX_LARGE_OBJECTS_PER_BATCH: u64 = 512;
+
+pub struct ServerStore {
+    server: Server,
+    spec: DatasetSpec,
+    url: Option<String>,
+    namespace: String,
+    options: ServerOptions,
+    location: PathBuf,
+    db: Option<DatabaseConnection>,
+    /// Batches being written (`ServerDb::load_connections` > 1): each on its own
+    /// connection of `db`'s pool; errors surface at the next append or at finish.
+    in_flight: JoinSet<Result<()>>,
+}
+
+impl ServerStore {
+    pub fn new(
+        server: Server,
+        url: Option<&str>,
+        spec: DatasetSpec,
+        options: ServerOptions,
+    ) -> Self {
+        let namespace = server.namespace(&spec, &options);
+        let location = PathBuf::from(format!(
+            "{}#{namespace}",
+            url.map(redact_url)
+                .unwrap_or_else(|| format!("{}://(no URL)", server.name()))
+        ));
+        Self {
+            server,
+            spec,
+            url: url.map(str::to_string),
+            namespace,
+            options,
+            location,
+            db: None,
+            in_flight: JoinSet::new(),
+        }
+    }
+
+    /// Batches in flight at once: the server's choice for integer ids, one for keys.
+    fn parallel_batches(&self) -> usize {
+        if self.spec.key.is_binary() {
+            1
+        } else {
+            self.server.load_connections(&self.options).max(1)
+        }
+    }
+
+    /// Wait for batches in flight until at most `left` remain; the first error wins
+    /// (the rest are dropped: their transactions roll back).
+    async fn settle(&mut self, left: usize) -> Result<()> {
+        while self.in_flight.len() > left {
+            match self.in_flight.join_next().await {
+                Some(done) => done.context("a loading task failed")??,
+                None => break,
+            }
+        }
+        Ok(())
+    }
+
+    async fn admin(&self) -> Result<DatabaseConnection> {
+        let url = self.server.require_url(self.url.as_deref())?;
+        self.server.connect(&url, None).await
+    }
+
+    async fn count(db: &DatabaseConnection, sql: String) -> Result<i64> {
+        let row = db
+            .query_one_raw(Statement::from_string(db.get_database_backend(), sql))
+            .await?
+            .context("count returned no row")?;
+        Ok(row.try_get::<i64>("", "n")?)
+    }
+
+    async fn namespace_exists(&self, admin: &DatabaseConnection) -> Result<bool> {
+        let sql = format!(
+            "SELECT COUNT(*) AS n FROM information_schema.schemata WHERE schema_name = '{}'",
+            self.namespace
+        );
+        Ok(Self::count(admin, sql).await? > 0)
+    }
+
+    async fn connect_namespace(&mut self) -> Result<&DatabaseConnection> {
+        if self.db.is_none() {
+            let url = self.server.require_url(self.url.as_deref())?;
+            self.db = Some(self.server.connect(&url, Some(&self.namespace)).await?);
+        }
+        Ok(self.db.as_ref().expect("just connected"))
+    }
+
+    /// The server's statements after a load (`ServerDb::after_load_sql`: Dolt's commit).
+    /// Where the server says what is uncommitted and nothing is, the dataset is already
+    /// in its history: a load stopped by SIGTERM 1.2 s in left it so, and Dolt refuses
+    /// the commit ("nothing to commit").
+    async fn after_load(&self, db: &DatabaseConnection) -> Result<()> {
+        if let Some(sql) = self.server.uncommitted_sql()
+            && Self::count(db, sql).await? == 0
+        {
+            return Ok(());
+        }
+        for sql in self.server.after_load_sql(&self.options) {
+            db.execute_unprepared(&sql)
+                .await
+                .with_context(|| format!("{}: `{sql}` after loading", self.server.name()))?;
+        }
+        Ok(())
+    }
+
+    /// A blob must fit the server's packet limit, if it has one: checked before loading.
+    async fn check_packet_limit(&self, admin: &DatabaseConnection) -> Result<()> {
+        let Some(limit) = self.server.packet_limit() else {
+            return Ok(());
+        };
+        let row = admin
+            .query_one_raw(Statement::from_string(
+                admin.get_database_backend(),
+                limit.query,
+            ))
+            .await?
+            .with_context(|| format!("{} returned nothing", limit.what))?;
+        let bytes = row.try_get::<i64>("", "n")? as u64;
+        let needed = self.spec.size.bytes() + (1 << 20);
+        if bytes < needed {
+            return Err(InputError::Value {
+                what: limit.what,
+                input: crate::size::format_bytes(bytes),
+                why: format!(
+                    "a {} blob needs at least {}: {}",
+                    self.spec.size,
+                    crate::size::format_bytes(needed),
+                    limit.fix
+                ),
+            }
+            .into());
+        }
+        Ok(())
+    }
+}
+
+impl Store for ServerStore {
+    fn spec(&self) -> &DatasetSpec {
+        &self.spec
+    }
+
+    fn location(&self) -> &Path {
+        &self.location
+    }
+
+    async fn state(&mut self) -> Result<DatasetState> {
+        let admin = self.admin().await?;
+        let exists = self.namespace_exists(&admin).await?;
+        admin.close().await?;
+        if !exists {
+            return Ok(DatasetState::Absent);
+        }
+        let sql = format!(
+            "SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = '{}' AND table_name = 'manifest'",
+            self.namespace
+        );
+        let spec = self.spec;
+        let location = self.location.clone();
+        let db = self.connect_namespace().await?;
+        if Self::count(db, sql).await? == 0 {
+            return Ok(DatasetState::Partial { rows_done: 0 });
+        }
+        orm::state(db, &spec, &location).await
+    }
+
+    async fn begin(&mut self) -> Result<u64> {
+        let admin = self.admin().await?;
+        self.check_packet_limit(&admin).await?;
+        admin
+            .execute_unprepared(&self.server.create_namespace_sql(&self.namespace))
+            .await?;
+        admin.close().await?;
+        let spec = self.spec;
+        let location = self.location.clone();
+        let setup = self.server.table_setup_sql(&self.options);
+        let parallel = self.parallel_batches();
+        if parallel > 1 && self.db.is_none() {
+            let url = self.server.require_url(self.url.as_deref())?;
+            self.db = Some(
+                self.server
+                    .connect_pool(&url, Some(&self.namespace), parallel as u32)
+                    .await?,
+            );
+        }
+        let data = self.server.data_column(&self.options);
+        let db = self.connect_namespace().await?;
+        let rows_done = orm::begin(db, &spec, &location, data).await?;
+        for sql in setup {
+            db.execute_unprepared(&sql).await?;
+        }
+        Ok(rows_done)
+    }
+
+    fn rows_per_batch(&self) -> usize {
+        // Each large object created holds a lock until its transaction ends, and the
+        // lock table is shared (max_locks_per_transaction x connections): 4096 1 KiB
+        // rows in one transaction would run it out of shared memory.
+        let most = match self.server.data_column(&self.options) {
+            migration::DataColumn::Oid => MAX_LARGE_OBJECTS_PER_BATCH,
+            migration::DataColumn::Blob => MAX_ROWS_PER_INSERT,
+        };
+        rows_for_batch(&self.spec, BATCH_BYTES, most)
+    }
+
+    async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {
+        let db = self.db.clone().context("append before begin")?;
+        let spec = self.spec;
+        let template = self.server.insert_data_template(&self.options);
+        let parallel = self.parallel_batches();
+        if parallel > 1 {
+            // A free connection first; the batch's buffers go with its task (the
+            // loader fills new ones meanwhile).
+            self.settle(parallel - 1).await?;
+            let blobs = std::mem::take(blobs);
+            self.in_flight
+                .spawn(async move { orm::append(&db, &spec, first_id, &blobs, template).await });
+            return Ok(());
+        }
+        match self.server.bulk_load() {
+            BulkLoad::Insert => orm::append(&db, &spec, first_id, blobs, template).await,
+            BulkLoad::InsertInPieces(piece) => {
+                orm::append_in_pieces(&db, &spec, first_id, blobs, piece).await
+            }
+        }
+    }
+
+    async fn finish(&mut self) -> Result<()> {
+        self.settle(0).await?;
+        let db = self.db.take().context("finish before begin")?;
+        // Dolt commits: the rows before the dataset is marked complete (a failure
+        // there leaves it incomplete, and the resumed load commits again), then the mark.
+        self.after_load(&db).await?;
+        orm::mark_complete(&db).await?;
+        self.after_load(&db).await?;
+        db.close().await?;
+        if self.server.restart_after_load() {
+            let docker = crate::docker::connect().await?;
+            if let Some((id, _, _)) =
+                crate::docker::find_service(&docker, self.server.name()).await?
+            {
+                crate::docker::restart_and_wait(&docker, &id, Duration::from_secs(180))
+                    .await
+                    .with_context(|| format!("restarting {} after a load", self.server.name()))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn estimated_disk_bytes(&self, rows: u64) -> u64 {
+        // What the server writes into its volume (`disk_room` places that on its file
+        // system): the blobs, TOAST's or InnoDB's pages around them (3.49 GiB for 3 GiB
+        // of 1 KiB rows in InnoDB, measured), a random key's half-filled index pages
+        // (4.93 GiB with uuidv4), and some of the write-ahead log a load grows (at
+        // most PostgreSQL's max_wal_size, 1 GB, for the server: not per dataset).
+        if rows == 0 {
+            return 0;
+        }
+        let per_row = self.spec.size.bytes() as f64 * 1.2
+            + if self.spec.key.is_binary() {
+                640.0
+            } else {
+                128.0
+            };
+        (per_row * rows as f64) as u64 + (256 << 20)
+    }
+
+    async fn evict(&mut self) -> Result<EvictionReport> {
+        if self.state().await? != DatasetState::Complete {
+            bail!("{} is not loaded", self.location.display());
+        }
+        if let Some(db) = self.db.take() {
+            db.close().await?;
+        }
+        let started = std::time::Instant::now();
+        let docker = crate::docker::connect().await?;
+        let Some((id, name, _)) = crate::docker::find_service(&docker, self.server.name()).await?
+        else {
+            bail!(
+                "no running compose container for {}: cannot start it cold (set BLOBRACE_COMPOSE_PROJECT if it runs under another project)",
+                self.server.name()
+            );
+        };
+        // 1. A restart empties the server's own cache (shared_buffers / buffer pool;
+        //    compose disables MariaDB's buffer-pool dump and reload for this). A cache
+        //    setting that does not survive the restart is read before it and set back
+        //    before anything reads (see cache::restore_cache).
+        let cache_before = match (&self.url, self.server.cache()) {
+            (Some(url), Some(cache)) if !cache.applied_by_restart => {
+                super::cache::cache_now(self.server, url)
+                    .await?
+                    .map(|bytes| (url, bytes))
+            }
+            _ => None,
+        };
+        crate::docker::restart_and_wait(&docker, &id, Duration::from_secs(180)).await?;
+        if let Some((url, bytes)) = cache_before {
+            super::cache::restore_cache(self.server, url, bytes).await?;
+        }
+        // 2. The page cache survives a restart (its pages move to the parent cgroup):
+        //    flush, then DONTNEED every data file from inside the container.
+        //    `dd iflag=nocache count=0` is coreutils' posix_fadvise(DONTNEED) of a whole file.
+        let data_dir = self.server.container_data_dir();
+        let script = format!(
+            "sync && find {data_dir} -type f -exec dd if={{}} iflag=nocache count=0 status=none \\;"
+        );
+        crate::docker::exec_sh(&docker, &id, &script).await?;
+        Ok(EvictionReport {
+            method: format!(
+                "restart container {name} (empties the server's own cache), then sync + dd iflag=nocache count=0 (posix_fadvise DONTNEED) on every file under {} inside it",
+                data_dir.trim_matches('"')
+            ),
+            seconds: started.elapsed().as_secs_f64(),
+            ..Default::default()
+        })
+    }
+
+    async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {
+        let ids = crate::db::store::chunk_ids(&self.spec, at, bytes);
+        let spec = &self.spec;
+        let sql = match spec
+            .key
+            .key_bounds(spec.seed, spec.rows, *ids.start(), *ids.end())
+        {
+            Some((first, last)) => self.server.read_range_sql(
+                &self.server.binary_literal(&first),
+                &self.server.binary_literal(&last),
+                &self.options,
+            ),
+            None => self.server.read_range_sql(
+                &ids.start().to_string(),
+                &ids.end().to_string(),
+                &self.options,
+            ),
+        };
+        let db = self.connect_namespace().await?;
+        Ok(Self::count(db, sql).await?.max(0) as u64)
+    }
+
+    async fn id_range(&mut self) -> Result<IdRange> {
+        let spec = self.spec;
+        let db = self.connect_namespace().await?;
+        orm::id_range(db, &spec).await
+    }
+
+    async fn finish_interrupted(&mut self) -> Result<Option<String>> {
+        let Some(sql) = self.server.uncommitted_sql() else {
+            return Ok(None);
+        };
+        let db = self.connect_namespace().await?;
+        if Self::count(db, sql).await? == 0 {
+            return Ok(None);
+        }
+        self.connect_namespace().await?;
+        let db = self.db.as_ref().expect("just connected");
+        self.after_load(db).await?;
+        Ok(Some(
+            "complete but not committed (a load stopped before its commit): committed now".into(),
+        ))
+    }
+
+    async fn disk_bytes(&mut self) -> Result<Option<u64>> {
+        let Some(sql) = self.server.disk_bytes_sql(&self.namespace, &self.options) else {
+            return match self.server.namespace_dir(&self.namespace) {
+                Some(dir) => crate::docker::dir_bytes_in_service(self.server.name(), &dir).await,
+                None => Ok(None),
+            };
+        };
+        let db = self.connect_namespace().await?;
+        let backend = db.get_database_backend();
+        let ask = || db.query_one_raw(Statement::from_string(backend, sql.clone()));
+        let mut row = ask().await?;
+        if row.is_none() {
+            // MariaDB lists in INNODB_SYS_TABLESPACES only the tablespaces opened since
+            // it started: after a restart (a cold start, compose recreating it, a
+            // reboot) a loaded table is not there until something opens it.
+            db.execute_unprepared("SELECT 1 FROM blobs LIMIT 1").await?;
+            row = ask().await?;
+        }
+        // Still nothing: the size is unknown, not zero, and no reason to stop a run.
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        Ok(row
+            .try_get::<Option<i64>>("", "n")?
+            .map(|n| n.max(0) as u64))
+    }
+
+    async fn remove(&mut self) -> Result<()> {
+        if let Some(db) = self.db.take() {
+            db.close().await?;
+        }
+        let admin = self.admin().await?;
+        for sql in self.server.before_drop_sql(&self.namespace, &self.options) {
+            admin.execute_unprepared(&sql).await?;
+        }
+        admin
+            .execute_unprepared(&self.server.drop_namespace_sql(&self.namespace))
+            .await?;
+        admin.close().await?;
+        Ok(())
+    }
+}

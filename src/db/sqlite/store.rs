@@ -1,0 +1,544 @@
+//! SQLite store: one file per size class (`sqlite/<size>-x<rows>.sqlite`), schema
+//! and manifest from the `migration` crate through SeaORM, rows through SQLite's C
+//! API (`Writer`: a prepared insert, large blobs by incremental blob I/O), one
+//! transaction per batch. Inserts go in id order and each batch
+//! commits whole, so after a failed batch the table holds exactly ids 1..=MAX(id).
+//!
+//! Loading uses bulk settings (`LOAD_PRAGMAS`: the rollback journal in memory, no
+//! fsync), and `finish` puts the file in the measured settings (WAL, synchronous
+//! NORMAL) before it marks it complete: the file format measured is the one recorded.
+//! WAL wrote every page twice (into the log, then checkpointed into the file). A
+//! process killed mid-batch in bulk mode can leave the file inconsistent, so a resumed
+//! load first runs `PRAGMA quick_check` and starts the file again if it fails.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
+use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, Statement};
+
+use crate::dataset::{DatasetSpec, DatasetState};
+use crate::db::orm_store as orm;
+use crate::db::store::{IdRange, Store, rows_for_batch};
+use crate::error::InputError;
+use crate::evict::{EvictionReport, evict_file, resident_bytes};
+use crate::locations::DEFAULT_SQLITE_PAGE_SIZE;
+
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+/// Rows per batch (one transaction each) at most; 4 MiB of blobs otherwise.
+const MAX_ROWS_PER_INSERT: u64 = 8000;
+const BATCH_BYTES: u64 = 4 << 20;
+
+/// While loading: the rollback journal in memory (a failed statement still rolls
+/// back; nothing is written twice, as WAL does) and no fsync per commit.
+const LOAD_PRAGMAS: [&str; 2] = ["PRAGMA journal_mode = MEMORY", "PRAGMA synchronous = OFF"];
+/// What readers run with, restored before the dataset is marked complete.
+const READ_PRAGMAS: [&str; 2] = ["PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"];
+
+/// Connection settings shared by the loader and both SQLite engines: WAL with
+/// synchronous=NORMAL (the usual application setting), no statement logging,
+/// no ping per pool checkout, one connection.
+/// `page_size` only takes effect when the file is created (sqlx sets it before the
+/// journal mode: never once a file is in WAL mode); an existing file keeps its own.
+pub fn sqlite_connect_options(path: &Path, create: bool, page_size: u32) -> ConnectOptions {
+    let file = path.to_path_buf();
+    let mut opts = ConnectOptions::new(format!("sqlite://{}", path.display()));
+    opts.sqlx_logging(false)
+        .test_before_acquire(false)
+        .max_connections(1)
+        .min_connections(1)
+        .map_sqlx_sqlite_opts(move |o| {
+            o.filename(&file)
+                .create_if_missing(create)
+                .page_size(page_size)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+        });
+    opts
+}
+
+/// SQLite's own words for a file it cannot read as a database although its header
+/// says it is one (SQLITE_CORRUPT, SQLITE_NOTADB).
+const TORN_MESSAGES: [&str; 2] = ["database disk image is malformed", "file is not a database"];
+
+fn is_torn(e: &anyhow::Error) -> bool {
+    let text = format!("{e:#}");
+    TORN_MESSAGES.iter().any(|m| text.contains(m))
+}
+
+/// The SQLite message that made the file torn, without the wrapping context.
+fn torn_reason(e: &anyhow::Error) -> &'static str {
+    let text = format!("{e:#}");
+    TORN_MESSAGES
+        .iter()
+        .find(|m| text.contains(**m))
+        .copied()
+        .unwrap_or("unreadable")
+}
+
+pub struct SqliteStore {
+    spec: DatasetSpec,
+    /// The file's page size: its layout, part of its name unless SQLite's default.
+    page_size: u32,
+    path: PathBuf,
+    db: Option<DatabaseConnection>,
+    /// The loader's rows go through SQLite's C API (`Writer`), between `begin` and
+    /// `finish`; the schema and the manifest through SeaORM.
+    writer: Option<Writer>,
+}
+
+/// Above this size a blob is written through incremental blob I/O: the row goes in
+/// with a zeroblob of its length, then `sqlite3_blob_write` fills it page by page, so
+/// SQLite never builds the whole record in memory (a bound 32 MiB blob costs another
+/// 32 MiB record buffer; through sqlx a third and fourth copy: 147 MB peak RSS).
+const BLOB_IO_ABOVE: usize = 1 << 20;
+
+/// The loader's connection through SQLite's C API: the bound blob goes into SQLite's
+/// record as it is (`SQLITE_STATIC`), where sqlx copies every argument and hands it
+/// to its worker thread.
+struct Writer {
+    spec: DatasetSpec,
+    insert: *mut libsqlite3_sys::sqlite3_stmt,
+    /// Null until a large blob is written; closed before each commit.
+    blob: *mut libsqlite3_sys::sqlite3_blob,
+    conn: super::c_api::Connection,
+}
+
+// SAFETY: used by the one loading task at a time; see `sqlite_c::Connection`.
+unsafe impl Send for Writer {}
+
+impl Writer {
+    fn open(path: &Path, spec: DatasetSpec) -> Result<Self> {
+        let conn = super::c_api::Connection::open_path(path)?;
+        for pragma in LOAD_PRAGMAS {
+            conn.execute(pragma)?;
+        }
+        let insert = conn.prepare("INSERT INTO blobs (id, data) VALUES (?1, ?2)")?;
+        Ok(Self {
+            spec,
+            insert,
+            blob: std::ptr::null_mut(),
+            conn,
+        })
+    }
+
+    /// One batch in one transaction: all of it or none of it.
+    fn append(&mut self, first_id: u64, blobs: &[Vec<u8>]) -> Result<()> {
+        self.conn.execute("BEGIN")?;
+        let written = blobs
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, blob)| self.insert(first_id + i as u64, blob));
+        self.close_blob();
+        match written {
+            Ok(()) => self.conn.execute("COMMIT"),
+            Err(e) => {
+                let _ = self.conn.execute("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    fn insert(&mut self, id: u64, blob: &[u8]) -> Result<()> {
+        use libsqlite3_sys as ffi;
+        let large = blob.len() > BLOB_IO_ABOVE;
+        let key = self.spec.key_of(id);
+        // SAFETY: the statement is prepared on the open connection; a blob or key bound
+        // SQLITE_STATIC stays alive and unchanged until the reset below.
+        unsafe {
+            match &key {
+                Some(key) => ffi::sqlite3_bind_blob(
+                    self.insert,
+                    1,
+                    key.as_ptr().cast(),
+                    key.len() as std::ffi::c_int,
+                    ffi::SQLITE_STATIC(),
+                ),
+                None => ffi::sqlite3_bind_int64(self.insert, 1, id as i64),
+            };
+            if large {
+                ffi::sqlite3_bind_zeroblob64(self.insert, 2, blob.len() as u64);
+            } else {
+                ffi::sqlite3_bind_blob64(
+                    self.insert,
+                    2,
+                    blob.as_ptr().cast(),
+                    blob.len() as u64,
+                    ffi::SQLITE_STATIC(),
+                );
+            }
+            let rc = ffi::sqlite3_step(self.insert);
+            ffi::sqlite3_reset(self.insert);
+            ffi::sqlite3_clear_bindings(self.insert);
+            if rc != ffi::SQLITE_DONE {
+                anyhow::bail!("inserting id {id}: {}", self.conn.message(rc));
+            }
+            if large {
+                // The row's rowid: the id itself, or the one SQLite gave a keyed row.
+                let rowid = ffi::sqlite3_last_insert_rowid(self.conn.db) as u64;
+                let rc = self.conn.seek_blob(&mut self.blob, rowid, true);
+                if rc != ffi::SQLITE_OK {
+                    anyhow::bail!("opening blob {id} to write: {}", self.conn.message(rc));
+                }
+                let rc = ffi::sqlite3_blob_write(
+                    self.blob,
+                    blob.as_ptr().cast(),
+                    blob.len() as std::ffi::c_int,
+                    0,
+                );
+                if rc != ffi::SQLITE_OK {
+                    anyhow::bail!("writing blob {id}: {}", self.conn.message(rc));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn close_blob(&mut self) {
+        if !self.blob.is_null() {
+            // SAFETY: an open blob handle, closed once.
+            unsafe { libsqlite3_sys::sqlite3_blob_close(self.blob) };
+            self.blob = std::ptr::null_mut();
+        }
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.close_blob();
+        // SAFETY: finalized once, before its connection (a field, dropped after this).
+        unsafe { libsqlite3_sys::sqlite3_finalize(self.insert) };
+    }
+}
+
+impl SqliteStore {
+    pub fn new(data_dir: &Path, spec: DatasetSpec, page_size: u32) -> Self {
+        let layout = if page_size == DEFAULT_SQLITE_PAGE_SIZE {
+            String::new()
+        } else {
+            format!("-p{page_size}")
+        };
+        let path = data_dir
+            .join("sqlite")
+            .join(format!("{}{layout}.sqlite", spec.stem()));
+        Self {
+            spec,
+            page_size,
+            path,
+            db: None,
+            writer: None,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Refuse files that are not SQLite before SQLite gets to them.
+    fn check_header(&self) -> Result<()> {
+        let mut header = [0u8; 16];
+        let mut file = std::fs::File::open(&self.path)
+            .with_context(|| format!("cannot open {}", self.path.display()))?;
+        let n = std::io::Read::read(&mut file, &mut header)?;
+        if n > 0 && (n < 16 || &header != SQLITE_MAGIC) {
+            return Err(InputError::ForeignFile {
+                path: self.path.clone(),
+                why: "it is not an SQLite database (wrong file header)".into(),
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    async fn connect(&mut self, create: bool) -> Result<&DatabaseConnection> {
+        if self.db.is_none() {
+            if create {
+                let dir = self.path.parent().expect("store path has a parent");
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+            }
+            let db = Database::connect(sqlite_connect_options(&self.path, create, self.page_size))
+                .await
+                .with_context(|| format!("cannot open SQLite database {}", self.path.display()))?;
+            self.db = Some(db);
+        }
+        Ok(self.db.as_ref().expect("just connected"))
+    }
+
+    async fn table_exists(db: &DatabaseConnection, name: &str) -> Result<bool> {
+        let row = db
+            .query_one_raw(Statement::from_sql_and_values(
+                db.get_database_backend(),
+                "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?",
+                [name.into()],
+            ))
+            .await?
+            .context("sqlite_master count returned no row")?;
+        Ok(row.try_get::<i64>("", "n")? > 0)
+    }
+
+    /// A partial load resumed: a process killed mid-batch under the bulk settings
+    /// (no journal on disk) may have left pages of a half-written batch. If SQLite's
+    /// check finds the file inconsistent, remove it so the load starts again: only a
+    /// file with no blobrace manifest or an incomplete one gets here (`state` refuses
+    /// foreign files first).
+    async fn restart_if_inconsistent(&mut self) -> Result<()> {
+        let path = self.path.clone();
+        let verdict = match self.connect(false).await {
+            Err(e) => format!("{e:#}"),
+            Ok(db) => match db
+                .query_one_raw(Statement::from_string(
+                    db.get_database_backend(),
+                    "PRAGMA quick_check(1)",
+                ))
+                .await
+            {
+                Ok(Some(row)) => row.try_get::<String>("", "quick_check").unwrap_or_default(),
+                Ok(None) => String::new(),
+                Err(e) => format!("{e:#}"),
+            },
+        };
+        if verdict != "ok" {
+            eprintln!(
+                "note: {}: an interrupted load left it inconsistent (quick_check: {verdict}); loading it again from the start",
+                path.display()
+            );
+            self.remove().await?;
+        }
+        Ok(())
+    }
+
+    /// Say once that the file is torn and what clears it; it counts as a load begun.
+    fn torn(&mut self, e: &anyhow::Error) -> DatasetState {
+        self.db = None;
+        eprintln!(
+            "note: {}: SQLite cannot read it ({}): a load killed while writing it leaves it so; `blobrace load` loads it again from the start, `blobrace drop` removes it",
+            self.path.display(),
+            torn_reason(e)
+        );
+        DatasetState::Partial { rows_done: 0 }
+    }
+
+    /// The database file and its -wal and -shm, listed whether or not they exist: the
+    /// last connection to close deletes the latter at any moment, so each caller takes a
+    /// missing one as nothing.
+    fn files(&self) -> Vec<PathBuf> {
+        let mut files = vec![self.path.clone()];
+        for suffix in ["-wal", "-shm"] {
+            let mut p = self.path.clone().into_os_string();
+            p.push(suffix);
+            files.push(p.into());
+        }
+        files
+    }
+}
+
+impl Store for SqliteStore {
+    fn spec(&self) -> &DatasetSpec {
+        &self.spec
+    }
+
+    fn location(&self) -> &Path {
+        &self.path
+    }
+
+    async fn state(&mut self) -> Result<DatasetState> {
+        if !self.path.exists() {
+            return Ok(DatasetState::Absent);
+        }
+        self.check_header()?;
+        let spec = self.spec;
+        let path = self.path.clone();
+        // A file with SQLite's header that SQLite cannot read is what a load killed
+        // mid-batch under the bulk settings leaves (no journal on disk to roll back):
+        // its manifest is inside it, so it cannot say whether it was complete. It is
+        // a partial load, started again by `begin` and removable by `drop`, never a
+        // dead end.
+        let db = match self.connect(false).await {
+            Ok(db) => db,
+            Err(e) if is_torn(&e) => return Ok(self.torn(&e)),
+            Err(e) => return Err(e),
+        };
+        let has_manifest = match Self::table_exists(db, "manifest").await {
+            Ok(has) => has,
+            Err(e) if is_torn(&e) => return Ok(self.torn(&e)),
+            Err(e) => {
+                return Err(InputError::ForeignFile {
+                    path: path.clone(),
+                    why: format!("SQLite cannot read it: {e:#}"),
+                }
+                .into());
+            }
+        };
+        if !has_manifest {
+            let any_table = db
+                .query_one_raw(Statement::from_string(
+                    db.get_database_backend(),
+                    "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name <> 'seaql_migrations'",
+                ))
+                .await?
+                .map(|r| r.try_get::<i64>("", "n"))
+                .transpose()?
+                .unwrap_or(0);
+            if any_table > 0 {
+                return Err(InputError::ForeignFile {
+                    path,
+                    why: "it is an SQLite database without a blobrace manifest table".into(),
+                }
+                .into());
+            }
+            return Ok(DatasetState::Partial { rows_done: 0 });
+        }
+        orm::state(db, &spec, &path).await
+    }
+
+    async fn begin(&mut self) -> Result<u64> {
+        if self.path.exists() {
+            self.check_header()?;
+            self.restart_if_inconsistent().await?;
+        }
+        let spec = self.spec;
+        let path = self.path.clone();
+        let db = self.connect(true).await?;
+        for pragma in LOAD_PRAGMAS {
+            db.execute_unprepared(pragma).await?;
+        }
+        let rows_done = orm::begin(db, &spec, &path, migration::DataColumn::Blob).await?;
+        self.writer = Some(Writer::open(&path, spec)?);
+        Ok(rows_done)
+    }
+
+    fn rows_per_batch(&self) -> usize {
+        rows_for_batch(&self.spec, BATCH_BYTES, MAX_ROWS_PER_INSERT)
+    }
+
+    async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {
+        let writer = self.writer.as_mut().context("append before begin")?;
+        writer.append(first_id, blobs)
+    }
+
+    async fn finish(&mut self) -> Result<()> {
+        // Leaving the bulk journal mode for WAL needs the only open connection.
+        drop(self.writer.take());
+        let db = self.db.as_ref().context("finish before begin")?;
+        for pragma in READ_PRAGMAS {
+            db.execute_unprepared(pragma).await?;
+        }
+        let mode = db
+            .query_one_raw(Statement::from_string(
+                db.get_database_backend(),
+                "PRAGMA journal_mode",
+            ))
+            .await?
+            .context("PRAGMA journal_mode returned no row")?
+            .try_get::<String>("", "journal_mode")?;
+        anyhow::ensure!(
+            mode == "wal",
+            "{}: could not put the file back in WAL mode (journal_mode is {mode})",
+            self.path.display()
+        );
+        orm::mark_complete(db).await?;
+        // Fold the WAL into the main file: the dataset is then one self-contained file.
+        db.execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)")
+            .await?;
+        // Close now: a pool left open keeps its worker thread and that thread's
+        // malloc arena, which the next load's peak RSS would carry.
+        self.db.take().expect("connected").close().await?;
+        // Loaded without fsync: make the complete file durable before saying so.
+        std::fs::File::open(&self.path)
+            .and_then(|f| f.sync_all())
+            .with_context(|| format!("cannot sync {}", self.path.display()))?;
+        Ok(())
+    }
+
+    fn estimated_disk_bytes(&self, rows: u64) -> u64 {
+        let size = self.spec.size.bytes();
+        let page = u64::from(self.page_size);
+        // A table leaf page keeps ~page - 35 usable bytes (4061 at 4 KiB); a row whose
+        // payload fits stays local (several rows a page), larger payloads spill into
+        // overflow pages holding page - 4 bytes each. Cell headers: ~12 bytes a row.
+        let per_row = if size + 12 <= page - 96 {
+            page as f64 / ((page - 35) / (size + 12)) as f64
+        } else {
+            (size.div_ceil(page - 4) + 1) as f64 * page as f64 * 1.01
+        };
+        // A keyed row also carries its 16-byte key, and the key's index holds it again
+        // with the rowid: ~64 bytes a row with the index's free space (random keys
+        // leave its pages part-filled).
+        let key_bytes = if self.spec.key.is_binary() { 64 } else { 0 };
+        (per_row * rows as f64) as u64 + key_bytes * rows + (1 << 20)
+    }
+
+    async fn evict(&mut self) -> Result<EvictionReport> {
+        // Close our connections first so SQLite holds no pages of its own.
+        drop(self.writer.take());
+        if let Some(db) = self.db.take() {
+            db.close().await?;
+        }
+        let started = Instant::now();
+        let mut report = EvictionReport {
+            method: "fdatasync + posix_fadvise(DONTNEED)".into(),
+            ..Default::default()
+        };
+        let mut resident = 0;
+        for file in self.files() {
+            // The last connection to close (perhaps an engine's pool shutting down in
+            // the background) deletes the -wal and -shm files: gone is evicted too.
+            if !file.exists() {
+                continue;
+            }
+            match evict_file(&file) {
+                Ok(bytes) => report.bytes += bytes,
+                Err(_) if !file.exists() => continue,
+                Err(e) => return Err(e),
+            }
+            report.files += 1;
+            resident +=
+                resident_bytes(&file).or_else(|e| if file.exists() { Err(e) } else { Ok(0) })?;
+        }
+        report.resident_after_bytes = Some(resident);
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    async fn id_range(&mut self) -> Result<IdRange> {
+        let spec = self.spec;
+        let db = self.connect(false).await?;
+        orm::id_range(db, &spec).await
+    }
+
+    async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {
+        crate::db::store::read_file_chunk(&self.path, at, bytes)
+    }
+
+    /// The file and its WAL (checkpointed into the file when the load finished).
+    async fn disk_bytes(&mut self) -> Result<Option<u64>> {
+        let mut bytes = 0;
+        for file in self.files() {
+            match std::fs::metadata(&file) {
+                Ok(m) => bytes += m.len(),
+                // A -wal or -shm removed since it was listed holds nothing.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot stat {}", file.display()));
+                }
+            }
+        }
+        Ok(Some(bytes))
+    }
+
+    async fn remove(&mut self) -> Result<()> {
+        drop(self.writer.take());
+        if let Some(db) = self.db.take() {
+            db.close().await?;
+        }
+        // A connection that just failed to read a torn file closes on sqlx's worker
+        // thread and may take its -wal and -shm with it while this loop runs: a file
+        // already gone is removed.
+        for file in self.files() {
+            crate::db::store::remove_if_present(&file)?;
+        }
+        Ok(())
+    }
+}

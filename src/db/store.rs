@@ -1,0 +1,230 @@
+//! Where a dataset lives and how it is loaded: the `Store` trait, one
+//! implementation per database (`db/<name>/store.rs`; every server shares
+//! `db/server/store.rs`). A store owns its manifest, resume point, disk estimate and
+//! cache eviction. Engines read what a store loaded: `sqlite`, `sqlite-raw` and
+//! `sqlite-blobio` share the SQLite store.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+
+use anyhow::{Context, Result};
+
+use crate::dataset::{DatasetSpec, DatasetState, Manifest};
+use crate::evict::EvictionReport;
+
+/// Rows present in a store, as counted by `verify`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdRange {
+    pub count: u64,
+    /// The lowest and highest id ((0, 0) when empty); None for a keyed dataset, which
+    /// stores no ids: `verify` then fetches every id's key.
+    pub ids: Option<(u64, u64)>,
+}
+
+#[allow(async_fn_in_trait)]
+pub trait Store {
+    fn spec(&self) -> &DatasetSpec;
+    /// The file or directory that holds the dataset (for messages and results).
+    fn location(&self) -> &Path;
+    /// Inspect without creating anything. Errors on foreign files and other datasets.
+    async fn state(&mut self) -> Result<DatasetState>;
+    /// Create what is missing and return how many rows (ids 1..=n) are already durable.
+    async fn begin(&mut self) -> Result<u64>;
+    /// Rows the loader hands to one `append` (bounded so memory stays small).
+    fn rows_per_batch(&self) -> usize;
+    /// Durably add rows `first_id..first_id + blobs.len()`; may take the buffers.
+    async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()>;
+    /// Mark the dataset complete.
+    async fn finish(&mut self) -> Result<()>;
+    /// Bytes on disk that `rows` rows will take.
+    fn estimated_disk_bytes(&self, rows: u64) -> u64;
+    /// Flush and drop the dataset's pages from the page cache.
+    async fn evict(&mut self) -> Result<EvictionReport>;
+    /// Count the ids actually present (a full scan: for `verify`, not for loading).
+    async fn id_range(&mut self) -> Result<IdRange>;
+    /// Delete the dataset.
+    async fn remove(&mut self) -> Result<()>;
+    /// Delete what a `remove` cut short left aside (not a dataset); its path, if any.
+    async fn remove_leftovers(&mut self) -> Result<Option<PathBuf>> {
+        Ok(None)
+    }
+    /// For a complete dataset: finish what a load stopped after marking it complete
+    /// left undone (Dolt's commit); a note saying what was done, None where nothing was.
+    async fn finish_interrupted(&mut self) -> Result<Option<String>> {
+        Ok(None)
+    }
+    /// Read about `bytes` of the dataset starting at fraction `at` (0..1) of it, the
+    /// way its engines' caches keep it, for the steady-state prefill (`steady.rs`).
+    /// Returns the bytes read.
+    async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64>;
+    /// Bytes the complete dataset takes on disk (table, TOAST and indexes; the file);
+    /// None where the store cannot say (then reported as unavailable).
+    async fn disk_bytes(&mut self) -> Result<Option<u64>> {
+        Ok(None)
+    }
+}
+
+/// A database's store behind a trait object (`Database::open_store`). Stores are not
+/// on the timed path, so each call is dispatched through a boxed future: a database's
+/// store needs no variant anywhere. The registry wraps it with its kind (`AnyStore`).
+pub type BoxedStore = Box<dyn DynStore>;
+
+/// Box a database's store.
+pub fn boxed(store: impl Store + 'static) -> BoxedStore {
+    Box::new(store)
+}
+
+pub type Boxed<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + 'a>>;
+
+/// `Store` with its async methods boxed, so it can be a trait object.
+pub trait DynStore {
+    fn spec(&self) -> &DatasetSpec;
+    fn location(&self) -> &Path;
+    fn state(&mut self) -> Boxed<'_, DatasetState>;
+    fn begin(&mut self) -> Boxed<'_, u64>;
+    fn rows_per_batch(&self) -> usize;
+    fn append<'a>(&'a mut self, first_id: u64, blobs: &'a mut Vec<Vec<u8>>) -> Boxed<'a, ()>;
+    fn finish(&mut self) -> Boxed<'_, ()>;
+    fn estimated_disk_bytes(&self, rows: u64) -> u64;
+    fn evict(&mut self) -> Boxed<'_, EvictionReport>;
+    fn id_range(&mut self) -> Boxed<'_, IdRange>;
+    fn remove(&mut self) -> Boxed<'_, ()>;
+    fn remove_leftovers(&mut self) -> Boxed<'_, Option<PathBuf>>;
+    fn finish_interrupted(&mut self) -> Boxed<'_, Option<String>>;
+    fn read_chunk(&mut self, at: f64, bytes: u64) -> Boxed<'_, u64>;
+    fn disk_bytes(&mut self) -> Boxed<'_, Option<u64>>;
+}
+
+impl<S: Store> DynStore for S {
+    fn spec(&self) -> &DatasetSpec {
+        Store::spec(self)
+    }
+    fn location(&self) -> &Path {
+        Store::location(self)
+    }
+    fn state(&mut self) -> Boxed<'_, DatasetState> {
+        Box::pin(Store::state(self))
+    }
+    fn begin(&mut self) -> Boxed<'_, u64> {
+        Box::pin(Store::begin(self))
+    }
+    fn rows_per_batch(&self) -> usize {
+        Store::rows_per_batch(self)
+    }
+    fn append<'a>(&'a mut self, first_id: u64, blobs: &'a mut Vec<Vec<u8>>) -> Boxed<'a, ()> {
+        Box::pin(Store::append(self, first_id, blobs))
+    }
+    fn finish(&mut self) -> Boxed<'_, ()> {
+        Box::pin(Store::finish(self))
+    }
+    fn estimated_disk_bytes(&self, rows: u64) -> u64 {
+        Store::estimated_disk_bytes(self, rows)
+    }
+    fn evict(&mut self) -> Boxed<'_, EvictionReport> {
+        Box::pin(Store::evict(self))
+    }
+    fn id_range(&mut self) -> Boxed<'_, IdRange> {
+        Box::pin(Store::id_range(self))
+    }
+    fn remove(&mut self) -> Boxed<'_, ()> {
+        Box::pin(Store::remove(self))
+    }
+    fn remove_leftovers(&mut self) -> Boxed<'_, Option<PathBuf>> {
+        Box::pin(Store::remove_leftovers(self))
+    }
+    fn finish_interrupted(&mut self) -> Boxed<'_, Option<String>> {
+        Box::pin(Store::finish_interrupted(self))
+    }
+    fn read_chunk(&mut self, at: f64, bytes: u64) -> Boxed<'_, u64> {
+        Box::pin(Store::read_chunk(self, at, bytes))
+    }
+    fn disk_bytes(&mut self) -> Boxed<'_, Option<u64>> {
+        Box::pin(Store::disk_bytes(self))
+    }
+}
+
+/// Read `bytes` of a file from fraction `at` of it (page-aligned) through the page
+/// cache, so its pages are charged to this process's cgroup: the cache a page-cache
+/// engine (SQLite, the floor) reads from.
+pub(crate) fn read_file_chunk(path: &Path, at: f64, bytes: u64) -> Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let len = file.metadata()?.len();
+    let offset = ((at * len.saturating_sub(bytes) as f64) as u64) & !4095;
+    let mut buf = vec![0u8; bytes.min(len) as usize];
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], offset + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        }
+    }
+    Ok(done as u64)
+}
+
+/// The ids a chunk of `bytes` at fraction `at` covers: at least one row.
+pub(crate) fn chunk_ids(spec: &DatasetSpec, at: f64, bytes: u64) -> std::ops::RangeInclusive<u64> {
+    let count = bytes.div_ceil(spec.size.bytes()).clamp(1, spec.rows);
+    let first = 1 + ((at * (spec.rows - count + 1) as f64) as u64).min(spec.rows - count);
+    first..=first + count - 1
+}
+
+/// Rows per batch so that one batch holds about `target_bytes` (at least one row).
+pub(crate) fn rows_for_batch(spec: &DatasetSpec, target_bytes: u64, max_rows: u64) -> usize {
+    (target_bytes / spec.size.bytes()).clamp(1, max_rows) as usize
+}
+
+/// Read a JSON manifest beside a file store; None when absent.
+pub(crate) fn read_manifest(path: &Path) -> Result<Option<Manifest>> {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+            crate::error::InputError::ForeignFile {
+                path: path.to_path_buf(),
+                why: format!("its manifest is not readable JSON ({e})"),
+            }
+            .into()
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// Remove a file that may already be gone (removed by another path since it was
+/// listed): only a failure to remove one that is there is an error.
+pub(crate) fn remove_if_present(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("cannot remove {}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Replace a JSON manifest atomically (write a temporary file, then rename over).
+pub(crate) fn write_manifest(path: &Path, manifest: &Manifest) -> Result<()> {
+    let tmp: PathBuf = path.with_extension("json.tmp");
+    std::fs::write(&tmp, serde_json::to_vec_pretty(manifest)?)
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_file_already_gone_is_removed_and_one_that_cannot_go_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("x.sqlite-wal");
+        std::fs::write(&file, b"wal").unwrap();
+        super::remove_if_present(&file).unwrap();
+        assert!(!file.exists());
+        super::remove_if_present(&file).unwrap();
+        // A directory is not a file to remove: said, with its path.
+        let err = super::remove_if_present(dir.path()).unwrap_err();
+        assert!(format!("{err:#}").contains("cannot remove"), "{err:#}");
+    }
+}

@@ -1,0 +1,43 @@
+//! The report's colours for engines: from the engine's place in the registry, not
+//! from its database. Each database gets a family of shades (its first engine the
+//! strongest), in `DATABASES` order; the floor is black, every chart's reference.
+//! A database added to the registry takes the next family, with nothing to pick.
+
+use plotters::style::RGBColor;
+
+use crate::db::registry::{EngineKind, StoreKind};
+
+/// Shades per database, in registry order, the floor skipped: SQLite's blues, fs's
+/// green, then PostgreSQL, MariaDB, MySQL, Dolt; then spares for the next ones.
+const FAMILIES: &[&[(u8, u8, u8)]] = &[
+    &[(31, 119, 180), (120, 180, 230), (70, 60, 200)],
+    &[(44, 160, 44), (150, 215, 140)],
+    &[(128, 60, 170), (190, 150, 220)],
+    &[(230, 120, 20), (245, 185, 110)],
+    &[(140, 86, 75), (196, 156, 148)],
+    &[(23, 160, 175), (140, 215, 225)],
+    &[(188, 189, 34), (219, 219, 141)],
+    &[(227, 119, 194), (247, 182, 210)],
+    &[(127, 127, 127), (199, 199, 199)],
+];
+
+const FLOOR: RGBColor = RGBColor(0, 0, 0);
+
+/// One colour per engine, stable across charts and runs.
+pub fn engine_color(engine: EngineKind) -> RGBColor {
+    let store = engine.store();
+    if store.is_floor() {
+        return FLOOR;
+    }
+    let family = StoreKind::all()
+        .filter(|s| !s.is_floor())
+        .position(|s| s == store)
+        .unwrap_or(0);
+    let shades = FAMILIES[family % FAMILIES.len()];
+    let place = EngineKind::all()
+        .filter(|e| e.store() == store)
+        .position(|e| e == engine)
+        .unwrap_or(0);
+    let (r, g, b) = shades[place % shades.len()];
+    RGBColor(r, g, b)
+}

@@ -143,16 +143,16 @@ mod tests {
         let pg_at = |cap| {
             server(
                 cap / 8,
-                pg.serving_memory_bytes() / MIB,
-                pg.fetch_copies(),
+                pg.memory().serving_memory_bytes() / MIB,
+                pg.memory().fetch_copies(),
                 cap,
             )
         };
         let maria_at = |cap, pool| {
             server(
                 pool,
-                maria.serving_memory_bytes() / MIB,
-                maria.fetch_copies(),
+                maria.memory().serving_memory_bytes() / MIB,
+                maria.memory().fetch_copies(),
                 cap,
             )
         };

@@ -74,6 +74,7 @@ const NO_CACHE_SETTING: &str = "no cache setting";
 /// What a fit calls the server's cache setting.
 fn cache_name(server: Server) -> String {
     server
+        .memory()
         .cache()
         .map_or(NO_CACHE_SETTING, |c| c.name)
         .to_string()
@@ -173,7 +174,7 @@ pub async fn fit_servers(
     // and every server that does not fit is named in the one error.
     let mut misfits = Vec::new();
     for (server, _) in servers {
-        let min = server.min_cap_bytes(largest_blob);
+        let min = server.memory().min_cap_bytes(largest_blob);
         let (memory, whose) = match cap.memory_bytes {
             Some(memory) => (Some(memory), "the run's memory cap (--cap)"),
             // No cap asked for: the container's own must hold the largest blob.
@@ -335,7 +336,7 @@ async fn fit_one(
     let cpus = cpus.or(declared_cpus);
     let db = server.connect(url, None).await?;
     let cache_now = read_cache(&db, server).await?;
-    let target = server.cache_bytes_for_cap(memory, largest_blob);
+    let target = server.memory().cache_bytes_for_cap(memory, largest_blob);
     let cpus_differ =
         cpus.is_some_and(|want| cpus_now.is_none_or(|have| (have - want).abs() > 1e-6));
     let cache_differs = cache_now.is_some_and(|now| now != target);
@@ -349,7 +350,7 @@ async fn fit_one(
         cache_bytes: cache_now,
     };
     let timeout = Duration::from_secs(180);
-    match server.cache() {
+    match server.memory().cache() {
         // Written now, in force after the restart that also applies the new limits.
         // A server without a cache setting (Dolt) restarts too: what it derives from
         // its cap at start (Go's GOMEMLIMIT) must follow the new one.

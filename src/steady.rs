@@ -106,7 +106,7 @@ impl CacheGauge for ServerGauge {
             .await
             .ok()?
             .page_cache_bytes?;
-        let private = match self.server.private_cache_sql() {
+        let private = match self.server.memory().private_cache_sql() {
             None => 0,
             Some(sql) => {
                 use sea_orm::ConnectionTrait;
@@ -126,7 +126,7 @@ impl CacheGauge for ServerGauge {
         Some(page_cache + private)
     }
     fn basis(&self) -> String {
-        match self.server.private_cache_sql() {
+        match self.server.memory().private_cache_sql() {
             None => format!(
                 "page cache of container {} (shared buffers included; pages cached twice count twice)",
                 self.container_name

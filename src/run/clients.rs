@@ -69,12 +69,18 @@ impl Run {
                 .iter()
                 .find(|f| f.server == server)
                 .and_then(|f| f.after.cache_bytes)
-                .or_else(|| Some(server.cache_bytes_for_cap(cap?, largest.unwrap_or(0))))
+                .or_else(|| {
+                    Some(
+                        server
+                            .memory()
+                            .cache_bytes_for_cap(cap?, largest.unwrap_or(0)),
+                    )
+                })
                 .unwrap_or(0);
             budgets.push(Budget {
                 what: "the server's container",
-                base_bytes: cache + server.serving_memory_bytes(),
-                copies: server.fetch_copies(),
+                base_bytes: cache + server.memory().serving_memory_bytes(),
+                copies: server.memory().fetch_copies(),
                 per_client_bytes: 0,
                 cap_bytes: cap,
             });

@@ -9,7 +9,8 @@ use sea_orm::{ConnectOptions, DbBackend};
 
 use crate::db::server::mysql_wire;
 use crate::db::server::{
-    BulkLoad, CacheSetting, ComposeEnv, PacketLimit, ServerDb, ServerOptions, ServerPprof,
+    BulkLoad, CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, ServerDb, ServerOptions,
+    ServerPprof,
 };
 
 pub struct Dolt;
@@ -72,6 +73,49 @@ impl ServerDb for Dolt {
         None
     }
 
+    fn read_range_sql(&self, first: &str, last: &str, _options: &ServerOptions) -> String {
+        mysql_wire::read_range_sql(first, last)
+    }
+
+    fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            mysql_wire::VERSION,
+            ("dolt_version", "SELECT CAST(dolt_version() AS CHAR)"),
+            mysql_wire::MAX_ALLOWED_PACKET,
+        ]
+    }
+
+    /// Go's memory limit and GC target as the server process got them.
+    fn process_env(&self) -> &'static [&'static str] {
+        &["GOMEMLIMIT", "GOGC"]
+    }
+
+    /// `dolt --pprof-server sql-server` serves Go's pprof on the container's
+    /// 127.0.0.1:6060 (the offline stand-in starts so; the official image's entrypoint
+    /// takes no global flag).
+    fn pprof(&self) -> Option<ServerPprof> {
+        Some(ServerPprof {
+            port: 6060,
+            parts: DOLT_PARTS,
+            how_to_enable: "start it as `dolt --pprof-server sql-server …` (the offline stand-in does; the official image's entrypoint does not)",
+        })
+    }
+
+    fn container_data_dir(&self) -> &'static str {
+        "/var/lib/dolt"
+    }
+
+    fn loading(&self) -> &dyn Loading {
+        self
+    }
+
+    fn memory(&self) -> &dyn MemoryModel {
+        self
+    }
+}
+
+/// How a dataset is written into Dolt and dropped from it.
+impl Loading for Dolt {
     fn packet_limit(&self) -> Option<PacketLimit> {
         Some(mysql_wire::packet_limit(
             "Dolt max_allowed_packet",
@@ -109,7 +153,10 @@ impl ServerDb for Dolt {
     fn uncommitted_sql(&self) -> Option<String> {
         Some("SELECT COUNT(*) AS n FROM dolt_status".into())
     }
+}
 
+/// What Dolt holds in memory, for fitting it under a cap.
+impl MemoryModel for Dolt {
     /// None to size: its caches are Go's heap (under GOMEMLIMIT) and the page cache.
     fn cache(&self) -> Option<CacheSetting> {
         None
@@ -135,38 +182,6 @@ impl ServerDb for Dolt {
 
     fn fetch_copies(&self) -> u64 {
         DOLT_FETCH_COPIES
-    }
-
-    fn read_range_sql(&self, first: &str, last: &str, _options: &ServerOptions) -> String {
-        mysql_wire::read_range_sql(first, last)
-    }
-
-    fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            mysql_wire::VERSION,
-            ("dolt_version", "SELECT CAST(dolt_version() AS CHAR)"),
-            mysql_wire::MAX_ALLOWED_PACKET,
-        ]
-    }
-
-    /// Go's memory limit and GC target as the server process got them.
-    fn process_env(&self) -> &'static [&'static str] {
-        &["GOMEMLIMIT", "GOGC"]
-    }
-
-    /// `dolt --pprof-server sql-server` serves Go's pprof on the container's
-    /// 127.0.0.1:6060 (the offline stand-in starts so; the official image's entrypoint
-    /// takes no global flag).
-    fn pprof(&self) -> Option<ServerPprof> {
-        Some(ServerPprof {
-            port: 6060,
-            parts: DOLT_PARTS,
-            how_to_enable: "start it as `dolt --pprof-server sql-server …` (the offline stand-in does; the official image's entrypoint does not)",
-        })
-    }
-
-    fn container_data_dir(&self) -> &'static str {
-        "/var/lib/dolt"
     }
 }
 

@@ -6,7 +6,9 @@
 use sea_orm::{ConnectOptions, DbBackend};
 
 use crate::db::server::mysql_wire;
-use crate::db::server::{CacheSetting, ComposeEnv, PacketLimit, ServerDb, ServerOptions};
+use crate::db::server::{
+    CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, ServerDb, ServerOptions,
+};
 
 pub struct Mariadb;
 
@@ -63,13 +65,57 @@ impl ServerDb for Mariadb {
         mysql_wire::drop_database_sql(namespace)
     }
 
+    fn read_range_sql(&self, first: &str, last: &str, _options: &ServerOptions) -> String {
+        mysql_wire::read_range_sql(first, last)
+    }
+
+    /// The table's own tablespace file (innodb_file_per_table, the default): its
+    /// clustered index with the rows, off-page blob pages and any secondary index.
+    /// ALLOCATED_SIZE is the file's blocks on disk.
+    /// The tablespaces' files (information_schema.TABLES' figure is InnoDB's stale
+    /// statistics: 288 KiB for 97 MiB of 64 KiB blobs just loaded). Listed only once
+    /// opened since the server started: `inventory` opens each table first.
+    fn namespace_bytes_sql(&self, namespace: &str) -> Option<String> {
+        Some(format!(
+            "SELECT CAST(SUM(ALLOCATED_SIZE) AS SIGNED) AS n FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME LIKE '{namespace}/%'"
+        ))
+    }
+
+    fn disk_bytes_sql(&self, namespace: &str, _options: &ServerOptions) -> Option<String> {
+        Some(format!(
+            "SELECT CAST(ALLOCATED_SIZE AS SIGNED) AS n FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME = '{namespace}/blobs'"
+        ))
+    }
+
+    fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
+        &mysql_wire::INNODB_SETTINGS
+    }
+
+    fn container_data_dir(&self) -> &'static str {
+        "/var/lib/mysql"
+    }
+
+    fn loading(&self) -> &dyn Loading {
+        self
+    }
+
+    fn memory(&self) -> &dyn MemoryModel {
+        self
+    }
+}
+
+/// How a dataset is written into Mariadb and dropped from it.
+impl Loading for Mariadb {
     fn packet_limit(&self) -> Option<PacketLimit> {
         Some(mysql_wire::packet_limit(
             "MariaDB max_allowed_packet",
             "start mariadbd with --max-allowed-packet=256M (compose/compose.yaml does)",
         ))
     }
+}
 
+/// What Mariadb holds in memory, for fitting it under a cap.
+impl MemoryModel for Mariadb {
     /// InnoDB reads with O_DIRECT (>= 10.6): its buffer pool is its cache. Resized
     /// online (in chunks, rounded to them: the value read back is recorded).
     fn cache(&self) -> Option<CacheSetting> {
@@ -101,42 +147,12 @@ impl ServerDb for Mariadb {
         2
     }
 
-    fn read_range_sql(&self, first: &str, last: &str, _options: &ServerOptions) -> String {
-        mysql_wire::read_range_sql(first, last)
-    }
-
-    /// The table's own tablespace file (innodb_file_per_table, the default): its
-    /// clustered index with the rows, off-page blob pages and any secondary index.
-    /// ALLOCATED_SIZE is the file's blocks on disk.
-    /// The tablespaces' files (information_schema.TABLES' figure is InnoDB's stale
-    /// statistics: 288 KiB for 97 MiB of 64 KiB blobs just loaded). Listed only once
-    /// opened since the server started: `inventory` opens each table first.
-    fn namespace_bytes_sql(&self, namespace: &str) -> Option<String> {
-        Some(format!(
-            "SELECT CAST(SUM(ALLOCATED_SIZE) AS SIGNED) AS n FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME LIKE '{namespace}/%'"
-        ))
-    }
-
-    fn disk_bytes_sql(&self, namespace: &str, _options: &ServerOptions) -> Option<String> {
-        Some(format!(
-            "SELECT CAST(ALLOCATED_SIZE AS SIGNED) AS n FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME = '{namespace}/blobs'"
-        ))
-    }
-
     /// The buffer pool is the process's own memory, not page cache (and InnoDB reads
     /// with O_DIRECT, so the page cache holds little of the data).
     fn private_cache_sql(&self) -> Option<&'static str> {
         Some(
             "SELECT CAST(VARIABLE_VALUE AS SIGNED) AS n FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'INNODB_BUFFER_POOL_BYTES_DATA'",
         )
-    }
-
-    fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
-        &mysql_wire::INNODB_SETTINGS
-    }
-
-    fn container_data_dir(&self) -> &'static str {
-        "/var/lib/mysql"
     }
 }
 

@@ -8,7 +8,9 @@
 use sea_orm::{ConnectOptions, DbBackend};
 
 use crate::db::server::mysql_wire;
-use crate::db::server::{CacheSetting, ComposeEnv, PacketLimit, ServerDb, ServerOptions};
+use crate::db::server::{
+    CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, ServerDb, ServerOptions,
+};
 
 pub struct Mysql;
 
@@ -64,13 +66,39 @@ impl ServerDb for Mysql {
         mysql_wire::drop_database_sql(namespace)
     }
 
+    fn read_range_sql(&self, first: &str, last: &str, _options: &ServerOptions) -> String {
+        mysql_wire::read_range_sql(first, last)
+    }
+
+    fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
+        &mysql_wire::INNODB_SETTINGS
+    }
+
+    fn container_data_dir(&self) -> &'static str {
+        "/var/lib/mysql"
+    }
+
+    fn loading(&self) -> &dyn Loading {
+        self
+    }
+
+    fn memory(&self) -> &dyn MemoryModel {
+        self
+    }
+}
+
+/// How a dataset is written into Mysql and dropped from it.
+impl Loading for Mysql {
     fn packet_limit(&self) -> Option<PacketLimit> {
         Some(mysql_wire::packet_limit(
             "MySQL max_allowed_packet",
             "start mysqld with --max-allowed-packet=256M (compose/compose.yaml does)",
         ))
     }
+}
 
+/// What Mysql holds in memory, for fitting it under a cap.
+impl MemoryModel for Mysql {
     /// Resized online like MariaDB's, and like it lost on restart (set again then).
     fn cache(&self) -> Option<CacheSetting> {
         Some(mysql_wire::innodb_buffer_pool())
@@ -89,22 +117,10 @@ impl ServerDb for Mysql {
         96 << 20
     }
 
-    fn read_range_sql(&self, first: &str, last: &str, _options: &ServerOptions) -> String {
-        mysql_wire::read_range_sql(first, last)
-    }
-
     fn private_cache_sql(&self) -> Option<&'static str> {
         Some(
             "SELECT CAST(VARIABLE_VALUE AS SIGNED) AS n FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Innodb_buffer_pool_bytes_data'",
         )
-    }
-
-    fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
-        &mysql_wire::INNODB_SETTINGS
-    }
-
-    fn container_data_dir(&self) -> &'static str {
-        "/var/lib/mysql"
     }
 }
 

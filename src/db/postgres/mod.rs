@@ -9,7 +9,9 @@ pub use storage::PgStorage;
 
 use sea_orm::{ConnectOptions, DbBackend};
 
-use crate::db::server::{CacheSetting, ComposeEnv, ServerDb, ServerOptions, compose_port};
+use crate::db::server::{
+    CacheSetting, ComposeEnv, Loading, MemoryModel, ServerDb, ServerOptions, compose_port,
+};
 
 pub struct Postgres;
 
@@ -74,35 +76,6 @@ impl ServerDb for Postgres {
         format!("DROP SCHEMA IF EXISTS {namespace} CASCADE")
     }
 
-    /// One backend is CPU-bound cutting each value into TOAST rows with their index
-    /// entries and WAL records (75-80% of a CPU at 64 MB/s with 64 KiB blobs, whether
-    /// through INSERT or binary COPY): a second connection is a second backend, on the
-    /// second CPU of a 2-CPU cap.
-    fn load_connections(&self, options: &ServerOptions) -> usize {
-        match options.pg_storage {
-            // Serial, so a stopped load leaves no rows past a gap: trimming them
-            // would leave their large objects behind.
-            PgStorage::LargeObject => 1,
-            _ => 2,
-        }
-    }
-
-    fn data_column(&self, options: &ServerOptions) -> migration::DataColumn {
-        match options.pg_storage {
-            PgStorage::LargeObject => migration::DataColumn::Oid,
-            _ => migration::DataColumn::Blob,
-        }
-    }
-
-    /// A new large object per row, in the row's own transaction (a failed batch
-    /// leaves none behind).
-    fn insert_data_template(&self, options: &ServerOptions) -> &'static str {
-        match options.pg_storage {
-            PgStorage::LargeObject => "lo_from_bytea(0, {})",
-            _ => "{}",
-        }
-    }
-
     fn data_read_expr(&self, options: &ServerOptions) -> &'static str {
         match options.pg_storage {
             PgStorage::LargeObject => "lo_get(data)",
@@ -115,90 +88,6 @@ impl ServerDb for Postgres {
             PgStorage::LargeObject => "SELECT lo_get(data) FROM blobs WHERE id = $1",
             _ => "SELECT data FROM blobs WHERE id = $1",
         }
-    }
-
-    /// Large objects belong to the database, not the schema: unlinked first, or a
-    /// dropped dataset's bytes would stay in pg_largeobject.
-    /// In transactions of 500 (a DO block at top level may commit): unlinking takes a
-    /// lock per object, and 49152 in one transaction ran the lock table out of shared
-    /// memory.
-    fn before_drop_sql(&self, namespace: &str, options: &ServerOptions) -> Vec<String> {
-        match options.pg_storage {
-            PgStorage::LargeObject => vec![format!(
-                "DO $$ DECLARE r record; n int := 0; BEGIN IF to_regclass('{namespace}.blobs') IS NOT NULL THEN FOR r IN SELECT data FROM {namespace}.blobs LOOP PERFORM lo_unlink(r.data); n := n + 1; IF n % 500 = 0 THEN COMMIT; END IF; END LOOP; END IF; END $$"
-            )],
-            _ => Vec::new(),
-        }
-    }
-
-    /// The storage applies to rows inserted from then on, so it is set before the
-    /// first batch (and again on resume, harmlessly).
-    ///
-    /// Both bytea storages load as EXTERNAL: EXTENDED first tries to compress every
-    /// value (pglz), and on incompressible bytes the attempt fails every time and the
-    /// value is stored exactly as EXTERNAL stores it (out of line, uncompressed). The
-    /// attempt was most of the backend's CPU: 64 KiB, 3 GiB, two connections, 90 MB/s
-    /// EXTENDED vs 211 MB/s EXTERNAL, and the same bytes on disk (3.13 GiB each).
-    /// An EXTENDED dataset gets its own setting back before it is marked complete
-    /// (`after_load_sql`), so what is measured and recorded is PostgreSQL's default.
-    fn table_setup_sql(&self, options: &ServerOptions) -> Vec<String> {
-        match options.pg_storage {
-            PgStorage::Extended | PgStorage::External => {
-                vec!["ALTER TABLE blobs ALTER COLUMN data SET STORAGE EXTERNAL".into()]
-            }
-            // An oid column is stored as it is: nothing to set.
-            PgStorage::LargeObject => Vec::new(),
-        }
-    }
-
-    fn after_load_sql(&self, options: &ServerOptions) -> Vec<String> {
-        match options.pg_storage {
-            PgStorage::Extended => {
-                vec!["ALTER TABLE blobs ALTER COLUMN data SET STORAGE EXTENDED".into()]
-            }
-            _ => Vec::new(),
-        }
-    }
-
-    /// shared_buffers needs a restart: ALTER SYSTEM writes postgresql.auto.conf (in the
-    /// data volume, so it persists), which the compose file leaves in charge by not
-    /// passing shared_buffers on the command line (that would override it).
-    fn cache(&self) -> Option<CacheSetting> {
-        Some(CacheSetting {
-            name: "shared_buffers",
-            read_sql: "SELECT pg_size_bytes(current_setting('shared_buffers'))::bigint AS n",
-            set_sql: |bytes| format!("ALTER SYSTEM SET shared_buffers = '{}kB'", bytes >> 10),
-            applied_by_restart: true,
-        })
-    }
-
-    /// 1/8 of the cap (its 128MB default for 1 GiB): PostgreSQL leans on the page
-    /// cache, which the container's cap covers too.
-    fn cache_bytes_for_cap(&self, cap_bytes: u64, _largest_blob: u64) -> u64 {
-        (cap_bytes / 8) >> 20 << 20
-    }
-
-    /// Loading, each of its `load_connections` (2) backends holds about 3 copies of
-    /// the row it inserts (the message, the bound value, the TOAST chunks being cut):
-    /// anonymous memory peaked at 200 MiB loading 32 MiB blobs, 40 MiB with 4 MiB
-    /// blobs (1 GiB cap, 2026-11-25). Shared buffers, an eighth of the cap
-    /// (`cache_bytes_for_cap`), come on top: the cap must hold both.
-    fn min_cap_bytes(&self, largest_blob: u64) -> u64 {
-        let own = (40 << 20) + 2 * 3 * largest_blob;
-        (own * 8 / 7).div_ceil(1 << 20) << 20
-    }
-
-    /// The postmaster and its background processes; shared_buffers are the cache.
-    fn serving_memory_bytes(&self) -> u64 {
-        32 << 20
-    }
-
-    /// A backend detoasts the value into its own memory and copies it into the
-    /// message it sends: measured 64 MiB more anonymous memory per client
-    /// of 32 MiB blobs (71, 267, 529 MiB at 1, 4, 8 clients), 7 MiB per client of
-    /// 4 MiB blobs.
-    fn fetch_copies(&self) -> u64 {
-        2
     }
 
     /// The heap, its TOAST table and every index (the primary key's). Large objects
@@ -253,5 +142,132 @@ impl ServerDb for Postgres {
 
     fn container_data_dir(&self) -> &'static str {
         "\"$PGDATA\""
+    }
+
+    fn loading(&self) -> &dyn Loading {
+        self
+    }
+
+    fn memory(&self) -> &dyn MemoryModel {
+        self
+    }
+}
+
+/// How a dataset is written into Postgres and dropped from it.
+impl Loading for Postgres {
+    /// One backend is CPU-bound cutting each value into TOAST rows with their index
+    /// entries and WAL records (75-80% of a CPU at 64 MB/s with 64 KiB blobs, whether
+    /// through INSERT or binary COPY): a second connection is a second backend, on the
+    /// second CPU of a 2-CPU cap.
+    fn load_connections(&self, options: &ServerOptions) -> usize {
+        match options.pg_storage {
+            // Serial, so a stopped load leaves no rows past a gap: trimming them
+            // would leave their large objects behind.
+            PgStorage::LargeObject => 1,
+            _ => 2,
+        }
+    }
+
+    fn data_column(&self, options: &ServerOptions) -> migration::DataColumn {
+        match options.pg_storage {
+            PgStorage::LargeObject => migration::DataColumn::Oid,
+            _ => migration::DataColumn::Blob,
+        }
+    }
+
+    /// A new large object per row, in the row's own transaction (a failed batch
+    /// leaves none behind).
+    fn insert_data_template(&self, options: &ServerOptions) -> &'static str {
+        match options.pg_storage {
+            PgStorage::LargeObject => "lo_from_bytea(0, {})",
+            _ => "{}",
+        }
+    }
+
+    /// Large objects belong to the database, not the schema: unlinked first, or a
+    /// dropped dataset's bytes would stay in pg_largeobject.
+    /// In transactions of 500 (a DO block at top level may commit): unlinking takes a
+    /// lock per object, and 49152 in one transaction ran the lock table out of shared
+    /// memory.
+    fn before_drop_sql(&self, namespace: &str, options: &ServerOptions) -> Vec<String> {
+        match options.pg_storage {
+            PgStorage::LargeObject => vec![format!(
+                "DO $$ DECLARE r record; n int := 0; BEGIN IF to_regclass('{namespace}.blobs') IS NOT NULL THEN FOR r IN SELECT data FROM {namespace}.blobs LOOP PERFORM lo_unlink(r.data); n := n + 1; IF n % 500 = 0 THEN COMMIT; END IF; END LOOP; END IF; END $$"
+            )],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The storage applies to rows inserted from then on, so it is set before the
+    /// first batch (and again on resume, harmlessly).
+    ///
+    /// Both bytea storages load as EXTERNAL: EXTENDED first tries to compress every
+    /// value (pglz), and on incompressible bytes the attempt fails every time and the
+    /// value is stored exactly as EXTERNAL stores it (out of line, uncompressed). The
+    /// attempt was most of the backend's CPU: 64 KiB, 3 GiB, two connections, 90 MB/s
+    /// EXTENDED vs 211 MB/s EXTERNAL, and the same bytes on disk (3.13 GiB each).
+    /// An EXTENDED dataset gets its own setting back before it is marked complete
+    /// (`after_load_sql`), so what is measured and recorded is PostgreSQL's default.
+    fn table_setup_sql(&self, options: &ServerOptions) -> Vec<String> {
+        match options.pg_storage {
+            PgStorage::Extended | PgStorage::External => {
+                vec!["ALTER TABLE blobs ALTER COLUMN data SET STORAGE EXTERNAL".into()]
+            }
+            // An oid column is stored as it is: nothing to set.
+            PgStorage::LargeObject => Vec::new(),
+        }
+    }
+
+    fn after_load_sql(&self, options: &ServerOptions) -> Vec<String> {
+        match options.pg_storage {
+            PgStorage::Extended => {
+                vec!["ALTER TABLE blobs ALTER COLUMN data SET STORAGE EXTENDED".into()]
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// What Postgres holds in memory, for fitting it under a cap.
+impl MemoryModel for Postgres {
+    /// shared_buffers needs a restart: ALTER SYSTEM writes postgresql.auto.conf (in the
+    /// data volume, so it persists), which the compose file leaves in charge by not
+    /// passing shared_buffers on the command line (that would override it).
+    fn cache(&self) -> Option<CacheSetting> {
+        Some(CacheSetting {
+            name: "shared_buffers",
+            read_sql: "SELECT pg_size_bytes(current_setting('shared_buffers'))::bigint AS n",
+            set_sql: |bytes| format!("ALTER SYSTEM SET shared_buffers = '{}kB'", bytes >> 10),
+            applied_by_restart: true,
+        })
+    }
+
+    /// 1/8 of the cap (its 128MB default for 1 GiB): PostgreSQL leans on the page
+    /// cache, which the container's cap covers too.
+    fn cache_bytes_for_cap(&self, cap_bytes: u64, _largest_blob: u64) -> u64 {
+        (cap_bytes / 8) >> 20 << 20
+    }
+
+    /// Loading, each of its `load_connections` (2) backends holds about 3 copies of
+    /// the row it inserts (the message, the bound value, the TOAST chunks being cut):
+    /// anonymous memory peaked at 200 MiB loading 32 MiB blobs, 40 MiB with 4 MiB
+    /// blobs (1 GiB cap, 2026-11-25). Shared buffers, an eighth of the cap
+    /// (`cache_bytes_for_cap`), come on top: the cap must hold both.
+    fn min_cap_bytes(&self, largest_blob: u64) -> u64 {
+        let own = (40 << 20) + 2 * 3 * largest_blob;
+        (own * 8 / 7).div_ceil(1 << 20) << 20
+    }
+
+    /// The postmaster and its background processes; shared_buffers are the cache.
+    fn serving_memory_bytes(&self) -> u64 {
+        32 << 20
+    }
+
+    /// A backend detoasts the value into its own memory and copies it into the
+    /// message it sends: measured 64 MiB more anonymous memory per client
+    /// of 32 MiB blobs (71, 267, 529 MiB at 1, 4, 8 clients), 7 MiB per client of
+    /// 4 MiB blobs.
+    fn fetch_copies(&self) -> u64 {
+        2
     }
 }

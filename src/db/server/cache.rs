@@ -11,7 +11,7 @@ use super::Server;
 
 /// The server's cache setting in force, in bytes; None for a server without one.
 pub async fn read_cache(db: &DatabaseConnection, server: Server) -> Result<Option<u64>> {
-    let Some(cache) = server.cache() else {
+    let Some(cache) = server.memory().cache() else {
         return Ok(None);
     };
     let sql = cache.read_sql;
@@ -25,7 +25,7 @@ pub async fn read_cache(db: &DatabaseConnection, server: Server) -> Result<Optio
 /// Set the cache, and wait until the server reports it (MariaDB resizes in the
 /// background, chunk by chunk). Returns the value in force.
 pub async fn set_cache(db: &DatabaseConnection, server: Server, bytes: u64) -> Result<Option<u64>> {
-    let Some(cache) = server.cache() else {
+    let Some(cache) = server.memory().cache() else {
         return Ok(None);
     };
     db.execute_unprepared(&(cache.set_sql)(bytes))

@@ -67,7 +67,7 @@ impl ServerStore {
         if self.spec.key.is_binary() {
             1
         } else {
-            self.server.load_connections(&self.options).max(1)
+            self.server.loading().load_connections(&self.options).max(1)
         }
     }
 
@@ -117,12 +117,12 @@ impl ServerStore {
     /// in its history: a load stopped by SIGTERM 1.2 s in left it so, and Dolt refuses
     /// the commit ("nothing to commit").
     async fn after_load(&self, db: &DatabaseConnection) -> Result<()> {
-        if let Some(sql) = self.server.uncommitted_sql()
+        if let Some(sql) = self.server.loading().uncommitted_sql()
             && Self::count(db, sql).await? == 0
         {
             return Ok(());
         }
-        for sql in self.server.after_load_sql(&self.options) {
+        for sql in self.server.loading().after_load_sql(&self.options) {
             db.execute_unprepared(&sql)
                 .await
                 .with_context(|| format!("{}: `{sql}` after loading", self.server.name()))?;
@@ -132,7 +132,7 @@ impl ServerStore {
 
     /// A blob must fit the server's packet limit, if it has one: checked before loading.
     async fn check_packet_limit(&self, admin: &DatabaseConnection) -> Result<()> {
-        let Some(limit) = self.server.packet_limit() else {
+        let Some(limit) = self.server.loading().packet_limit() else {
             return Ok(());
         };
         let row = admin
@@ -199,7 +199,7 @@ impl Store for ServerStore {
         admin.close().await?;
         let spec = self.spec;
         let location = self.location.clone();
-        let setup = self.server.table_setup_sql(&self.options);
+        let setup = self.server.loading().table_setup_sql(&self.options);
         let parallel = self.parallel_batches();
         if parallel > 1 && self.db.is_none() {
             let url = self.server.require_url(self.url.as_deref())?;
@@ -209,7 +209,7 @@ impl Store for ServerStore {
                     .await?,
             );
         }
-        let data = self.server.data_column(&self.options);
+        let data = self.server.loading().data_column(&self.options);
         let db = self.connect_namespace().await?;
         let rows_done = orm::begin(db, &spec, &location, data).await?;
         for sql in setup {
@@ -222,7 +222,7 @@ impl Store for ServerStore {
         // Each large object created holds a lock until its transaction ends, and the
         // lock table is shared (max_locks_per_transaction x connections): 4096 1 KiB
         // rows in one transaction would run it out of shared memory.
-        let most = match self.server.data_column(&self.options) {
+        let most = match self.server.loading().data_column(&self.options) {
             migration::DataColumn::Oid => MAX_LARGE_OBJECTS_PER_BATCH,
             migration::DataColumn::Blob => MAX_ROWS_PER_INSERT,
         };
@@ -232,7 +232,7 @@ impl Store for ServerStore {
     async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {
         let db = self.db.clone().context("append before begin")?;
         let spec = self.spec;
-        let template = self.server.insert_data_template(&self.options);
+        let template = self.server.loading().insert_data_template(&self.options);
         let parallel = self.parallel_batches();
         if parallel > 1 {
             // A free connection first; the batch's buffers go with its task (the
@@ -243,7 +243,7 @@ impl Store for ServerStore {
                 .spawn(async move { orm::append(&db, &spec, first_id, &blobs, template).await });
             return Ok(());
         }
-        match self.server.bulk_load() {
+        match self.server.loading().bulk_load() {
             BulkLoad::Insert => orm::append(&db, &spec, first_id, blobs, template).await,
             BulkLoad::InsertInPieces(piece) => {
                 orm::append_in_pieces(&db, &spec, first_id, blobs, piece).await
@@ -260,7 +260,7 @@ impl Store for ServerStore {
         orm::mark_complete(&db).await?;
         self.after_load(&db).await?;
         db.close().await?;
-        if self.server.restart_after_load() {
+        if self.server.loading().restart_after_load() {
             let docker = crate::docker::connect().await?;
             if let Some((id, _, _)) =
                 crate::docker::find_service(&docker, self.server.name()).await?
@@ -311,7 +311,7 @@ impl Store for ServerStore {
         //    compose disables MariaDB's buffer-pool dump and reload for this). A cache
         //    setting that does not survive the restart is read before it and set back
         //    before anything reads (see cache::restore_cache).
-        let cache_before = match (&self.url, self.server.cache()) {
+        let cache_before = match (&self.url, self.server.memory().cache()) {
             (Some(url), Some(cache)) if !cache.applied_by_restart => {
                 super::cache::cache_now(self.server, url)
                     .await?
@@ -370,7 +370,7 @@ impl Store for ServerStore {
     }
 
     async fn finish_interrupted(&mut self) -> Result<Option<String>> {
-        let Some(sql) = self.server.uncommitted_sql() else {
+        let Some(sql) = self.server.loading().uncommitted_sql() else {
             return Ok(None);
         };
         let db = self.connect_namespace().await?;
@@ -417,7 +417,11 @@ impl Store for ServerStore {
             db.close().await?;
         }
         let admin = self.admin().await?;
-        for sql in self.server.before_drop_sql(&self.namespace, &self.options) {
+        for sql in self
+            .server
+            .loading()
+            .before_drop_sql(&self.namespace, &self.options)
+        {
             admin.execute_unprepared(&sql).await?;
         }
         admin

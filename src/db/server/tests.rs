@@ -108,38 +108,50 @@ fn caches_fit_their_cap_and_the_largest_blob() {
     let maria = Server::named("mariadb").unwrap();
     // 1 GiB: the usual settings, whatever the blob.
     for blob in [MIB / 1024, 4 * MIB, 32 * MIB] {
-        assert_eq!(pg.cache_bytes_for_cap(1024 * MIB, blob), 128 * MIB);
-        assert_eq!(maria.cache_bytes_for_cap(1024 * MIB, blob), 640 * MIB);
+        assert_eq!(pg.memory().cache_bytes_for_cap(1024 * MIB, blob), 128 * MIB);
+        assert_eq!(
+            maria.memory().cache_bytes_for_cap(1024 * MIB, blob),
+            640 * MIB
+        );
     }
     // 256 MiB (quick): room for MariaDB's own memory first.
-    assert_eq!(maria.cache_bytes_for_cap(256 * MIB, 64 << 10), 96 * MIB);
-    assert_eq!(maria.min_cap_bytes(4 * MIB), 256 * MIB);
+    assert_eq!(
+        maria.memory().cache_bytes_for_cap(256 * MIB, 64 << 10),
+        96 * MIB
+    );
+    assert_eq!(maria.memory().min_cap_bytes(4 * MIB), 256 * MIB);
     // 32 MiB blobs need ~4x each beyond that: a 256 MiB MariaDB was OOM-killed.
-    assert_eq!(maria.min_cap_bytes(32 * MIB), 368 * MIB);
-    assert_eq!(maria.cache_bytes_for_cap(368 * MIB, 32 * MIB), 96 * MIB);
+    assert_eq!(maria.memory().min_cap_bytes(32 * MIB), 368 * MIB);
+    assert_eq!(
+        maria.memory().cache_bytes_for_cap(368 * MIB, 32 * MIB),
+        96 * MIB
+    );
     for blob in [64 << 10, 4 * MIB, 32 * MIB] {
-        let min = maria.min_cap_bytes(blob);
-        assert!(maria.cache_bytes_for_cap(min, blob) >= 96 * MIB, "{blob}");
+        let min = maria.memory().min_cap_bytes(blob);
+        assert!(
+            maria.memory().cache_bytes_for_cap(min, blob) >= 96 * MIB,
+            "{blob}"
+        );
     }
     // Measured loads: PostgreSQL's 2 backends and an eighth of the cap in shared
     // buffers; Dolt's ~24 copies of the blob it inserts. Every default profile
     // fits the servers loaded here: 1 GiB with 32 MiB blobs, 256 MiB with 4 MiB.
-    assert_eq!(pg.min_cap_bytes(32 * MIB), 266 * MIB);
+    assert_eq!(pg.memory().min_cap_bytes(32 * MIB), 266 * MIB);
     let dolt = Server::named("dolt").unwrap();
-    assert_eq!(dolt.min_cap_bytes(32 * MIB), 864 * MIB);
-    assert_eq!(dolt.min_cap_bytes(4 * MIB), 192 * MIB);
+    assert_eq!(dolt.memory().min_cap_bytes(32 * MIB), 864 * MIB);
+    assert_eq!(dolt.memory().min_cap_bytes(4 * MIB), 192 * MIB);
     for server in [pg, maria, dolt] {
         assert!(
-            server.min_cap_bytes(32 * MIB) <= 1024 * MIB,
+            server.memory().min_cap_bytes(32 * MIB) <= 1024 * MIB,
             "{}",
             server.name()
         );
         assert!(
-            server.min_cap_bytes(4 * MIB) <= 256 * MIB,
+            server.memory().min_cap_bytes(4 * MIB) <= 256 * MIB,
             "{}",
             server.name()
         );
     }
     // Dolt was OOM-killed loading a 32 MiB row under 512 MiB: refused up front now.
-    assert!(dolt.min_cap_bytes(32 * MIB) > 512 * MIB);
+    assert!(dolt.memory().min_cap_bytes(32 * MIB) > 512 * MIB);
 }

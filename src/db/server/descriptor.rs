@@ -1,0 +1,301 @@
+//! The descriptor a server database's folder fills in: `ServerDb`, its core (who
+//! it is, how to reach it, its namespaces, how a fetch and the prefill read, what
+//! to record, its data directory for a cold start), and its capabilities, each a
+//! small trait it opts into or answers for: `Loading` (how a dataset is written and
+//! dropped, where not plainly), `MemoryModel` (its cache and its own memory), and
+//! `pprof` (a Go profile endpoint).
+
+use std::collections::HashMap;
+
+use sea_orm::{ConnectOptions, DbBackend};
+
+use crate::db::postgres::storage::PgStorage;
+
+/// The command that starts the compose servers, for every message that needs it.
+pub const COMPOSE_UP: &str =
+    "docker compose -f compose/compose.yaml --env-file compose/.env up -d --wait";
+
+/// KEY=VALUE pairs of compose/.env: passwords and published ports.
+pub type ComposeEnv = HashMap<String, String>;
+
+/// Run choices that make a server's dataset a different dataset (its own
+/// namespace). Each database reads only its own fields.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerOptions {
+    pub pg_storage: PgStorage,
+}
+
+/// How the loader writes a batch of rows into a server. (PostgreSQL's binary COPY was
+/// tried and measured slower than the prepared INSERT: 53-59 vs 64 MB/s at 64 KiB,
+/// its backend CPU-bound either way, cutting each value into TOAST rows.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BulkLoad {
+    /// One prepared multi-row `INSERT`, every blob a bound parameter.
+    Insert,
+    /// The same, each blob bound in pieces of at most this many bytes and joined on
+    /// the server (`CONCAT`): for a server whose bound blob parameters have a length
+    /// limit (Dolt 0.40 types one as BLOB, 65535 bytes at most).
+    InsertInPieces(usize),
+}
+
+/// A server's Go pprof endpoint (`/debug/pprof/profile?seconds=N`).
+pub struct ServerPprof {
+    /// Its port on the container's loopback (it is not published).
+    pub port: u16,
+    /// The parts its CPU time is split into (the innermost frame of one decides).
+    pub parts: crate::profile::go_pprof::Parts,
+    /// How to start the server with the endpoint, for the line that says it is absent.
+    pub how_to_enable: &'static str,
+}
+
+/// A server's own cache (PostgreSQL's shared_buffers, InnoDB's buffer pool): it must
+/// be sized for the container's memory cap, or a small cap is mostly taken by it (or
+/// the server is OOM-killed) and a large one is left to the page cache.
+pub struct CacheSetting {
+    /// The setting's name as the server knows it.
+    pub name: &'static str,
+    /// Returns the value in force, in bytes, as column `n` (BIGINT).
+    pub read_sql: &'static str,
+    /// The statement that sets it to this many bytes.
+    pub set_sql: fn(u64) -> String,
+    /// True: it takes effect at the next restart and persists (PostgreSQL's ALTER
+    /// SYSTEM). False: at once, but lost on restart (MariaDB has no SET PERSIST), so it
+    /// is set again after every cold restart.
+    pub applied_by_restart: bool,
+}
+
+/// A server's check that a blob fits one client packet, before anything is loaded.
+pub struct PacketLimit {
+    /// Returns the limit in bytes as column `n` (BIGINT).
+    pub query: &'static str,
+    /// What the limit is called, for the error.
+    pub what: &'static str,
+    /// How to raise it.
+    pub fix: &'static str,
+}
+
+/// Everything the suite knows about one server database: the core every server
+/// answers, then its capabilities.
+pub trait ServerDb: Sync + 'static {
+    /// Engine, store and compose service name: `postgres`.
+    fn name(&self) -> &'static str;
+
+    /// `--<this>` gives the URL (`postgres-url`).
+    fn url_flag(&self) -> &'static str;
+
+    /// ... as does this variable (`BLOBRACE_POSTGRES_URL`).
+    fn url_env(&self) -> &'static str;
+
+    /// Help text of the URL flag.
+    fn url_help(&self) -> &'static str;
+
+    /// The URL of the compose service, from compose/.env's password and published port.
+    fn url_from_compose(&self, env: &ComposeEnv) -> Option<String>;
+
+    /// The wire protocol (sea-orm backend) the engines speak to it.
+    fn backend(&self) -> DbBackend;
+
+    /// One help line per engine: (ORM engine, raw engine).
+    fn engine_help(&self) -> [&'static str; 2];
+
+    /// How to get it running, for the errors when it cannot be reached.
+    fn unreachable_hint(&self) -> String {
+        format!("is it running? start it with: {COMPOSE_UP}")
+    }
+
+    /// Set up every connection to it: pointed at one dataset's namespace where given
+    /// (None: the admin connection), and whatever its wire protocol needs here.
+    fn connection_setup(&self, options: &mut ConnectOptions, namespace: Option<&str>);
+
+    /// What a namespace is called here ("schema", "database"): the key under which
+    /// the engines record theirs.
+    fn namespace_word(&self) -> &'static str;
+
+    /// Appended to a dataset's namespace when a run option makes it a different dataset.
+    fn namespace_suffix(&self, _options: &ServerOptions) -> &'static str {
+        ""
+    }
+
+    fn create_namespace_sql(&self, namespace: &str) -> String;
+
+    fn drop_namespace_sql(&self, namespace: &str) -> String;
+
+    /// The expression that reads a row's bytes (`data`, or PostgreSQL's
+    /// `lo_get(data)`): the ORM engine selects it as `data`.
+    fn data_read_expr(&self, _options: &ServerOptions) -> &'static str {
+        "data"
+    }
+
+    /// The raw engine's prepared fetch, one placeholder for the id or key.
+    fn fetch_sql(&self, _options: &ServerOptions) -> &'static str {
+        match self.backend() {
+            DbBackend::Postgres => "SELECT data FROM blobs WHERE id = $1",
+            _ => "SELECT data FROM blobs WHERE id = ?",
+        }
+    }
+
+    /// A query reading the blobs whose key is from `first` to `last` (SQL literals: ids,
+    /// or `binary_literal`s in a keyed dataset) all the way through the server's read
+    /// path (into its own cache and its container's page cache), returning their total
+    /// length as `n`: the steady-state prefill.
+    fn read_range_sql(&self, first: &str, last: &str, options: &ServerOptions) -> String;
+
+    /// A query returning, as `n`, the bytes the namespace's `blobs` table takes on
+    /// disk (rows, TOAST, indexes; NULL where it cannot say this time); None where the
+    /// server has no such figure.
+    fn disk_bytes_sql(&self, _namespace: &str, _options: &ServerOptions) -> Option<String> {
+        None
+    }
+
+    /// The directory inside the server's container that holds a namespace and nothing
+    /// else, where its bytes on disk are the directory's (`du`) and no query says them;
+    /// None where the server has a query or mixes namespaces in shared files.
+    fn namespace_dir(&self, _namespace: &str) -> Option<String> {
+        None
+    }
+
+    /// A query returning, as `n`, the bytes every table of a namespace holds, for the
+    /// listing of what is loaded (`inventory`). information_schema.TABLES serves the
+    /// MySQL protocol's servers (InnoDB's figure is its statistics' estimate); None
+    /// where the server cannot say.
+    fn namespace_bytes_sql(&self, namespace: &str) -> Option<String> {
+        Some(format!(
+            "SELECT CAST(SUM(DATA_LENGTH + INDEX_LENGTH) AS SIGNED) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{namespace}'"
+        ))
+    }
+
+    /// A 16-byte key as an SQL literal (MySQL's `X'…'`).
+    fn binary_literal(&self, bytes: &[u8]) -> String {
+        format!("X'{}'", crate::key::hex(bytes))
+    }
+
+    /// Version and settings that shape reads: (key, query returning one value).
+    fn settings_queries(&self) -> &'static [(&'static str, &'static str)];
+
+    /// Environment variables of the server's process that shape reads (Go's
+    /// GOMEMLIMIT), recorded with each result from inside its container.
+    fn process_env(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// A Go pprof endpoint inside its container, for the server's own CPU profile
+    /// beside the client's (`--profile-fetches`). None: it has none.
+    fn pprof(&self) -> Option<ServerPprof> {
+        None
+    }
+
+    /// Where its data files live inside its container (a shell word): a cold start
+    /// flushes them and drops them from the page cache there.
+    fn container_data_dir(&self) -> &'static str;
+
+    /// Capability: how a dataset is written into it and dropped from it, where that
+    /// differs from one prepared multi-row INSERT into a blob column and a DROP
+    /// (`Loading`'s defaults: `PlainLoading`).
+    fn loading(&self) -> &dyn Loading {
+        &PlainLoading
+    }
+
+    /// Its memory model: its own cache and what it holds besides, for sizing it for
+    /// the run's cap and for `memory_fit`. Every server has one: a server whose
+    /// memory is not modelled cannot be fitted under a cap.
+    fn memory(&self) -> &dyn MemoryModel;
+}
+
+/// How a dataset is written into a server and dropped from it. Every method has the
+/// plain answer as its default: a server overrides what it does otherwise.
+pub trait Loading {
+    /// A limit on one packet, checked against the largest blob before loading.
+    fn packet_limit(&self) -> Option<PacketLimit> {
+        None
+    }
+
+    /// Statements run in the dataset's namespace once the tables exist, before any row.
+    fn table_setup_sql(&self, _options: &ServerOptions) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// How the loader writes a batch of rows (`BulkLoad`).
+    fn bulk_load(&self) -> BulkLoad {
+        BulkLoad::Insert
+    }
+
+    /// Batches the loader keeps in flight at once, each on its own connection (and
+    /// its own server process or thread), for a server whose one connection cannot
+    /// use the CPUs of its cap. Integer ids only: a keyed dataset goes in one batch
+    /// after another, in generation order.
+    fn load_connections(&self, _options: &ServerOptions) -> usize {
+        1
+    }
+
+    /// The blob column's type (`DataColumn::Oid`: the bytes live in a large object).
+    fn data_column(&self, _options: &ServerOptions) -> migration::DataColumn {
+        migration::DataColumn::Blob
+    }
+
+    /// How a bound blob becomes the column's value: `{}` is its placeholder.
+    fn insert_data_template(&self, _options: &ServerOptions) -> &'static str {
+        "{}"
+    }
+
+    /// Statements run before a dataset's namespace is dropped (PostgreSQL unlinks its
+    /// large objects: they live outside the schema).
+    fn before_drop_sql(&self, _namespace: &str, _options: &ServerOptions) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Statements run in the dataset's namespace once every row is in (Dolt's commit).
+    fn after_load_sql(&self, _options: &ServerOptions) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// A query returning, as `n`, how many changes in the namespace are not yet made
+    /// durable by `after_load_sql` (Dolt's uncommitted working set); None where loaded
+    /// rows need nothing after the load.
+    fn uncommitted_sql(&self) -> Option<String> {
+        None
+    }
+
+    /// Restart the server's container after each dataset it loads: for a server whose
+    /// process keeps what a load made it allocate and carries it into the next load.
+    fn restart_after_load(&self) -> bool {
+        false
+    }
+}
+
+/// A server with nothing to add to the plain load (`ServerDb::loading`'s default).
+pub struct PlainLoading;
+
+impl Loading for PlainLoading {}
+
+/// What a server holds in memory: its own cache, sized for the container's cap, and
+/// its memory besides (serving, loading, per fetch in flight).
+pub trait MemoryModel {
+    /// Its own cache, and the size it gets under a container memory cap of `cap_bytes`
+    /// when the largest blob it must load and serve is `largest_blob` bytes. None: it
+    /// has no cache setting to size (Dolt), only its container's cap is set.
+    fn cache(&self) -> Option<CacheSetting>;
+
+    fn cache_bytes_for_cap(&self, cap_bytes: u64, largest_blob: u64) -> u64;
+
+    /// The smallest container memory cap it runs under at all with blobs up to
+    /// `largest_blob` (its own memory besides the cache); below it the kernel kills
+    /// it mid-run.
+    fn min_cap_bytes(&self, _largest_blob: u64) -> u64 {
+        0
+    }
+
+    /// Its memory besides its cache while it serves with no fetch in flight
+    /// (`memory_fit`); its peak while loading can be higher (`min_cap_bytes`).
+    fn serving_memory_bytes(&self) -> u64;
+
+    /// Blob-sized buffers each fetch in flight holds inside the server (`memory_fit`).
+    fn fetch_copies(&self) -> u64 {
+        2
+    }
+
+    /// A query returning, as `n`, bytes of data the server caches outside the page
+    /// cache (memory its container's `cache` figure does not count); None if none.
+    fn private_cache_sql(&self) -> Option<&'static str> {
+        None
+    }
+}

@@ -347,4 +347,38 @@ mod tests {
             assert_eq!(serde_json::from_str::<EngineKind>(&json).unwrap(), kind);
         }
     }
+
+    #[test]
+    fn every_database_is_one_store_and_its_engines_follow_the_list() {
+        let stores: Vec<&str> = StoreKind::all().map(StoreKind::name).collect();
+        assert_eq!(
+            stores,
+            [
+                "sqlite", "fs", "floor", "postgres", "mariadb", "mysql", "dolt"
+            ]
+        );
+        for store in StoreKind::all() {
+            assert_eq!(StoreKind::named(store.name()), Some(store));
+            let json = serde_json::to_string(&store).unwrap();
+            assert_eq!(serde_json::from_str::<StoreKind>(&json).unwrap(), store);
+            // Every engine of a database reads its store, and each has one.
+            let engines: Vec<&str> = EngineKind::all()
+                .filter(|e| e.store() == store)
+                .map(EngineKind::name)
+                .collect();
+            let declared: Vec<&str> = store.db().engines().iter().map(|d| d.name).collect();
+            assert_eq!(engines, declared, "{}", store.name());
+            assert!(!engines.is_empty(), "{} has no engine", store.name());
+        }
+        assert_eq!(StoreKind::all().filter(|s| s.is_floor()).count(), 1);
+        // A server is a store whose database is one, and finds its store again.
+        let servers: Vec<&str> = Server::all().map(|s| s.name()).collect();
+        assert_eq!(servers, ["postgres", "mariadb", "mysql", "dolt"]);
+        for server in Server::all() {
+            assert_eq!(server.store().server(), Some(server));
+            assert!(server.store().is_server() && server.store().has_keys());
+        }
+        let fs = StoreKind::named("fs").unwrap();
+        assert!(fs.server().is_none() && !fs.has_keys() && !fs.is_server());
+    }
 }

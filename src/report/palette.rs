@@ -41,3 +41,40 @@ pub fn engine_color(engine: EngineKind) -> RGBColor {
     let (r, g, b) = shades[place % shades.len()];
     RGBColor(r, g, b)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_floor_is_black_and_every_other_engine_has_a_colour_of_its_own() {
+        assert_eq!(engine_color(EngineKind::floor()), FLOOR);
+        let others: Vec<(u8, u8, u8)> = EngineKind::all()
+            .filter(|e| *e != EngineKind::floor())
+            .map(|e| {
+                let RGBColor(r, g, b) = engine_color(e);
+                (r, g, b)
+            })
+            .collect();
+        let mut distinct = others.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), others.len(), "{others:?}");
+        assert!(!others.contains(&(0, 0, 0)));
+    }
+
+    #[test]
+    fn a_database_keeps_the_colours_its_charts_had_before_the_palette() {
+        // The colours engines declared themselves until the palette took them over:
+        // charts of older runs and of new ones read alike.
+        let named = |n: &str| {
+            let RGBColor(r, g, b) = engine_color(n.parse().unwrap());
+            (r, g, b)
+        };
+        assert_eq!(named("sqlite"), (31, 119, 180));
+        assert_eq!(named("sqlite-blobio"), (70, 60, 200));
+        assert_eq!(named("fs"), (44, 160, 44));
+        assert_eq!(named("postgres-raw"), (190, 150, 220));
+        assert_eq!(named("dolt"), (23, 160, 175));
+    }
+}

@@ -2,11 +2,10 @@
 //! database has far less RAM than data?
 //!
 //! Where things live (ARCHITECTURE.md has the layers and the recipes):
-//! - `server/`  — one file per server database: its descriptor (`SERVERS` lists them).
-//! - `store/`   — one file per storage layout: loading, resume, manifest, eviction.
-//! - `engine/`  — one file per way of fetching; `Engine::fetch` is exactly what is timed.
+//! - `db/`      — one folder per database: its store, its engines (`Engine::fetch` is
+//!                exactly what is timed), its descriptor; `DATABASES` lists them.
 //! - `measure`  — the timed loop and how criterion's warm-up is told apart.
-//! - `driver`   — the loop over sizes and engines; `run` — one run's steps.
+//! - `run/`     — one run: the loop over sizes and engines (`run::drive`) and its steps.
 //! - `results`, `summary` — what lands in `charts/<run-id>/`; `report/` draws it.
 //! - `cap`      — the cgroup memory/CPU cap of the measuring process.
 

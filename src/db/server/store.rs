@@ -1,4 +1,4 @@
-//! The store of every server database (`server::SERVERS`): the server process does
+//! The store of every server database (every `ServerDb` in `DATABASES`): the server process does
 //! the writing, so the pages it caches are charged to its own capped container.
 //! Each size class gets its own namespace (a PostgreSQL schema, a MariaDB database)
 //! named `blobs_<size>_x<rows>`, holding the migration's `blobs` and `manifest`

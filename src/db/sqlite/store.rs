@@ -105,7 +105,7 @@ struct Writer {
     conn: super::c_api::Connection,
 }
 
-// SAFETY: used by the one loading task at a time; see `sqlite_c::Connection`.
+// SAFETY: used by the one loading task at a time; see `c_api::Connection`.
 unsafe impl Send for Writer {}
 
 impl Writer {

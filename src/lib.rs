@@ -3,7 +3,7 @@
 //!
 //! Where things live (ARCHITECTURE.md has the layers and the recipes):
 //! - `db/`      — one folder per database: its store, its engines (`Engine::fetch` is
-//!                exactly what is timed), its descriptor; `DATABASES` lists them.
+//!   exactly what is timed), its descriptor; `DATABASES` lists them.
 //! - `measure`  — the timed loop and how criterion's warm-up is told apart.
 //! - `run/`     — one run: the loop over sizes and engines (`run::drive`) and its steps.
 //! - `results`, `summary` — what lands in `charts/<run-id>/`; `report/` draws it.

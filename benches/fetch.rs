@@ -57,6 +57,14 @@ fn main() {
             std::process::exit(2);
         }
     };
+    // BLOBRACE_DRY_RUN=1: the plan and the time the presets give it, nothing run.
+    if std::env::var("BLOBRACE_DRY_RUN").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false")) {
+        print!(
+            "{}",
+            blobrace::run::plan::Plan::of(&config).describe(&config)
+        );
+        return;
+    }
     if let Err(e) = bench(config, !profiling) {
         eprintln!("Error: {e:#}");
         let input = e.downcast_ref::<blobrace::error::InputError>().is_some();

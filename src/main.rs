@@ -17,6 +17,7 @@ use blobrace::error::InputError;
 use blobrace::load::{LoadOutcome, ensure_loaded};
 use blobrace::machine::MachineFacts;
 use blobrace::run::drive::{FixedTime, measure_all};
+use blobrace::run::plan::Plan;
 use blobrace::run::{Run, apply_cap, fit_servers, print_cap, reachable_engines, stores_for};
 use blobrace::size::format_bytes;
 
@@ -37,16 +38,28 @@ struct Cli {
     command: Command,
 }
 
+/// A run's flags, and whether to only print its plan.
+#[derive(clap::Args)]
+struct MeasureArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// Print the run's plan and stop: every cell (size, repeat, engine, cache state,
+    /// what it measures) and the time the presets give it, then the total. Nothing is
+    /// capped, loaded or measured. `cargo bench` takes BLOBRACE_DRY_RUN=1.
+    #[arg(long, env = "BLOBRACE_DRY_RUN")]
+    dry_run: bool,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Load every dataset the engines need (skips complete ones, resumes partial ones).
     Load(RunArgs),
     /// Load what is missing, then measure every engine and size without criterion.
-    Measure(RunArgs),
+    Measure(MeasureArgs),
     /// Find each engine's sustainable rate per size: the highest fetches/s whose p99
     /// response time meets --target-p99, with each --clients count (same as
     /// `measure --mode saturate`).
-    Saturate(RunArgs),
+    Saturate(MeasureArgs),
     /// Check datasets row by row: ids exactly 1..=N, every blob's full content.
     Verify(RunArgs),
     /// Delete the datasets of the given engines and sizes.
@@ -162,11 +175,14 @@ fn run(command: Command) -> Result<()> {
             }
             Ok(())
         }
-        Command::Measure(args) => measure(args.resolve()?),
+        Command::Measure(args) => {
+            let config = args.run.resolve()?;
+            measure_or_plan(config, args.dry_run)
+        }
         Command::Saturate(args) => {
-            let mut config = args.resolve()?;
+            let mut config = args.run.resolve()?;
             config.mode = blobrace::config::Mode::Saturate;
-            measure(config)
+            measure_or_plan(config, args.dry_run)
         }
         Command::Verify(args) => {
             let mut config = args.resolve()?;
@@ -330,6 +346,15 @@ fn variants(args: VariantsArgs) -> Result<()> {
         written.charts
     );
     Ok(())
+}
+
+/// `--dry-run`: the plan, nothing run; else the run.
+fn measure_or_plan(config: RunConfig, dry_run: bool) -> Result<()> {
+    if dry_run {
+        print!("{}", Plan::of(&config).describe(&config));
+        return Ok(());
+    }
+    measure(config)
 }
 
 fn measure(config: RunConfig) -> Result<()> {

@@ -647,3 +647,54 @@ fn variants_sets_each_layout_beside_the_engines_default_layout() {
         stderr(&unknown)
     );
 }
+
+#[test]
+fn a_dry_run_prints_every_cell_and_its_time_and_touches_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let out = run(
+        root.path(),
+        &args(
+            "measure",
+            &[
+                "--dry-run",
+                "--engines",
+                "floor,fs",
+                "--cache",
+                "both",
+                "--warmup",
+                "1s",
+                "--measure",
+                "2s",
+                "--min-fetches",
+                "0",
+            ],
+        ),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan = common::stdout(&out);
+    // 2 sizes × 2 engines × 2 cache states, one line each, then the total.
+    assert!(
+        plan.starts_with(
+            "plan: 2 size(s) × 1 repeat(s) × 2 engine(s) × 2 cache state(s) = 8 cell(s)"
+        ),
+        "{plan}"
+    );
+    let cells: Vec<&str> = plan.lines().filter(|l| l.contains("       1  ")).collect();
+    assert_eq!(cells.len(), 8, "{plan}");
+    assert!(
+        cells[0].contains("1KiB") && cells[0].contains("fs") && cells[0].contains("c1"),
+        "{plan}"
+    );
+    // A cold cell: warm-up, measuring and the two 30 ms probes.
+    assert!(cells[0].ends_with(" 3 s"), "{plan}");
+    assert!(
+        plan.lines().last().unwrap().starts_with("total: "),
+        "{plan}"
+    );
+    // Nothing loaded, measured or written.
+    assert!(
+        common::files_under(root.path()).is_empty(),
+        "{:?}",
+        common::files_under(root.path())
+    );
+}

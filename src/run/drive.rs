@@ -24,12 +24,12 @@ use std::time::Duration;
 use anyhow::Result;
 use tokio::runtime::Runtime;
 
-use crate::config::Mode;
 use crate::dataset::DatasetSpec;
 use crate::db::registry::EngineKind;
 use crate::load_gen::LoadPoint;
 use crate::results::{FailedStage, Scenario};
 
+use super::plan::{Cell, Plan, Work};
 use super::{Prepared, Run};
 
 /// What the driver did with one engine at one size.
@@ -60,34 +60,30 @@ pub trait SizeScope {
 /// load generator), in saturate mode a saturation search per client count.
 pub fn measure_all<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Result<()> {
     let config = run.config().clone();
-    for spec in config.datasets() {
+    let plan = Plan::of(&config);
+    for &spec in plan.sizes() {
         rt.block_on(run.before_size(spec))?;
         let mut scope = driver.size(spec);
-        for repeat in 1..=config.repeat {
-            for engine in rotated(&config.engines, repeat) {
-                if run.load_failed(engine, spec) {
-                    eprintln!(
-                        "skipping {} at {}: its dataset did not load (the error is above and in the results)",
-                        engine.name(),
-                        spec.size
-                    );
-                    continue;
-                }
-                for &cache in &config.cache {
-                    let scenario = Scenario { cache, repeat };
-                    // One engine's failure (its server OOM-killed or gone, a lost
-                    // connection) is recorded and the run goes on with the others.
-                    let measured = measure_scenario(run, rt, &mut scope, engine, spec, scenario);
-                    if let Err(e) = measured {
-                        let label = scenario.label(engine, &config.cache, config.repeat);
-                        run.step_failed(FailedStage::Measure, label, spec, e)?;
-                    }
-                    // Once its loads are done: each of them started by evicting anyway
-                    // (786k files of 1 KiB take 6 s to evict).
-                    if let Err(e) = rt.block_on(run.release(engine, spec)) {
-                        run.step_failed(FailedStage::Measure, engine.name().into(), spec, e)?;
-                    }
-                }
+        for cell in plan.cells_at(spec) {
+            let (engine, scenario) = (cell.engine, cell.scenario);
+            if run.load_failed(engine, spec) {
+                eprintln!(
+                    "skipping {} at {}: its dataset did not load (the error is above and in the results)",
+                    scenario.label(engine, &config.cache, config.repeat),
+                    spec.size
+                );
+                continue;
+            }
+            // One engine's failure (its server OOM-killed or gone, a lost connection)
+            // is recorded and the run goes on with the others.
+            if let Err(e) = measure_cell(run, rt, &mut scope, cell) {
+                let label = scenario.label(engine, &config.cache, config.repeat);
+                run.step_failed(FailedStage::Measure, label, spec, e)?;
+            }
+            // Once its loads are done: each of them started by evicting anyway
+            // (786k files of 1 KiB take 6 s to evict).
+            if let Err(e) = rt.block_on(run.release(engine, spec)) {
+                run.step_failed(FailedStage::Measure, engine.name().into(), spec, e)?;
             }
         }
         scope.finish();
@@ -96,27 +92,22 @@ pub fn measure_all<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Re
     Ok(())
 }
 
-/// Every load of one engine at one size in one scenario: in latency mode each load
-/// of `RunConfig::load_points` (1 client through the driver, more through the load
-/// generator), in saturate mode a saturation search per client count.
-fn measure_scenario<S: SizeScope>(
+/// Every load of one cell: in latency mode each load (1 client through the driver,
+/// more through the load generator), then, for `--saturate-sizes`, the search; in
+/// saturate mode a saturation search per client count.
+fn measure_cell<S: SizeScope>(
     run: &mut Run,
     rt: &Runtime,
     scope: &mut S,
-    engine: EngineKind,
-    spec: DatasetSpec,
-    scenario: Scenario,
+    cell: &Cell,
 ) -> Result<()> {
-    let config = run.config().clone();
-    match config.mode {
-        Mode::Latency => {
+    let (engine, spec, scenario) = (cell.engine, cell.spec, cell.scenario);
+    match &cell.work {
+        Work::Latency { loads, search } => {
             // --saturate-sizes: the search goes on from the closed loop of its client
             // count, a load measured here anyway.
-            let mut saturate = config
-                .saturate_sizes
-                .contains(&spec.size)
-                .then(|| most_clients_that_fit(run, rt, engine, spec));
-            for point in config.load_points() {
+            let mut saturate = search.then(|| most_clients_that_fit(run, rt, engine, spec));
+            for &point in loads {
                 let then_search = saturate.filter(|&c| point == LoadPoint::closed(c) && c > 1);
                 let one = (engine, spec, scenario, point);
                 if measure_one(run, rt, scope, one, then_search)? {
@@ -127,8 +118,8 @@ fn measure_scenario<S: SizeScope>(
                 saturate_one(run, rt, engine, spec, scenario, clients)?;
             }
         }
-        Mode::Saturate => {
-            for &clients in &config.clients {
+        Work::Saturate { clients } => {
+            for &clients in clients {
                 saturate_one(run, rt, engine, spec, scenario, clients)?;
             }
         }
@@ -214,17 +205,6 @@ fn saturate_one(
     Ok(())
 }
 
-/// The engine list of repeat `repeat` (1-based): each repeat starts one engine
-/// later, so no engine is always measured first (on a fresh disk) or last.
-pub fn rotated(engines: &[EngineKind], repeat: u32) -> Vec<EngineKind> {
-    let mut order = engines.to_vec();
-    if !order.is_empty() {
-        let by = (repeat as usize - 1) % order.len();
-        order.rotate_left(by);
-    }
-    order
-}
-
 /// `blobrace measure`: warm up for a fixed time, then measure for a fixed time, or
 /// until `min_fetches` within twice that time.
 pub struct FixedTime {
@@ -264,21 +244,4 @@ impl SizeScope for &FixedTime {
     }
 
     fn finish(self) {}
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_repeat_starts_one_engine_later() {
-        let engines: Vec<EngineKind> = ["floor", "fs", "sqlite"]
-            .iter()
-            .map(|n| n.parse().unwrap())
-            .collect();
-        let names = |r| -> Vec<&str> { rotated(&engines, r).iter().map(|e| e.name()).collect() };
-        assert_eq!(names(1), ["floor", "fs", "sqlite"]);
-        assert_eq!(names(2), ["fs", "sqlite", "floor"]);
-        assert_eq!(names(4), ["floor", "fs", "sqlite"]);
-    }
 }

@@ -8,6 +8,7 @@
 mod clients;
 pub mod drive;
 mod loading;
+pub mod plan;
 mod prepare;
 mod record;
 mod terminal;

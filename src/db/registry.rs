@@ -14,8 +14,9 @@ use super::engine::Client;
 use super::server::Server;
 use std::path::{Path, PathBuf};
 
+use super::DATABASES;
+use super::database::{Database, EngineDef};
 use super::store::{BoxedStore, IdRange, Store};
-use super::{DATABASES, Database, EngineDef};
 use crate::dataset::DatasetSpec;
 use crate::dataset::DatasetState;
 use crate::error::InputError;

@@ -5,10 +5,10 @@ pub mod engine;
 pub mod store;
 
 use super::any_engine::AnyEngine;
+use super::database::{Database, EngineDef};
 use super::engine::Client;
 use super::server::Server;
 use super::store::{BoxedStore, boxed};
-use super::{Database, EngineDef};
 use crate::dataset::DatasetSpec;
 use crate::locations::Locations;
 

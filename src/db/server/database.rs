@@ -4,9 +4,9 @@
 use super::{Server, ServerDb, engines, store};
 use crate::dataset::DatasetSpec;
 use crate::db::any_engine::AnyEngine;
+use crate::db::database::{Database as Db, EngineDef};
 use crate::db::engine::Client;
 use crate::db::store::{BoxedStore, boxed};
-use crate::db::{Database as Db, EngineDef};
 use crate::locations::Locations;
 
 /// A server engine's client side: postgres-raw 22.6 MiB and mariadb-raw 20 MiB per

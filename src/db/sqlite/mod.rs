@@ -11,10 +11,10 @@ pub mod stmt;
 pub mod store;
 
 use super::any_engine::AnyEngine;
+use super::database::{Database, EngineDef};
 use super::engine::Client;
 use super::server::Server;
 use super::store::{BoxedStore, boxed};
-use super::{Database, EngineDef};
 use crate::dataset::DatasetSpec;
 use crate::locations::{DEFAULT_SQLITE_PAGE_SIZE, Locations};
 use crate::size::format_bytes;

@@ -133,7 +133,7 @@ async fn server(server: Server, url: &str, inventory: &mut Inventory) -> anyhow:
         let _ = db
             .execute_unprepared(&format!("SELECT 1 FROM {name}.blobs LIMIT 1"))
             .await;
-        let bytes = match server.namespace_bytes_sql(&name) {
+        let bytes = match server.recording().namespace_bytes_sql(&name) {
             Some(sql) => db
                 .query_one_raw(Statement::from_string(backend, sql))
                 .await
@@ -141,7 +141,7 @@ async fn server(server: Server, url: &str, inventory: &mut Inventory) -> anyhow:
                 .flatten()
                 .and_then(|row| row.try_get::<Option<i64>>("", "n").ok().flatten())
                 .map(|n| n.max(0) as u64),
-            None => match server.namespace_dir(&name) {
+            None => match server.recording().namespace_dir(&name) {
                 Some(dir) => crate::docker::dir_bytes_in_service(server.name(), &dir)
                     .await
                     .ok()

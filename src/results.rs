@@ -65,7 +65,7 @@ pub struct RunResults {
     pub disk_limits: Vec<DiskLimit>,
     /// CPU profiles of one client's fetches (`--profile-fetches`).
     #[serde(default)]
-    pub profiles: Vec<crate::profile::FetchProfile>,
+    pub profiles: Vec<crate::cpu_profile::FetchProfile>,
     /// Steps that failed for one store or engine while the run went on with the
     /// others (without `--fail-fast`): the run exits non-zero naming them.
     #[serde(default)]

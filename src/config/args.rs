@@ -22,7 +22,7 @@ use super::parse::{
     parse_precision, parse_rates, parse_samples, parse_size_list_or_none, parse_sizes,
     parse_sqlite_page_size, precision_label,
 };
-use super::preset::{CacheChoice, Profile, duration_label, preset_help};
+use super::preset::{CacheChoice, Preset, duration_label, preset_help};
 
 /// What a run measures (`--mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum, Serialize, Deserialize)]
@@ -81,8 +81,8 @@ impl FromArgMatches for ServerUrls {
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Preset for everything below; any flag given overrides it.
-    #[arg(long, env = "BLOBRACE_PROFILE", value_enum, default_value_t = Profile::Full)]
-    pub profile: Profile,
+    #[arg(long = "profile", env = "BLOBRACE_PROFILE", value_enum, default_value_t = Preset::Full)]
+    pub preset: Preset,
 
     #[arg(long, env = "BLOBRACE_ENGINES", value_parser = parse_engines,
           help = "Engines, comma-separated, or \"all\". Default: all (servers that cannot be reached are skipped).",

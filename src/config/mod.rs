@@ -22,7 +22,7 @@ pub use parse::{
     ClientList, EngineList, Limit, MAX_CLIENTS, MAX_RATE, Precision, RateList, SizeList,
     parse_duration, parse_duration_or_zero, parse_percent, parse_precision,
 };
-pub use preset::{CacheChoice, Preset, Profile};
+pub use preset::{CacheChoice, Preset, PresetValues};
 pub use run_config::RunConfig;
 
 /// "blobrace" in ASCII: the default seed.

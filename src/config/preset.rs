@@ -11,15 +11,15 @@ use crate::steady::CacheState;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Profile {
+pub enum Preset {
     /// 1KiB..32MiB, 3GiB per size class under a 1GiB / 2 CPU cap: the real question.
     Full,
     /// 1KiB, 64KiB, 512KiB, 4MiB; 768MiB per size class under a 256MiB cap; short timings.
     Quick,
 }
 
-/// What a profile sets when no flag does. The help texts are written from it too.
-pub struct Preset {
+/// What a preset (`--profile full|quick`) sets when no flag does. The help texts are written from it too.
+pub struct PresetValues {
     pub sizes: &'static [u64],
     pub dataset_bytes: u64,
     pub cap_bytes: u64,
@@ -67,10 +67,10 @@ impl CacheChoice {
     }
 }
 
-impl Profile {
-    pub const fn preset(self) -> Preset {
+impl Preset {
+    pub const fn values(self) -> PresetValues {
         match self {
-            Profile::Full => Preset {
+            Preset::Full => PresetValues {
                 sizes: &[1 << 10, 8 << 10, 64 << 10, 512 << 10, 4 << 20, 32 << 20],
                 dataset_bytes: 3 << 30,
                 cap_bytes: 1 << 30,
@@ -97,7 +97,7 @@ impl Profile {
                 disk_probe: Duration::from_secs(1),
             },
             // Still three times the cap: disk-bound, like the full profile.
-            Profile::Quick => Preset {
+            Preset::Quick => PresetValues {
                 sizes: &[1 << 10, 64 << 10, 512 << 10, 4 << 20],
                 dataset_bytes: 768 << 20,
                 cap_bytes: 256 << 20,
@@ -127,11 +127,11 @@ impl Profile {
 }
 
 /// `<what> Default <full> (quick: <quick>).`, from the presets.
-pub(super) fn preset_help(what: &str, value: impl Fn(&Preset) -> String) -> String {
+pub(super) fn preset_help(what: &str, value: impl Fn(&PresetValues) -> String) -> String {
     format!(
         "{what} Default {} (quick: {}).",
-        value(&Profile::Full.preset()),
-        value(&Profile::Quick.preset())
+        value(&Preset::Full.values()),
+        value(&Preset::Quick.values())
     )
 }
 

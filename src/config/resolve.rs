@@ -15,7 +15,7 @@ use super::{DEFAULT_SEED, DEFAULT_TARGET_P99, MIN_CAP_BYTES};
 impl RunArgs {
     /// Fill in the profile's presets and check what involves two flags at once.
     pub fn resolve(&self) -> Result<RunConfig, InputError> {
-        let preset = self.profile.preset();
+        let preset = self.preset.values();
         let sizes = match &self.sizes {
             Some(SizeList(list)) => list.clone(),
             None => preset
@@ -121,7 +121,7 @@ impl RunArgs {
             });
         }
         Ok(RunConfig {
-            profile: self.profile,
+            preset: self.preset,
             engines,
             engines_explicit: self.engines.is_some(),
             sizes,

@@ -21,12 +21,14 @@ use crate::steady::CacheState;
 use super::DEFAULT_TARGET_P99;
 use super::args::Mode;
 use super::parse::default_sqlite_page_size;
-use super::preset::Profile;
+use super::preset::Preset;
 
 /// Validated settings of one run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunConfig {
-    pub profile: Profile,
+    /// The preset the run started from (`--profile`; results.json says `profile`).
+    #[serde(rename = "profile")]
+    pub preset: Preset,
     pub engines: Vec<EngineKind>,
     /// Engines named on the command line must run; defaults may be skipped (servers not up).
     pub engines_explicit: bool,

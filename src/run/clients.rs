@@ -127,7 +127,7 @@ impl Run {
             None => DiskReadCounter::open_self(),
             Some(server) => match rt.block_on(crate::container::attach(
                 server.name(),
-                server.process_env(),
+                server.recording().process_env(),
             )) {
                 Ok((counter, _)) => counter,
                 Err(e) => Err(format!("{e:#}")),

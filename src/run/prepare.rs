@@ -117,7 +117,9 @@ impl Run {
         // server process serving our connection is among them.
         let (disk, container) = match engine.store().server() {
             None => (DiskReadCounter::open_self(), None),
-            Some(server) => crate::container::attach(server.name(), server.process_env()).await?,
+            Some(server) => {
+                crate::container::attach(server.name(), server.recording().process_env()).await?
+            }
         };
         if let Err(why) = &disk {
             eprintln!(

@@ -179,7 +179,7 @@ impl Run {
             _ => None,
         };
         let fetch_loop = &mut prepared.fetch_loop;
-        let mut profile = crate::profile::profile(
+        let mut profile = crate::cpu_profile::profile(
             (engine.name(), &spec.size.to_string(), cache),
             &dir,
             &file,
@@ -188,7 +188,7 @@ impl Run {
         .with_context(|| format!("{} {}: the CPU profile failed", engine.name(), spec.size))?;
         eprintln!("profile {}", profile.line());
         if let Some((pprof, seconds, request)) = server_job {
-            use crate::profile::go_pprof;
+            use crate::cpu_profile::go_pprof;
             let server_file = format!("{}-{}-{cache}-server.svg", engine.name(), spec.size);
             let title = format!("{} server, {} {cache}: CPU", engine.name(), spec.size);
             let analysed = rt

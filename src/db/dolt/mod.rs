@@ -9,8 +9,8 @@ use sea_orm::{ConnectOptions, DbBackend};
 
 use crate::db::server::mysql_wire;
 use crate::db::server::{
-    BulkLoad, CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, ServerDb, ServerOptions,
-    ServerPprof,
+    BulkLoad, CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, Recording, ServerDb,
+    ServerOptions, ServerPprof,
 };
 
 pub struct Dolt;
@@ -63,31 +63,8 @@ impl ServerDb for Dolt {
         mysql_wire::drop_database_sql(namespace)
     }
 
-    /// Dolt keeps each database in its own directory under its data dir, and
-    /// information_schema.TABLES has no sizes for it.
-    fn namespace_dir(&self, namespace: &str) -> Option<String> {
-        Some(format!("{}/{namespace}", self.container_data_dir()))
-    }
-
-    fn namespace_bytes_sql(&self, _namespace: &str) -> Option<String> {
-        None
-    }
-
     fn read_range_sql(&self, first: &str, last: &str, _options: &ServerOptions) -> String {
         mysql_wire::read_range_sql(first, last)
-    }
-
-    fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            mysql_wire::VERSION,
-            ("dolt_version", "SELECT CAST(dolt_version() AS CHAR)"),
-            mysql_wire::MAX_ALLOWED_PACKET,
-        ]
-    }
-
-    /// Go's memory limit and GC target as the server process got them.
-    fn process_env(&self) -> &'static [&'static str] {
-        &["GOMEMLIMIT", "GOGC"]
     }
 
     /// `dolt --pprof-server sql-server` serves Go's pprof on the container's
@@ -111,6 +88,36 @@ impl ServerDb for Dolt {
 
     fn memory(&self) -> &dyn MemoryModel {
         self
+    }
+
+    fn recording(&self) -> &dyn Recording {
+        self
+    }
+}
+
+/// What Dolt records with each result, and how its bytes on disk are read.
+impl Recording for Dolt {
+    /// Dolt keeps each database in its own directory under its data dir, and
+    /// information_schema.TABLES has no sizes for it.
+    fn namespace_dir(&self, namespace: &str) -> Option<String> {
+        Some(format!("{}/{namespace}", self.container_data_dir()))
+    }
+
+    fn namespace_bytes_sql(&self, _namespace: &str) -> Option<String> {
+        None
+    }
+
+    fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            mysql_wire::VERSION,
+            ("dolt_version", "SELECT CAST(dolt_version() AS CHAR)"),
+            mysql_wire::MAX_ALLOWED_PACKET,
+        ]
+    }
+
+    /// Go's memory limit and GC target as the server process got them.
+    fn process_env(&self) -> &'static [&'static str] {
+        &["GOMEMLIMIT", "GOGC"]
     }
 }
 
@@ -200,7 +207,7 @@ const DOLT_FETCH_COPIES: u64 = 5;
 
 /// Where Dolt's CPU time goes, by package (the innermost frame of one decides, so a
 /// system call counts as one whoever made it, and an allocation as the allocator's).
-const DOLT_PARTS: crate::profile::go_pprof::Parts = &[
+const DOLT_PARTS: crate::cpu_profile::go_pprof::Parts = &[
     (
         "Go GC and allocation",
         &[

@@ -7,7 +7,7 @@ use sea_orm::{ConnectOptions, DbBackend};
 
 use crate::db::server::mysql_wire;
 use crate::db::server::{
-    CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, ServerDb, ServerOptions,
+    CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, Recording, ServerDb, ServerOptions,
 };
 
 pub struct Mariadb;
@@ -69,6 +69,25 @@ impl ServerDb for Mariadb {
         mysql_wire::read_range_sql(first, last)
     }
 
+    fn container_data_dir(&self) -> &'static str {
+        "/var/lib/mysql"
+    }
+
+    fn loading(&self) -> &dyn Loading {
+        self
+    }
+
+    fn memory(&self) -> &dyn MemoryModel {
+        self
+    }
+
+    fn recording(&self) -> &dyn Recording {
+        self
+    }
+}
+
+/// What Mariadb records with each result, and how its bytes on disk are read.
+impl Recording for Mariadb {
     /// The table's own tablespace file (innodb_file_per_table, the default): its
     /// clustered index with the rows, off-page blob pages and any secondary index.
     /// ALLOCATED_SIZE is the file's blocks on disk.
@@ -89,18 +108,6 @@ impl ServerDb for Mariadb {
 
     fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
         &mysql_wire::INNODB_SETTINGS
-    }
-
-    fn container_data_dir(&self) -> &'static str {
-        "/var/lib/mysql"
-    }
-
-    fn loading(&self) -> &dyn Loading {
-        self
-    }
-
-    fn memory(&self) -> &dyn MemoryModel {
-        self
     }
 }
 

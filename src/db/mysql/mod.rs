@@ -9,7 +9,7 @@ use sea_orm::{ConnectOptions, DbBackend};
 
 use crate::db::server::mysql_wire;
 use crate::db::server::{
-    CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, ServerDb, ServerOptions,
+    CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, Recording, ServerDb, ServerOptions,
 };
 
 pub struct Mysql;
@@ -70,10 +70,6 @@ impl ServerDb for Mysql {
         mysql_wire::read_range_sql(first, last)
     }
 
-    fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
-        &mysql_wire::INNODB_SETTINGS
-    }
-
     fn container_data_dir(&self) -> &'static str {
         "/var/lib/mysql"
     }
@@ -84,6 +80,17 @@ impl ServerDb for Mysql {
 
     fn memory(&self) -> &dyn MemoryModel {
         self
+    }
+
+    fn recording(&self) -> &dyn Recording {
+        self
+    }
+}
+
+/// What Mysql records with each result, and how its bytes on disk are read.
+impl Recording for Mysql {
+    fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
+        &mysql_wire::INNODB_SETTINGS
     }
 }
 

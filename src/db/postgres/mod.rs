@@ -10,7 +10,8 @@ pub use storage::PgStorage;
 use sea_orm::{ConnectOptions, DbBackend};
 
 use crate::db::server::{
-    CacheSetting, ComposeEnv, Loading, MemoryModel, ServerDb, ServerOptions, compose_port,
+    CacheSetting, ComposeEnv, Loading, MemoryModel, Recording, ServerDb, ServerOptions,
+    compose_port,
 };
 
 pub struct Postgres;
@@ -90,6 +91,40 @@ impl ServerDb for Postgres {
         }
     }
 
+    /// bytea's hex input format.
+    fn binary_literal(&self, bytes: &[u8]) -> String {
+        format!("'\\x{}'::bytea", crate::key::hex(bytes))
+    }
+
+    /// `length()` of a TOASTed value reads only its header; `get_byte` detoasts the
+    /// whole value, as a fetch does. shared_buffers are shared memory, which the
+    /// container's `cache` figure already counts: no private cache.
+    fn read_range_sql(&self, first: &str, last: &str, options: &ServerOptions) -> String {
+        let data = self.data_read_expr(options);
+        format!(
+            "SELECT COALESCE(SUM(length({data}) + 0 * get_byte({data}, 0)), 0)::bigint AS n FROM blobs WHERE id BETWEEN {first} AND {last}"
+        )
+    }
+
+    fn container_data_dir(&self) -> &'static str {
+        "\"$PGDATA\""
+    }
+
+    fn loading(&self) -> &dyn Loading {
+        self
+    }
+
+    fn memory(&self) -> &dyn MemoryModel {
+        self
+    }
+
+    fn recording(&self) -> &dyn Recording {
+        self
+    }
+}
+
+/// What Postgres records with each result, and how its bytes on disk are read.
+impl Recording for Postgres {
     /// The heap, its TOAST table and every index (the primary key's). Large objects
     /// live in pg_largeobject, shared by every large object of the database, and it
     /// keeps the space of unlinked ones (a dropped dataset's: 8.07 GiB measured for a
@@ -112,21 +147,6 @@ impl ServerDb for Postgres {
         ))
     }
 
-    /// bytea's hex input format.
-    fn binary_literal(&self, bytes: &[u8]) -> String {
-        format!("'\\x{}'::bytea", crate::key::hex(bytes))
-    }
-
-    /// `length()` of a TOASTed value reads only its header; `get_byte` detoasts the
-    /// whole value, as a fetch does. shared_buffers are shared memory, which the
-    /// container's `cache` figure already counts: no private cache.
-    fn read_range_sql(&self, first: &str, last: &str, options: &ServerOptions) -> String {
-        let data = self.data_read_expr(options);
-        format!(
-            "SELECT COALESCE(SUM(length({data}) + 0 * get_byte({data}, 0)), 0)::bigint AS n FROM blobs WHERE id BETWEEN {first} AND {last}"
-        )
-    }
-
     fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
         &[
             ("server_version", "SELECT version()"),
@@ -138,18 +158,6 @@ impl ServerDb for Postgres {
                 "SELECT attstorage::text FROM pg_attribute WHERE attrelid = 'blobs'::regclass AND attname = 'data'",
             ),
         ]
-    }
-
-    fn container_data_dir(&self) -> &'static str {
-        "\"$PGDATA\""
-    }
-
-    fn loading(&self) -> &dyn Loading {
-        self
-    }
-
-    fn memory(&self) -> &dyn MemoryModel {
-        self
     }
 }
 

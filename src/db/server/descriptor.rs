@@ -2,8 +2,9 @@
 //! it is, how to reach it, its namespaces, how a fetch and the prefill read, what
 //! to record, its data directory for a cold start), and its capabilities, each a
 //! small trait it opts into or answers for: `Loading` (how a dataset is written and
-//! dropped, where not plainly), `MemoryModel` (its cache and its own memory), and
-//! `pprof` (a Go profile endpoint).
+//! dropped, where not plainly), `MemoryModel` (its cache and its own memory),
+//! `Recording` (its settings and its bytes on disk), and `pprof` (a Go profile
+//! endpoint).
 
 use std::collections::HashMap;
 
@@ -43,7 +44,7 @@ pub struct ServerPprof {
     /// Its port on the container's loopback (it is not published).
     pub port: u16,
     /// The parts its CPU time is split into (the innermost frame of one decides).
-    pub parts: crate::profile::go_pprof::Parts,
+    pub parts: crate::cpu_profile::go_pprof::Parts,
     /// How to start the server with the endpoint, for the line that says it is absent.
     pub how_to_enable: &'static str,
 }
@@ -140,42 +141,9 @@ pub trait ServerDb: Sync + 'static {
     /// length as `n`: the steady-state prefill.
     fn read_range_sql(&self, first: &str, last: &str, options: &ServerOptions) -> String;
 
-    /// A query returning, as `n`, the bytes the namespace's `blobs` table takes on
-    /// disk (rows, TOAST, indexes; NULL where it cannot say this time); None where the
-    /// server has no such figure.
-    fn disk_bytes_sql(&self, _namespace: &str, _options: &ServerOptions) -> Option<String> {
-        None
-    }
-
-    /// The directory inside the server's container that holds a namespace and nothing
-    /// else, where its bytes on disk are the directory's (`du`) and no query says them;
-    /// None where the server has a query or mixes namespaces in shared files.
-    fn namespace_dir(&self, _namespace: &str) -> Option<String> {
-        None
-    }
-
-    /// A query returning, as `n`, the bytes every table of a namespace holds, for the
-    /// listing of what is loaded (`inventory`). information_schema.TABLES serves the
-    /// MySQL protocol's servers (InnoDB's figure is its statistics' estimate); None
-    /// where the server cannot say.
-    fn namespace_bytes_sql(&self, namespace: &str) -> Option<String> {
-        Some(format!(
-            "SELECT CAST(SUM(DATA_LENGTH + INDEX_LENGTH) AS SIGNED) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{namespace}'"
-        ))
-    }
-
     /// A 16-byte key as an SQL literal (MySQL's `X'…'`).
     fn binary_literal(&self, bytes: &[u8]) -> String {
         format!("X'{}'", crate::key::hex(bytes))
-    }
-
-    /// Version and settings that shape reads: (key, query returning one value).
-    fn settings_queries(&self) -> &'static [(&'static str, &'static str)];
-
-    /// Environment variables of the server's process that shape reads (Go's
-    /// GOMEMLIMIT), recorded with each result from inside its container.
-    fn process_env(&self) -> &'static [&'static str] {
-        &[]
     }
 
     /// A Go pprof endpoint inside its container, for the server's own CPU profile
@@ -199,6 +167,11 @@ pub trait ServerDb: Sync + 'static {
     /// the run's cap and for `memory_fit`. Every server has one: a server whose
     /// memory is not modelled cannot be fitted under a cap.
     fn memory(&self) -> &dyn MemoryModel;
+
+    /// What it records with each result (version, settings, its process's
+    /// environment) and how its bytes on disk are read. Every server has settings to
+    /// record, so every server answers it.
+    fn recording(&self) -> &dyn Recording;
 }
 
 /// How a dataset is written into a server and dropped from it. Every method has the
@@ -259,6 +232,42 @@ pub trait Loading {
     /// process keeps what a load made it allocate and carries it into the next load.
     fn restart_after_load(&self) -> bool {
         false
+    }
+}
+
+/// What a server records with each result, and how its bytes on disk are read.
+pub trait Recording {
+    /// A query returning, as `n`, the bytes the namespace's `blobs` table takes on
+    /// disk (rows, TOAST, indexes; NULL where it cannot say this time); None where the
+    /// server has no such figure.
+    fn disk_bytes_sql(&self, _namespace: &str, _options: &ServerOptions) -> Option<String> {
+        None
+    }
+
+    /// The directory inside the server's container that holds a namespace and nothing
+    /// else, where its bytes on disk are the directory's (`du`) and no query says them;
+    /// None where the server has a query or mixes namespaces in shared files.
+    fn namespace_dir(&self, _namespace: &str) -> Option<String> {
+        None
+    }
+
+    /// A query returning, as `n`, the bytes every table of a namespace holds, for the
+    /// listing of what is loaded (`inventory`). information_schema.TABLES serves the
+    /// MySQL protocol's servers (InnoDB's figure is its statistics' estimate); None
+    /// where the server cannot say.
+    fn namespace_bytes_sql(&self, namespace: &str) -> Option<String> {
+        Some(format!(
+            "SELECT CAST(SUM(DATA_LENGTH + INDEX_LENGTH) AS SIGNED) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{namespace}'"
+        ))
+    }
+
+    /// Version and settings that shape reads: (key, query returning one value).
+    fn settings_queries(&self) -> &'static [(&'static str, &'static str)];
+
+    /// Environment variables of the server's process that shape reads (Go's
+    /// GOMEMLIMIT), recorded with each result from inside its container.
+    fn process_env(&self) -> &'static [&'static str] {
+        &[]
     }
 }
 

@@ -21,7 +21,7 @@ async fn connect(
     let url = server.require_url(at.server_url(server))?;
     let namespace = server.namespace(&spec, &at.server_options);
     let db = server.connect(&url, Some(&namespace)).await?;
-    let mut settings = read_settings(&db, server.settings_queries()).await?;
+    let mut settings = read_settings(&db, server.recording().settings_queries()).await?;
     settings.insert(server.namespace_word().into(), namespace);
     Ok((db, settings))
 }

@@ -17,7 +17,7 @@ pub mod store;
 
 pub use descriptor::{
     BulkLoad, COMPOSE_UP, CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit,
-    PlainLoading, ServerDb, ServerOptions, ServerPprof,
+    PlainLoading, Recording, ServerDb, ServerOptions, ServerPprof,
 };
 
 use std::ops::Deref;

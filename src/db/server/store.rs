@@ -386,8 +386,12 @@ impl Store for ServerStore {
     }
 
     async fn disk_bytes(&mut self) -> Result<Option<u64>> {
-        let Some(sql) = self.server.disk_bytes_sql(&self.namespace, &self.options) else {
-            return match self.server.namespace_dir(&self.namespace) {
+        let Some(sql) = self
+            .server
+            .recording()
+            .disk_bytes_sql(&self.namespace, &self.options)
+        else {
+            return match self.server.recording().namespace_dir(&self.namespace) {
                 Some(dir) => crate::docker::dir_bytes_in_service(self.server.name(), &dir).await,
                 None => Ok(None),
             };

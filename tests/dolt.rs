@@ -399,15 +399,16 @@ fn dolt_loads_stopped_by_sigterm_or_sigkill_at_10_moments_resume_to_exactly_1_to
         return;
     };
     let root = tempfile::tempdir().unwrap();
-    // 64 KiB blobs, an odd dataset size no other test uses: 197 rows, a few seconds'
-    // load at Dolt's 3-10 MB/s.
+    // 64 KiB blobs, an odd dataset size no other test uses: 1597 rows, 100 MiB, a
+    // few seconds' load at Dolt's 30-50 MB/s in seven 16 MiB batches, two at a time
+    // (so a stop can leave a later batch committed before an earlier one).
     let base = [
         "--engines",
         "dolt",
         "--sizes",
         "64KiB",
         "--dataset-bytes",
-        "12608KiB",
+        "102208KiB",
     ];
     let with = |cmd: &'static str| {
         let mut all = vec![cmd];
@@ -437,11 +438,11 @@ fn dolt_loads_stopped_by_sigterm_or_sigkill_at_10_moments_resume_to_exactly_1_to
                 verify.status.success(),
                 "signal {signal} after {delay_ms} ms: {verified}"
             );
-            assert!(verified.contains("ids 1..=197"), "{verified}");
+            assert!(verified.contains("ids 1..=1597"), "{verified}");
             assert_eq!(
                 query_i64(
                     &url,
-                    "blobs_64kib_x197",
+                    "blobs_64kib_x1597",
                     "SELECT COUNT(*) AS n FROM dolt_status"
                 ),
                 0,

@@ -192,6 +192,11 @@ pub trait Loading {
         BulkLoad::Insert
     }
 
+    /// About how many bytes of blobs go in one batch (one statement, one transaction).
+    fn batch_bytes(&self) -> u64 {
+        4 << 20
+    }
+
     /// Batches the loader keeps in flight at once, each on its own connection (and
     /// its own server process or thread), for a server whose one connection cannot
     /// use the CPUs of its cap. Integer ids only: a keyed dataset goes in one batch

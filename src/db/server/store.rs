@@ -18,7 +18,6 @@ use crate::db::store::{IdRange, Store, rows_for_batch};
 use crate::error::InputError;
 use crate::evict::EvictionReport;
 
-const BATCH_BYTES: u64 = 4 << 20;
 /// PostgreSQL binds at most 65535 parameters per statement (two per row here).
 const MAX_ROWS_PER_INSERT: u64 = 8000;
 /// Rows per batch when each row creates a large object (see `rows_per_batch`).
@@ -226,29 +225,26 @@ impl Store for ServerStore {
             migration::DataColumn::Oid => MAX_LARGE_OBJECTS_PER_BATCH,
             migration::DataColumn::Blob => MAX_ROWS_PER_INSERT,
         };
-        rows_for_batch(&self.spec, BATCH_BYTES, most)
+        rows_for_batch(&self.spec, self.server.loading().batch_bytes(), most)
     }
 
     async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {
         let db = self.db.clone().context("append before begin")?;
         let spec = self.spec;
         let template = self.server.loading().insert_data_template(&self.options);
+        let bulk = self.server.loading().bulk_load();
         let parallel = self.parallel_batches();
         if parallel > 1 {
             // A free connection first; the batch's buffers go with its task (the
             // loader fills new ones meanwhile).
             self.settle(parallel - 1).await?;
             let blobs = std::mem::take(blobs);
-            self.in_flight
-                .spawn(async move { orm::append(&db, &spec, first_id, &blobs, template).await });
+            self.in_flight.spawn(async move {
+                insert_batch(&db, &spec, first_id, &blobs, template, bulk).await
+            });
             return Ok(());
         }
-        match self.server.loading().bulk_load() {
-            BulkLoad::Insert => orm::append(&db, &spec, first_id, blobs, template).await,
-            BulkLoad::InsertInPieces(piece) => {
-                orm::append_in_pieces(&db, &spec, first_id, blobs, piece).await
-            }
-        }
+        insert_batch(&db, &spec, first_id, blobs, template, bulk).await
     }
 
     async fn finish(&mut self) -> Result<()> {
@@ -433,5 +429,22 @@ impl Store for ServerStore {
             .await?;
         admin.close().await?;
         Ok(())
+    }
+}
+
+/// One batch of rows in one transaction, the way the server takes it (`BulkLoad`).
+async fn insert_batch(
+    db: &DatabaseConnection,
+    spec: &DatasetSpec,
+    first_id: u64,
+    blobs: &[Vec<u8>],
+    template: &'static str,
+    bulk: BulkLoad,
+) -> Result<()> {
+    match bulk {
+        BulkLoad::Insert => orm::append(db, spec, first_id, blobs, template).await,
+        BulkLoad::InsertInPieces(piece) => {
+            orm::append_in_pieces(db, spec, first_id, blobs, piece).await
+        }
     }
 }

@@ -197,6 +197,11 @@ pub trait Loading {
         4 << 20
     }
 
+    /// At most this many rows in one batch, whatever their bytes.
+    fn max_batch_rows(&self) -> u64 {
+        u64::MAX
+    }
+
     /// Batches the loader keeps in flight at once, each on its own connection (and
     /// its own server process or thread), for a server whose one connection cannot
     /// use the CPUs of its cap. Integer ids only: a keyed dataset goes in one batch

@@ -225,7 +225,12 @@ impl Store for ServerStore {
             migration::DataColumn::Oid => MAX_LARGE_OBJECTS_PER_BATCH,
             migration::DataColumn::Blob => MAX_ROWS_PER_INSERT,
         };
-        rows_for_batch(&self.spec, self.server.loading().batch_bytes(), most)
+        let loading = self.server.loading();
+        rows_for_batch(
+            &self.spec,
+            loading.batch_bytes(),
+            most.min(loading.max_batch_rows()),
+        )
     }
 
     async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {

@@ -272,8 +272,9 @@ pub(super) async fn append_in_pieces(
     // does not print (go-mysql-server's analyzePreparedQuery): 66% of its CPU loading
     // 64 KiB blobs. A statement it did not prepare last is analyzed the ordinary way,
     // bindings applied afterwards. So the INSERT is prepared (sqlx caches it per
-    // connection), then a throwaway statement, then the INSERT runs: 6.5 -> 24.6 MB/s
-    // at 64 KiB, 9.3 -> 48 MB/s at 4 MiB, one connection (2026-11-25).
+    // connection), then a throwaway statement, then the INSERT runs: 9.5 -> 31 MB/s
+    // at 64 KiB, 9.1 -> 33 MB/s at 4 MiB on one connection under a 1 GiB cap (a Go
+    // client with other work running, 2026-11-25; docs/servers.md has blobrace's own).
     (&mut *tx)
         .prepare(sqlx::SqlSafeStr::into_sql_str(sqlx::AssertSqlSafe(
             sql.as_str(),

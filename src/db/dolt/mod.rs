@@ -145,16 +145,6 @@ impl Loading for Dolt {
         BulkLoad::InsertInPieces(65535)
     }
 
-    /// Each transaction Dolt commits writes a new table file of its chunk store:
-    /// 16 MiB batches on two connections loaded 64 KiB blobs at 43.8 MB/s under a
-    /// 1 GiB cap, against 37.2 MB/s with 4 MiB batches and 36.9 MB/s on one
-    /// connection (a Go client, 384 MiB, 2026-11-25). Two loads of 32 MiB blobs at
-    /// once fit under 512 MiB (GOMEMLIMIT 384 MiB), where one was OOM-killed before
-    /// the loader stopped Dolt formatting every bound blob (`append_in_pieces`).
-    fn batch_bytes(&self) -> u64 {
-        16 << 20
-    }
-
     /// Dolt holds every row of a transaction as its own chunked blob until the
     /// commit: 16 MiB of 1 KiB rows on two connections (32,768 rows) OOM-killed it
     /// under the quick 256 MiB cap, where 4,096 rows at a time loaded.
@@ -162,7 +152,10 @@ impl Loading for Dolt {
         2048
     }
 
-    /// Dolt merges concurrent transactions' inserts of different ids at commit.
+    /// Two batches at once (Dolt merges concurrent transactions' inserts of different
+    /// ids at commit) of the usual 4 MiB. 16 MiB batches loaded 64 KiB blobs faster
+    /// under 1 GiB (43.8 against 37.2 MB/s, a Go client, 2026-11-25) but were
+    /// OOM-killed under the quick 256 MiB cap once Dolt held a loaded 1 KiB database.
     fn load_connections(&self, _options: &ServerOptions) -> usize {
         2
     }

@@ -192,11 +192,6 @@ pub trait Loading {
         BulkLoad::Insert
     }
 
-    /// About how many bytes of blobs go in one batch (one statement, one transaction).
-    fn batch_bytes(&self) -> u64 {
-        4 << 20
-    }
-
     /// At most this many rows in one batch, whatever their bytes.
     fn max_batch_rows(&self) -> u64 {
         u64::MAX

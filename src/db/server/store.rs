@@ -18,6 +18,7 @@ use crate::db::store::{IdRange, Store, rows_for_batch};
 use crate::error::InputError;
 use crate::evict::EvictionReport;
 
+const BATCH_BYTES: u64 = 4 << 20;
 /// PostgreSQL binds at most 65535 parameters per statement (two per row here).
 const MAX_ROWS_PER_INSERT: u64 = 8000;
 /// Rows per batch when each row creates a large object (see `rows_per_batch`).
@@ -226,11 +227,7 @@ impl Store for ServerStore {
             migration::DataColumn::Blob => MAX_ROWS_PER_INSERT,
         };
         let loading = self.server.loading();
-        rows_for_batch(
-            &self.spec,
-            loading.batch_bytes(),
-            most.min(loading.max_batch_rows()),
-        )
+        rows_for_batch(&self.spec, BATCH_BYTES, most.min(loading.max_batch_rows()))
     }
 
     async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {

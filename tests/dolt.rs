@@ -400,8 +400,7 @@ fn dolt_loads_stopped_by_sigterm_or_sigkill_at_10_moments_resume_to_exactly_1_to
     };
     let root = tempfile::tempdir().unwrap();
     // 64 KiB blobs, an odd dataset size no other test uses: 1597 rows, 100 MiB, a
-    // second or two at Dolt's 80-90 MB/s in 25 batches, two at a time (so a stop can
-    // leave a later batch committed before an earlier one).
+    // second or two of loading in 25 batches.
     let base = [
         "--engines",
         "dolt",

@@ -147,17 +147,11 @@ impl Loading for Dolt {
 
     /// Dolt holds every row of a transaction as its own chunked blob until the
     /// commit: 16 MiB of 1 KiB rows on two connections (32,768 rows) OOM-killed it
-    /// under the quick 256 MiB cap, where 4,096 rows at a time loaded.
+    /// under the quick 256 MiB cap. One connection (the default): two at once put
+    /// another batch's blob under a row's id (`verify`: id 499723 held id 501771's,
+    /// the same place in the batch loading beside it), so Dolt 0.40 is loaded by one.
     fn max_batch_rows(&self) -> u64 {
         2048
-    }
-
-    /// Two batches at once (Dolt merges concurrent transactions' inserts of different
-    /// ids at commit) of the usual 4 MiB. 16 MiB batches loaded 64 KiB blobs faster
-    /// under 1 GiB (43.8 against 37.2 MB/s, a Go client, 2026-11-25) but were
-    /// OOM-killed under the quick 256 MiB cap once Dolt held a loaded 1 KiB database.
-    fn load_connections(&self, _options: &ServerOptions) -> usize {
-        2
     }
 
     /// Commit the loaded rows: a dataset is a committed Dolt database, as an

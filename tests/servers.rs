@@ -490,6 +490,71 @@ fn postgres_external_storage_is_its_own_dataset_and_is_recorded() {
     assert!(drop.status.success(), "{}", stderr(&drop));
 }
 
+#[test]
+fn a_postgres_load_ends_vacuumed_and_analyzed_and_a_complete_table_never_vacuumed_is_on_reuse() {
+    let Some((_servers, urls)) = servers_or_skip("PostgreSQL's VACUUM ANALYZE after a load") else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let base = [
+        "--engines",
+        "postgres-raw",
+        "--sizes",
+        "64KiB",
+        "--dataset-bytes",
+        "3MiB",
+        "--pg-storage",
+        "external",
+    ];
+    let table = "blobs_64kib_x48_external.blobs";
+    // Whether blobrace's own VACUUM ran, and the row count ANALYZE left for the planner.
+    let state = || {
+        sql_value(
+            &urls.0,
+            &format!(
+                "SELECT (last_vacuum IS NOT NULL)::text || ' ' || (SELECT reltuples::bigint FROM pg_class WHERE oid = '{table}'::regclass)::text FROM pg_stat_user_tables WHERE relid = '{table}'::regclass"
+            ),
+        )
+    };
+    let drop = || {
+        let out = run_s(
+            root.path(),
+            &with_servers(&[&["drop"][..], &base].concat(), &urls),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    drop();
+    let load = || {
+        let out = run_s(
+            root.path(),
+            &with_servers(&[&["load"][..], &base].concat(), &urls),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        stderr(&out)
+    };
+    let first = load();
+    assert!(first.contains("loaded 3MiB"), "{first}");
+    assert_eq!(state(), "true 48", "{first}");
+    // A table loaded complete but never vacuumed by hand (an older blobrace's load,
+    // or statistics lost in a crash): the next run vacuums it, and says so.
+    sql(
+        &urls.0,
+        &format!("SELECT pg_stat_reset_single_table_counters('{table}'::regclass)"),
+    );
+    assert!(state().starts_with("false "));
+    let reused = load();
+    assert!(
+        reused.contains("ran `VACUUM (ANALYZE) blobs` now"),
+        "{reused}"
+    );
+    assert_eq!(state(), "true 48", "{reused}");
+    // Vacuumed: a third run owes nothing and says nothing of it.
+    let third = load();
+    assert!(!third.contains("VACUUM"), "{third}");
+    assert!(third.contains("already loaded"), "{third}");
+    drop();
+}
+
 /// Memory cap (bytes) and CPUs Docker holds for a server's container, from `blobrace env`.
 fn server_limits(name: &str) -> (u64, f64) {
     let out = common::blobrace()

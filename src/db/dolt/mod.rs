@@ -166,7 +166,7 @@ impl Loading for Dolt {
 
     /// A load stopped between marking its dataset complete and committing leaves both
     /// in the working set: complete to every reader, but not in Dolt's history.
-    fn uncommitted_sql(&self) -> Option<String> {
+    fn after_load_owed_sql(&self) -> Option<String> {
         Some("SELECT COUNT(*) AS n FROM dolt_status".into())
     }
 }

@@ -221,15 +221,20 @@ pub trait Loading {
         Vec::new()
     }
 
-    /// Statements run in the dataset's namespace once every row is in (Dolt's commit).
+    /// Statements run in the dataset's namespace once every row is in: what the load
+    /// owes its dataset before it is measured (Dolt's commit; PostgreSQL's VACUUM
+    /// ANALYZE). They run before the dataset is marked complete and again after (a load
+    /// stopped in between left them owed), and for a complete dataset where
+    /// `after_load_owed_sql` says they are still owed.
     fn after_load_sql(&self, _options: &ServerOptions) -> Vec<String> {
         Vec::new()
     }
 
-    /// A query returning, as `n`, how many changes in the namespace are not yet made
-    /// durable by `after_load_sql` (Dolt's uncommitted working set); None where loaded
-    /// rows need nothing after the load.
-    fn uncommitted_sql(&self) -> Option<String> {
+    /// A query returning, as `n`, how much of `after_load_sql`'s work a dataset still
+    /// owes (Dolt's uncommitted changes; 1 for a PostgreSQL table the loader never
+    /// vacuumed): 0 skips the statements. None: they run after every load and never
+    /// for a dataset already complete.
+    fn after_load_owed_sql(&self) -> Option<String> {
         None
     }
 

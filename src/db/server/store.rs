@@ -5,7 +5,7 @@
 //! tables. What differs between servers is asked of their descriptor.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
@@ -112,12 +112,12 @@ impl ServerStore {
         Ok(self.db.as_ref().expect("just connected"))
     }
 
-    /// The server's statements after a load (`ServerDb::after_load_sql`: Dolt's commit).
-    /// Where the server says what is uncommitted and nothing is, the dataset is already
-    /// in its history: a load stopped by SIGTERM 1.2 s in left it so, and Dolt refuses
-    /// the commit ("nothing to commit").
+    /// The server's statements after a load (`Loading::after_load_sql`: Dolt's commit,
+    /// PostgreSQL's VACUUM ANALYZE). Where the server says what is still owed and
+    /// nothing is, they are skipped: a Dolt load stopped by SIGTERM 1.2 s in left its
+    /// dataset committed, and Dolt refuses a second commit ("nothing to commit").
     async fn after_load(&self, db: &DatabaseConnection) -> Result<()> {
-        if let Some(sql) = self.server.loading().uncommitted_sql()
+        if let Some(sql) = self.server.loading().after_load_owed_sql()
             && Self::count(db, sql).await? == 0
         {
             return Ok(());
@@ -368,19 +368,25 @@ impl Store for ServerStore {
     }
 
     async fn finish_interrupted(&mut self) -> Result<Option<String>> {
-        let Some(sql) = self.server.loading().uncommitted_sql() else {
+        let Some(sql) = self.server.loading().after_load_owed_sql() else {
             return Ok(None);
         };
         let db = self.connect_namespace().await?;
         if Self::count(db, sql).await? == 0 {
             return Ok(None);
         }
+        let started = Instant::now();
         self.connect_namespace().await?;
         let db = self.db.as_ref().expect("just connected");
         self.after_load(db).await?;
-        Ok(Some(
-            "complete but not committed (a load stopped before its commit): committed now".into(),
-        ))
+        Ok(Some(format!(
+            "complete, but what its load owes it was not done (a load stopped before it, or an older blobrace loaded it): ran `{}` now, in {:.1} s",
+            self.server
+                .loading()
+                .after_load_sql(&self.options)
+                .join("; "),
+            started.elapsed().as_secs_f64()
+        )))
     }
 
     async fn disk_bytes(&mut self) -> Result<Option<u64>> {

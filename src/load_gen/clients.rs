@@ -6,16 +6,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Result, anyhow};
 use hdrhistogram::Histogram;
 use rand::RngExt;
 
-use crate::content::check_blob;
 use crate::dataset::DatasetSpec;
 use crate::db::engine::Engine;
 use crate::diskio::DiskReadCounter;
-use crate::error::FetchMismatch;
-use crate::measure::FULL_CHECK_EVERY;
+use crate::measure::{FetchStep, Fetched};
 use crate::stats::window::WINDOW_NS;
 use crate::stats::{FetchStats, new_histogram};
 
@@ -280,9 +278,7 @@ where
     };
     let outcome = rt.block_on(async {
         let mut ids = client_id_sequence(&spec, k);
-        let mut out = Vec::with_capacity(spec.size.as_usize());
-        let mut scratch = Vec::with_capacity(spec.size.as_usize());
-        let mut fetches = 0u64;
+        let mut step = FetchStep::new(engine_name, Some(k), spec);
         let end = t0 + Duration::from_nanos(span_ns);
         loop {
             if shared.stop.load(Ordering::Relaxed) {
@@ -315,31 +311,12 @@ where
                 }
             };
             let id = ids.random_range(1..=spec.rows);
-            engine.before_fetch(&mut out);
-
-            let start = Instant::now();
-            let fetched = engine.fetch(id, &mut out).await;
-            let took = start.elapsed();
-
-            let done = start + took;
+            let fetched = step.fetch(&mut engine, id, None).await;
             shared.completed.fetch_add(1, Ordering::SeqCst);
-            fetched.with_context(|| {
-                format!(
-                    "{engine_name} fetch of id {id} (size {}, client {k}) failed",
-                    spec.size
-                )
-            })?;
-            let full = fetches.is_multiple_of(FULL_CHECK_EVERY);
-            if let Some(what) = check_blob(spec.seed, spec.size, id, &out, full, &mut scratch) {
-                return Err(FetchMismatch {
-                    engine: engine_name.to_string(),
-                    size: spec.size.to_string(),
-                    id,
-                    what,
-                }
-                .into());
-            }
-            fetches += 1;
+            let Fetched {
+                start, took, bytes, ..
+            } = fetched?;
+            let done = start + took;
             let measured = (intended - t0).as_nanos() as u64 >= warm_ns;
             let stats = if measured {
                 &mut record.measured
@@ -347,7 +324,7 @@ where
                 &mut record.warm_up
             };
             let at = (done - t0).as_nanos() as u64;
-            stats.record(at, took.as_nanos() as u64, None, out.len() as u64);
+            stats.record(at, took.as_nanos() as u64, None, bytes);
             if measured && point.rate.is_some() {
                 record
                     .response

@@ -9,31 +9,31 @@
 //! after  = read_bytes
 //! check length + id stamp (full content every 64th fetch), record (took, after - before)
 //! ```
+//!
+//! Everything but the id and the record is `step::FetchStep`, which the many-client
+//! load generator's threads make too.
 
 mod criterion;
 mod goal;
+mod step;
 #[cfg(test)]
 mod tests;
 
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 
-use crate::content::check_blob;
 use crate::dataset::DatasetSpec;
 use crate::db::engine::Engine;
 use crate::diskio::DiskReadCounter;
-use crate::error::FetchMismatch;
 use crate::stats::FetchStats;
 use crate::stats::precision::{self, Stopped};
 
 pub use criterion::CriterionPhases;
 pub use goal::PrecisionGoal;
-
-/// Every this-many fetches the whole blob is regenerated and compared.
-pub const FULL_CHECK_EVERY: u64 = 64;
+pub use step::{FULL_CHECK_EVERY, FetchStep, Fetched};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
@@ -51,14 +51,11 @@ pub fn id_sequence(spec: &DatasetSpec) -> Xoshiro256PlusPlus {
 
 pub struct FetchLoop<E: Engine> {
     engine: E,
-    engine_name: String,
     spec: DatasetSpec,
     ids: Xoshiro256PlusPlus,
-    out: Vec<u8>,
-    scratch: Vec<u8>,
+    step: FetchStep,
     disk: Option<DiskReadCounter>,
     disk_source: String,
-    fetches: u64,
     /// When the first fetch began: the timeline's zero.
     first_fetch: Option<Instant>,
     pub warm_up: FetchStats,
@@ -88,14 +85,11 @@ impl<E: Engine> FetchLoop<E> {
         let known = disk.is_some();
         Self {
             engine,
-            engine_name: engine_name.to_string(),
             spec,
             ids: id_sequence(&spec),
-            out: Vec::with_capacity(spec.size.as_usize()),
-            scratch: Vec::with_capacity(spec.size.as_usize()),
+            step: FetchStep::new(engine_name, None, spec),
             disk,
             disk_source,
-            fetches: 0,
             first_fetch: None,
             warm_up: FetchStats::new(known),
             measured: FetchStats::new(known),
@@ -123,50 +117,22 @@ impl<E: Engine> FetchLoop<E> {
         let mut timed = Duration::ZERO;
         for _ in 0..iters {
             let id = self.ids.random_range(1..=self.spec.rows);
-            self.engine.before_fetch(&mut self.out);
-            let before = self.disk.as_mut().and_then(DiskReadCounter::read_bytes);
-
-            let start = Instant::now();
-            let fetched = self.engine.fetch(id, &mut self.out).await;
-            let took = start.elapsed();
-
-            let after = self.disk.as_mut().and_then(DiskReadCounter::read_bytes);
-            fetched.with_context(|| {
-                format!(
-                    "{} fetch of id {id} (size {}) failed",
-                    self.engine_name, self.spec.size
-                )
-            })?;
-            let full = self.fetches.is_multiple_of(FULL_CHECK_EVERY);
-            if let Some(what) = check_blob(
-                self.spec.seed,
-                self.spec.size,
-                id,
-                &self.out,
-                full,
-                &mut self.scratch,
-            ) {
-                return Err(FetchMismatch {
-                    engine: self.engine_name.clone(),
-                    size: self.spec.size.to_string(),
-                    id,
-                    what,
-                }
-                .into());
-            }
-            self.fetches += 1;
-            timed += took;
-            let disk_bytes = before.zip(after).map(|(b, a)| a.saturating_sub(b));
+            let fetched = self
+                .step
+                .fetch(&mut self.engine, id, self.disk.as_mut())
+                .await?;
+            timed += fetched.took;
             let stats = match phase {
                 Phase::WarmUp => &mut self.warm_up,
                 Phase::Measured => &mut self.measured,
             };
-            let at = (start + took - *self.first_fetch.get_or_insert(start)).as_nanos() as u64;
+            let first = *self.first_fetch.get_or_insert(fetched.start);
+            let at = (fetched.start + fetched.took - first).as_nanos() as u64;
             stats.record(
                 at,
-                took.as_nanos() as u64,
-                disk_bytes,
-                self.out.len() as u64,
+                fetched.took.as_nanos() as u64,
+                fetched.disk_bytes,
+                fetched.bytes,
             );
         }
         Ok(timed)
@@ -228,8 +194,9 @@ impl<E: Engine> FetchLoop<E> {
         let mut fetches = 0;
         while started.elapsed() < budget {
             let id = self.ids.random_range(1..=self.spec.rows);
-            self.engine.before_fetch(&mut self.out);
-            self.engine.fetch(id, &mut self.out).await?;
+            let out = self.step.out();
+            self.engine.before_fetch(out);
+            self.engine.fetch(id, out).await?;
             fetches += 1;
         }
         Ok(fetches)

@@ -81,18 +81,6 @@ impl ServerDb for Dolt {
     fn container_data_dir(&self) -> &'static str {
         "/var/lib/dolt"
     }
-
-    fn loading(&self) -> &dyn Loading {
-        self
-    }
-
-    fn memory(&self) -> &dyn MemoryModel {
-        self
-    }
-
-    fn recording(&self) -> &dyn Recording {
-        self
-    }
 }
 
 /// What Dolt records with each result, and how its bytes on disk are read.

@@ -72,18 +72,6 @@ impl ServerDb for Mariadb {
     fn container_data_dir(&self) -> &'static str {
         "/var/lib/mysql"
     }
-
-    fn loading(&self) -> &dyn Loading {
-        self
-    }
-
-    fn memory(&self) -> &dyn MemoryModel {
-        self
-    }
-
-    fn recording(&self) -> &dyn Recording {
-        self
-    }
 }
 
 /// What Mariadb records with each result, and how its bytes on disk are read.

@@ -73,18 +73,6 @@ impl ServerDb for Mysql {
     fn container_data_dir(&self) -> &'static str {
         "/var/lib/mysql"
     }
-
-    fn loading(&self) -> &dyn Loading {
-        self
-    }
-
-    fn memory(&self) -> &dyn MemoryModel {
-        self
-    }
-
-    fn recording(&self) -> &dyn Recording {
-        self
-    }
 }
 
 /// What Mysql records with each result, and how its bytes on disk are read.

@@ -109,18 +109,6 @@ impl ServerDb for Postgres {
     fn container_data_dir(&self) -> &'static str {
         "\"$PGDATA\""
     }
-
-    fn loading(&self) -> &dyn Loading {
-        self
-    }
-
-    fn memory(&self) -> &dyn MemoryModel {
-        self
-    }
-
-    fn recording(&self) -> &dyn Recording {
-        self
-    }
 }
 
 /// What Postgres records with each result, and how its bytes on disk are read.

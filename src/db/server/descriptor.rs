@@ -76,8 +76,17 @@ pub struct PacketLimit {
 }
 
 /// Everything the suite knows about one server database: the core every server
-/// answers, then its capabilities.
-pub trait ServerDb: Sync + 'static {
+/// answers here, and its capabilities, the supertraits, which `Server` hands out as
+/// `loading()`, `memory()` and `recording()`:
+/// - `Loading`: how a dataset is written into it and dropped from it, where that
+///   differs from one prepared multi-row INSERT into a blob column and a DROP (every
+///   method has that plain answer as its default: `impl Loading for X {}`);
+/// - `MemoryModel`: its own cache and what it holds besides, for sizing it for the
+///   run's cap and for `memory_fit` (a server whose memory is not modelled cannot be
+///   fitted under a cap, so every server answers it);
+/// - `Recording`: what it records with each result (version, settings, its process's
+///   environment) and how its bytes on disk are read.
+pub trait ServerDb: Loading + MemoryModel + Recording + Sync + 'static {
     /// Engine, store and compose service name: `postgres`.
     fn name(&self) -> &'static str;
 
@@ -155,23 +164,6 @@ pub trait ServerDb: Sync + 'static {
     /// Where its data files live inside its container (a shell word): a cold start
     /// flushes them and drops them from the page cache there.
     fn container_data_dir(&self) -> &'static str;
-
-    /// Capability: how a dataset is written into it and dropped from it, where that
-    /// differs from one prepared multi-row INSERT into a blob column and a DROP
-    /// (`Loading`'s defaults: `PlainLoading`).
-    fn loading(&self) -> &dyn Loading {
-        &PlainLoading
-    }
-
-    /// Its memory model: its own cache and what it holds besides, for sizing it for
-    /// the run's cap and for `memory_fit`. Every server has one: a server whose
-    /// memory is not modelled cannot be fitted under a cap.
-    fn memory(&self) -> &dyn MemoryModel;
-
-    /// What it records with each result (version, settings, its process's
-    /// environment) and how its bytes on disk are read. Every server has settings to
-    /// record, so every server answers it.
-    fn recording(&self) -> &dyn Recording;
 }
 
 /// How a dataset is written into a server and dropped from it. Every method has the
@@ -280,11 +272,6 @@ pub trait Recording {
         &[]
     }
 }
-
-/// A server with nothing to add to the plain load (`ServerDb::loading`'s default).
-pub struct PlainLoading;
-
-impl Loading for PlainLoading {}
 
 /// What a server holds in memory: its own cache, sized for the container's cap, and
 /// its memory besides (serving, loading, per fetch in flight).

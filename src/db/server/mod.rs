@@ -16,8 +16,8 @@ pub mod raw;
 pub mod store;
 
 pub use descriptor::{
-    BulkLoad, COMPOSE_UP, CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit,
-    PlainLoading, Recording, ServerDb, ServerOptions, ServerPprof,
+    BulkLoad, COMPOSE_UP, CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, Recording,
+    ServerDb, ServerOptions, ServerPprof,
 };
 
 use std::ops::Deref;
@@ -190,6 +190,21 @@ impl Server {
             spec.key_suffix("_"),
             self.namespace_suffix(options)
         )
+    }
+}
+
+/// Its capabilities, each the descriptor itself seen as the supertrait.
+impl Server {
+    pub fn loading(&self) -> &'static dyn Loading {
+        self.descriptor
+    }
+
+    pub fn memory(&self) -> &'static dyn MemoryModel {
+        self.descriptor
+    }
+
+    pub fn recording(&self) -> &'static dyn Recording {
+        self.descriptor
     }
 }
 

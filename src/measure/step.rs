@@ -1,0 +1,117 @@
+//! One fetch as every measuring loop makes it (`FetchLoop::run`, each client thread of
+//! `load_gen`): the engine's fetch alone inside the clock, the disk counter read on
+//! either side of it, then, outside it, the failure's context and the content check.
+//! One step for both, so what the clock covers cannot differ between one client and
+//! many (`benches/overhead.rs` measures what it adds).
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::content::check_blob;
+use crate::dataset::DatasetSpec;
+use crate::db::engine::Engine;
+use crate::diskio::DiskReadCounter;
+use crate::error::FetchMismatch;
+
+/// Every this-many fetches the whole blob is regenerated and compared.
+pub const FULL_CHECK_EVERY: u64 = 64;
+
+/// The buffers and the count one loop's fetches share: the blob lands in `out`,
+/// reused from fetch to fetch; `scratch` holds the expected blob for a full check.
+pub struct FetchStep {
+    engine_name: String,
+    /// Which client of a many-client load made the fetch, for the error.
+    client: Option<u32>,
+    spec: DatasetSpec,
+    out: Vec<u8>,
+    scratch: Vec<u8>,
+    fetches: u64,
+}
+
+/// One checked fetch: when its clock started, what it read.
+pub struct Fetched {
+    pub start: Instant,
+    pub took: Duration,
+    /// Bytes read from storage across the fetch; None without a disk counter.
+    pub disk_bytes: Option<u64>,
+    /// Bytes the fetch returned.
+    pub bytes: u64,
+}
+
+impl FetchStep {
+    pub fn new(engine_name: &str, client: Option<u32>, spec: DatasetSpec) -> Self {
+        FetchStep {
+            engine_name: engine_name.to_string(),
+            client,
+            spec,
+            out: Vec::with_capacity(spec.size.as_usize()),
+            scratch: Vec::with_capacity(spec.size.as_usize()),
+            fetches: 0,
+        }
+    }
+
+    /// Fetch `id` through `engine`, timed alone, and check what came back: its length
+    /// and id stamp, and its whole content every `FULL_CHECK_EVERY`th fetch.
+    #[inline]
+    pub async fn fetch(
+        &mut self,
+        engine: &mut impl Engine,
+        id: u64,
+        mut disk: Option<&mut DiskReadCounter>,
+    ) -> Result<Fetched> {
+        engine.before_fetch(&mut self.out);
+        let before = disk.as_mut().and_then(|d| d.read_bytes());
+
+        let start = Instant::now();
+        let fetched = engine.fetch(id, &mut self.out).await;
+        let took = start.elapsed();
+
+        let after = disk.as_mut().and_then(|d| d.read_bytes());
+        fetched.with_context(|| {
+            let client = self
+                .client
+                .map(|k| format!(", client {k}"))
+                .unwrap_or_default();
+            format!(
+                "{} fetch of id {id} (size {}{client}) failed",
+                self.engine_name, self.spec.size
+            )
+        })?;
+        let full = self.fetches.is_multiple_of(FULL_CHECK_EVERY);
+        if let Some(what) = check_blob(
+            self.spec.seed,
+            self.spec.size,
+            id,
+            &self.out,
+            full,
+            &mut self.scratch,
+        ) {
+            return Err(FetchMismatch {
+                engine: self.engine_name.clone(),
+                size: self.spec.size.to_string(),
+                id,
+                what,
+            }
+            .into());
+        }
+        self.fetches += 1;
+        Ok(Fetched {
+            start,
+            took,
+            disk_bytes: before.zip(after).map(|(b, a)| a.saturating_sub(b)),
+            bytes: self.out.len() as u64,
+        })
+    }
+
+    /// The buffer the blobs land in, for a loop that fetches without checking (a CPU
+    /// profile of the fetch alone).
+    pub fn out(&mut self) -> &mut Vec<u8> {
+        &mut self.out
+    }
+
+    /// Fetches made and checked so far.
+    pub fn fetches(&self) -> u64 {
+        self.fetches
+    }
+}

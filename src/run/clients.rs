@@ -16,8 +16,7 @@ use crate::memory_fit::{Budget, SkippedLoad};
 use crate::results::{LoadFacts, LoadResult, Regime, SaturationResult};
 use crate::stats::format_ns;
 
-use super::terminal::load_line;
-use super::{Prepared, Run};
+use super::{Finding, Prepared, Run};
 
 /// How long the disk's own throughput is read at each size and client count.
 const DISK_LIMIT_BUDGET: std::time::Duration = std::time::Duration::from_secs(1);
@@ -103,9 +102,8 @@ impl Run {
             point,
             why,
         };
-        eprintln!("{}", skipped.line());
         self.results.skipped_loads.push(skipped);
-        self.write()?;
+        self.found(|r| Finding::SkippedLoad(r.skipped_loads.last().expect("just added")))?;
         Ok(())
     }
 
@@ -169,21 +167,8 @@ impl Run {
             )
             .await;
         let load = LoadFacts::of(measured, point, self.config().max_in_flight);
-        eprintln!("{}", load_line(&result, &load, self.config()));
-        if load.limit_reached {
-            eprintln!(
-                "note: {} {}: the backlog reached --max-in-flight {} after {:.1} s of measurement (warm-up not counted): {} does not serve {}/s here; stopped there",
-                engine.name(),
-                spec.size,
-                load.max_in_flight,
-                load.measured_seconds,
-                engine.name(),
-                point.rate.map(rate_label).unwrap_or_default()
-            );
-        }
         self.results.load_results.push(LoadResult { result, load });
-        self.write()?;
-        Ok(())
+        self.found(|r| Finding::Load(r.load_results.last().expect("just added")))
     }
 
     /// The disk's own random-read throughput at `spec`'s block with `clients` reads in
@@ -207,21 +192,6 @@ impl Run {
                 spec.size
             )),
         };
-        match &throughput {
-            Ok(t) => eprintln!(
-                "disk {} {}: {} O_DIRECT reads at once: {:.0}/s ({:.1} MB/s), p99 {}",
-                spec.size,
-                crate::size::format_bytes(block),
-                clients,
-                t.reads_per_s,
-                t.mb_per_s,
-                format_ns(t.p99_ns as f64)
-            ),
-            Err(why) => eprintln!(
-                "disk {} at {clients} reads at once: unavailable: {why}",
-                spec.size
-            ),
-        }
         self.results.disk_limits.push(crate::results::DiskLimit {
             size_bytes: size,
             size: spec.size.to_string(),
@@ -229,8 +199,7 @@ impl Run {
             measured_at: crate::now_rfc3339(),
             throughput,
         });
-        self.write()?;
-        Ok(())
+        self.found(|r| Finding::DiskLimit(r.disk_limits.last().expect("just added")))
     }
 
     /// A dataset file of `spec` on this machine's data disk, at least `block` long:
@@ -347,18 +316,7 @@ impl Run {
             started_at: prepared.started_at.clone(),
             finished_at: crate::now_rfc3339(),
         };
-        eprintln!(
-            "{:<13} {:>7}: sustainable {} with {clients} clients (closed loop {:.0}/s)",
-            engine.name(),
-            spec.size,
-            match (result.search.sustainable, result.sustainable_mb_per_s) {
-                (Some(r), Some(mb)) => format!("{}/s ({mb:.1} MB/s)", rate_label(r)),
-                _ => "none: no rate met the target".into(),
-            },
-            result.search.capacity
-        );
         self.results.saturations.push(result);
-        self.write()?;
-        Ok(())
+        self.found(|r| Finding::Saturation(r.saturations.last().expect("just added")))
     }
 }

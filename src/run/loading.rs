@@ -9,7 +9,7 @@ use crate::db::store::Store;
 use crate::load::ensure_loaded;
 use crate::results::{FailedStage, StepFailure};
 
-use super::{Run, fit_servers, reachable_engines, stores_for};
+use super::{Finding, Run, fit_servers, reachable_engines, stores_for};
 
 impl Run {
     /// Load every dataset the run needs (skipping complete ones); with
@@ -35,7 +35,7 @@ impl Run {
         .await?;
         self.results.loads = loads;
         self.record_failed_loads(failed);
-        self.write()?;
+        self.found(|_| Finding::Loads)?;
         Ok(())
     }
 
@@ -74,7 +74,7 @@ impl Run {
         .await?;
         self.results.loads.extend(loads);
         self.record_failed_loads(failed);
-        self.write()?;
+        self.found(|_| Finding::Loads)?;
         Ok(())
     }
 

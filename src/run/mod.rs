@@ -2,8 +2,8 @@
 //! fetches) and `blobrace measure` (a fixed-time loop drives them):
 //! cap the process → load what is missing → per size and engine (`drive`): evict,
 //! open, warm up (`prepare`), measure, record (`record`) → results written after each
-//! step; many clients and the sustainable rate (`clients`); the terminal's lines
-//! (`terminal`).
+//! step; many clients and the sustainable rate (`clients`). What each step finds goes
+//! to the run's sinks (`sinks`: the results files, the terminal's lines, the report).
 
 mod clients;
 pub mod drive;
@@ -11,26 +11,29 @@ mod loading;
 pub mod plan;
 mod prepare;
 mod record;
+pub mod sinks;
 mod terminal;
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::cap::CapGuard;
 use crate::config::RunConfig;
 use crate::db::registry::EngineKind;
 use crate::db::registry::StoreKind;
 use crate::machine::MachineFacts;
-use crate::report::export::{AnyExporter, Csv};
-use crate::results::{RESULTS_SCHEMA_VERSION, RunResults, new_run_id, write_atomic};
+use crate::results::{RESULTS_SCHEMA_VERSION, RunResults, new_run_id};
 use crate::server_caps::ServerCaps;
 
 pub use prepare::Prepared;
+pub use sinks::{Finding, Sink};
 pub use terminal::{apply_cap, print_cap};
 
 pub struct Run {
     pub results: RunResults,
+    /// Where each finding goes (`sinks::every_sink`).
+    sinks: Vec<Box<dyn Sink>>,
     /// Dropped first: the servers go back to their own caps when the run ends.
     server_caps: ServerCaps,
     _cap_guard: CapGuard,
@@ -131,6 +134,7 @@ impl Run {
         };
         Ok(Self {
             results,
+            sinks: sinks::every_sink(),
             server_caps: ServerCaps::default(),
             _cap_guard: guard,
         })
@@ -140,53 +144,23 @@ impl Run {
         &self.results.config
     }
 
-    /// Rewrite results.json, results.csv (the summary table) and, with loads, loads.csv
-    /// atomically.
-    pub fn write(&self) -> Result<PathBuf> {
-        let dir = self.results.write()?;
-        let rows = crate::summary::rows(&self.results);
-        let csv = AnyExporter::Csv(Csv);
-        write_atomic(&dir.join("results.csv"), &csv.serialize(&rows)?)?;
-        if !(self.results.load_results.is_empty()
-            && self.results.skipped_loads.is_empty()
-            && self.results.saturations.is_empty())
-        {
-            let loads = crate::summary::loads_csv(&self.results);
-            write_atomic(&dir.join("loads.csv"), loads.as_bytes())?;
+    /// Hand what a step just added to the results to every sink; `finding` picks it
+    /// out of the results.
+    pub(super) fn found(&mut self, finding: impl Fn(&RunResults) -> Finding<'_>) -> Result<()> {
+        for sink in &mut self.sinks {
+            sink.found(&self.results, &finding(&self.results))?;
         }
-        Ok(dir)
+        Ok(())
     }
 
-    /// Mark the run complete, write the files and the report, print where they are.
+    /// Mark the run complete and hand it to every sink (files, summary, report).
     pub fn finish(&mut self) -> Result<PathBuf> {
         self.results.complete = true;
         self.results.finished_at = Some(crate::now_rfc3339());
-        let dir = self.write()?;
-        eprintln!("{}", crate::summary::terminal_table(&self.results));
-        for failure in &self.results.failures {
-            eprintln!("FAILED: {}", failure.line());
+        for sink in &mut self.sinks {
+            sink.finished(&self.results)?;
         }
-        for beat in crate::floor_check::beating_the_floor(&self.results) {
-            eprintln!("NOTE: {}", beat.line());
-        }
-        eprintln!("results: {}", dir.join("results.json").display());
-        let options = crate::report::ReportOptions {
-            target_p99: self.results.config.target_p99,
-            ..Default::default()
-        };
-        let rendered = crate::report::render(&dir, None, &options).with_context(|| {
-            format!(
-                "the results are saved in {}, but the report failed (retry with `blobrace report --run {}`)",
-                dir.display(),
-                self.results.run_id
-            )
-        })?;
-        eprintln!(
-            "report: {} ({} charts in {:.1}s)",
-            rendered.index.display(),
-            rendered.charts,
-            rendered.seconds
-        );
+        let dir = self.results.dir();
         // A rate asked for that could not be offered is an error, after everything
         // measured is saved and reported.
         let unreachable: Vec<String> = self

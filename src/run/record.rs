@@ -13,8 +13,7 @@ use crate::error::InputError;
 use crate::results::{DatasetFacts, EngineResult, FailedStage, Regime, StepFailure};
 use crate::stats::precision::PrecisionReport;
 
-use super::terminal::one_line;
-use super::{Prepared, Run};
+use super::{Finding, Prepared, Run};
 
 impl Run {
     /// Record a step that failed for one engine or store and go on (or, with
@@ -30,10 +29,8 @@ impl Run {
             return Err(error);
         }
         let failure = StepFailure::new(stage, who, spec.size, &error);
-        eprintln!("error: {}; going on with the rest", failure.line());
         self.results.failures.push(failure);
-        self.write()?;
-        Ok(())
+        self.found(|r| Finding::Failure(r.failures.last().expect("just added")))
     }
 
     /// Record one engine's measurement, print it, and rewrite the results files.
@@ -56,13 +53,8 @@ impl Run {
                 criterion_samples,
             )
             .await;
-        eprintln!("{}", one_line(&result, self.config()));
-        if let Some(changed) = result.disk_probes.as_ref().and_then(DiskProbes::changed) {
-            eprintln!("note: {}: {changed}", engine.name());
-        }
         self.results.results.push(result);
-        self.write()?;
-        Ok(())
+        self.found(|r| Finding::Result(r.results.last().expect("just added")))
     }
 
     /// What every result records around its fetches: the dataset, settings, cap,
@@ -186,7 +178,6 @@ impl Run {
             || rt.block_on(fetch_loop.fetch_for(budget)),
         )
         .with_context(|| format!("{} {}: the CPU profile failed", engine.name(), spec.size))?;
-        eprintln!("profile {}", profile.line());
         if let Some((pprof, seconds, request)) = server_job {
             use crate::cpu_profile::go_pprof;
             let server_file = format!("{}-{}-{cache}-server.svg", engine.name(), spec.size);
@@ -200,23 +191,16 @@ impl Run {
                     go_pprof::analyse(body, seconds, pprof.parts, &title, &dir, &server_file)
                 });
             match analysed {
-                Ok(server) => {
-                    eprintln!("profile {} {}: {}", engine.name(), spec.size, server.line());
-                    profile.server = Some(server);
-                }
+                Ok(server) => profile.server = Some(server),
                 Err(e) => {
-                    let why = format!("{e:#}; to profile the server, {}", pprof.how_to_enable);
-                    eprintln!(
-                        "profile {} {}: server profile unavailable: {why}",
-                        engine.name(),
-                        spec.size
-                    );
-                    profile.server_unavailable = Some(why);
+                    profile.server_unavailable = Some(format!(
+                        "{e:#}; to profile the server, {}",
+                        pprof.how_to_enable
+                    ))
                 }
             }
         }
         self.results.profiles.push(profile);
-        self.write()?;
-        Ok(())
+        self.found(|r| Finding::Profile(r.profiles.last().expect("just added")))
     }
 }

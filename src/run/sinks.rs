@@ -1,0 +1,206 @@
+//! Where a run's findings go (criterion's `Report` hooks): a step adds what it found to
+//! the run's `RunResults` and the run hands it to each sink in turn: the results files
+//! (`ResultFiles`), the terminal's lines (`Terminal`) and, once the run is complete,
+//! the HTML report (`HtmlReport`). The steps that measure write and print none of it.
+//! (Progress while a step works, such as a prefill's or a load's, is the terminal's
+//! alone and is printed where it happens.)
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use crate::cpu_profile::FetchProfile;
+use crate::diskprobe::DiskProbes;
+use crate::load_gen::rate_label;
+use crate::memory_fit::SkippedLoad;
+use crate::report::export::{AnyExporter, Csv};
+use crate::results::{
+    DiskLimit, EngineResult, LoadResult, RunResults, SaturationResult, StepFailure, write_atomic,
+};
+use crate::stats::format_ns;
+
+use super::terminal::{load_line, one_line};
+
+/// One finding, just added to the run's results.
+pub enum Finding<'a> {
+    /// The datasets loaded, or found loaded, for the run (and the loads that failed).
+    Loads,
+    /// One engine and size measured by one client.
+    Result(&'a EngineResult),
+    /// A step that failed for one engine or store; the run goes on.
+    Failure(&'a StepFailure),
+    /// A many-client load left out: it would not fit the cap.
+    SkippedLoad(&'a SkippedLoad),
+    /// One many-client load measured.
+    Load(&'a LoadResult),
+    /// The disk's own throughput at a size and a number of reads at once.
+    DiskLimit(&'a DiskLimit),
+    /// A sustainable rate found.
+    Saturation(&'a SaturationResult),
+    /// A CPU profile of the fetch (and of the server, where it has one).
+    Profile(&'a FetchProfile),
+}
+
+/// What a run's output implements.
+pub trait Sink {
+    /// `finding` was just added to `run`.
+    fn found(&mut self, run: &RunResults, finding: &Finding<'_>) -> Result<()>;
+    /// `run` is complete (`complete` and `finished_at` are set).
+    fn finished(&mut self, run: &RunResults) -> Result<()>;
+}
+
+/// The sinks of every run, in the order they are called: the files first, so a line
+/// that names them names what is on disk.
+pub fn every_sink() -> Vec<Box<dyn Sink>> {
+    vec![
+        Box::new(ResultFiles),
+        Box::new(Terminal),
+        Box::new(HtmlReport),
+    ]
+}
+
+/// results.json, results.csv (the summary table) and, with many-client loads,
+/// loads.csv, rewritten atomically after every finding: a run stopped at any point
+/// leaves what it had measured.
+pub struct ResultFiles;
+
+impl ResultFiles {
+    pub fn write(run: &RunResults) -> Result<PathBuf> {
+        let dir = run.write()?;
+        let rows = crate::summary::rows(run);
+        let csv = AnyExporter::Csv(Csv);
+        write_atomic(&dir.join("results.csv"), &csv.serialize(&rows)?)?;
+        if !(run.load_results.is_empty()
+            && run.skipped_loads.is_empty()
+            && run.saturations.is_empty())
+        {
+            let loads = crate::summary::loads_csv(run);
+            write_atomic(&dir.join("loads.csv"), loads.as_bytes())?;
+        }
+        Ok(dir)
+    }
+}
+
+impl Sink for ResultFiles {
+    fn found(&mut self, run: &RunResults, _: &Finding<'_>) -> Result<()> {
+        Self::write(run).map(drop)
+    }
+    fn finished(&mut self, run: &RunResults) -> Result<()> {
+        Self::write(run).map(drop)
+    }
+}
+
+/// A line or two on standard error per finding; at the end the summary table, the
+/// failures, what beat the floor and where the results are.
+pub struct Terminal;
+
+impl Sink for Terminal {
+    fn found(&mut self, run: &RunResults, finding: &Finding<'_>) -> Result<()> {
+        let config = &run.config;
+        match finding {
+            Finding::Loads => {}
+            Finding::Result(r) => {
+                eprintln!("{}", one_line(r, config));
+                if let Some(changed) = r.disk_probes.as_ref().and_then(DiskProbes::changed) {
+                    eprintln!("note: {}: {changed}", r.engine.name());
+                }
+            }
+            Finding::Failure(f) => eprintln!("error: {}; going on with the rest", f.line()),
+            Finding::SkippedLoad(s) => eprintln!("{}", s.line()),
+            Finding::Load(l) => {
+                eprintln!("{}", load_line(&l.result, &l.load, config));
+                if l.load.limit_reached {
+                    let engine = l.result.engine.name();
+                    eprintln!(
+                        "note: {engine} {}: the backlog reached --max-in-flight {} after {:.1} s of measurement (warm-up not counted): {engine} does not serve {}/s here; stopped there",
+                        l.result.size,
+                        l.load.max_in_flight,
+                        l.load.measured_seconds,
+                        l.load.point.rate.map(rate_label).unwrap_or_default()
+                    );
+                }
+            }
+            Finding::DiskLimit(d) => match &d.throughput {
+                Ok(t) => eprintln!(
+                    "disk {} {}: {} O_DIRECT reads at once: {:.0}/s ({:.1} MB/s), p99 {}",
+                    d.size,
+                    crate::size::format_bytes(crate::diskprobe::block_for(d.size_bytes)),
+                    d.queue_depth,
+                    t.reads_per_s,
+                    t.mb_per_s,
+                    format_ns(t.p99_ns as f64)
+                ),
+                Err(why) => eprintln!(
+                    "disk {} at {} reads at once: unavailable: {why}",
+                    d.size, d.queue_depth
+                ),
+            },
+            Finding::Saturation(s) => eprintln!(
+                "{:<13} {:>7}: sustainable {} with {} clients (closed loop {:.0}/s)",
+                s.engine.name(),
+                s.size,
+                match (s.search.sustainable, s.sustainable_mb_per_s) {
+                    (Some(r), Some(mb)) => format!("{}/s ({mb:.1} MB/s)", rate_label(r)),
+                    _ => "none: no rate met the target".into(),
+                },
+                s.clients,
+                s.search.capacity
+            ),
+            Finding::Profile(p) => {
+                eprintln!("profile {}", p.line());
+                if let Some(server) = &p.server {
+                    eprintln!("profile {} {}: {}", p.engine, p.size, server.line());
+                } else if let Some(why) = &p.server_unavailable {
+                    eprintln!(
+                        "profile {} {}: server profile unavailable: {why}",
+                        p.engine, p.size
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finished(&mut self, run: &RunResults) -> Result<()> {
+        eprintln!("{}", crate::summary::terminal_table(run));
+        for failure in &run.failures {
+            eprintln!("FAILED: {}", failure.line());
+        }
+        for beat in crate::floor_check::beating_the_floor(run) {
+            eprintln!("NOTE: {}", beat.line());
+        }
+        eprintln!("results: {}", run.dir().join("results.json").display());
+        Ok(())
+    }
+}
+
+/// The charts and index.html, drawn once the run is complete.
+pub struct HtmlReport;
+
+impl Sink for HtmlReport {
+    fn found(&mut self, _: &RunResults, _: &Finding<'_>) -> Result<()> {
+        Ok(())
+    }
+
+    fn finished(&mut self, run: &RunResults) -> Result<()> {
+        let dir = run.dir();
+        let options = crate::report::ReportOptions {
+            target_p99: run.config.target_p99,
+            ..Default::default()
+        };
+        let rendered = crate::report::render(&dir, None, &options).with_context(|| {
+            format!(
+                "the results are saved in {}, but the report failed (retry with `blobrace report --run {}`)",
+                dir.display(),
+                run.run_id
+            )
+        })?;
+        eprintln!(
+            "report: {} ({} charts in {:.1}s)",
+            rendered.index.display(),
+            rendered.charts,
+            rendered.seconds
+        );
+        Ok(())
+    }
+}

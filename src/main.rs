@@ -311,12 +311,7 @@ fn report(args: ReportArgs) -> Result<()> {
         }
     }
     let rendered = report::render(&run_dir, baseline.as_deref(), &options)?;
-    eprintln!(
-        "report: {} ({} charts in {:.1}s)",
-        rendered.index.display(),
-        rendered.charts,
-        rendered.seconds
-    );
+    eprintln!("{}", rendered.line());
     Ok(())
 }
 

@@ -44,6 +44,18 @@ pub struct Rendered {
     pub seconds: f64,
 }
 
+impl Rendered {
+    /// "report: <index.html> (N charts in S s)", the line every report ends with.
+    pub fn line(&self) -> String {
+        format!(
+            "report: {} ({} charts in {:.1}s)",
+            self.index.display(),
+            self.charts,
+            self.seconds
+        )
+    }
+}
+
 /// A run's results, with an error naming the file when it is missing or unreadable.
 pub fn load_run(run_dir: &Path) -> Result<RunResults> {
     let path = run_dir.join("results.json");

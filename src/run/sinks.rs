@@ -195,12 +195,7 @@ impl Sink for HtmlReport {
                 run.run_id
             )
         })?;
-        eprintln!(
-            "report: {} ({} charts in {:.1}s)",
-            rendered.index.display(),
-            rendered.charts,
-            rendered.seconds
-        );
+        eprintln!("{}", rendered.line());
         Ok(())
     }
 }

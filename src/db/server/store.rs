@@ -122,6 +122,11 @@ impl ServerStore {
         {
             return Ok(());
         }
+        self.run_after_load_sql(db).await
+    }
+
+    /// `after_load_sql`'s statements, unconditionally.
+    async fn run_after_load_sql(&self, db: &DatabaseConnection) -> Result<()> {
         for sql in self.server.loading().after_load_sql(&self.options) {
             db.execute_unprepared(&sql)
                 .await
@@ -371,14 +376,13 @@ impl Store for ServerStore {
         let Some(sql) = self.server.loading().after_load_owed_sql() else {
             return Ok(None);
         };
-        let db = self.connect_namespace().await?;
+        self.connect_namespace().await?;
+        let db = self.db.as_ref().expect("just connected");
         if Self::count(db, sql).await? == 0 {
             return Ok(None);
         }
         let started = Instant::now();
-        self.connect_namespace().await?;
-        let db = self.db.as_ref().expect("just connected");
-        self.after_load(db).await?;
+        self.run_after_load_sql(db).await?;
         Ok(Some(format!(
             "complete, but what its load owes it was not done (a load stopped before it, or an older blobrace loaded it): ran `{}` now, in {:.1} s",
             self.server

@@ -33,7 +33,7 @@ use crate::stats::precision::{self, Stopped};
 
 pub use criterion::CriterionPhases;
 pub use goal::PrecisionGoal;
-pub use step::{FULL_CHECK_EVERY, FetchStep, Fetched};
+pub use step::{FetchStep, Fetched};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {

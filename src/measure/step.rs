@@ -109,9 +109,4 @@ impl FetchStep {
     pub fn out(&mut self) -> &mut Vec<u8> {
         &mut self.out
     }
-
-    /// Fetches made and checked so far.
-    pub fn fetches(&self) -> u64 {
-        self.fetches
-    }
 }

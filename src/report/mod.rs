@@ -155,10 +155,10 @@ pub fn render(
     let started = Instant::now();
     let run = load_run(run_dir)?;
     let baseline = baseline.map(load_run).transpose()?;
-    let rows = crate::summary::rows(&run);
     for exporter in export::AnyExporter::ALL {
-        let path = run_dir.join(format!("summary.{}", exporter.extension()));
-        write_atomic(&path, &exporter.serialize(&rows)?)?;
+        if let Some(bytes) = exporter.serialize(&run)? {
+            write_atomic(&run_dir.join(exporter.file_name()), &bytes)?;
+        }
     }
     let primary = primary_cache(&run);
     let mut drawn = 0;

@@ -13,7 +13,7 @@ use crate::cpu_profile::FetchProfile;
 use crate::diskprobe::DiskProbes;
 use crate::load_gen::rate_label;
 use crate::memory_fit::SkippedLoad;
-use crate::report::export::{AnyExporter, Csv};
+use crate::report::export::{Csv, Exporter, LoadsCsv};
 use crate::results::{
     DiskLimit, EngineResult, LoadResult, RunResults, SaturationResult, StepFailure, write_atomic,
 };
@@ -67,15 +67,13 @@ pub struct ResultFiles;
 impl ResultFiles {
     pub fn write(run: &RunResults) -> Result<PathBuf> {
         let dir = run.write()?;
-        let rows = crate::summary::rows(run);
-        let csv = AnyExporter::Csv(Csv);
-        write_atomic(&dir.join("results.csv"), &csv.serialize(&rows)?)?;
-        if !(run.load_results.is_empty()
-            && run.skipped_loads.is_empty()
-            && run.saturations.is_empty())
-        {
-            let loads = crate::summary::loads_csv(run);
-            write_atomic(&dir.join("loads.csv"), loads.as_bytes())?;
+        // results.csv is the summary table under the name it had before the report
+        // wrote summary.csv.
+        if let Some(bytes) = Csv.serialize(run)? {
+            write_atomic(&dir.join("results.csv"), &bytes)?;
+        }
+        if let Some(bytes) = LoadsCsv.serialize(run)? {
+            write_atomic(&dir.join(LoadsCsv.file_name()), &bytes)?;
         }
         Ok(dir)
     }

@@ -1,15 +1,19 @@
+//! The summary table as JSON: `summary.json` of the report.
+
 use anyhow::Result;
 
-use super::{Exporter, SummaryRow};
+use super::Exporter;
+use crate::results::RunResults;
+use crate::summary::rows;
 
 pub struct Json;
 
 impl Exporter for Json {
-    fn extension(&self) -> &'static str {
-        "json"
+    fn file_name(&self) -> &'static str {
+        "summary.json"
     }
 
-    fn serialize(&self, rows: &[SummaryRow]) -> Result<Vec<u8>> {
-        Ok(serde_json::to_vec_pretty(rows)?)
+    fn serialize(&self, run: &RunResults) -> Result<Option<Vec<u8>>> {
+        Ok(Some(serde_json::to_vec_pretty(&rows(run))?))
     }
 }

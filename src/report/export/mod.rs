@@ -1,39 +1,52 @@
-//! The summary table of a run (`crate::summary::SummaryRow`), exported: one
-//! `Exporter` per format, one file each; `AnyExporter::ALL` lists them.
+//! A run's tables as files beside results.json: one `Exporter` per file, listed in
+//! `AnyExporter::ALL`. The report writes them all; the run rewrites the ones it
+//! keeps current as it goes (`run::sinks::ResultFiles`).
 
 mod csv;
 mod json;
+mod loads_csv;
 
 use anyhow::Result;
 
 pub use self::csv::Csv;
 pub use self::json::Json;
+pub use self::loads_csv::LoadsCsv;
+use crate::results::RunResults;
 pub use crate::summary::SummaryRow;
 
 pub trait Exporter {
-    fn extension(&self) -> &'static str;
-    fn serialize(&self, rows: &[SummaryRow]) -> Result<Vec<u8>>;
+    /// The file it writes in the run directory, e.g. `summary.csv`.
+    fn file_name(&self) -> &'static str;
+    /// The file's bytes; None where the run has nothing for it (no file is written).
+    fn serialize(&self, run: &RunResults) -> Result<Option<Vec<u8>>>;
 }
 
 pub enum AnyExporter {
     Csv(Csv),
     Json(Json),
+    LoadsCsv(LoadsCsv),
 }
 
 impl AnyExporter {
-    pub const ALL: [AnyExporter; 2] = [AnyExporter::Csv(Csv), AnyExporter::Json(Json)];
+    pub const ALL: [AnyExporter; 3] = [
+        AnyExporter::Csv(Csv),
+        AnyExporter::Json(Json),
+        AnyExporter::LoadsCsv(LoadsCsv),
+    ];
 
-    pub fn extension(&self) -> &'static str {
+    pub fn file_name(&self) -> &'static str {
         match self {
-            AnyExporter::Csv(e) => e.extension(),
-            AnyExporter::Json(e) => e.extension(),
+            AnyExporter::Csv(e) => e.file_name(),
+            AnyExporter::Json(e) => e.file_name(),
+            AnyExporter::LoadsCsv(e) => e.file_name(),
         }
     }
 
-    pub fn serialize(&self, rows: &[SummaryRow]) -> Result<Vec<u8>> {
+    pub fn serialize(&self, run: &RunResults) -> Result<Option<Vec<u8>>> {
         match self {
-            AnyExporter::Csv(e) => e.serialize(rows),
-            AnyExporter::Json(e) => e.serialize(rows),
+            AnyExporter::Csv(e) => e.serialize(run),
+            AnyExporter::Json(e) => e.serialize(run),
+            AnyExporter::LoadsCsv(e) => e.serialize(run),
         }
     }
 }

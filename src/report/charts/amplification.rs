@@ -17,6 +17,8 @@ use crate::results::RunResults;
 pub struct Amplification;
 
 impl Chart for Amplification {
+    type Input = RunResults;
+
     fn file_stem(&self) -> String {
         "disk-per-fetch".into()
     }

@@ -19,6 +19,8 @@ pub struct Cdf {
 }
 
 impl Chart for Cdf {
+    type Input = RunResults;
+
     fn file_stem(&self) -> String {
         format!("cdf-{}", format_bytes(self.size))
     }

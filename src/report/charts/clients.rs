@@ -31,6 +31,8 @@ impl ClientsThroughput {
 }
 
 impl Chart for ClientsThroughput {
+    type Input = RunResults;
+
     fn file_stem(&self) -> String {
         format!("clients-{}", format_bytes(self.size))
     }

@@ -37,6 +37,8 @@ impl Distribution {
 }
 
 impl Chart for Distribution {
+    type Input = RunResults;
+
     fn file_stem(&self) -> String {
         format!("distribution-{}", format_bytes(self.size))
     }

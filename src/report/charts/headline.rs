@@ -18,6 +18,8 @@ pub struct Headline {
 }
 
 impl Chart for Headline {
+    type Input = RunResults;
+
     fn file_stem(&self) -> String {
         "headline".into()
     }

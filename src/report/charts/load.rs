@@ -25,6 +25,8 @@ fn colour_of(store: StoreKind) -> RGBColor {
 }
 
 impl Chart for LoadThroughput {
+    type Input = RunResults;
+
     fn file_stem(&self) -> String {
         "load".into()
     }

@@ -12,6 +12,7 @@ mod load;
 mod response;
 mod throughput;
 mod timeline;
+mod variants;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -31,6 +32,7 @@ pub use load::LoadThroughput;
 pub use response::ResponseCdf;
 pub use throughput::ThroughputLatency;
 pub use timeline::Timeline;
+pub use variants::LayoutRatios;
 
 pub const WIDTH: u32 = 1000;
 pub const FONT: &str = "sans-serif";
@@ -56,6 +58,8 @@ pub enum Section {
     Disk,
     /// "Under load", under its size class's heading there.
     Load(u64),
+    /// The page of `blobrace variants`, which has no other section.
+    Variants,
 }
 
 /// The bundled font, registered once for plotters' text rendering. plotters is
@@ -84,6 +88,9 @@ pub fn plot_err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
 
 /// A chart kind. `draw` is generic over the backend, so one body serves SVG and PNG.
 pub trait Chart {
+    /// What it is drawn from: a run (`RunResults`) for a run's report, the compared
+    /// rows for the variants page.
+    type Input: ?Sized;
     /// File name without extension, e.g. `cdf-64KiB`.
     fn file_stem(&self) -> String;
     /// What the page says above the chart.
@@ -95,9 +102,31 @@ pub trait Chart {
     }
     fn draw<DB: DrawingBackend>(
         &self,
-        run: &RunResults,
+        input: &Self::Input,
         area: &DrawingArea<DB, Shift>,
     ) -> Result<()>;
+}
+
+/// Draw `chart` to `<dir>/<stem>.svg` and `<dir>/<stem>.png`; returns the SVG path.
+pub fn render<C: Chart>(chart: &C, input: &C::Input, dir: &Path) -> Result<PathBuf> {
+    register_font()?;
+    let stem = chart.file_stem();
+    let height = chart.height();
+    let svg = dir.join(format!("{stem}.svg"));
+    let png = dir.join(format!("{stem}.png"));
+    {
+        let area = SVGBackend::new(&svg, (WIDTH, height)).into_drawing_area();
+        area.fill(&WHITE).map_err(plot_err)?;
+        chart.draw(input, &area)?;
+        area.present().map_err(plot_err)?;
+    }
+    {
+        let area = BitMapBackend::new(&png, (WIDTH, height)).into_drawing_area();
+        area.fill(&WHITE).map_err(plot_err)?;
+        chart.draw(input, &area)?;
+        area.present().map_err(plot_err)?;
+    }
+    Ok(svg)
 }
 
 /// Every chart of a report.
@@ -171,24 +200,7 @@ impl AnyChart {
 
     /// Draw to `<dir>/<stem>.svg` and `<dir>/<stem>.png`; returns the SVG path.
     pub fn render(&self, run: &RunResults, dir: &Path) -> Result<PathBuf> {
-        register_font()?;
-        let stem = self.file_stem();
-        let height = each_chart!(self, c => c.height());
-        let svg = dir.join(format!("{stem}.svg"));
-        let png = dir.join(format!("{stem}.png"));
-        {
-            let area = SVGBackend::new(&svg, (WIDTH, height)).into_drawing_area();
-            area.fill(&WHITE).map_err(plot_err)?;
-            each_chart!(self, c => c.draw(run, &area))?;
-            area.present().map_err(plot_err)?;
-        }
-        {
-            let area = BitMapBackend::new(&png, (WIDTH, height)).into_drawing_area();
-            area.fill(&WHITE).map_err(plot_err)?;
-            each_chart!(self, c => c.draw(run, &area))?;
-            area.present().map_err(plot_err)?;
-        }
-        Ok(svg)
+        each_chart!(self, c => render(c, run, dir))
     }
 }
 

@@ -29,6 +29,8 @@ impl ResponseCdf {
 }
 
 impl Chart for ResponseCdf {
+    type Input = RunResults;
+
     fn file_stem(&self) -> String {
         format!("response-{}", format_bytes(self.size))
     }

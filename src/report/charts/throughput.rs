@@ -24,6 +24,8 @@ pub struct ThroughputLatency {
 }
 
 impl Chart for ThroughputLatency {
+    type Input = RunResults;
+
     fn file_stem(&self) -> String {
         format!("throughput-{}", format_bytes(self.size))
     }

@@ -40,6 +40,8 @@ impl Timeline {
 }
 
 impl Chart for Timeline {
+    type Input = RunResults;
+
     fn file_stem(&self) -> String {
         format!("timeline-{}", format_bytes(self.size))
     }

@@ -1,0 +1,143 @@
+//! The rows `blobrace variants` compares: the same engines measured under different
+//! dataset layouts (`--key`, `--sqlite-page-size`, `--sqlite-mmap-size`,
+//! `--pg-storage`), one run per layout, each figure also as a ratio to the engine's
+//! default layout. The page (`report::variants`) and its chart
+//! (`charts::LayoutRatios`) are drawn from these.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::db::registry::EngineKind;
+use crate::db::registry::StoreKind;
+use crate::load::LoadOutcome;
+use crate::results::RunResults;
+use crate::steady::CacheState;
+
+/// The layout of `store`'s datasets in `run`: the choices that differ from the
+/// defaults and apply to that store ("key uuidv7", "page 16384"); empty: the default.
+pub fn layout_of(run: &RunResults, store: StoreKind) -> Vec<String> {
+    let config = &run.config;
+    let mut parts = Vec::new();
+    if store.has_keys() && config.key.is_binary() {
+        parts.push(format!("key {}", config.key));
+    }
+    parts.extend(store.db().layout(&config.locations()));
+    parts
+}
+
+/// One engine at one size and cache state under one layout.
+#[derive(Debug, Clone, Serialize)]
+pub struct VariantRow {
+    pub engine: EngineKind,
+    pub size_bytes: u64,
+    pub cache: CacheState,
+    /// "default", or the layout's choices joined: "key uuidv7, page 16384".
+    pub layout: String,
+    pub run_id: String,
+    pub p50_ns: f64,
+    pub p99_ns: f64,
+    /// This ÷ the engine's default layout at the same size and cache state (None:
+    /// no run measured the default).
+    pub p50_ratio: Option<f64>,
+    pub p99_ratio: Option<f64>,
+    /// p50 ÷ the floor's p50 in the same run (None where that run had no floor).
+    pub p50_vs_floor: Option<f64>,
+    /// MB/s of the load, where this run loaded it (None: it was loaded before).
+    pub load_mb_per_s: Option<f64>,
+    pub load_ratio: Option<f64>,
+    pub disk_bytes: Option<u64>,
+    pub disk_ratio: Option<f64>,
+}
+
+impl VariantRow {
+    pub fn is_default(&self) -> bool {
+        self.layout == "default"
+    }
+}
+
+/// Every (engine, size, cache, layout) of the runs with a layout choice for their
+/// store (fs and the floor have none). The first run given wins where two measured
+/// the same; rows come in engine, size, cache order, the default layout first.
+pub fn rows(runs: &[RunResults]) -> Vec<VariantRow> {
+    let mut by_key: BTreeMap<(EngineKind, u64, CacheState, bool, String), VariantRow> =
+        BTreeMap::new();
+    for run in runs {
+        for r in run.results.iter().filter(|r| r.scenario.repeat == 1) {
+            let store = r.engine.store();
+            // Keys are a layout choice of every store that has them; fs and the
+            // floor have neither keys nor layout choices.
+            if !store.has_keys() {
+                continue;
+            }
+            let parts = layout_of(run, store);
+            let layout = if parts.is_empty() {
+                "default".to_string()
+            } else {
+                parts.join(", ")
+            };
+            let load = run
+                .loads
+                .iter()
+                .find(|l| l.store == store && l.size_bytes == r.size_bytes);
+            let floor = run
+                .results
+                .iter()
+                .find(|f| {
+                    f.engine == EngineKind::floor()
+                        && f.size_bytes == r.size_bytes
+                        && f.scenario == r.scenario
+                })
+                .map(|f| f.measured.latency.p50_ns as f64);
+            let p50 = r.measured.latency.p50_ns as f64;
+            let key = (
+                r.engine,
+                r.size_bytes,
+                r.scenario.cache,
+                layout != "default",
+                layout.clone(),
+            );
+            by_key.entry(key).or_insert(VariantRow {
+                engine: r.engine,
+                size_bytes: r.size_bytes,
+                cache: r.scenario.cache,
+                layout,
+                run_id: run.run_id.clone(),
+                p50_ns: p50,
+                p99_ns: r.measured.latency.p99_ns as f64,
+                p50_ratio: None,
+                p99_ratio: None,
+                p50_vs_floor: floor.filter(|f| *f > 0.0).map(|f| p50 / f),
+                load_mb_per_s: load
+                    .filter(|l| l.outcome != LoadOutcome::AlreadyLoaded)
+                    .and_then(|l| l.mb_per_s),
+                load_ratio: None,
+                disk_bytes: load.and_then(|l| l.disk_bytes),
+                disk_ratio: None,
+            });
+        }
+    }
+    let mut rows: Vec<VariantRow> = by_key.into_values().collect();
+    let defaults: BTreeMap<(EngineKind, u64, CacheState), VariantRow> = rows
+        .iter()
+        .filter(|r| r.is_default())
+        .map(|r| ((r.engine, r.size_bytes, r.cache), r.clone()))
+        .collect();
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    };
+    for row in &mut rows {
+        let Some(d) = defaults.get(&(row.engine, row.size_bytes, row.cache)) else {
+            continue;
+        };
+        row.p50_ratio = ratio(Some(row.p50_ns), Some(d.p50_ns));
+        row.p99_ratio = ratio(Some(row.p99_ns), Some(d.p99_ns));
+        row.load_ratio = ratio(row.load_mb_per_s, d.load_mb_per_s);
+        row.disk_ratio = ratio(
+            row.disk_bytes.map(|b| b as f64),
+            d.disk_bytes.map(|b| b as f64),
+        );
+    }
+    rows
+}

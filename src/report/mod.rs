@@ -185,7 +185,7 @@ pub fn render(
             primary,
             to_run_dir: if dir == run_dir { "" } else { "../" },
         };
-        let page = page::page(&view, &dir, &charts, comparison.as_ref(), options, &context);
+        let page = page::page(&view, &dir, &charts, comparison.as_ref(), options, &context)?;
         write_atomic(&dir.join("index.html"), page.as_bytes())?;
     }
     if let Some(results_dir) = run_dir.parent() {
@@ -208,16 +208,13 @@ fn write_entry_points(results_dir: &Path) -> Result<()> {
     let Some(latest) = reported.last() else {
         return Ok(());
     };
-    let redirect = format!(
-        "<!doctype html><meta charset=utf-8><meta http-equiv=refresh content=\"0; url={latest}/index.html\"><title>blobrace: latest report</title><a href=\"{latest}/index.html\">latest report: {latest}</a>\n"
-    );
-    write_atomic(&results_dir.join("latest.html"), redirect.as_bytes())?;
-    let mut list = String::from(
-        "<!doctype html><meta charset=utf-8><title>blobrace reports</title><h1>blobrace reports</h1><ul>\n",
-    );
-    for id in reported.iter().rev() {
-        list.push_str(&format!("<li><a href=\"{id}/index.html\">{id}</a></li>\n"));
-    }
-    list.push_str("</ul>\n");
-    write_atomic(&results_dir.join("index.html"), list.as_bytes())
+    write_atomic(
+        &results_dir.join("latest.html"),
+        page::latest(latest)?.as_bytes(),
+    )?;
+    let newest_first: Vec<&str> = reported.iter().rev().map(String::as_str).collect();
+    write_atomic(
+        &results_dir.join("index.html"),
+        page::reports(&newest_first)?.as_bytes(),
+    )
 }

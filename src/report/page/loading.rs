@@ -1,36 +1,56 @@
-//! How each dataset was loaded: rows, MB/s, bytes on disk, resumed or reused.
+//! How each dataset was loaded: rows, MB/s, bytes on disk, resumed or reused
+//! (`templates/report/loads.html`).
 
-use std::fmt::Write as _;
+use askama::Template;
 
 use crate::results::RunResults;
 use crate::size::format_bytes;
 
+pub(super) struct LoadRow {
+    store: &'static str,
+    size: String,
+    outcome: String,
+    rows: u64,
+    seconds: String,
+    mb_per_s: String,
+    peak_rss: String,
+    on_disk: String,
+    on_disk_ratio: String,
+}
+
 /// What loading each dataset took, for the datasets this run loaded or reused.
-pub(super) fn loads(run: &RunResults) -> String {
-    let mut p = String::from(
-        "<table><tr><th class=l>store</th><th>size</th><th>outcome</th><th>rows</th><th>seconds</th><th>MB/s</th><th>loader peak RSS</th><th>on disk</th><th>on disk ÷ data</th></tr>\n",
-    );
-    for l in &run.loads {
-        let _ = writeln!(
-            p,
-            "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            l.store.name(),
-            format_bytes(l.size_bytes),
-            l.outcome,
-            l.rows,
-            l.seconds,
-            l.mb_per_s
-                .map(|m| format!("{m:.0}"))
-                .unwrap_or_else(|| "—".into()),
-            l.peak_rss_bytes
-                .map(format_bytes)
-                .unwrap_or_else(|| "unavailable".into()),
-            crate::load::disk_label(l.disk_bytes),
-            l.disk_bytes
-                .map(|d| format!("{:.2}", d as f64 / (l.rows * l.size_bytes).max(1) as f64))
-                .unwrap_or_else(|| "unavailable".into()),
-        );
+#[derive(Template)]
+#[template(path = "report/loads.html")]
+pub(super) struct Loads {
+    rows: Vec<LoadRow>,
+}
+
+impl Loads {
+    pub fn of(run: &RunResults) -> Self {
+        let rows = run
+            .loads
+            .iter()
+            .map(|l| LoadRow {
+                store: l.store.name(),
+                size: format_bytes(l.size_bytes),
+                outcome: l.outcome.to_string(),
+                rows: l.rows,
+                seconds: format!("{:.1}", l.seconds),
+                mb_per_s: l
+                    .mb_per_s
+                    .map(|m| format!("{m:.0}"))
+                    .unwrap_or_else(|| "—".into()),
+                peak_rss: l
+                    .peak_rss_bytes
+                    .map(format_bytes)
+                    .unwrap_or_else(|| "unavailable".into()),
+                on_disk: crate::load::disk_label(l.disk_bytes),
+                on_disk_ratio: l
+                    .disk_bytes
+                    .map(|d| format!("{:.2}", d as f64 / (l.rows * l.size_bytes).max(1) as f64))
+                    .unwrap_or_else(|| "unavailable".into()),
+            })
+            .collect();
+        Loads { rows }
     }
-    p.push_str("</table>\n");
-    p
 }

@@ -1,22 +1,33 @@
-//! The small pieces every section is built from: escaping, an unavailable figure,
-//! a percentile with its interval, the summary table, a chart's figure.
+//! The small typed pieces every section is built from, each rendered by its own
+//! template in `templates/report/`: a marked figure, a percentile with its interval,
+//! the measurement table, a section's charts. A section's template shows a piece
+//! with `{{ piece|safe }}`: the piece's template escaped what it holds.
 
 use std::path::{Component, Path, PathBuf};
 
+use askama::Template;
+
 use crate::report::charts::{AnyChart, Section};
 use crate::size::format_bytes;
-use crate::stats::format_ns;
+use crate::stats::{Interval, format_ns};
 use crate::summary::SummaryRow;
 
-pub(crate) fn esc(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+/// A figure and how it is marked.
+#[derive(Template)]
+#[template(path = "report/marked.html")]
+pub(super) enum Marked {
+    Plain(String),
+    Good(String),
+    Bad(String),
+    Muted(String),
 }
 
-pub(super) fn opt_label(v: Option<String>) -> String {
-    v.unwrap_or_else(|| "<span class=bad>unavailable</span>".into())
+/// A value, or "unavailable" marked bad: never a made-up 0.
+pub(super) fn or_unavailable(v: Option<String>) -> Marked {
+    match v {
+        Some(v) => Marked::Plain(v),
+        None => Marked::Bad("unavailable".into()),
+    }
 }
 
 /// A path from `from_dir` to `to`, for links that work when the page opens from disk.
@@ -36,86 +47,131 @@ pub(super) fn relative(from_dir: &Path, to: &Path) -> Option<String> {
     Some(path.to_string_lossy().into_owned())
 }
 
-/// A percentile with its 95% interval below it (or a note that it has none).
-pub(super) fn with_interval(ns: u64, interval: Option<crate::stats::Interval>) -> String {
-    match interval {
-        Some(i) => format!(
-            "{}<br><small class=muted>{}–{}</small>",
-            format_ns(ns as f64),
-            format_ns(i.lo_ns),
-            format_ns(i.hi_ns)
-        ),
-        None => format!(
-            "{}<br><small class=muted title=\"too few fetches or windows for a 95% interval\">no interval</small>",
-            format_ns(ns as f64)
-        ),
+pub(super) struct Span {
+    pub lo: String,
+    pub hi: String,
+}
+
+/// A percentile with its 95% interval below it, or (with `say_missing`) a note that
+/// it has none.
+#[derive(Template)]
+#[template(path = "report/with_interval.html")]
+pub(super) struct WithInterval {
+    pub value: String,
+    pub interval: Option<Span>,
+    pub say_missing: bool,
+}
+
+impl WithInterval {
+    pub fn of(ns: u64, interval: Option<Interval>) -> Self {
+        WithInterval {
+            value: format_ns(ns as f64),
+            interval: interval.map(|i| Span {
+                lo: format_ns(i.lo_ns),
+                hi: format_ns(i.hi_ns),
+            }),
+            say_missing: true,
+        }
     }
 }
 
-pub(super) fn row(r: &SummaryRow) -> String {
-    format!(
-        "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-        r.engine.name(),
-        r.size,
-        format_ns(r.mean_ns),
-        with_interval(r.p50_ns, r.p50_interval),
-        with_interval(r.p90_ns, r.p90_interval),
-        with_interval(r.p99_ns, r.p99_interval),
-        format_ns(r.p999_ns as f64),
-        format_ns(r.max_ns as f64),
-        opt_label(r.hit_ratio.map(|h| format!("{:.1}%", h * 100.0))),
-        opt_label(r.disk_bytes_per_fetch.map(|d| format_bytes(d as u64))),
-        match (r.floor_p50_ratio, r.floor_p99_ratio) {
-            (Some(a), Some(b)) => format!("{a:.2}x / {b:.2}x"),
-            _ => "<span class=muted>no floor</span>".into(),
-        },
-        esc(&r.disk_probe),
-        match (r.orm_cost_ns, r.orm_cost_real) {
-            (None, _) => "<span class=muted>—</span>".to_string(),
-            (Some(d), real) => format!(
-                "{}{}<br><small class=muted>{}</small>",
-                if d < 0.0 { "−" } else { "+" },
-                format_ns(d.abs()),
-                match real {
+/// The ORM's cost at p50 and whether it is a real difference.
+pub(super) struct OrmCost {
+    pub sign: &'static str,
+    pub value: String,
+    pub judged: &'static str,
+}
+
+pub(super) struct MeasurementRow {
+    pub engine: &'static str,
+    pub size: String,
+    pub mean: String,
+    pub p50: WithInterval,
+    pub p90: WithInterval,
+    pub p99: WithInterval,
+    pub p999: String,
+    pub max: String,
+    pub hit_ratio: Marked,
+    pub disk_per_fetch: Marked,
+    pub vs_floor: Marked,
+    pub disk_probe: String,
+    pub orm_cost: Option<OrmCost>,
+    pub fetches: String,
+}
+
+impl MeasurementRow {
+    fn of(r: &SummaryRow) -> Self {
+        MeasurementRow {
+            engine: r.engine.name(),
+            size: r.size.clone(),
+            mean: format_ns(r.mean_ns),
+            p50: WithInterval::of(r.p50_ns, r.p50_interval),
+            p90: WithInterval::of(r.p90_ns, r.p90_interval),
+            p99: WithInterval::of(r.p99_ns, r.p99_interval),
+            p999: format_ns(r.p999_ns as f64),
+            max: format_ns(r.max_ns as f64),
+            hit_ratio: or_unavailable(r.hit_ratio.map(|h| format!("{:.1}%", h * 100.0))),
+            disk_per_fetch: or_unavailable(r.disk_bytes_per_fetch.map(|d| format_bytes(d as u64))),
+            vs_floor: match (r.floor_p50_ratio, r.floor_p99_ratio) {
+                (Some(a), Some(b)) => Marked::Plain(format!("{a:.2}x / {b:.2}x")),
+                _ => Marked::Muted("no floor".into()),
+            },
+            disk_probe: r.disk_probe.clone(),
+            orm_cost: r.orm_cost_ns.map(|d| OrmCost {
+                sign: if d < 0.0 { "−" } else { "+" },
+                value: format_ns(d.abs()),
+                judged: match r.orm_cost_real {
                     Some(true) => "pooled over repeats, intervals apart: real",
                     Some(false) => "pooled intervals overlap: not a difference",
                     None => "cannot judge: needs --repeat 3 of ≥1 s each",
-                }
-            ),
-        },
-        match r.criterion_samples {
-            Some(s) => format!("{} ({} criterion samples)", r.fetches, s),
-            None => r.fetches.to_string(),
-        },
-    )
+                },
+            }),
+            fetches: match r.criterion_samples {
+                Some(s) => format!("{} ({} criterion samples)", r.fetches, s),
+                None => r.fetches.to_string(),
+            },
+        }
+    }
 }
 
 /// The measurement table of some rows.
-pub(super) fn table<'a>(rows: impl IntoIterator<Item = &'a SummaryRow>) -> String {
-    let mut t = String::from(
-        "<table><tr><th class=l>engine</th><th>size</th><th>mean</th><th>p50 (95% interval)</th><th>p90 (95% interval)</th><th>p99 (95% interval)</th><th>p99.9</th><th>max</th><th>hit ratio</th><th>disk/fetch</th><th>p50 / p99 vs floor</th><th>disk probe p50 before → after</th><th>ORM cost (p50)</th><th>fetches</th></tr>\n",
-    );
-    for r in rows {
-        t.push_str(&row(r));
-    }
-    t.push_str("</table>\n");
-    t
+#[derive(Template)]
+#[template(path = "report/measurements.html")]
+pub(super) struct Measurements {
+    pub rows: Vec<MeasurementRow>,
 }
 
-pub(super) fn figure(chart: &AnyChart) -> String {
-    let stem = chart.file_stem();
-    format!(
-        "<figure><img class=chart src=\"{stem}.svg\" alt=\"{}\"><figcaption>{} (<a href=\"{stem}.png\">PNG</a>)</figcaption></figure>\n",
-        esc(&chart.caption()),
-        esc(&chart.caption())
-    )
+impl Measurements {
+    pub fn of<'a>(rows: impl IntoIterator<Item = &'a SummaryRow>) -> Self {
+        Measurements {
+            rows: rows.into_iter().map(MeasurementRow::of).collect(),
+        }
+    }
+}
+
+pub(super) struct Figure {
+    pub stem: String,
+    pub caption: String,
 }
 
 /// Every chart of one section, in the order they were listed.
-pub(super) fn figures(charts: &[AnyChart], section: Section) -> String {
-    charts
-        .iter()
-        .filter(|c| c.section() == section)
-        .map(figure)
-        .collect()
+#[derive(Template)]
+#[template(path = "report/figures.html")]
+pub(super) struct Figures {
+    pub figures: Vec<Figure>,
+}
+
+impl Figures {
+    pub fn of(charts: &[AnyChart], section: Section) -> Self {
+        Figures {
+            figures: charts
+                .iter()
+                .filter(|c| c.section() == section)
+                .map(|c| Figure {
+                    stem: c.file_stem(),
+                    caption: c.caption(),
+                })
+                .collect(),
+        }
+    }
 }

@@ -1,21 +1,27 @@
-//! The report page: verdict first, then charts, tables and the environment, one
-//! file per section, each a function of the run that returns its HTML. Self-contained:
-//! inline CSS, charts as files beside it, no network. Charts land in the section they
-//! declare (`Chart::section`).
+//! The HTML pages: a run's report (verdict first, then charts, tables and the
+//! environment, one file per section), the variants page and the results
+//! directory's entry points. Each section builds a typed model from the run (`of`, None
+//! where the run has nothing for it) and renders it through its template in
+//! `templates/report/`; `page.html` puts them in order. Self-contained: inline CSS
+//! (`style.css`), charts as files beside it, no network. Charts land in the section
+//! they declare (`Chart::section`).
 
 mod baseline;
 mod environment;
+mod index;
 mod load;
 mod loading;
 mod markup;
 mod memory;
 mod profiles;
 mod steady;
+mod variants;
 mod verdict;
 mod warnings;
 
-use std::fmt::Write as _;
 use std::path::Path;
+
+use askama::Template;
 
 use crate::report::ReportOptions;
 use crate::report::charts::{AnyChart, Section};
@@ -26,26 +32,9 @@ use crate::size::format_bytes;
 use crate::steady::CacheState;
 use crate::summary::rows;
 
-use baseline::against_baseline;
-use environment::environment;
-use load::{load_section, saturation_section};
-use loading::loads;
-pub(crate) use markup::esc;
-use markup::{figures, table};
-use profiles::profiles_section;
-use steady::{repeats_table, steady_table};
-use verdict::{header, scenario_line, sustainable_verdict, verdict};
-use warnings::warnings_box;
-
-// `td.w` may break anywhere: image digests and container paths are long unbroken
-// words that would otherwise widen the environment table past the page.
-pub(super) const CSS: &str = "body{font-family:DejaVu Sans,Verdana,sans-serif;margin:2em auto;max-width:1100px;color:#222}
-h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}
-table{border-collapse:collapse;margin:1em 0;font-size:.9em}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}
-th{background:#f3f3f3}td.l,th.l{text-align:left}td.w{overflow-wrap:anywhere}.warn{background:#fff3cd;border:2px solid #d39e00;padding:.8em 1.2em;margin:1em 0}
-.warn li{margin:.3em 0}.bad{color:#b00020;font-weight:bold}.good{color:#1b7f3b;font-weight:bold}
-figure{margin:1.5em 0}figure img{width:100%;border:1px solid #ddd}figcaption{font-size:.9em;color:#555}
-code{background:#f3f3f3;padding:.1em .3em}.muted{color:#777}";
+pub use index::{latest, reports};
+use markup::{Figures, Measurements};
+pub use variants::variants;
 
 /// Where a page sits in its run: `page` draws one cache state's view of it.
 pub struct PageContext<'a> {
@@ -58,6 +47,50 @@ pub struct PageContext<'a> {
     pub to_run_dir: &'a str,
 }
 
+/// Another cache state's page of the same run.
+struct OtherPage {
+    href: String,
+    cache: &'static str,
+}
+
+/// One size class: its charts and its rows of the measurement table.
+struct SizeBlock {
+    label: String,
+    figures: Figures,
+    table: Measurements,
+}
+
+#[derive(Template)]
+#[template(path = "report/page.html")]
+struct Page {
+    run_id: String,
+    started: String,
+    finished: String,
+    driver: String,
+    /// The key type, where fetches go by a binary key.
+    key: Option<String>,
+    dataset_bytes: String,
+    cache: CacheState,
+    other_pages: Vec<OtherPage>,
+    verdict: verdict::Verdict,
+    sustainable: Option<verdict::Sustainable>,
+    warnings: Option<warnings::Warnings>,
+    baseline: Option<baseline::AgainstBaseline>,
+    headline: Figures,
+    sizes: Vec<SizeBlock>,
+    under_load: Option<load::UnderLoad>,
+    saturation: Option<load::Saturation>,
+    disk: Figures,
+    loads: loading::Loads,
+    steady: Option<steady::Steady>,
+    profiles: Option<profiles::Profiles>,
+    repeats: Option<steady::Repeats>,
+    all: Measurements,
+    to_run_dir: String,
+    environment: environment::Environment,
+    memory: Option<memory::Memory>,
+}
+
 pub fn page(
     run: &RunResults,
     run_dir: &Path,
@@ -65,42 +98,62 @@ pub fn page(
     comparison: Option<&Comparison>,
     options: &ReportOptions,
     context: &PageContext,
-) -> String {
+) -> anyhow::Result<String> {
     let rows = rows(run);
-    let mut p = header(run);
-    p.push_str(&scenario_line(context));
-    p.push_str(&verdict(run, options));
-    p.push_str(&sustainable_verdict(run, options));
-    p.push_str(&warnings_box(run));
-    if let Some(c) = comparison {
-        p.push_str(&against_baseline(c));
-    }
-    p.push_str("<h2 id=headline>Latency against blob size</h2>\n");
-    p.push_str(&figures(charts, Section::Headline));
-    for size in sizes(run) {
-        let label = format_bytes(size);
-        let _ = writeln!(p, "<h2 id=size-{label}>{label} blobs</h2>");
-        p.push_str(&figures(charts, Section::Size(size)));
-        p.push_str(&table(rows.iter().filter(|r| r.size_bytes == size)));
-    }
-    p.push_str(&load_section(run, charts));
-    p.push_str(&saturation_section(run));
-    p.push_str("<h2 id=disk>Disk reads and loading</h2>\n");
-    p.push_str(&figures(charts, Section::Disk));
-    p.push_str(&loads(run));
-    p.push_str(&steady_table(run));
-    p.push_str(&profiles_section(run, context));
-    p.push_str(&repeats_table(context));
-    p.push_str("<h2 id=table>All measurements</h2>\n");
-    p.push_str(&table(&rows));
-    let _ = writeln!(
-        p,
-        "<p>Also as <a href=\"{to}summary.csv\">summary.csv</a> and <a href=\"{to}summary.json\">summary.json</a> (every cache state and repeat); everything in <a href=\"{to}results.json\">results.json</a>.</p>",
-        to = context.to_run_dir
-    );
-    p.push_str(&environment(run, run_dir));
-    p.push_str(&memory::section(run));
-    // For people and for the report test: did every chart load and draw?
-    p.push_str("<script>window.addEventListener('load',()=>{const imgs=[...document.querySelectorAll('img.chart')];const ok=imgs.filter(i=>i.complete&&i.naturalWidth>0);document.body.dataset.chartsLoaded=ok.length+'/'+imgs.length;document.body.dataset.chartBoxes=JSON.stringify(imgs.map(i=>{const r=i.getBoundingClientRect();return[Math.round(r.left),Math.round(r.top+window.scrollY),Math.round(r.width),Math.round(r.height)]}));});</script>\n</body></html>\n");
-    p
+    let other_pages = context
+        .full
+        .caches()
+        .into_iter()
+        .filter(|&c| c != context.cache)
+        .map(|c| OtherPage {
+            href: if c == context.primary {
+                format!("{}index.html", context.to_run_dir)
+            } else {
+                format!("{}{}/index.html", context.to_run_dir, c.name())
+            },
+            cache: c.name(),
+        })
+        .collect();
+    let page = Page {
+        run_id: run.run_id.clone(),
+        started: run.started_at.clone(),
+        finished: run
+            .finished_at
+            .clone()
+            .unwrap_or_else(|| "(unfinished)".into()),
+        driver: run.driver.clone(),
+        key: run
+            .config
+            .key
+            .is_binary()
+            .then(|| run.config.key.to_string()),
+        dataset_bytes: format_bytes(run.config.dataset_bytes),
+        cache: context.cache,
+        other_pages,
+        verdict: verdict::Verdict::of(run, options),
+        sustainable: verdict::Sustainable::of(run, options),
+        warnings: warnings::Warnings::of(run),
+        baseline: comparison.map(baseline::AgainstBaseline::of),
+        headline: Figures::of(charts, Section::Headline),
+        sizes: sizes(run)
+            .into_iter()
+            .map(|size| SizeBlock {
+                label: format_bytes(size),
+                figures: Figures::of(charts, Section::Size(size)),
+                table: Measurements::of(rows.iter().filter(|r| r.size_bytes == size)),
+            })
+            .collect(),
+        under_load: load::UnderLoad::of(run, charts),
+        saturation: load::Saturation::of(run),
+        disk: Figures::of(charts, Section::Disk),
+        loads: loading::Loads::of(run),
+        steady: steady::Steady::of(run),
+        profiles: profiles::Profiles::of(run, context),
+        repeats: steady::Repeats::of(context),
+        all: Measurements::of(&rows),
+        to_run_dir: context.to_run_dir.to_string(),
+        environment: environment::Environment::of(run, run_dir),
+        memory: memory::Memory::of(run),
+    };
+    Ok(page.render()?)
 }

@@ -1,0 +1,136 @@
+//! The page of `blobrace variants` (`templates/report/variants.html`): the runs
+//! compared, then per engine each layout's figures and their ratios to the default
+//! layout, then the `LayoutRatios` charts.
+
+use askama::Template;
+
+use crate::db::registry::EngineKind;
+use crate::load::disk_label;
+use crate::report::charts::{Chart, LayoutRatios};
+use crate::report::variant_rows::VariantRow;
+use crate::results::RunResults;
+use crate::size::format_bytes;
+use crate::stats::format_ns;
+
+use super::markup::{Figure, Figures};
+
+pub(super) struct ComparedRun {
+    id: String,
+    layout: String,
+    engines: String,
+    regime: String,
+}
+
+pub(super) struct LayoutRow {
+    size: String,
+    cache: &'static str,
+    layout: String,
+    p50: String,
+    p50_ratio: String,
+    p99: String,
+    p99_ratio: String,
+    vs_floor: String,
+    load: String,
+    load_ratio: String,
+    on_disk: String,
+    on_disk_ratio: String,
+    run_id: String,
+}
+
+pub(super) struct EngineLayouts {
+    engine: &'static str,
+    rows: Vec<LayoutRow>,
+}
+
+#[derive(Template)]
+#[template(path = "report/variants.html")]
+struct VariantsPage {
+    runs: Vec<ComparedRun>,
+    engines: Vec<EngineLayouts>,
+    figures: Figures,
+}
+
+fn ratio_cell(ratio: Option<f64>) -> String {
+    match ratio {
+        Some(r) => format!("{r:.2}x"),
+        None => "—".into(),
+    }
+}
+
+impl LayoutRow {
+    fn of(r: &VariantRow) -> Self {
+        LayoutRow {
+            size: format_bytes(r.size_bytes),
+            cache: r.cache.name(),
+            layout: r.layout.clone(),
+            p50: format_ns(r.p50_ns),
+            p50_ratio: ratio_cell(r.p50_ratio),
+            p99: format_ns(r.p99_ns),
+            p99_ratio: ratio_cell(r.p99_ratio),
+            vs_floor: r
+                .p50_vs_floor
+                .map(|f| format!("{f:.2}"))
+                .unwrap_or_else(|| "no floor in its run".into()),
+            load: r
+                .load_mb_per_s
+                .map(|m| format!("{m:.0}"))
+                .unwrap_or_else(|| "loaded before".into()),
+            load_ratio: ratio_cell(r.load_ratio),
+            on_disk: disk_label(r.disk_bytes),
+            on_disk_ratio: ratio_cell(r.disk_ratio),
+            run_id: r.run_id.clone(),
+        }
+    }
+}
+
+/// The variants page of `runs`: their compared `rows` and the charts drawn of them.
+pub fn variants(
+    runs: &[RunResults],
+    rows: &[VariantRow],
+    charts: &[LayoutRatios],
+) -> anyhow::Result<String> {
+    let runs = runs
+        .iter()
+        .map(|run| {
+            let mut engines: Vec<&str> = run.results.iter().map(|r| r.engine.name()).collect();
+            engines.dedup();
+            ComparedRun {
+                id: run.run_id.clone(),
+                layout: run.config.layout_label(),
+                engines: engines.join(", "),
+                regime: run
+                    .results
+                    .first()
+                    .map(|r| r.regime.label())
+                    .unwrap_or_default(),
+            }
+        })
+        .collect();
+    let mut engines: Vec<EngineKind> = rows.iter().map(|r| r.engine).collect();
+    engines.sort();
+    engines.dedup();
+    let page = VariantsPage {
+        runs,
+        engines: engines
+            .into_iter()
+            .map(|engine| EngineLayouts {
+                engine: engine.name(),
+                rows: rows
+                    .iter()
+                    .filter(|r| r.engine == engine)
+                    .map(LayoutRow::of)
+                    .collect(),
+            })
+            .collect(),
+        figures: Figures {
+            figures: charts
+                .iter()
+                .map(|c| Figure {
+                    stem: c.file_stem(),
+                    caption: c.caption(),
+                })
+                .collect(),
+        },
+    };
+    Ok(page.render()?)
+}

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use sea_orm::{ConnectionTrait, Statement};
 use serde::Serialize;
 
+use crate::db::locations::Locations;
 use crate::db::server::Server;
-use crate::locations::Locations;
 
 /// The data directory's store folders (`store::*::new` names them).
 const LOCAL_STORES: [&str; 3] = ["sqlite", "floor", "fs"];

@@ -58,7 +58,6 @@ pub mod inventory;
 pub mod key;
 pub mod load;
 pub mod load_gen;
-pub mod locations;
 pub mod machine;
 pub mod measure;
 pub mod memory_fit;

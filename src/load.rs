@@ -12,12 +12,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::content::fill_blob;
 use crate::dataset::{DatasetSpec, DatasetState};
+use crate::db::locations::Locations;
 use crate::db::registry::AnyStore;
 use crate::db::registry::StoreKind;
 use crate::db::store::Store;
 use crate::disk_room::Rooms;
 use crate::error::InputError;
-use crate::locations::Locations;
 use crate::machine::peak_rss_bytes;
 use crate::size::format_bytes;
 

@@ -188,7 +188,7 @@ pub struct RunArgs {
     /// SQLite's page size for the dataset file, in bytes: a power of two from 512 to
     /// 65536. The file's layout: each page size is its own dataset
     /// (`sqlite/<size>-x<N>-p<bytes>.sqlite`; 4096, SQLite's default, keeps the plain name).
-    #[arg(long, env = "BLOBRACE_SQLITE_PAGE_SIZE", value_parser = parse_sqlite_page_size, default_value_t = crate::locations::DEFAULT_SQLITE_PAGE_SIZE)]
+    #[arg(long, env = "BLOBRACE_SQLITE_PAGE_SIZE", value_parser = parse_sqlite_page_size, default_value_t = crate::db::locations::DEFAULT_SQLITE_PAGE_SIZE)]
     pub sqlite_page_size: u32,
 
     /// The primary key rows are stored and fetched under: int (ids 1..N), uuidv4

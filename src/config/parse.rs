@@ -285,7 +285,7 @@ pub fn parse_percent(text: &str) -> Result<f64, InputError> {
 }
 
 pub(super) fn default_sqlite_page_size() -> u32 {
-    crate::locations::DEFAULT_SQLITE_PAGE_SIZE
+    crate::db::locations::DEFAULT_SQLITE_PAGE_SIZE
 }
 
 /// `--sqlite-page-size`: what SQLite accepts, or one error naming the choices.

@@ -8,12 +8,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::cap::CapRequest;
 use crate::dataset::DatasetSpec;
+use crate::db::locations::Locations;
 use crate::db::postgres::PgStorage;
 use crate::db::registry::EngineKind;
 use crate::db::server::{Server, ServerOptions};
 use crate::key::KeyType;
 use crate::load_gen::{Arrivals, LoadPoint, LoadSettings};
-use crate::locations::Locations;
 use crate::size::SizeClass;
 use crate::stats::precision::Targets;
 use crate::steady::CacheState;

@@ -11,7 +11,7 @@ use super::engine::Client;
 use super::server::{Server, ServerDb};
 use super::store::BoxedStore;
 use crate::dataset::DatasetSpec;
-use crate::locations::Locations;
+use crate::db::locations::Locations;
 
 /// One database: the core every database implements, and its capabilities.
 pub trait Database: Sync {

@@ -18,6 +18,7 @@
 pub mod any_engine;
 pub mod database;
 pub mod engine;
+pub mod locations;
 pub mod orm_engine;
 pub mod orm_store;
 pub mod registry;

@@ -19,9 +19,9 @@ use super::database::{Database, EngineDef};
 use super::store::{BoxedStore, IdRange, Store};
 use crate::dataset::DatasetSpec;
 use crate::dataset::DatasetState;
+use crate::db::locations::Locations;
 use crate::error::InputError;
 use crate::evict::EvictionReport;
-use crate::locations::Locations;
 
 /// One database's store (its place in `DATABASES`): one dataset per size class, in
 /// a file or directory under the data directory or a namespace of a server.

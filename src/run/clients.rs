@@ -11,12 +11,11 @@ use crate::db::registry::EngineKind;
 use crate::db::registry::StoreKind;
 use crate::db::store::Store;
 use crate::diskio::DiskReadCounter;
-use crate::load_gen::{LoadMeasured, LoadPoint, LoadSettings, SaturationStep, rate_label};
+use crate::load_gen::{LoadMeasured, LoadPoint, LoadSettings, SaturationStep};
 use crate::memory_fit::{Budget, SkippedLoad};
 use crate::results::{LoadFacts, LoadResult, Regime, SaturationResult};
-use crate::stats::format_ns;
 
-use super::{Finding, Prepared, Run};
+use super::{Finding, Prepared, Progress, Run};
 
 /// How long the disk's own throughput is read at each size and client count.
 const DISK_LIMIT_BUDGET: std::time::Duration = std::time::Duration::from_secs(1);
@@ -233,12 +232,12 @@ impl Run {
             LoadPoint::closed(clients),
             self.load_settings(),
         )?;
-        eprintln!(
-            "{} {} c{clients}: closed loop {:.0} fetches/s",
-            engine.name(),
-            spec.size,
-            closed.achieved_rate()
-        );
+        self.progress(Progress::ClosedLoop {
+            engine,
+            size: spec.size,
+            clients,
+            fetches_per_s: closed.achieved_rate(),
+        });
         self.search_sustainable(rt, engine, spec, prepared, clients, &closed)
     }
 
@@ -258,14 +257,14 @@ impl Run {
         let config = self.config().clone();
         let settings = self.load_settings();
         let capacity = closed.achieved_rate();
-        eprintln!(
-            "{} {} c{clients}: searching below the closed loop's {:.0} fetches/s ({} steps, p99 response <= {})",
-            engine.name(),
-            spec.size,
+        self.progress(Progress::Searching {
+            engine,
+            size: spec.size,
+            clients,
             capacity,
-            config.saturate_steps,
-            format_ns(config.target_p99.as_nanos() as f64)
-        );
+            steps: config.saturate_steps,
+            target: config.target_p99,
+        });
         let search = crate::load_gen::search(capacity, config.saturate_steps, |rate| {
             let point = LoadPoint::open(clients, rate, config.arrivals);
             // A backlog of rate x target means a new arrival waits about the target:
@@ -283,18 +282,7 @@ impl Run {
             };
             let m = self.drive_load(rt, engine, spec, prepared, point, settings)?;
             let step = SaturationStep::of(rate, &m, config.target_p99);
-            eprintln!(
-                "  {}/s offered: {:.0}/s done, p99 response {}{} -> {}",
-                rate_label(rate),
-                step.achieved,
-                format_ns(step.response.p99_ns as f64),
-                if step.limit_reached {
-                    " (in-flight limit reached)"
-                } else {
-                    ""
-                },
-                if step.met { "meets" } else { "misses" }
-            );
+            self.progress(Progress::SearchStep(&step));
             Ok(step)
         })?;
         let cap = rt.block_on(self.cap_of(engine));

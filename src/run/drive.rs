@@ -30,7 +30,7 @@ use crate::load_gen::LoadPoint;
 use crate::results::{FailedStage, Scenario};
 
 use super::plan::{Cell, Plan, Work};
-use super::{Prepared, Run};
+use super::{Prepared, Progress, Run};
 
 /// What the driver did with one engine at one size.
 pub enum Driven {
@@ -67,11 +67,10 @@ pub fn measure_all<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Re
         for cell in plan.cells_at(spec) {
             let (engine, scenario) = (cell.engine, cell.scenario);
             if run.load_failed(engine, spec) {
-                eprintln!(
-                    "skipping {} at {}: its dataset did not load (the error is above and in the results)",
-                    scenario.label(engine, &config.cache, config.repeat),
-                    spec.size
-                );
+                run.progress(Progress::NotLoaded {
+                    cell: &scenario.label(engine, &config.cache, config.repeat),
+                    size: spec.size,
+                });
                 continue;
             }
             // One engine's failure (its server OOM-killed or gone, a lost connection)
@@ -155,7 +154,11 @@ fn measure_one<S: SizeScope>(
         }
     } else {
         label = format!("{label}.{}", point.label());
-        eprintln!("{label} {}: {} under load", spec.size, engine.name());
+        run.progress(Progress::UnderLoad {
+            cell: &label,
+            size: spec.size,
+            engine,
+        });
         let measured = run.drive_load(rt, engine, spec, &prepared, point, run.load_settings())?;
         rt.block_on(run.record_load(engine, spec, &prepared, point, &measured))?;
         run.measure_disk_limit(spec, point.clients)?;

@@ -9,7 +9,7 @@ use crate::db::store::Store;
 use crate::load::ensure_loaded;
 use crate::results::{FailedStage, StepFailure};
 
-use super::{Finding, Run, fit_servers, reachable_engines, stores_for};
+use super::{Finding, Progress, Run, fit_servers, reachable_engines, stores_for};
 
 impl Run {
     /// Load every dataset the run needs (skipping complete ones); with
@@ -97,7 +97,7 @@ impl Run {
                 anyhow::Ok(true)
             };
             match dropped.await {
-                Ok(true) => eprintln!("dropped {} (--drop-after)", store.location().display()),
+                Ok(true) => self.progress(Progress::Dropped(store.location())),
                 Ok(false) => {}
                 Err(e) => self.step_failed(FailedStage::Drop, kind.name().into(), spec, e)?,
             }

@@ -10,6 +10,7 @@ pub mod drive;
 mod loading;
 pub mod plan;
 mod prepare;
+mod progress;
 mod record;
 pub mod sinks;
 mod terminal;
@@ -27,6 +28,7 @@ use crate::results::{RESULTS_SCHEMA_VERSION, RunResults, new_run_id};
 use crate::server_caps::ServerCaps;
 
 pub use prepare::Prepared;
+pub use progress::Progress;
 pub use sinks::{Finding, Sink};
 pub use terminal::{apply_cap, print_cap};
 
@@ -101,11 +103,7 @@ impl Run {
         crate::machine::one_malloc_arena_per_cpu(
             cap.cpu_limit.unwrap_or(machine.logical_cpus.max(1) as f64),
         );
-        if machine.data_filesystem == "tmpfs" {
-            eprintln!(
-                "warning: the data directory is on tmpfs: that is RAM, not disk, and the cap will not see it as page cache"
-            );
-        }
+        let on_tmpfs = machine.data_filesystem == "tmpfs";
         let results = RunResults {
             schema_version: RESULTS_SCHEMA_VERSION,
             run_id: new_run_id(),
@@ -132,12 +130,16 @@ impl Run {
             profiles: Vec::new(),
             failures: Vec::new(),
         };
-        Ok(Self {
+        let run = Self {
             results,
             sinks: sinks::every_sink(),
             server_caps: ServerCaps::default(),
             _cap_guard: guard,
-        })
+        };
+        if on_tmpfs {
+            run.progress(Progress::DataOnTmpfs);
+        }
+        Ok(run)
     }
 
     pub fn config(&self) -> &RunConfig {
@@ -151,6 +153,13 @@ impl Run {
             sink.found(&self.results, &finding(&self.results))?;
         }
         Ok(())
+    }
+
+    /// Say what a step is doing to every sink (the terminal prints it).
+    pub(super) fn progress(&self, event: Progress<'_>) {
+        for sink in &self.sinks {
+            sink.progress(&event);
+        }
     }
 
     /// Mark the run complete and hand it to every sink (files, summary, report).

@@ -15,11 +15,9 @@ use crate::evict::EvictionReport;
 use crate::measure::FetchLoop;
 use crate::results::Scenario;
 use crate::size::format_bytes;
-use crate::stats::hit_ratio_label;
 use crate::steady::{AnyGauge, CacheGauge, CacheState, CgroupGauge, ServerGauge, SteadyReport};
-use crate::summary::unavailable_or;
 
-use super::Run;
+use super::{Progress, Run};
 
 /// One engine at one size class, ready to measure: opened cold, counters attached.
 pub struct Prepared {
@@ -70,7 +68,11 @@ impl Run {
                 self.results.cap.memory_limit_bytes,
             )
         {
-            eprintln!("note: {} {}: {why}", engine.name(), spec.size);
+            self.progress(Progress::MetadataPressure {
+                engine,
+                size: spec.size,
+                why: &why,
+            });
         }
         let mut store = engine.store().open(&at, spec);
         let mut eviction = store.evict().await.with_context(|| {
@@ -97,16 +99,11 @@ impl Run {
                 )
                 .await
                 .with_context(|| format!("{}: the steady-state prefill failed", engine.name()))?;
-                eprintln!(
-                    "{} {}: prefilled {} in {:.1} s ({}); cache {} -> {}",
-                    engine.name(),
-                    spec.size,
-                    format_bytes(prefill.bytes_read),
-                    prefill.seconds,
-                    prefill.stopped,
-                    unavailable_or(prefill.cache_bytes_before.map(format_bytes)),
-                    unavailable_or(prefill.cache_bytes_after.map(format_bytes)),
-                );
+                self.progress(Progress::Prefilled {
+                    engine,
+                    size: spec.size,
+                    prefill: &prefill,
+                });
                 Some((gauge, limit, prefill, crate::steady::stored_bytes(&store)))
             }
         };
@@ -122,10 +119,7 @@ impl Run {
             }
         };
         if let Err(why) = &disk {
-            eprintln!(
-                "note: {}: disk bytes per fetch and hit/miss are unavailable: {why}",
-                engine.name()
-            );
+            self.progress(Progress::NoDiskCounter { engine, why });
         }
         let started_at = crate::now_rfc3339();
         let mut fetch_loop = FetchLoop::new(opened, engine.name(), spec, disk);
@@ -145,30 +139,11 @@ impl Run {
                     model_basis: format!("{} ÷ {} stored", gauge.basis(), format_bytes(stored)),
                     fits_in_memory: stored <= limit,
                 };
-                eprintln!(
-                    "{} {}: settled after {} fetches in {:.1} s: {}; hit ratio {}, model {}{}",
-                    engine.name(),
-                    spec.size,
-                    report.settle_fetches,
-                    report.settle_seconds,
-                    match report.converged {
-                        Some(true) => "steady",
-                        Some(false) => "NOT steady (time limit)",
-                        None => "steadiness unknown (no disk counter)",
-                    },
-                    unavailable_or(
-                        report
-                            .round_hit_ratios
-                            .last()
-                            .map(|r| format!("{:.1}%", r * 100.0))
-                    ),
-                    hit_ratio_label(report.model_hit_ratio),
-                    if report.fits_in_memory {
-                        " (the dataset fits in the cache: fits in memory)"
-                    } else {
-                        ""
-                    },
-                );
+                self.progress(Progress::Settled {
+                    engine,
+                    size: spec.size,
+                    report: &report,
+                });
                 Some(report)
             }
         };

@@ -1,9 +1,9 @@
 //! Where a run's findings go (criterion's `Report` hooks): a step adds what it found to
 //! the run's `RunResults` and the run hands it to each sink in turn: the results files
 //! (`ResultFiles`), the terminal's lines (`Terminal`) and, once the run is complete,
-//! the HTML report (`HtmlReport`). The steps that measure write and print none of it.
-//! (Progress while a step works, such as a prefill's or a load's, is the terminal's
-//! alone and is printed where it happens.)
+//! the HTML report (`HtmlReport`). The steps that measure write and print none of it:
+//! what they are doing as they work (a prefill done, a search step) goes to the sinks
+//! too, as `Progress`, which only the terminal shows.
 
 use std::path::PathBuf;
 
@@ -19,7 +19,8 @@ use crate::results::{
 };
 use crate::stats::format_ns;
 
-use super::terminal::{load_line, one_line};
+use super::progress::Progress;
+use super::terminal::{load_line, one_line, progress_line};
 
 /// One finding, just added to the run's results.
 pub enum Finding<'a> {
@@ -47,6 +48,8 @@ pub trait Sink {
     fn found(&mut self, run: &RunResults, finding: &Finding<'_>) -> Result<()>;
     /// `run` is complete (`complete` and `finished_at` are set).
     fn finished(&mut self, run: &RunResults) -> Result<()>;
+    /// What a step is doing, while it works (nothing is recorded).
+    fn progress(&self, _event: &Progress<'_>) {}
 }
 
 /// The sinks of every run, in the order they are called: the files first, so a line
@@ -93,6 +96,10 @@ impl Sink for ResultFiles {
 pub struct Terminal;
 
 impl Sink for Terminal {
+    fn progress(&self, event: &Progress<'_>) {
+        eprintln!("{}", progress_line(event));
+    }
+
     fn found(&mut self, run: &RunResults, finding: &Finding<'_>) -> Result<()> {
         let config = &run.config;
         match finding {

@@ -1,13 +1,18 @@
-//! The lines a run prints as it goes: the cap in force, each load, each result.
+//! The lines a run prints as it goes: the cap in force, each load, each result, each
+//! step's progress.
 
 use anyhow::Result;
 
 use crate::cap::{self, CapGuard, CapReport};
 use crate::config::RunConfig;
 use crate::error::InputError;
+use crate::load_gen::rate_label;
 use crate::results::{EngineResult, LoadFacts};
-use crate::stats::format_ns;
-use crate::summary::interval_label;
+use crate::size::format_bytes;
+use crate::stats::{format_ns, hit_ratio_label};
+use crate::summary::{interval_label, unavailable_or};
+
+use super::progress::Progress;
 
 /// Apply the cap and report it. Must run before any thread is spawned and before
 /// any data is touched, so every page this process caches is charged to the cap.
@@ -100,4 +105,98 @@ pub(super) fn one_line(r: &EngineResult, config: &RunConfig) -> String {
         crate::summary::SummaryRow::disk_probe_label(r),
         r.regime.label(),
     ) + &precision
+}
+
+/// A step's progress as the terminal says it.
+pub(super) fn progress_line(event: &Progress<'_>) -> String {
+    match event {
+        Progress::DataOnTmpfs => "warning: the data directory is on tmpfs: that is RAM, not disk, and the cap will not see it as page cache".into(),
+        Progress::MetadataPressure { engine, size, why } => {
+            format!("note: {} {size}: {why}", engine.name())
+        }
+        Progress::Prefilled {
+            engine,
+            size,
+            prefill,
+        } => format!(
+            "{} {size}: prefilled {} in {:.1} s ({}); cache {} -> {}",
+            engine.name(),
+            format_bytes(prefill.bytes_read),
+            prefill.seconds,
+            prefill.stopped,
+            unavailable_or(prefill.cache_bytes_before.map(format_bytes)),
+            unavailable_or(prefill.cache_bytes_after.map(format_bytes)),
+        ),
+        Progress::NoDiskCounter { engine, why } => format!(
+            "note: {}: disk bytes per fetch and hit/miss are unavailable: {why}",
+            engine.name()
+        ),
+        Progress::Settled {
+            engine,
+            size,
+            report,
+        } => format!(
+            "{} {size}: settled after {} fetches in {:.1} s: {}; hit ratio {}, model {}{}",
+            engine.name(),
+            report.settle_fetches,
+            report.settle_seconds,
+            match report.converged {
+                Some(true) => "steady",
+                Some(false) => "NOT steady (time limit)",
+                None => "steadiness unknown (no disk counter)",
+            },
+            unavailable_or(
+                report
+                    .round_hit_ratios
+                    .last()
+                    .map(|r| format!("{:.1}%", r * 100.0))
+            ),
+            hit_ratio_label(report.model_hit_ratio),
+            if report.fits_in_memory {
+                " (the dataset fits in the cache: fits in memory)"
+            } else {
+                ""
+            },
+        ),
+        Progress::NotLoaded { cell, size } => format!(
+            "skipping {cell} at {size}: its dataset did not load (the error is above and in the results)"
+        ),
+        Progress::UnderLoad { cell, size, engine } => {
+            format!("{cell} {size}: {} under load", engine.name())
+        }
+        Progress::ClosedLoop {
+            engine,
+            size,
+            clients,
+            fetches_per_s,
+        } => format!(
+            "{} {size} c{clients}: closed loop {fetches_per_s:.0} fetches/s",
+            engine.name()
+        ),
+        Progress::Searching {
+            engine,
+            size,
+            clients,
+            capacity,
+            steps,
+            target,
+        } => format!(
+            "{} {size} c{clients}: searching below the closed loop's {capacity:.0} fetches/s ({steps} steps, p99 response <= {})",
+            engine.name(),
+            format_ns(target.as_nanos() as f64)
+        ),
+        Progress::SearchStep(step) => format!(
+            "  {}/s offered: {:.0}/s done, p99 response {}{} -> {}",
+            rate_label(step.rate),
+            step.achieved,
+            format_ns(step.response.p99_ns as f64),
+            if step.limit_reached {
+                " (in-flight limit reached)"
+            } else {
+                ""
+            },
+            if step.met { "meets" } else { "misses" }
+        ),
+        Progress::Dropped(location) => format!("dropped {} (--drop-after)", location.display()),
+    }
 }

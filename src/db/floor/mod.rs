@@ -14,7 +14,7 @@ use super::engine::Client;
 use super::server::Server;
 use super::store::{BoxedStore, boxed};
 use crate::dataset::DatasetSpec;
-use crate::locations::Locations;
+use crate::db::locations::Locations;
 
 pub struct Floor;
 

@@ -10,7 +10,7 @@ use super::engine::Client;
 use super::server::Server;
 use super::store::{BoxedStore, boxed};
 use crate::dataset::DatasetSpec;
-use crate::locations::Locations;
+use crate::db::locations::Locations;
 
 /// Its store's and engine's name.
 pub const NAME: &str = "fs";

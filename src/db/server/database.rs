@@ -6,8 +6,8 @@ use crate::dataset::DatasetSpec;
 use crate::db::any_engine::AnyEngine;
 use crate::db::database::{Database as Db, EngineDef};
 use crate::db::engine::Client;
+use crate::db::locations::Locations;
 use crate::db::store::{BoxedStore, boxed};
-use crate::locations::Locations;
 
 /// A server engine's client side: postgres-raw 22.6 MiB and mariadb-raw 20 MiB per
 /// client of 4 MiB blobs (`EngineDef::client_copies`).

@@ -10,8 +10,8 @@ use super::raw::RawEngine;
 use crate::dataset::DatasetSpec;
 use crate::db::any_engine::AnyEngine;
 use crate::db::engine::EngineSettings;
+use crate::db::locations::Locations;
 use crate::db::orm_engine::{OrmEngine, read_settings};
-use crate::locations::Locations;
 
 async fn connect(
     server: Server,

@@ -23,7 +23,7 @@ use super::c_api::Connection;
 use super::stmt::{bind_id, open_loaded};
 use crate::dataset::DatasetSpec;
 use crate::db::engine::{Engine, EngineSettings};
-use crate::locations::Locations;
+use crate::db::locations::Locations;
 
 pub struct BlobIoEngine {
     /// Null until the first fetch opens it; then moved from row to row.

@@ -16,7 +16,7 @@ use super::engine::Client;
 use super::server::Server;
 use super::store::{BoxedStore, boxed};
 use crate::dataset::DatasetSpec;
-use crate::locations::{DEFAULT_SQLITE_PAGE_SIZE, Locations};
+use crate::db::locations::{DEFAULT_SQLITE_PAGE_SIZE, Locations};
 use crate::size::format_bytes;
 
 pub struct Sqlite;

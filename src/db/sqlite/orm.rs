@@ -10,8 +10,8 @@ use super::c_api::SETTINGS;
 use super::store::{SqliteStore, sqlite_connect_options};
 use crate::dataset::DatasetSpec;
 use crate::db::engine::EngineSettings;
+use crate::db::locations::Locations;
 use crate::db::orm_engine::{OrmEngine, read_settings};
-use crate::locations::Locations;
 
 /// The loaded file, opened with the loader's settings, and what it runs with.
 async fn connect(

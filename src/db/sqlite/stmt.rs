@@ -16,8 +16,8 @@ use super::c_api::{Connection, SETTINGS};
 use super::store::SqliteStore;
 use crate::dataset::DatasetSpec;
 use crate::db::engine::{Engine, EngineSettings};
+use crate::db::locations::Locations;
 use crate::key::KEY_BYTES;
-use crate::locations::Locations;
 
 const SQL: &str = "SELECT data FROM blobs WHERE id = ?";
 

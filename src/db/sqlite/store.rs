@@ -19,11 +19,11 @@ use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, Statement};
 
 use crate::dataset::{DatasetSpec, DatasetState};
+use crate::db::locations::DEFAULT_SQLITE_PAGE_SIZE;
 use crate::db::orm_store as orm;
 use crate::db::store::{IdRange, Store, rows_for_batch};
 use crate::error::InputError;
 use crate::evict::{EvictionReport, evict_file, resident_bytes};
-use crate::locations::DEFAULT_SQLITE_PAGE_SIZE;
 
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// Rows per batch (one transaction each) at most; 4 MiB of blobs otherwise.

@@ -1,6 +1,6 @@
 //! Where datasets live: the data directory for the embedded stores, servers by
 //! URL, and the run options that make a server dataset a different one. Built by
-//! `config` (the top layer); read by stores and engines.
+//! `config`; read by the stores and engines of every database.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

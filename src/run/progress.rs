@@ -1,0 +1,65 @@
+//! What a step is doing, said while it works: progress, not findings (nothing here is
+//! recorded in the results). A step hands a `Progress` to the run
+//! (`Run::progress`), which passes it to every sink; the terminal writes it as a line
+//! (`terminal::progress_line`), the files and the report ignore it.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::db::registry::EngineKind;
+use crate::load_gen::SaturationStep;
+use crate::size::SizeClass;
+use crate::steady::{Prefill, SteadyReport};
+
+pub enum Progress<'a> {
+    /// The data directory is on tmpfs: RAM the cap does not see as page cache.
+    DataOnTmpfs,
+    /// One file per blob at this size presses the cap with inodes and dentries.
+    MetadataPressure {
+        engine: EngineKind,
+        size: SizeClass,
+        why: &'a str,
+    },
+    /// The steady state's prefill is done.
+    Prefilled {
+        engine: EngineKind,
+        size: SizeClass,
+        prefill: &'a Prefill,
+    },
+    /// The engine's disk reads cannot be counted.
+    NoDiskCounter { engine: EngineKind, why: &'a str },
+    /// The steady state's warm-up fetches are done.
+    Settled {
+        engine: EngineKind,
+        size: SizeClass,
+        report: &'a SteadyReport,
+    },
+    /// A cell whose dataset did not load is left out.
+    NotLoaded { cell: &'a str, size: SizeClass },
+    /// A many-client load starts.
+    UnderLoad {
+        cell: &'a str,
+        size: SizeClass,
+        engine: EngineKind,
+    },
+    /// The closed loop a saturation search starts from.
+    ClosedLoop {
+        engine: EngineKind,
+        size: SizeClass,
+        clients: u32,
+        fetches_per_s: f64,
+    },
+    /// A saturation search starts below the closed loop's rate.
+    Searching {
+        engine: EngineKind,
+        size: SizeClass,
+        clients: u32,
+        capacity: f64,
+        steps: u32,
+        target: Duration,
+    },
+    /// One step of the search.
+    SearchStep(&'a SaturationStep),
+    /// A dataset dropped after its measurements (`--drop-after`).
+    Dropped(&'a Path),
+}

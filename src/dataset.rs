@@ -91,6 +91,11 @@ pub struct Manifest {
     /// File stores: every id up to here is fully written (the resume point).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows_done: Option<u64>,
+    /// A complete dataset's bytes on disk, where counting them takes a walk over
+    /// every file (fs: 3.1M files at 1 KiB): counted once, the first time they are
+    /// asked for, and kept here, since a complete dataset does not change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_bytes: Option<u64>,
 }
 
 impl Manifest {
@@ -104,6 +109,7 @@ impl Manifest {
             format_version: FORMAT_VERSION,
             loaded_at: None,
             rows_done: None,
+            disk_bytes: None,
         }
     }
 

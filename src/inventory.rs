@@ -5,7 +5,6 @@
 //! and layouts than the current run's flags name.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use sea_orm::{ConnectionTrait, Statement};
@@ -46,19 +45,6 @@ pub struct Inventory {
     pub unlisted: Vec<String>,
 }
 
-/// Bytes `path` holds on disk (allocated blocks, so sparse and compressed files
-/// count what they use), a folder with everything under it.
-pub fn allocated_bytes(path: &Path) -> std::io::Result<u64> {
-    let meta = std::fs::symlink_metadata(path)?;
-    let mut bytes = meta.blocks() * 512;
-    if meta.is_dir() {
-        for entry in std::fs::read_dir(path)? {
-            bytes += allocated_bytes(&entry?.path()).unwrap_or(0);
-        }
-    }
-    Ok(bytes)
-}
-
 /// A local file's dataset: its name without the store's suffixes, so a SQLite file
 /// and its -wal/-shm, or the floor's .bin and its manifest, count as one.
 fn dataset_name(file_name: &str) -> &str {
@@ -91,7 +77,7 @@ fn local(data_dir: &Path, inventory: &mut Inventory) {
         let mut by_name: BTreeMap<String, Option<u64>> = BTreeMap::new();
         for entry in entries.flatten() {
             let file_name = entry.file_name().to_string_lossy().into_owned();
-            let bytes = allocated_bytes(&entry.path()).ok();
+            let bytes = crate::db::store::allocated_bytes(&entry.path()).ok();
             let total = by_name
                 .entry(dataset_name(&file_name).to_string())
                 .or_insert(Some(0));
@@ -171,7 +157,7 @@ pub async fn take(at: &Locations, skip: &[Server]) -> Inventory {
         {
             inventory.volumes.push(Volume {
                 server: db.name().to_string(),
-                bytes: allocated_bytes(&path).ok(),
+                bytes: crate::db::store::allocated_bytes(&path).ok(),
                 path,
             });
         }

@@ -31,6 +31,7 @@ fn manifest_of(model: &manifest::Model) -> Result<Manifest> {
         format_version: model.format_version,
         loaded_at: model.loaded_at.clone(),
         rows_done: None,
+        disk_bytes: None,
     })
 }
 

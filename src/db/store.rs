@@ -5,6 +5,7 @@
 //! `sqlite-blobio` share the SQLite store.
 
 use std::future::Future;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 
@@ -211,6 +212,19 @@ pub(crate) fn write_manifest(path: &Path, manifest: &Manifest) -> Result<()> {
         .with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path)
         .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+}
+
+/// Bytes `path` holds on disk (allocated blocks, so sparse and compressed files
+/// count what they use), a folder with everything under it.
+pub fn allocated_bytes(path: &Path) -> std::io::Result<u64> {
+    let meta = std::fs::symlink_metadata(path)?;
+    let mut bytes = meta.blocks() * 512;
+    if meta.is_dir() {
+        for entry in std::fs::read_dir(path)? {
+            bytes += allocated_bytes(&entry?.path()).unwrap_or(0);
+        }
+    }
+    Ok(bytes)
 }
 
 #[cfg(test)]

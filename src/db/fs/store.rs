@@ -14,7 +14,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
-use crate::db::store::{IdRange, Store, read_manifest, rows_for_batch, write_manifest};
+use crate::db::store::{
+    IdRange, Store, allocated_bytes, read_manifest, rows_for_batch, write_manifest,
+};
 use crate::error::InputError;
 use crate::evict::{EvictionReport, evict_flushed_file, sync_filesystem};
 
@@ -217,6 +219,29 @@ impl Store for FsStore {
         write_manifest(&manifest_path, manifest)
     }
 
+    /// Allocated blocks of every file and directory (a 1 KiB blob takes a 4 KiB
+    /// block): a walk over the whole tree, so a complete dataset's figure is kept in
+    /// its manifest and counted once.
+    async fn disk_bytes(&mut self) -> Result<Option<u64>> {
+        let manifest_path = self.manifest_path();
+        let manifest = read_manifest(&manifest_path)?;
+        if let Some(Manifest {
+            complete: true,
+            disk_bytes: Some(bytes),
+            ..
+        }) = manifest
+        {
+            return Ok(Some(bytes));
+        }
+        let bytes = allocated_bytes(&self.dir)
+            .with_context(|| format!("cannot count the bytes of {}", self.dir.display()))?;
+        if let Some(mut m) = manifest.filter(|m| m.complete) {
+            m.disk_bytes = Some(bytes);
+            write_manifest(&manifest_path, &m)?;
+        }
+        Ok(Some(bytes))
+    }
+
     fn estimated_disk_bytes(&self, rows: u64) -> u64 {
         // Every file takes whole 4 KiB blocks (small blobs cost 4 KiB each), plus an
         // inode and a directory entry; plus the shard directories.
@@ -342,5 +367,50 @@ impl Store for FsStore {
                 .len() as u64;
         }
         Ok(read)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::size::SizeClass;
+
+    #[test]
+    fn a_complete_datasets_bytes_on_disk_are_counted_once_and_kept_in_its_manifest() {
+        let root = tempfile::tempdir().unwrap();
+        let spec = DatasetSpec {
+            size: SizeClass::new(1024).unwrap(),
+            rows: 300,
+            seed: 3,
+            key: Default::default(),
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut store = FsStore::new(root.path(), spec);
+            store.begin().await.unwrap();
+            let mut blobs = vec![vec![7u8; 1024]; 300];
+            store.append(1, &mut blobs).await.unwrap();
+            // Partial: counted, not kept.
+            let partial = store.disk_bytes().await.unwrap().unwrap();
+            assert_eq!(
+                read_manifest(&store.manifest_path())
+                    .unwrap()
+                    .unwrap()
+                    .disk_bytes,
+                None
+            );
+            store.finish().await.unwrap();
+            let counted = store.disk_bytes().await.unwrap().unwrap();
+            // At least the blobs' bytes (a whole block each on most file systems).
+            assert!(counted >= 300 * 1024, "{counted}");
+            assert!(counted >= partial);
+            let kept = read_manifest(&store.manifest_path()).unwrap().unwrap();
+            assert_eq!(kept.disk_bytes, Some(counted));
+            // Kept, not counted again: a file added by hand does not change it.
+            std::fs::write(store.dir.join("extra"), vec![0u8; 1 << 20]).unwrap();
+            assert_eq!(store.disk_bytes().await.unwrap(), Some(counted));
+        });
     }
 }

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::db::locations::Locations;
 use crate::db::server::Server;
+use crate::db::store::allocated_bytes;
 
 /// The data directory's store folders (`store::*::new` names them).
 const LOCAL_STORES: [&str; 3] = ["sqlite", "floor", "fs"];
@@ -77,7 +78,7 @@ fn local(data_dir: &Path, inventory: &mut Inventory) {
         let mut by_name: BTreeMap<String, Option<u64>> = BTreeMap::new();
         for entry in entries.flatten() {
             let file_name = entry.file_name().to_string_lossy().into_owned();
-            let bytes = crate::db::store::allocated_bytes(&entry.path()).ok();
+            let bytes = allocated_bytes(&entry.path()).ok();
             let total = by_name
                 .entry(dataset_name(&file_name).to_string())
                 .or_insert(Some(0));
@@ -157,7 +158,7 @@ pub async fn take(at: &Locations, skip: &[Server]) -> Inventory {
         {
             inventory.volumes.push(Volume {
                 server: db.name().to_string(),
-                bytes: crate::db::store::allocated_bytes(&path).ok(),
+                bytes: allocated_bytes(&path).ok(),
                 path,
             });
         }

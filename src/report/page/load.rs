@@ -108,8 +108,10 @@ impl UnderLoad {
                         Some(_) => None,
                         None => r.measured.intervals.as_ref().and_then(|i| i.p99),
                     };
-                    let mut p99 = WithInterval::of(head.p99_ns, p99_interval);
-                    p99.say_missing = p99_interval.is_some();
+                    let p99 = WithInterval {
+                        say_missing: false,
+                        ..WithInterval::of(head.p99_ns, p99_interval)
+                    };
                     LoadRow::Measured(Box::new(MeasuredLoad {
                         engine: r.engine.name(),
                         load: load_label(f),

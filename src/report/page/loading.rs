@@ -5,6 +5,7 @@ use askama::Template;
 
 use crate::results::RunResults;
 use crate::size::format_bytes;
+use crate::summary::unavailable_or;
 
 pub(super) struct LoadRow {
     store: &'static str,
@@ -27,30 +28,26 @@ pub(super) struct Loads {
 
 impl Loads {
     pub fn of(run: &RunResults) -> Self {
-        let rows = run
-            .loads
-            .iter()
-            .map(|l| LoadRow {
-                store: l.store.name(),
-                size: format_bytes(l.size_bytes),
-                outcome: l.outcome.to_string(),
-                rows: l.rows,
-                seconds: format!("{:.1}", l.seconds),
-                mb_per_s: l
-                    .mb_per_s
-                    .map(|m| format!("{m:.0}"))
-                    .unwrap_or_else(|| "—".into()),
-                peak_rss: l
-                    .peak_rss_bytes
-                    .map(format_bytes)
-                    .unwrap_or_else(|| "unavailable".into()),
-                on_disk: crate::load::disk_label(l.disk_bytes),
-                on_disk_ratio: l
-                    .disk_bytes
-                    .map(|d| format!("{:.2}", d as f64 / (l.rows * l.size_bytes).max(1) as f64))
-                    .unwrap_or_else(|| "unavailable".into()),
-            })
-            .collect();
+        let rows =
+            run.loads
+                .iter()
+                .map(|l| LoadRow {
+                    store: l.store.name(),
+                    size: format_bytes(l.size_bytes),
+                    outcome: l.outcome.to_string(),
+                    rows: l.rows,
+                    seconds: format!("{:.1}", l.seconds),
+                    mb_per_s: l
+                        .mb_per_s
+                        .map(|m| format!("{m:.0}"))
+                        .unwrap_or_else(|| "—".into()),
+                    peak_rss: unavailable_or(l.peak_rss_bytes.map(format_bytes)),
+                    on_disk: crate::load::disk_label(l.disk_bytes),
+                    on_disk_ratio: unavailable_or(l.disk_bytes.map(|d| {
+                        format!("{:.2}", d as f64 / (l.rows * l.size_bytes).max(1) as f64)
+                    })),
+                })
+                .collect();
         Loads { rows }
     }
 }

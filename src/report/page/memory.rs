@@ -8,11 +8,10 @@ use askama::Template;
 
 use crate::results::RunResults;
 use crate::size::format_bytes;
+use crate::summary::unavailable_or;
 
 fn label(bytes: Option<u64>) -> String {
-    bytes
-        .map(format_bytes)
-        .unwrap_or_else(|| "unavailable".into())
+    unavailable_or(bytes.map(format_bytes))
 }
 
 pub(super) struct StepPeaks {

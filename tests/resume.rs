@@ -301,18 +301,26 @@ fn a_load_that_meets_a_full_disk_says_which_gives_the_space_back_and_loads_later
     let started = std::time::Instant::now();
     let filler = mount.join("filler");
     loop {
-        let writing = std::fs::read_dir(&sqlite_dir)
+        // Rows are going in: its files (the database and its WAL) hold a few MiB.
+        let written: u64 = std::fs::read_dir(&sqlite_dir)
             .map(|d| {
                 d.flatten()
-                    .any(|e| e.path().extension().is_some_and(|x| x == "sqlite"))
+                    .filter_map(|e| e.metadata().ok())
+                    .map(|m| m.len())
+                    .sum()
             })
-            .unwrap_or(false);
+            .unwrap_or(0);
+        let writing = written >= 4 << 20;
         if writing {
-            // Race the load for what is left, 1 MiB at a time, until the disk is full.
+            // Hold the load still while the disk fills, 1 MiB at a time: a 96 MiB load
+            // can finish in 0.1 s, faster than a filler racing it.
             use std::io::Write;
+            let pid = child.id() as libc::pid_t;
+            assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
             let mut f = std::fs::File::create(&filler).unwrap();
             let chunk = vec![0u8; 1 << 20];
             while f.write_all(&chunk).is_ok() {}
+            assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
             break;
         }
         assert!(

@@ -5,9 +5,10 @@
 #   2. compose/offline/{postgres,mariadb}.Dockerfile on top of it
 # They take the same environment variables as the official images, and every
 # result records the server's own version string, so a run never claims to be
-# something it is not. Usage: scripts/offline-images.sh [runner|dolt]  (root, docker
-# running; `runner` builds the runner image from binaries built on this machine instead,
-# `dolt` a Dolt server built from the Go module proxy)
+# something it is not. Usage: scripts/offline-images.sh [runner|dolt|seaweedfs]  (root,
+# docker running; `runner` builds the runner image from binaries built on this machine
+# instead, `dolt` a Dolt server and `seaweedfs` a SeaweedFS S3 store, both built from
+# the Go module proxy)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,6 +58,24 @@ if [ "${1:-}" = dolt ]; then
   cp compose/offline/dolt-entrypoint.sh "$ctx/"
   docker build -q --build-arg BASE="$base" --label "blobrace.inputs=$inputs" -t "$image" -f compose/offline/dolt.Dockerfile "$ctx"
   echo "offline-images: built $image (use it with BLOBRACE_DOLT_IMAGE=$image)"
+  exit 0
+fi
+
+if [ "${1:-}" = seaweedfs ]; then
+  # SeaweedFS from the Go module proxy (scripts/build-seaweedfs.sh), rebuilt only when
+  # its recipe changed (the entrypoint is compose/seaweedfs/entrypoint.sh, mounted by
+  # compose, so it is not part of the image).
+  image=blobrace/seaweedfs-offline:4.53
+  inputs=$(cat scripts/build-seaweedfs.sh compose/offline/seaweedfs.Dockerfile | sha256sum | cut -c1-16)
+  if [ "$(docker image inspect -f '{{index .Config.Labels "blobrace.inputs"}}' "$image" 2>/dev/null)" = "$inputs" ]; then
+    echo "offline-images: $image is up to date"
+    exit 0
+  fi
+  ctx=$(mktemp -d)
+  trap 'rm -rf "$ctx"' EXIT
+  bash scripts/build-seaweedfs.sh "$ctx"
+  docker build -q --build-arg BASE="$base" --label "blobrace.inputs=$inputs" -t "$image" -f compose/offline/seaweedfs.Dockerfile "$ctx"
+  echo "offline-images: built $image (use it with BLOBRACE_SEAWEEDFS_IMAGE=$image)"
   exit 0
 fi
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The compose servers (PostgreSQL, MariaDB, Dolt), up or down, on whatever this machine has:
+# The compose servers (PostgreSQL, MariaDB, Dolt, SeaweedFS; MySQL where its image can
+# be had), up or down, on whatever this machine has:
 #
 #   scripts/servers.sh up      # a Docker engine if none runs, the images (pulled; where
 #                              # nothing can be pulled, built from Debian's packages and,
@@ -66,10 +67,12 @@ if [ ! -f "$env_file" ]; then
       -e "s/^MARIADB_PASSWORD=.*/MARIADB_PASSWORD=$(pw)/" \
       -e "s/^DOLT_ROOT_PASSWORD=.*/DOLT_ROOT_PASSWORD=$(pw)/" \
       -e "s/^MYSQL_ROOT_PASSWORD=.*/MYSQL_ROOT_PASSWORD=$(pw)/" \
+      -e "s/^SEAWEEDFS_SECRET_KEY=.*/SEAWEEDFS_SECRET_KEY=$(pw)/" \
       -e "s/^BLOBRACE_POSTGRES_PORT=.*/BLOBRACE_POSTGRES_PORT=${BLOBRACE_POSTGRES_PORT:-15432}/" \
       -e "s/^BLOBRACE_MARIADB_PORT=.*/BLOBRACE_MARIADB_PORT=${BLOBRACE_MARIADB_PORT:-13306}/" \
       -e "s/^BLOBRACE_DOLT_PORT=.*/BLOBRACE_DOLT_PORT=${BLOBRACE_DOLT_PORT:-13307}/" \
       -e "s/^BLOBRACE_MYSQL_PORT=.*/BLOBRACE_MYSQL_PORT=${BLOBRACE_MYSQL_PORT:-13308}/" \
+      -e "s/^BLOBRACE_SEAWEEDFS_PORT=.*/BLOBRACE_SEAWEEDFS_PORT=${BLOBRACE_SEAWEEDFS_PORT:-18333}/" \
       compose/.env.example > "$env_file"
   echo "servers: wrote $env_file (random passwords)"
 fi
@@ -87,6 +90,8 @@ add_server() { # PASSWORD_KEY PORT_KEY DEFAULT_PORT
 }
 add_server DOLT_ROOT_PASSWORD BLOBRACE_DOLT_PORT 13307
 add_server MYSQL_ROOT_PASSWORD BLOBRACE_MYSQL_PORT 13308
+add_server SEAWEEDFS_SECRET_KEY BLOBRACE_SEAWEEDFS_PORT 18333
+grep -q "^SEAWEEDFS_ACCESS_KEY=" "$env_file" || echo "SEAWEEDFS_ACCESS_KEY=blobrace" >> "$env_file"
 
 # Caps and server memory settings of BLOBRACE_PROFILE, where nothing else sets them.
 source scripts/profile-env.sh
@@ -124,10 +129,24 @@ if [ "$dolt_image" = blobrace/dolt-offline:0.40.4 ] || ! have "$dolt_image"; the
   fi
 fi
 
+# SeaweedFS likewise from the Go module proxy where its image cannot be pulled.
+seaweedfs_image=$(setting BLOBRACE_SEAWEEDFS_IMAGE); seaweedfs_image=${seaweedfs_image:-chrislusf/seaweedfs:4.53}
+have "$seaweedfs_image" || docker pull -q "$seaweedfs_image" >/dev/null 2>&1 || true
+if [ "$seaweedfs_image" = blobrace/seaweedfs-offline:4.53 ] || ! have "$seaweedfs_image"; then
+  [ "$seaweedfs_image" = blobrace/seaweedfs-offline:4.53 ] || echo "servers: cannot pull $seaweedfs_image: building SeaweedFS from the Go module proxy"
+  bash scripts/offline-images.sh seaweedfs
+  if [ "$seaweedfs_image" != blobrace/seaweedfs-offline:4.53 ]; then
+    {
+      echo "# Added by scripts/servers.sh: no registry reachable, SeaweedFS built from the Go module proxy."
+      echo "BLOBRACE_SEAWEEDFS_IMAGE=blobrace/seaweedfs-offline:4.53"
+    } >> "$env_file"
+  fi
+fi
+
 # MySQL only from its official image (Debian has no package to build one from).
 mysql_image=$(setting BLOBRACE_MYSQL_IMAGE); mysql_image=${mysql_image:-mysql:8.4}
 have "$mysql_image" || docker pull -q "$mysql_image" >/dev/null 2>&1 || true
-services=(postgres mariadb dolt)
+services=(postgres mariadb dolt seaweedfs)
 if have "$mysql_image"; then
   services+=(mysql)
   compose --profile mysql up -d

@@ -96,6 +96,10 @@ fn local(data_dir: &Path, inventory: &mut Inventory) {
 
 async fn server(server: Server, url: &str, inventory: &mut Inventory) -> anyhow::Result<()> {
     server.probe(url).await?;
+    if server.sql().is_none() {
+        // Its datasets are buckets, listed by its own tools: not built yet.
+        anyhow::bail!("listing an object store's buckets is not built yet");
+    }
     let db = server.connect(url, None).await?;
     let backend = db.get_database_backend();
     let rows = db

@@ -310,6 +310,13 @@ async fn container_memory(server: Server) -> Result<Option<u64>> {
     Ok(c.declared_memory.or(c.memory))
 }
 
+async fn close(db: Option<sea_orm::DatabaseConnection>) -> Result<()> {
+    if let Some(db) = db {
+        db.close().await?;
+    }
+    Ok(())
+}
+
 /// Set one server's container to `requested_memory` and `cpus` (None: keep its own)
 /// and its cache to the size they call for; None when it already is.
 async fn fit_one(
@@ -334,14 +341,22 @@ async fn fit_one(
         return Ok(None);
     };
     let cpus = cpus.or(declared_cpus);
-    let db = server.connect(url, None).await?;
-    let cache_now = read_cache(&db, server).await?;
+    // The cache is read and set over an SQL connection; a server without a cache
+    // setting (Dolt, the object store) is only capped, and restarted.
+    let db = match server.memory().cache() {
+        Some(_) => Some(server.connect(url, None).await?),
+        None => None,
+    };
+    let cache_now = match &db {
+        Some(db) => read_cache(db, server).await?,
+        None => None,
+    };
     let target = server.memory().cache_bytes_for_cap(memory, largest_blob);
     let cpus_differ =
         cpus.is_some_and(|want| cpus_now.is_none_or(|have| (have - want).abs() > 1e-6));
     let cache_differs = cache_now.is_some_and(|now| now != target);
     if memory_now == Some(memory) && !cpus_differ && !cache_differs {
-        db.close().await?;
+        close(db).await?;
         return Ok(None);
     }
     let before = ServerLimits {
@@ -350,32 +365,39 @@ async fn fit_one(
         cache_bytes: cache_now,
     };
     let timeout = Duration::from_secs(180);
-    match server.memory().cache() {
+    match (server.memory().cache(), &db) {
         // Written now, in force after the restart that also applies the new limits.
         // A server without a cache setting (Dolt) restarts too: what it derives from
         // its cap at start (Go's GOMEMLIMIT) must follow the new one.
-        Some(cache) if !cache.applied_by_restart => {
+        (Some(cache), Some(db)) if !cache.applied_by_restart => {
             if memory_now.is_none_or(|now| memory < now) {
                 // Shrinking: the cache first, so the container's memory fits under the new cap.
-                set_cache(&db, server, target).await?;
-                db.close().await?;
+                set_cache(db, server, target).await?;
                 crate::docker::update_limits(&docker, &id, memory, cpus).await?;
             } else {
                 crate::docker::update_limits(&docker, &id, memory, cpus).await?;
-                set_cache(&db, server, target).await?;
-                db.close().await?;
+                set_cache(db, server, target).await?;
             }
+            close(Some(db.clone())).await?;
         }
         _ => {
-            set_cache(&db, server, target).await?;
-            db.close().await?;
+            if let Some(db) = &db {
+                set_cache(db, server, target).await?;
+            }
+            close(db).await?;
             crate::docker::restart_with_limits(&docker, &id, memory, cpus, timeout).await?;
         }
     }
     let (memory_after, cpus_after) = crate::docker::container_limits(&docker, &id).await?;
-    let db = server.connect(url, None).await?;
-    let cache_after = read_cache(&db, server).await?;
-    db.close().await?;
+    let cache_after = match server.memory().cache() {
+        Some(_) => {
+            let db = server.connect(url, None).await?;
+            let bytes = read_cache(&db, server).await?;
+            db.close().await?;
+            bytes
+        }
+        None => None,
+    };
     Ok(Some(ServerFit {
         server,
         container: name,

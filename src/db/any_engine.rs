@@ -10,6 +10,7 @@ use super::engine::{Engine, EngineSettings};
 use super::floor::engine::FloorEngine;
 use super::fs::engine::FsEngine;
 use super::orm_engine::OrmEngine;
+use super::seaweedfs::engine::S3Engine;
 use super::server::raw::RawEngine;
 use super::sqlite::blobio::BlobIoEngine;
 use super::sqlite::stmt::StmtEngine;
@@ -25,6 +26,7 @@ pub enum AnyEngine {
     SqliteBlobIo(BlobIoEngine),
     Fs(FsEngine),
     Floor(FloorEngine),
+    S3(S3Engine),
 }
 
 macro_rules! each_engine {
@@ -37,6 +39,7 @@ macro_rules! each_engine {
             AnyEngine::SqliteBlobIo($e) => $body,
             AnyEngine::Fs($e) => $body,
             AnyEngine::Floor($e) => $body,
+            AnyEngine::S3($e) => $body,
         }
     };
 }

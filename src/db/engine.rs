@@ -46,4 +46,6 @@ pub enum Client {
     Raw,
     /// System calls on files, no database.
     Direct,
+    /// An object store's S3 client: one HTTP GET per blob.
+    S3,
 }

@@ -31,6 +31,7 @@ pub mod fs;
 pub mod mariadb;
 pub mod mysql;
 pub mod postgres;
+pub mod seaweedfs;
 pub mod sqlite;
 
 pub use database::{Database, EngineDef, Opened};
@@ -45,4 +46,5 @@ pub static DATABASES: &[&dyn Database] = &[
     &mariadb::Mariadb,
     &mysql::Mysql,
     &dolt::Dolt,
+    &seaweedfs::Seaweedfs,
 ];

@@ -10,7 +10,7 @@ use sea_orm::{ConnectOptions, DbBackend};
 use crate::db::server::mysql_wire;
 use crate::db::server::{
     BulkLoad, CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, Recording, ServerDb,
-    ServerOptions, ServerPprof,
+    ServerOptions, ServerPprof, SqlServer,
 };
 
 pub struct Dolt;
@@ -36,6 +36,28 @@ impl ServerDb for Dolt {
         mysql_wire::compose_url(env, "DOLT_ROOT_PASSWORD", "BLOBRACE_DOLT_PORT", "13307")
     }
 
+    /// `dolt --pprof-server sql-server` serves Go's pprof on the container's
+    /// 127.0.0.1:6060 (the offline stand-in starts so; the official image's entrypoint
+    /// takes no global flag).
+    fn pprof(&self) -> Option<ServerPprof> {
+        Some(ServerPprof {
+            port: 6060,
+            parts: DOLT_PARTS,
+            how_to_enable: "start it as `dolt --pprof-server sql-server …` (the offline stand-in does; the official image's entrypoint does not)",
+        })
+    }
+
+    fn container_data_dir(&self) -> &'static str {
+        "/var/lib/dolt"
+    }
+
+    fn sql(&self) -> Option<&dyn SqlServer> {
+        Some(self)
+    }
+}
+
+/// How it is spoken to: SQL over its wire protocol.
+impl SqlServer for Dolt {
     fn backend(&self) -> DbBackend {
         DbBackend::MySql
     }
@@ -65,21 +87,6 @@ impl ServerDb for Dolt {
 
     fn read_range_sql(&self, first: &str, last: &str, _options: &ServerOptions) -> String {
         mysql_wire::read_range_sql(first, last)
-    }
-
-    /// `dolt --pprof-server sql-server` serves Go's pprof on the container's
-    /// 127.0.0.1:6060 (the offline stand-in starts so; the official image's entrypoint
-    /// takes no global flag).
-    fn pprof(&self) -> Option<ServerPprof> {
-        Some(ServerPprof {
-            port: 6060,
-            parts: DOLT_PARTS,
-            how_to_enable: "start it as `dolt --pprof-server sql-server …` (the offline stand-in does; the official image's entrypoint does not)",
-        })
-    }
-
-    fn container_data_dir(&self) -> &'static str {
-        "/var/lib/dolt"
     }
 }
 

@@ -7,7 +7,8 @@ use sea_orm::{ConnectOptions, DbBackend};
 
 use crate::db::server::mysql_wire;
 use crate::db::server::{
-    CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, Recording, ServerDb, ServerOptions,
+    CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, Recording, ServerDb,
+    ServerOptions, SqlServer,
 };
 
 pub struct Mariadb;
@@ -38,6 +39,17 @@ impl ServerDb for Mariadb {
         )
     }
 
+    fn container_data_dir(&self) -> &'static str {
+        "/var/lib/mysql"
+    }
+
+    fn sql(&self) -> Option<&dyn SqlServer> {
+        Some(self)
+    }
+}
+
+/// How it is spoken to: SQL over its wire protocol.
+impl SqlServer for Mariadb {
     fn backend(&self) -> DbBackend {
         DbBackend::MySql
     }
@@ -67,10 +79,6 @@ impl ServerDb for Mariadb {
 
     fn read_range_sql(&self, first: &str, last: &str, _options: &ServerOptions) -> String {
         mysql_wire::read_range_sql(first, last)
-    }
-
-    fn container_data_dir(&self) -> &'static str {
-        "/var/lib/mysql"
     }
 }
 

@@ -9,7 +9,8 @@ use sea_orm::{ConnectOptions, DbBackend};
 
 use crate::db::server::mysql_wire;
 use crate::db::server::{
-    CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, Recording, ServerDb, ServerOptions,
+    CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, Recording, ServerDb,
+    ServerOptions, SqlServer,
 };
 
 pub struct Mysql;
@@ -35,6 +36,21 @@ impl ServerDb for Mysql {
         mysql_wire::compose_url(env, "MYSQL_ROOT_PASSWORD", "BLOBRACE_MYSQL_PORT", "13308")
     }
 
+    fn unreachable_hint(&self) -> String {
+        "MySQL runs from its official image only (Debian has no MySQL package to build a stand-in from): `docker pull mysql:8.4`, then scripts/servers.sh up".into()
+    }
+
+    fn container_data_dir(&self) -> &'static str {
+        "/var/lib/mysql"
+    }
+
+    fn sql(&self) -> Option<&dyn SqlServer> {
+        Some(self)
+    }
+}
+
+/// How it is spoken to: SQL over its wire protocol.
+impl SqlServer for Mysql {
     fn backend(&self) -> DbBackend {
         DbBackend::MySql
     }
@@ -44,10 +60,6 @@ impl ServerDb for Mysql {
             "MySQL 8.4 (capped container, official image only) through SeaORM",
             "the same MySQL table and query through sqlx, server-side prepared statement",
         ]
-    }
-
-    fn unreachable_hint(&self) -> String {
-        "MySQL runs from its official image only (Debian has no MySQL package to build a stand-in from): `docker pull mysql:8.4`, then scripts/servers.sh up".into()
     }
 
     fn connection_setup(&self, options: &mut ConnectOptions, namespace: Option<&str>) {
@@ -68,10 +80,6 @@ impl ServerDb for Mysql {
 
     fn read_range_sql(&self, first: &str, last: &str, _options: &ServerOptions) -> String {
         mysql_wire::read_range_sql(first, last)
-    }
-
-    fn container_data_dir(&self) -> &'static str {
-        "/var/lib/mysql"
     }
 }
 

@@ -10,7 +10,7 @@ pub use storage::PgStorage;
 use sea_orm::{ConnectOptions, DbBackend};
 
 use crate::db::server::{
-    CacheSetting, ComposeEnv, Loading, MemoryModel, Recording, ServerDb, ServerOptions,
+    CacheSetting, ComposeEnv, Loading, MemoryModel, Recording, ServerDb, ServerOptions, SqlServer,
     compose_port,
 };
 
@@ -39,6 +39,17 @@ impl ServerDb for Postgres {
             .map(|pw| format!("postgres://blobrace:{pw}@127.0.0.1:{port}/blobrace"))
     }
 
+    fn container_data_dir(&self) -> &'static str {
+        "\"$PGDATA\""
+    }
+
+    fn sql(&self) -> Option<&dyn SqlServer> {
+        Some(self)
+    }
+}
+
+/// How it is spoken to: SQL over its wire protocol.
+impl SqlServer for Postgres {
     fn backend(&self) -> DbBackend {
         DbBackend::Postgres
     }
@@ -104,10 +115,6 @@ impl ServerDb for Postgres {
         format!(
             "SELECT COALESCE(SUM(length({data}) + 0 * get_byte({data}, 0)), 0)::bigint AS n FROM blobs WHERE id BETWEEN {first} AND {last}"
         )
-    }
-
-    fn container_data_dir(&self) -> &'static str {
-        "\"$PGDATA\""
     }
 }
 

@@ -1,7 +1,7 @@
-//! Every `ServerDb` is a `Database`: its store is a namespace in the server
+//! Every `SqlServer` is a `Database`: its store is a namespace in the server
 //! (`store.rs`), its engines SeaORM and raw sqlx on it (`engines.rs`).
 
-use super::{Server, ServerDb, engines, store};
+use super::{Server, ServerDb, SqlServer, engines, store};
 use crate::dataset::DatasetSpec;
 use crate::db::any_engine::AnyEngine;
 use crate::db::database::{Database as Db, EngineDef};
@@ -15,7 +15,7 @@ const SQLX_CLIENT_COPIES: u64 = 5;
 
 /// Every server is a database: its store is a namespace in the server, its engines
 /// SeaORM and raw sqlx on it.
-impl<T: ServerDb> Db for T {
+impl<T: SqlServer> Db for T {
     fn name(&self) -> &'static str {
         ServerDb::name(self)
     }
@@ -57,7 +57,7 @@ impl<T: ServerDb> Db for T {
 
     /// What makes a server's dataset another one is what names its namespace.
     fn layout(&self, at: &Locations) -> Vec<String> {
-        let suffix = self.namespace_suffix(&at.server_options);
+        let suffix = SqlServer::namespace_suffix(self, &at.server_options);
         if suffix.is_empty() {
             Vec::new()
         } else {

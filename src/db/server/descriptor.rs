@@ -1,10 +1,10 @@
-//! The descriptor a server database's folder fills in: `ServerDb`, its core (who
-//! it is, how to reach it, its namespaces, how a fetch and the prefill read, what
-//! to record, its data directory for a cold start), and its capabilities, each a
-//! small trait it opts into or answers for: `Loading` (how a dataset is written and
-//! dropped, where not plainly), `MemoryModel` (its cache and its own memory),
+//! The descriptor a server's folder fills in: `ServerDb`, its core (who it is, how
+//! to reach it, its data directory for a cold start) with its capabilities, each a
+//! small trait it answers for: `MemoryModel` (its cache and its own memory),
 //! `Recording` (its settings and its bytes on disk), and `pprof` (a Go profile
-//! endpoint).
+//! endpoint); and, for an SQL database, `SqlServer` (its namespaces, how a fetch and
+//! the prefill read) with `Loading` (how a dataset is written and dropped, where not
+//! plainly).
 
 use std::collections::HashMap;
 
@@ -75,18 +75,21 @@ pub struct PacketLimit {
     pub fix: &'static str,
 }
 
-/// Everything the suite knows about one server database: the core every server
-/// answers here, and its capabilities, the supertraits, which `Server` hands out as
-/// `loading()`, `memory()` and `recording()`:
-/// - `Loading`: how a dataset is written into it and dropped from it, where that
-///   differs from one prepared multi-row INSERT into a blob column and a DROP (every
-///   method has that plain answer as its default: `impl Loading for X {}`);
+/// Everything the suite knows about one server in its own capped container: the core
+/// every server answers here (who it is, how to reach it, its data directory for a
+/// cold start), and its capabilities, the supertraits, which `Server` hands out as
+/// `memory()` and `recording()`:
 /// - `MemoryModel`: its own cache and what it holds besides, for sizing it for the
 ///   run's cap and for `memory_fit` (a server whose memory is not modelled cannot be
 ///   fitted under a cap, so every server answers it);
 /// - `Recording`: what it records with each result (version, settings, its process's
 ///   environment) and how its bytes on disk are read.
-pub trait ServerDb: Loading + MemoryModel + Recording + Sync + 'static {
+///
+/// How it is spoken to is the rest: an SQL database answers `sql` with its
+/// `SqlServer` side (namespaces, statements, `Loading`), which makes it a `Database`
+/// with the SeaORM and sqlx engines; a server of another protocol (the S3 object
+/// store, `db/seaweedfs/`) implements `Database` itself.
+pub trait ServerDb: MemoryModel + Recording + Sync + 'static {
     /// Engine, store and compose service name: `postgres`.
     fn name(&self) -> &'static str;
 
@@ -102,16 +105,34 @@ pub trait ServerDb: Loading + MemoryModel + Recording + Sync + 'static {
     /// The URL of the compose service, from compose/.env's password and published port.
     fn url_from_compose(&self, env: &ComposeEnv) -> Option<String>;
 
+    /// How to get it running, for the errors when it cannot be reached.
+    fn unreachable_hint(&self) -> String {
+        format!("is it running? start it with: {COMPOSE_UP}")
+    }
+
+    /// A Go pprof endpoint inside its container, for the server's own CPU profile
+    /// beside the client's (`--profile-fetches`). None: it has none.
+    fn pprof(&self) -> Option<ServerPprof> {
+        None
+    }
+
+    /// Where its data files live inside its container (a shell word): a cold start
+    /// flushes them and drops them from the page cache there.
+    fn container_data_dir(&self) -> &'static str;
+
+    /// Its SQL side, where it is an SQL database; None for another protocol.
+    fn sql(&self) -> Option<&dyn SqlServer>;
+}
+
+/// An SQL server: its wire protocol, its namespaces, how a fetch and the prefill
+/// read, and how a dataset is written (`Loading`). Every `SqlServer` is a `Database`
+/// with two engines (SeaORM, raw sqlx) and a namespace per dataset.
+pub trait SqlServer: ServerDb + Loading {
     /// The wire protocol (sea-orm backend) the engines speak to it.
     fn backend(&self) -> DbBackend;
 
     /// One help line per engine: (ORM engine, raw engine).
     fn engine_help(&self) -> [&'static str; 2];
-
-    /// How to get it running, for the errors when it cannot be reached.
-    fn unreachable_hint(&self) -> String {
-        format!("is it running? start it with: {COMPOSE_UP}")
-    }
 
     /// Set up every connection to it: pointed at one dataset's namespace where given
     /// (None: the admin connection), and whatever its wire protocol needs here.
@@ -154,16 +175,6 @@ pub trait ServerDb: Loading + MemoryModel + Recording + Sync + 'static {
     fn binary_literal(&self, bytes: &[u8]) -> String {
         format!("X'{}'", crate::key::hex(bytes))
     }
-
-    /// A Go pprof endpoint inside its container, for the server's own CPU profile
-    /// beside the client's (`--profile-fetches`). None: it has none.
-    fn pprof(&self) -> Option<ServerPprof> {
-        None
-    }
-
-    /// Where its data files live inside its container (a shell word): a cold start
-    /// flushes them and drops them from the page cache there.
-    fn container_data_dir(&self) -> &'static str;
 }
 
 /// How a dataset is written into a server and dropped from it. Every method has the

@@ -22,7 +22,7 @@ async fn connect(
     let namespace = server.namespace(&spec, &at.server_options);
     let db = server.connect(&url, Some(&namespace)).await?;
     let mut settings = read_settings(&db, server.recording().settings_queries()).await?;
-    settings.insert(server.namespace_word().into(), namespace);
+    settings.insert(server.require_sql()?.namespace_word().into(), namespace);
     Ok((db, settings))
 }
 
@@ -33,7 +33,7 @@ pub async fn open_orm(
 ) -> Result<OrmEngine> {
     let server = server.expect("a server engine is opened with its server");
     let (db, settings) = connect(server, at, spec).await?;
-    let data = server.data_read_expr(&at.server_options);
+    let data = server.require_sql()?.data_read_expr(&at.server_options);
     Ok(OrmEngine::new(db, spec, settings).reading(data))
 }
 
@@ -44,7 +44,7 @@ pub async fn open_raw(
 ) -> Result<AnyEngine> {
     let server = server.expect("a server engine is opened with its server");
     let (db, settings) = connect(server, at, spec).await?;
-    let sql = server.fetch_sql(&at.server_options);
+    let sql = server.require_sql()?.fetch_sql(&at.server_options);
     // The protocol decides sqlx's database type and the placeholder; every server
     // speaking it shares the variant.
     Ok(match db.get_database_backend() {

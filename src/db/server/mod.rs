@@ -1,13 +1,15 @@
-//! What every server database shares (`db/postgres/`, `db/mariadb/`, `db/mysql/`,
-//! `db/dolt/`): a database in its own capped container, reached over its wire
-//! protocol. A server's folder fills in one `ServerDb` descriptor: how to reach it
-//! (URL flag, variable, compose defaults), how a dataset is laid out in it
-//! (namespace, DDL, checks before loading), what to record (settings), how to start
-//! it cold (its data directory in the container), and its memory model. Every
-//! `ServerDb` is a `Database` with two engines (SeaORM, `engines.rs`, and raw sqlx,
-//! `raw.rs`) and one store (`store.rs`), so a server's folder is all it takes.
+//! What every server shares (`db/postgres/`, `db/mariadb/`, `db/mysql/`, `db/dolt/`,
+//! `db/seaweedfs/`): a store in its own capped container, reached over the network.
+//! A server's folder fills in one `ServerDb` descriptor: how to reach it (URL flag,
+//! variable, compose defaults), what to record (settings), how to start it cold (its
+//! data directory in the container), and its memory model. An SQL server also fills
+//! in `SqlServer`: how a dataset is laid out in it (namespace, DDL, checks before
+//! loading) and read; every `SqlServer` is a `Database` with two engines (SeaORM,
+//! `engines.rs`, and raw sqlx, `raw.rs`) and one store (`store.rs`), so an SQL
+//! server's folder is all it takes.
 
 pub mod cache;
+pub mod cold;
 mod database;
 mod descriptor;
 pub mod engines;
@@ -17,7 +19,7 @@ pub mod store;
 
 pub use descriptor::{
     BulkLoad, COMPOSE_UP, CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, Recording,
-    ServerDb, ServerOptions, ServerPprof,
+    ServerDb, ServerOptions, ServerPprof, SqlServer,
 };
 
 use std::ops::Deref;
@@ -72,6 +74,17 @@ impl Server {
         self.place
     }
 
+    /// Its SQL side; None for a server of another protocol (the object store).
+    pub fn sql(self) -> Option<&'static dyn SqlServer> {
+        self.descriptor.sql()
+    }
+
+    /// Its SQL side, or an error naming the server: for what only SQL servers do.
+    pub fn require_sql(self) -> Result<&'static dyn SqlServer> {
+        self.sql()
+            .with_context(|| format!("{} is not an SQL server", self.name()))
+    }
+
     /// The URL, or an error saying how to provide one.
     pub fn require_url(self, url: Option<&str>) -> Result<String> {
         url.map(str::to_string).ok_or_else(|| {
@@ -86,7 +99,7 @@ impl Server {
 
     /// Connection settings shared by the loader and the engines: no ping per
     /// checkout, no statement logging, one connection, the dataset's namespace.
-    pub fn connect_options(self, url: &str, namespace: Option<&str>) -> ConnectOptions {
+    pub fn connect_options(self, url: &str, namespace: Option<&str>) -> Result<ConnectOptions> {
         self.pool_options(url, namespace, 1)
     }
 
@@ -96,7 +109,8 @@ impl Server {
         url: &str,
         namespace: Option<&str>,
         connections: u32,
-    ) -> ConnectOptions {
+    ) -> Result<ConnectOptions> {
+        let sql = self.require_sql()?;
         let mut options = ConnectOptions::new(url.to_string());
         options
             .sqlx_logging(false)
@@ -104,8 +118,8 @@ impl Server {
             .max_connections(connections)
             .min_connections(1)
             .connect_timeout(Duration::from_secs(5));
-        self.connection_setup(&mut options, namespace);
-        options
+        sql.connection_setup(&mut options, namespace);
+        Ok(options)
     }
 
     /// Connect, turning a refusal into an error that names the URL and the fix.
@@ -120,7 +134,8 @@ impl Server {
         namespace: Option<&str>,
         connections: u32,
     ) -> Result<DatabaseConnection> {
-        let mut connected = Database::connect(self.pool_options(url, namespace, connections)).await;
+        let mut connected =
+            Database::connect(self.pool_options(url, namespace, connections)?).await;
         if let Err(e) = &connected
             && crate::docker::dropped_connection(e)
             && crate::docker::came_back_up(
@@ -130,7 +145,7 @@ impl Server {
             )
             .await
         {
-            connected = Database::connect(self.pool_options(url, namespace, connections)).await;
+            connected = Database::connect(self.pool_options(url, namespace, connections)?).await;
         }
         connected.with_context(|| {
             format!(
@@ -177,7 +192,11 @@ impl Server {
                 );
             }
         }
-        self.connect(url, None).await?.close().await?;
+        // An SQL server: a connection opens and closes. Another protocol's store
+        // checks its credentials and bucket when it is opened.
+        if self.sql().is_some() {
+            self.connect(url, None).await?.close().await?;
+        }
         Ok(())
     }
 
@@ -188,17 +207,13 @@ impl Server {
             spec.size.to_string().to_lowercase(),
             spec.rows,
             spec.key_suffix("_"),
-            self.namespace_suffix(options)
+            self.sql().map_or("", |sql| sql.namespace_suffix(options))
         )
     }
 }
 
 /// Its capabilities, each the descriptor itself seen as the supertrait.
 impl Server {
-    pub fn loading(&self) -> &'static dyn Loading {
-        self.descriptor
-    }
-
     pub fn memory(&self) -> &'static dyn MemoryModel {
         self.descriptor
     }

@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 use tokio::task::JoinSet;
 
-use super::{BulkLoad, Server, ServerOptions, redact_url};
+use super::{BulkLoad, Server, ServerOptions, SqlServer, redact_url};
 use crate::dataset::{DatasetSpec, DatasetState};
 use crate::db::orm_store as orm;
 use crate::db::store::{IdRange, Store, rows_for_batch};
@@ -26,6 +26,8 @@ const MAX_LARGE_OBJECTS_PER_BATCH: u64 = 512;
 
 pub struct ServerStore {
     server: Server,
+    /// Its SQL side: how a dataset is laid out, written and dropped.
+    sql: &'static dyn SqlServer,
     spec: DatasetSpec,
     url: Option<String>,
     namespace: String,
@@ -44,6 +46,9 @@ impl ServerStore {
         spec: DatasetSpec,
         options: ServerOptions,
     ) -> Self {
+        let sql = server
+            .sql()
+            .expect("an SQL server's store is opened on an SQL server");
         let namespace = server.namespace(&spec, &options);
         let location = PathBuf::from(format!(
             "{}#{namespace}",
@@ -52,6 +57,7 @@ impl ServerStore {
         ));
         Self {
             server,
+            sql,
             spec,
             url: url.map(str::to_string),
             namespace,
@@ -67,7 +73,7 @@ impl ServerStore {
         if self.spec.key.is_binary() {
             1
         } else {
-            self.server.loading().load_connections(&self.options).max(1)
+            self.sql.load_connections(&self.options).max(1)
         }
     }
 
@@ -117,7 +123,7 @@ impl ServerStore {
     /// nothing is, they are skipped: a Dolt load stopped by SIGTERM 1.2 s in left its
     /// dataset committed, and Dolt refuses a second commit ("nothing to commit").
     async fn after_load(&self, db: &DatabaseConnection) -> Result<()> {
-        if let Some(sql) = self.server.loading().after_load_owed_sql()
+        if let Some(sql) = self.sql.after_load_owed_sql()
             && Self::count(db, sql).await? == 0
         {
             return Ok(());
@@ -127,7 +133,7 @@ impl ServerStore {
 
     /// `after_load_sql`'s statements, unconditionally.
     async fn run_after_load_sql(&self, db: &DatabaseConnection) -> Result<()> {
-        for sql in self.server.loading().after_load_sql(&self.options) {
+        for sql in self.sql.after_load_sql(&self.options) {
             db.execute_unprepared(&sql)
                 .await
                 .with_context(|| format!("{}: `{sql}` after loading", self.server.name()))?;
@@ -137,7 +143,7 @@ impl ServerStore {
 
     /// A blob must fit the server's packet limit, if it has one: checked before loading.
     async fn check_packet_limit(&self, admin: &DatabaseConnection) -> Result<()> {
-        let Some(limit) = self.server.loading().packet_limit() else {
+        let Some(limit) = self.sql.packet_limit() else {
             return Ok(());
         };
         let row = admin
@@ -199,12 +205,12 @@ impl Store for ServerStore {
         let admin = self.admin().await?;
         self.check_packet_limit(&admin).await?;
         admin
-            .execute_unprepared(&self.server.create_namespace_sql(&self.namespace))
+            .execute_unprepared(&self.sql.create_namespace_sql(&self.namespace))
             .await?;
         admin.close().await?;
         let spec = self.spec;
         let location = self.location.clone();
-        let setup = self.server.loading().table_setup_sql(&self.options);
+        let setup = self.sql.table_setup_sql(&self.options);
         let parallel = self.parallel_batches();
         if parallel > 1 && self.db.is_none() {
             let url = self.server.require_url(self.url.as_deref())?;
@@ -214,7 +220,7 @@ impl Store for ServerStore {
                     .await?,
             );
         }
-        let data = self.server.loading().data_column(&self.options);
+        let data = self.sql.data_column(&self.options);
         let db = self.connect_namespace().await?;
         let rows_done = orm::begin(db, &spec, &location, data).await?;
         for sql in setup {
@@ -227,19 +233,19 @@ impl Store for ServerStore {
         // Each large object created holds a lock until its transaction ends, and the
         // lock table is shared (max_locks_per_transaction x connections): 4096 1 KiB
         // rows in one transaction would run it out of shared memory.
-        let most = match self.server.loading().data_column(&self.options) {
+        let most = match self.sql.data_column(&self.options) {
             migration::DataColumn::Oid => MAX_LARGE_OBJECTS_PER_BATCH,
             migration::DataColumn::Blob => MAX_ROWS_PER_INSERT,
         };
-        let loading = self.server.loading();
+        let loading = self.sql;
         rows_for_batch(&self.spec, BATCH_BYTES, most.min(loading.max_batch_rows()))
     }
 
     async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {
         let db = self.db.clone().context("append before begin")?;
         let spec = self.spec;
-        let template = self.server.loading().insert_data_template(&self.options);
-        let bulk = self.server.loading().bulk_load();
+        let template = self.sql.insert_data_template(&self.options);
+        let bulk = self.sql.bulk_load();
         let parallel = self.parallel_batches();
         if parallel > 1 {
             // A free connection first; the batch's buffers go with its task (the
@@ -263,7 +269,7 @@ impl Store for ServerStore {
         orm::mark_complete(&db).await?;
         self.after_load(&db).await?;
         db.close().await?;
-        if self.server.loading().restart_after_load() {
+        if self.sql.restart_after_load() {
             let docker = crate::docker::connect().await?;
             if let Some((id, _, _)) =
                 crate::docker::find_service(&docker, self.server.name()).await?
@@ -301,47 +307,7 @@ impl Store for ServerStore {
         if let Some(db) = self.db.take() {
             db.close().await?;
         }
-        let started = std::time::Instant::now();
-        let docker = crate::docker::connect().await?;
-        let Some((id, name, _)) = crate::docker::find_service(&docker, self.server.name()).await?
-        else {
-            bail!(
-                "no running compose container for {}: cannot start it cold (set BLOBRACE_COMPOSE_PROJECT if it runs under another project)",
-                self.server.name()
-            );
-        };
-        // 1. A restart empties the server's own cache (shared_buffers / buffer pool;
-        //    compose disables MariaDB's buffer-pool dump and reload for this). A cache
-        //    setting that does not survive the restart is read before it and set back
-        //    before anything reads (see cache::restore_cache).
-        let cache_before = match (&self.url, self.server.memory().cache()) {
-            (Some(url), Some(cache)) if !cache.applied_by_restart => {
-                super::cache::cache_now(self.server, url)
-                    .await?
-                    .map(|bytes| (url, bytes))
-            }
-            _ => None,
-        };
-        crate::docker::restart_and_wait(&docker, &id, Duration::from_secs(180)).await?;
-        if let Some((url, bytes)) = cache_before {
-            super::cache::restore_cache(self.server, url, bytes).await?;
-        }
-        // 2. The page cache survives a restart (its pages move to the parent cgroup):
-        //    flush, then DONTNEED every data file from inside the container.
-        //    `dd iflag=nocache count=0` is coreutils' posix_fadvise(DONTNEED) of a whole file.
-        let data_dir = self.server.container_data_dir();
-        let script = format!(
-            "sync && find {data_dir} -type f -exec dd if={{}} iflag=nocache count=0 status=none \\;"
-        );
-        crate::docker::exec_sh(&docker, &id, &script).await?;
-        Ok(EvictionReport {
-            method: format!(
-                "restart container {name} (empties the server's own cache), then sync + dd iflag=nocache count=0 (posix_fadvise DONTNEED) on every file under {} inside it",
-                data_dir.trim_matches('"')
-            ),
-            seconds: started.elapsed().as_secs_f64(),
-            ..Default::default()
-        })
+        super::cold::restart_cold(self.server, self.url.as_deref()).await
     }
 
     async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {
@@ -351,12 +317,12 @@ impl Store for ServerStore {
             .key
             .key_bounds(spec.seed, spec.rows, *ids.start(), *ids.end())
         {
-            Some((first, last)) => self.server.read_range_sql(
-                &self.server.binary_literal(&first),
-                &self.server.binary_literal(&last),
+            Some((first, last)) => self.sql.read_range_sql(
+                &self.sql.binary_literal(&first),
+                &self.sql.binary_literal(&last),
                 &self.options,
             ),
-            None => self.server.read_range_sql(
+            None => self.sql.read_range_sql(
                 &ids.start().to_string(),
                 &ids.end().to_string(),
                 &self.options,
@@ -373,7 +339,7 @@ impl Store for ServerStore {
     }
 
     async fn finish_interrupted(&mut self) -> Result<Option<String>> {
-        let Some(sql) = self.server.loading().after_load_owed_sql() else {
+        let Some(sql) = self.sql.after_load_owed_sql() else {
             return Ok(None);
         };
         self.connect_namespace().await?;
@@ -385,10 +351,7 @@ impl Store for ServerStore {
         self.run_after_load_sql(db).await?;
         Ok(Some(format!(
             "complete, but what its load owes it was not done (a load stopped before it, or an older blobrace loaded it): ran `{}` now, in {:.1} s",
-            self.server
-                .loading()
-                .after_load_sql(&self.options)
-                .join("; "),
+            self.sql.after_load_sql(&self.options).join("; "),
             started.elapsed().as_secs_f64()
         )))
     }
@@ -429,15 +392,11 @@ impl Store for ServerStore {
             db.close().await?;
         }
         let admin = self.admin().await?;
-        for sql in self
-            .server
-            .loading()
-            .before_drop_sql(&self.namespace, &self.options)
-        {
+        for sql in self.sql.before_drop_sql(&self.namespace, &self.options) {
             admin.execute_unprepared(&sql).await?;
         }
         admin
-            .execute_unprepared(&self.server.drop_namespace_sql(&self.namespace))
+            .execute_unprepared(&self.sql.drop_namespace_sql(&self.namespace))
             .await?;
         admin.close().await?;
         Ok(())

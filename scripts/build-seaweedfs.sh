@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Build the SeaweedFS binary (`weed`) of the offline stand-in image from the Go
+# module proxy:   scripts/build-seaweedfs.sh OUT_DIR   ->  OUT_DIR/weed (static, CGO off)
+#
+# SeaweedFS tags its releases as 3.x/4.x but publishes no v-tagged Go module, so the
+# proxy serves it as a pseudo-version of its main branch (the one below reports
+# itself as 4.53). Its go.mod has a replace directive (go-bip39), so `go install` is
+# refused: download the module, copy it, and build ./weed inside the copy.
+# Needs Go >= the go line of its go.mod (1.26 for this version). The binary is kept
+# in target/seaweedfs-<version>/weed and reused by later runs (a build takes about
+# 3 minutes on 2 cores and 232 MB).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: scripts/build-seaweedfs.sh OUT_DIR}
+version=${BLOBRACE_SEAWEEDFS_VERSION:-v0.0.0-20261109003541-7506e5f91cd6}
+module=github.com/seaweedfs/seaweedfs
+cached=target/seaweedfs-$version/weed
+
+if [ ! -x "$cached" ]; then
+  command -v go >/dev/null || { echo "build-seaweedfs: no Go toolchain: install Go >= 1.26 (https://go.dev/dl)" >&2; exit 1; }
+  work=$(mktemp -d)
+  trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+  # The module cache of this build only; the module's own go.sum pins every dependency.
+  export GOPATH=$work/gopath GOMODCACHE=$work/gopath/pkg/mod GOFLAGS=-mod=mod \
+         GOPROXY=${GOPROXY:-https://proxy.golang.org} GOSUMDB=off GOTOOLCHAIN=local CGO_ENABLED=0
+  echo "build-seaweedfs: downloading $module@$version"
+  dir=$(go mod download -json "$module@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+  [ -d "$dir" ] || { echo "build-seaweedfs: cannot download $module@$version (GOPROXY=$GOPROXY)" >&2; exit 1; }
+  cp -r "$dir" "$work/seaweedfs"
+  chmod -R u+w "$work/seaweedfs"
+  echo "build-seaweedfs: go build ./weed ($(go version | cut -d' ' -f3), about 3 minutes)"
+  (cd "$work/seaweedfs" && go build -trimpath -o weed ./weed)
+  mkdir -p "$(dirname "$cached")"
+  mv "$work/seaweedfs/weed" "$cached"
+fi
+mkdir -p "$out"
+cp "$cached" "$out/weed"
+echo "build-seaweedfs: $("$cached" version 2>&1 | head -1)"

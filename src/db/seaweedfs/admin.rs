@@ -1,0 +1,123 @@
+//! What S3 itself cannot do here, done with SeaweedFS's own shell inside its compose
+//! container (`weed shell`, through `docker exec`): make and drop a bucket (S3's
+//! CreateBucket would need a request signed outside the object client, and dropping
+//! a bucket through S3 means deleting its objects one by one first: 3M at 1 KiB; the
+//! shell drops the bucket's collection, its volumes, at once), and count a bucket's
+//! bytes on disk (its collection's volume files).
+
+use anyhow::{Context, Result, bail};
+
+/// The master inside the container (`weed server`'s default port).
+const MASTER: &str = "127.0.0.1:9333";
+
+/// The compose container of the store: (docker, id, name).
+async fn container(service: &str) -> Result<(bollard::Docker, String, String)> {
+    let docker = crate::docker::connect().await?;
+    let (id, name, _) = crate::docker::find_service(&docker, service)
+        .await?
+        .with_context(|| {
+            format!(
+                "no running compose container for {service}: its buckets are made and dropped with `weed shell` inside it (start it with: {}; set BLOBRACE_COMPOSE_PROJECT if it runs under another project)",
+                crate::db::server::COMPOSE_UP
+            )
+        })?;
+    Ok((docker, id, name))
+}
+
+/// Run one `weed shell` command; its output.
+async fn shell(service: &str, command: &str) -> Result<String> {
+    let (docker, id, name) = container(service).await?;
+    let script = format!("echo '{command}' | weed shell -master={MASTER} 2>&1");
+    let cmd = vec!["sh".to_string(), "-c".to_string(), script];
+    let (code, out) = crate::docker::exec_output(&docker, &id, cmd).await?;
+    let out = String::from_utf8_lossy(&out).into_owned();
+    if code != Some(0) {
+        bail!(
+            "`weed shell` `{command}` in {name} exited with {code:?}: {}",
+            out.trim()
+        );
+    }
+    Ok(out)
+}
+
+/// The buckets the store has.
+pub async fn buckets(service: &str) -> Result<Vec<String>> {
+    let out = shell(service, "s3.bucket.list").await?;
+    // Lines "  <name>\tsize:… chunk:…" after the shell's banner.
+    Ok(out
+        .lines()
+        .filter(|l| l.contains("\tsize:"))
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect())
+}
+
+pub async fn bucket_exists(service: &str, bucket: &str) -> Result<bool> {
+    Ok(buckets(service).await?.iter().any(|b| b == bucket))
+}
+
+pub async fn create_bucket(service: &str, bucket: &str) -> Result<()> {
+    let out = shell(service, &format!("s3.bucket.create -name {bucket}")).await?;
+    if !out.contains("created bucket") && !bucket_exists(service, bucket).await? {
+        bail!("{service}: cannot create bucket {bucket}: {}", out.trim());
+    }
+    Ok(())
+}
+
+/// Drop a bucket and its collection (every object and volume of it).
+pub async fn delete_bucket(service: &str, bucket: &str) -> Result<()> {
+    if !bucket_exists(service, bucket).await? {
+        return Ok(());
+    }
+    let out = shell(service, &format!("s3.bucket.delete -name {bucket}")).await?;
+    if bucket_exists(service, bucket).await? {
+        bail!(
+            "{service}: bucket {bucket} is still there after s3.bucket.delete: {}",
+            out.trim()
+        );
+    }
+    Ok(())
+}
+
+/// Bytes the bucket's collection takes on disk: its volume files (`<bucket>_<n>.dat`,
+/// the objects with their headers, and `.idx`, their index) under `data_dir`. The
+/// filer's entries for the bucket (its object names, in the filer's LevelDB) are
+/// shared with every bucket and not counted.
+pub async fn bucket_disk_bytes(service: &str, data_dir: &str, bucket: &str) -> Result<Option<u64>> {
+    let (docker, id, name) = container(service).await?;
+    let script = format!(
+        "find {data_dir} -maxdepth 1 -type f -name '{bucket}_*' -exec du -ck {{}} + | tail -1"
+    );
+    let cmd = vec!["sh".to_string(), "-c".to_string(), script.clone()];
+    match crate::docker::exec_output(&docker, &id, cmd).await? {
+        (Some(0), out) => {
+            let text = String::from_utf8_lossy(&out);
+            if text.trim().is_empty() {
+                return Ok(Some(0));
+            }
+            // `du -k`: busybox's du (the official Alpine image) has no byte unit.
+            let bytes = text
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+                .map(|kib| kib * 1024);
+            bytes
+                .map(Some)
+                .with_context(|| format!("`{script}` in {name} said {text:?}"))
+        }
+        (code, _) => bail!("`{script}` in {name} exited with {code:?}"),
+    }
+}
+
+/// The store's own version (`weed version`), for the results.
+pub async fn version(service: &str) -> Result<String> {
+    let (docker, id, _) = container(service).await?;
+    let cmd = vec!["weed".to_string(), "version".to_string()];
+    let (_, out) = crate::docker::exec_output(&docker, &id, cmd).await?;
+    Ok(String::from_utf8_lossy(&out)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string())
+}

@@ -1,0 +1,82 @@
+//! One fetch from an S3 store: a GET of the blob's object, its body streamed into the
+//! reused buffer. The client (object_store's, over reqwest) keeps its connection
+//! open between fetches; it allocates per request (the request, its headers and
+//! signature, each body chunk), as every S3 client does, and that is part of what
+//! an application pays.
+
+use anyhow::{Result, bail};
+use futures_util::StreamExt;
+use object_store::ObjectStoreExt;
+use object_store::aws::AmazonS3;
+use object_store::path::Path as ObjectPath;
+
+use super::s3::S3Url;
+use super::store::{bucket_name, object_name_into};
+use crate::dataset::{DatasetSpec, DatasetState};
+use crate::db::engine::{Engine, EngineSettings};
+use crate::db::locations::Locations;
+use crate::db::registry::StoreKind;
+use crate::db::server::Server;
+use crate::db::store::Store;
+
+pub struct S3Engine {
+    client: AmazonS3,
+    spec: DatasetSpec,
+    name: String,
+    settings: EngineSettings,
+}
+
+impl S3Engine {
+    pub async fn open(server: Server, at: &Locations, spec: DatasetSpec) -> Result<S3Engine> {
+        let url = server.require_url(at.server_url(server))?;
+        let parsed = S3Url::parse(&url)?;
+        let bucket = bucket_name(server, &spec);
+        let mut store = super::store::S3Store::new(server, Some(&url), spec);
+        if store.state().await? != DatasetState::Complete {
+            bail!(
+                "{}: bucket {bucket} is not loaded: load it first (blobrace load --engines {})",
+                server.name(),
+                StoreKind::named(server.name()).map_or(server.name(), |k| k.name())
+            );
+        }
+        let version = super::admin::version(server.name())
+            .await
+            .unwrap_or_else(|e| format!("unavailable ({e:#})"));
+        let settings = EngineSettings::from([
+            ("server_version".into(), version),
+            ("bucket".into(), bucket.clone()),
+            ("endpoint".into(), parsed.endpoint.clone()),
+            (
+                "access".into(),
+                "GET /<bucket>/<id>, body streamed into the reused buffer (object_store 0.14.2, retries off)".into(),
+            ),
+        ]);
+        Ok(S3Engine {
+            client: parsed.bucket(&bucket)?,
+            spec,
+            name: String::with_capacity(40),
+            settings,
+        })
+    }
+}
+
+impl Engine for S3Engine {
+    #[inline]
+    async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
+        object_name_into(&self.spec, id, &mut self.name);
+        let got = self
+            .client
+            .get(&ObjectPath::from(self.name.as_str()))
+            .await?;
+        out.clear();
+        let mut body = got.into_stream();
+        while let Some(chunk) = body.next().await {
+            out.extend_from_slice(&chunk?);
+        }
+        Ok(())
+    }
+
+    fn settings(&self) -> EngineSettings {
+        self.settings.clone()
+    }
+}

@@ -1,0 +1,127 @@
+//! SeaweedFS, an S3-compatible object store built for many small files: master,
+//! volume server, filer and S3 gateway in one `weed server` process in its own
+//! capped container (compose service `seaweedfs`). A blob is an object, a dataset a
+//! bucket (`store.rs`); a fetch is one GET through an S3 client (`engine.rs`,
+//! `s3.rs`); buckets are made, dropped and measured with its own shell inside the
+//! container (`admin.rs`). Objects live in 1 GiB volume files: the volume server
+//! keeps each object's offset in memory and reads it with one `pread`, through the
+//! page cache, inside the container's cap.
+
+pub mod admin;
+pub mod engine;
+pub mod s3;
+pub mod store;
+
+use super::any_engine::AnyEngine;
+use super::database::{Database, EngineDef};
+use super::engine::Client;
+use super::server::{
+    CacheSetting, ComposeEnv, MemoryModel, Recording, Server, ServerDb, SqlServer, compose_port,
+};
+use super::store::{BoxedStore, boxed};
+use crate::dataset::DatasetSpec;
+use crate::db::locations::Locations;
+
+pub struct Seaweedfs;
+
+impl ServerDb for Seaweedfs {
+    fn name(&self) -> &'static str {
+        "seaweedfs"
+    }
+
+    fn url_flag(&self) -> &'static str {
+        "seaweedfs-url"
+    }
+
+    fn url_env(&self) -> &'static str {
+        "BLOBRACE_SEAWEEDFS_URL"
+    }
+
+    fn url_help(&self) -> &'static str {
+        "SeaweedFS S3 URL, s3://ACCESS_KEY:SECRET@host:port (s3+https:// for TLS), for the seaweedfs engine. Default: compose/.env's SEAWEEDFS_ACCESS_KEY / SEAWEEDFS_SECRET_KEY on 127.0.0.1:BLOBRACE_SEAWEEDFS_PORT."
+    }
+
+    fn url_from_compose(&self, env: &ComposeEnv) -> Option<String> {
+        let key = env.get("SEAWEEDFS_ACCESS_KEY")?;
+        let secret = env.get("SEAWEEDFS_SECRET_KEY")?;
+        let port = compose_port(env, "BLOBRACE_SEAWEEDFS_PORT", "18333");
+        Some(format!("s3://{key}:{secret}@127.0.0.1:{port}"))
+    }
+
+    fn container_data_dir(&self) -> &'static str {
+        "/data"
+    }
+
+    fn sql(&self) -> Option<&dyn SqlServer> {
+        None
+    }
+}
+
+/// What it records: no SQL to ask; its version comes from `weed version` in its
+/// container (the engine's settings), GOMEMLIMIT from its process.
+impl Recording for Seaweedfs {
+    fn namespace_bytes_sql(&self, _namespace: &str) -> Option<String> {
+        None
+    }
+
+    fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
+    fn process_env(&self) -> &'static [&'static str] {
+        &["GOMEMLIMIT"]
+    }
+}
+
+/// No cache of its own to size: it reads objects through the page cache, which the
+/// container's cap bounds.
+impl MemoryModel for Seaweedfs {
+    fn cache(&self) -> Option<CacheSetting> {
+        None
+    }
+
+    fn cache_bytes_for_cap(&self, _cap_bytes: u64, _largest_blob: u64) -> u64 {
+        0
+    }
+
+    fn serving_memory_bytes(&self) -> u64 {
+        // TODO measured below
+        160 << 20
+    }
+
+    fn fetch_copies(&self) -> u64 {
+        3
+    }
+}
+
+impl Database for Seaweedfs {
+    fn name(&self) -> &'static str {
+        "seaweedfs"
+    }
+
+    fn engines(&self) -> Vec<EngineDef> {
+        vec![EngineDef {
+            name: "seaweedfs",
+            help: "GET the blob's object from a SeaweedFS bucket through an S3 client (object_store), body streamed into a reused buffer: the object store",
+            client: Client::S3,
+            client_copies: 3,
+            open: |server, at, spec| {
+                Box::pin(async move {
+                    let server = server.expect("the seaweedfs engine is opened with its server");
+                    Ok(AnyEngine::S3(
+                        engine::S3Engine::open(server, at, spec).await?,
+                    ))
+                })
+            },
+        }]
+    }
+
+    fn open_store(&self, server: Option<Server>, at: &Locations, spec: DatasetSpec) -> BoxedStore {
+        let server = server.expect("a server's store is opened with its server");
+        boxed(store::S3Store::new(server, at.server_url(server), spec))
+    }
+
+    fn server(&self) -> Option<&dyn ServerDb> {
+        Some(self)
+    }
+}

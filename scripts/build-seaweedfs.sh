@@ -6,7 +6,9 @@
 # proxy serves it as a pseudo-version of its main branch (the one below reports
 # itself as 4.53). Its go.mod has a replace directive (go-bip39), so `go install` is
 # refused: download the module, copy it, and build ./weed inside the copy.
-# Needs Go >= the go line of its go.mod (1.26 for this version). The binary is kept
+# Needs Go >= the go line of its go.mod (1.26.6 for this version): where the machine's
+# Go is older or missing, that toolchain is fetched from the Go module proxy
+# (golang.org/toolchain, kept in target/go-<version>/). The binary is kept
 # in target/seaweedfs-<version>/weed and reused by later runs (a build takes about
 # 3 minutes on 2 cores and 232 MB).
 set -euo pipefail
@@ -17,7 +19,23 @@ module=github.com/seaweedfs/seaweedfs
 cached=target/seaweedfs-$version/weed
 
 if [ ! -x "$cached" ]; then
-  command -v go >/dev/null || { echo "build-seaweedfs: no Go toolchain: install Go >= 1.26 (https://go.dev/dl)" >&2; exit 1; }
+  need_go=1.26.6
+  have_go=$(go env GOVERSION 2>/dev/null | sed 's/^go//' || true)
+  if [ -z "$have_go" ] || [ "$(printf '%s\n%s\n' "$need_go" "$have_go" | sort -V | head -1)" != "$need_go" ]; then
+    gohome=$PWD/target/go-$need_go
+    if [ ! -x "$gohome/bin/go" ]; then
+      echo "build-seaweedfs: Go ${have_go:-(none)} is older than $need_go: fetching go$need_go from the Go module proxy"
+      zip=$(mktemp)
+      curl -fsSL "${GOPROXY:-https://proxy.golang.org}/golang.org/toolchain/@v/v0.0.1-go$need_go.linux-amd64.zip" -o "$zip"
+      rm -rf "$gohome.tmp" && mkdir -p "$gohome.tmp"
+      python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$zip" "$gohome.tmp"
+      rm -f "$zip"
+      src=$(dirname "$(dirname "$(find "$gohome.tmp" -path '*/bin/go' -type f | head -1)")")
+      chmod -R u+x "$src/bin" "$src/pkg/tool"
+      rm -rf "$gohome" && mv "$src" "$gohome" && rm -rf "$gohome.tmp"
+    fi
+    export PATH=$gohome/bin:$PATH GOROOT=$gohome
+  fi
   work=$(mktemp -d)
   trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
   # The module cache of this build only; the module's own go.sum pins every dependency.

@@ -80,7 +80,7 @@ pub async fn plan(
     stores: &[StoreKind],
     datasets: &[DatasetSpec],
     one_size_at_a_time: bool,
-) -> Result<Vec<(AnyStore, DatasetState)>> {
+) -> Result<Vec<(AnyStore, Result<DatasetState>)>> {
     let data_dir = at.data_dir.as_path();
     check_data_dir(data_dir)?;
     let mut rooms = Rooms::find(data_dir, stores).await;
@@ -88,11 +88,16 @@ pub async fn plan(
     for (size_index, spec) in datasets.iter().enumerate() {
         for &kind in stores {
             let mut store = kind.open(at, *spec);
-            let state = store.state().await?;
+            // A store that cannot say where its dataset stands (its server failing)
+            // fails that load alone; bad input (a foreign file) stops the run.
+            let state = match store.state().await {
+                Err(e) if e.downcast_ref::<InputError>().is_some() => return Err(e),
+                state => state,
+            };
             let done = match state {
-                DatasetState::Absent => 0,
-                DatasetState::Partial { rows_done } => rows_done,
-                DatasetState::Complete => spec.rows,
+                Ok(DatasetState::Absent) | Err(_) => 0,
+                Ok(DatasetState::Partial { rows_done }) => rows_done,
+                Ok(DatasetState::Complete) => spec.rows,
             };
             rooms.add(
                 kind,
@@ -321,7 +326,14 @@ pub async fn ensure_loaded(
     let mut reports = Vec::new();
     let mut failed = Vec::new();
     for (mut store, state) in plan(at, stores, datasets, false).await? {
-        let report = match load(&mut store, state).await {
+        let loaded = match state {
+            Ok(state) => load(&mut store, state).await,
+            Err(e) => Err(e.context(format!(
+                "cannot tell whether {} is loaded",
+                store.location().display()
+            ))),
+        };
+        let report = match loaded {
             Ok(report) => report,
             Err(e) => {
                 // A server killed by its cap shows up here only as a dropped connection.

@@ -109,8 +109,26 @@ pub async fn bucket_disk_bytes(service: &str, data_dir: &str, bucket: &str) -> R
     }
 }
 
-/// The store's own version (`weed version`), for the results.
-pub async fn version(service: &str) -> Result<String> {
+/// The store's own version (`weed version` in its container), asked once per process:
+/// each of 16 clients opening an engine at once would start a `weed` process in the
+/// container, and 16 of them outgrow a 256 MiB cap.
+pub async fn version_once(service: &str) -> String {
+    static VERSION: std::sync::LazyLock<futures_util::lock::Mutex<Option<String>>> =
+        std::sync::LazyLock::new(|| futures_util::lock::Mutex::new(None));
+    let mut known = VERSION.lock().await;
+    if let Some(version) = known.as_ref() {
+        return version.clone();
+    }
+    match version(service).await {
+        Ok(version) => {
+            *known = Some(version.clone());
+            version
+        }
+        Err(e) => format!("unavailable ({e:#})"),
+    }
+}
+
+async fn version(service: &str) -> Result<String> {
     let (docker, id, _) = container(service).await?;
     let cmd = vec!["weed".to_string(), "version".to_string()];
     let (_, out) = crate::docker::exec_output(&docker, &id, cmd).await?;

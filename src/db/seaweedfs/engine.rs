@@ -12,12 +12,11 @@ use object_store::path::Path as ObjectPath;
 
 use super::s3::S3Url;
 use super::store::{bucket_name, object_name_into};
-use crate::dataset::{DatasetSpec, DatasetState};
+use crate::dataset::DatasetSpec;
 use crate::db::engine::{Engine, EngineSettings};
 use crate::db::locations::Locations;
 use crate::db::registry::StoreKind;
 use crate::db::server::Server;
-use crate::db::store::Store;
 
 pub struct S3Engine {
     client: AmazonS3,
@@ -31,17 +30,16 @@ impl S3Engine {
         let url = server.require_url(at.server_url(server))?;
         let parsed = S3Url::parse(&url)?;
         let bucket = bucket_name(server, &spec);
+        // The manifest alone, over S3: no `weed shell` per client (see `version_once`).
         let mut store = super::store::S3Store::new(server, Some(&url), spec);
-        if store.state().await? != DatasetState::Complete {
+        if !store.is_complete().await? {
             bail!(
                 "{}: bucket {bucket} is not loaded: load it first (blobrace load --engines {})",
                 server.name(),
                 StoreKind::named(server.name()).map_or(server.name(), |k| k.name())
             );
         }
-        let version = super::admin::version(server.name())
-            .await
-            .unwrap_or_else(|e| format!("unavailable ({e:#})"));
+        let version = super::admin::version_once(server.name()).await;
         let settings = EngineSettings::from([
             ("server_version".into(), version),
             ("bucket".into(), bucket.clone()),

@@ -121,6 +121,18 @@ impl S3Store {
         }
     }
 
+    /// Whether the bucket holds this dataset, complete: its manifest says so (a
+    /// missing bucket or manifest: not complete).
+    pub async fn is_complete(&mut self) -> Result<bool> {
+        match self.read_manifest().await? {
+            Some(manifest) => {
+                manifest.check_matches(&self.spec, &self.location)?;
+                Ok(manifest.complete)
+            }
+            None => Ok(false),
+        }
+    }
+
     async fn write_manifest(&mut self, manifest: &Manifest) -> Result<()> {
         let client = self.client()?;
         let json = serde_json::to_vec(manifest)?;
@@ -153,11 +165,12 @@ impl Store for S3Store {
     }
 
     async fn state(&mut self) -> Result<DatasetState> {
-        self.client()?;
-        if !admin::bucket_exists(self.server.name(), &self.bucket).await? {
-            return Ok(DatasetState::Absent);
-        }
+        // The manifest first, over S3: wrong credentials or a store that does not
+        // answer are said here, before anything is made in it.
         let Some(manifest) = self.read_manifest().await? else {
+            if !admin::bucket_exists(self.server.name(), &self.bucket).await? {
+                return Ok(DatasetState::Absent);
+            }
             if self.has_objects().await? {
                 return Err(InputError::ForeignFile {
                     path: self.location.clone(),
@@ -257,7 +270,26 @@ impl Store for S3Store {
         }
         // Connections to a restarted store are dead: open new ones after it.
         self.client = None;
-        crate::db::server::cold::restart_cold(self.server, self.url.as_deref()).await
+        let report =
+            crate::db::server::cold::restart_cold(self.server, self.url.as_deref()).await?;
+        // Healthy is its S3 port answering; its master and filer may take a few more
+        // seconds: wait (up to 60 s) until the dataset reads as complete again.
+        let started = std::time::Instant::now();
+        loop {
+            match self.state().await {
+                Ok(DatasetState::Complete) => return Ok(report),
+                Ok(other) => bail!(
+                    "{} reads as {other:?} after a restart",
+                    self.location.display()
+                ),
+                Err(e) if started.elapsed() > std::time::Duration::from_secs(60) => {
+                    return Err(
+                        e.context("the store did not serve again within 60 s of its restart")
+                    );
+                }
+                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(500)).await,
+            }
+        }
     }
 
     async fn id_range(&mut self) -> Result<IdRange> {

@@ -1,0 +1,212 @@
+//! The SeaweedFS object store through its S3 gateway: loaded, verified byte-equal and
+//! measured cold at 1 KiB and 4 MiB; a load killed with SIGKILL resumed and verified;
+//! wrong credentials and a store that does not answer said in one line naming the
+//! store and the fix. Needs the compose `seaweedfs` service (skipped where absent, a
+//! failure under BLOBRACE_REQUIRE_DOCKER=1).
+
+mod common;
+
+use blobrace::db::server::{Server, compose_env};
+use common::{docker_required, only_run, run, signal_after, stderr};
+
+/// The store's URL from BLOBRACE_SEAWEEDFS_URL, else compose/.env, as `blobrace` builds it.
+fn seaweedfs_url() -> Option<String> {
+    let server = Server::named("seaweedfs")?;
+    std::env::var(server.url_env())
+        .ok()
+        .or_else(|| server.url_from_compose(&compose_env()))
+}
+
+fn reachable(url: &str) -> bool {
+    let port = url.rsplit(':').next().unwrap_or("18333");
+    std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_ok()
+}
+
+/// One test at a time: a cold measurement restarts the store's container.
+static STORE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    STORE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn url_or_skip(what: &str) -> Option<String> {
+    match seaweedfs_url().filter(|u| reachable(u)) {
+        Some(url) => Some(url),
+        None => {
+            assert!(
+                !docker_required(),
+                "BLOBRACE_REQUIRE_DOCKER=1 but the compose SeaweedFS store is not reachable for {what}"
+            );
+            eprintln!("skipped {what}: SeaweedFS not reachable (scripts/servers.sh up)");
+            None
+        }
+    }
+}
+
+fn run_with(root: &std::path::Path, args: &[&str], url: &str) -> std::process::Output {
+    let mut all = args.to_vec();
+    all.extend(["--seaweedfs-url", url]);
+    run(root, &all)
+}
+
+#[test]
+fn seaweedfs_loads_verifies_and_measures_objects_byte_equal() {
+    let _alone = alone();
+    let Some(url) = url_or_skip("the SeaweedFS round trip") else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    // An odd dataset size gives buckets no other run uses.
+    let base = [
+        "--engines",
+        "seaweedfs",
+        "--sizes",
+        "1KiB,4MiB",
+        "--dataset-bytes",
+        "9MiB",
+    ];
+    let drop = run_with(root.path(), &[&["drop"][..], &base].concat(), &url);
+    assert!(drop.status.success(), "{}", stderr(&drop));
+    let load = run_with(root.path(), &[&["load"][..], &base].concat(), &url);
+    let err = stderr(&load);
+    assert!(load.status.success(), "{err}");
+    assert_eq!(err.matches(": loaded ").count(), 2, "{err}");
+    // A second load finds both loaded and writes nothing.
+    let again = run_with(root.path(), &[&["load"][..], &base].concat(), &url);
+    let err = stderr(&again);
+    assert!(again.status.success(), "{err}");
+    assert_eq!(err.matches("already loaded").count(), 2, "{err}");
+    // Every object read back through S3 and checked against its seed.
+    let verify = run_with(root.path(), &[&["verify"][..], &base].concat(), &url);
+    let err = stderr(&verify);
+    assert!(verify.status.success(), "{err}");
+    assert_eq!(err.matches("ok  ").count(), 2, "{err}");
+    let measure = run_with(
+        root.path(),
+        &[
+            &["measure"][..],
+            &base,
+            &["--warmup", "100ms", "--measure", "300ms"],
+        ]
+        .concat(),
+        &url,
+    );
+    assert!(measure.status.success(), "{}", stderr(&measure));
+    let (_, json) = only_run(root.path());
+    let results = json["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{results:?}");
+    for r in results {
+        let who = format!("{} {}", r["engine"], r["size"]);
+        assert!(r["measured"]["count"].as_u64().unwrap() > 0, "{who}");
+        // Cold: the container restarted and its volume files dropped from the page
+        // cache; its processes' reads counted.
+        assert!(
+            r["eviction"]["method"]
+                .as_str()
+                .unwrap()
+                .contains("restart container"),
+            "{who}"
+        );
+        assert!(
+            !r["measured"]["disk_bytes_per_fetch"].is_null(),
+            "{who}: {}",
+            r["disk_counter"]
+        );
+        let version = r["settings"]["server_version"].as_str().unwrap();
+        assert!(
+            version.contains("version"),
+            "{who}: the store's own version: {version}"
+        );
+    }
+    for l in json["loads"].as_array().unwrap() {
+        // Its bucket's volume files: at least the data (9 KiB blobs of 1 KiB, two of 4 MiB).
+        let bytes = l["disk_bytes"].as_u64().unwrap_or(0);
+        assert!(bytes >= 8 << 20, "{l}");
+    }
+    let drop = run_with(root.path(), &[&["drop"][..], &base].concat(), &url);
+    assert!(drop.status.success(), "{}", stderr(&drop));
+}
+
+#[test]
+fn a_seaweedfs_load_killed_outright_resumes_and_every_object_verifies() {
+    let _alone = alone();
+    let Some(url) = url_or_skip("the SeaweedFS killed load") else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let base = [
+        "--engines",
+        "seaweedfs",
+        "--sizes",
+        "1KiB",
+        "--dataset-bytes",
+        "23MiB",
+    ];
+    let drop = run_with(root.path(), &[&["drop"][..], &base].concat(), &url);
+    assert!(drop.status.success(), "{}", stderr(&drop));
+    // 23,552 objects of 1 KiB take several seconds: killed mid-way.
+    let load: Vec<&str> = [&["load"][..], &base, &["--seaweedfs-url", &url]].concat();
+    assert!(
+        signal_after(root.path(), &load, libc::SIGKILL, 3000),
+        "the load ended before it was killed"
+    );
+    let resumed = run_with(root.path(), &[&["load"][..], &base].concat(), &url);
+    let err = stderr(&resumed);
+    assert!(resumed.status.success(), "{err}");
+    assert!(
+        err.contains(": resumed "),
+        "a partial load goes on where it stopped: {err}"
+    );
+    let verify = run_with(root.path(), &[&["verify"][..], &base].concat(), &url);
+    let err = stderr(&verify);
+    assert!(verify.status.success(), "{err}");
+    assert!(err.contains("ok  "), "{err}");
+    let drop = run_with(root.path(), &[&["drop"][..], &base].concat(), &url);
+    assert!(drop.status.success(), "{}", stderr(&drop));
+}
+
+#[test]
+fn wrong_credentials_and_a_store_that_does_not_answer_are_said_with_the_fix() {
+    let _alone = alone();
+    let Some(url) = url_or_skip("SeaweedFS's bad inputs") else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let base = [
+        "--engines",
+        "seaweedfs",
+        "--sizes",
+        "1KiB",
+        "--dataset-bytes",
+        "5MiB",
+    ];
+    let (credentials, address) = url.rsplit_once('@').unwrap();
+    let key = credentials
+        .trim_start_matches("s3://")
+        .split(':')
+        .next()
+        .unwrap();
+    let wrong = format!("s3://{key}:not-the-secret@{address}");
+    let load = run_with(root.path(), &[&["load"][..], &base].concat(), &wrong);
+    let err = stderr(&load);
+    assert!(!load.status.success(), "{err}");
+    assert!(
+        err.contains("seaweedfs") && err.contains("refused the credentials"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("not-the-secret"),
+        "the secret is never printed: {err}"
+    );
+    let nowhere = format!("s3://{key}:secret@127.0.0.1:9");
+    let load = run_with(root.path(), &[&["load"][..], &base].concat(), &nowhere);
+    let err = stderr(&load);
+    assert!(!load.status.success(), "{err}");
+    assert!(
+        err.contains("seaweedfs") && err.contains("127.0.0.1:9"),
+        "{err}"
+    );
+    assert!(err.contains("nothing answers"), "{err}");
+}

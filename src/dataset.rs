@@ -113,6 +113,19 @@ impl Manifest {
         }
     }
 
+    /// Where the dataset it describes stands, once it is checked to describe `spec`
+    /// (a manifest beside its data: fs, the object store).
+    pub fn state_of(&self, spec: &DatasetSpec, path: &Path) -> Result<DatasetState, InputError> {
+        self.check_matches(spec, path)?;
+        Ok(if self.complete {
+            DatasetState::Complete
+        } else {
+            DatasetState::Partial {
+                rows_done: self.rows_done.unwrap_or(0),
+            }
+        })
+    }
+
     /// Error unless this manifest describes `spec`.
     pub fn check_matches(&self, spec: &DatasetSpec, path: &Path) -> Result<(), InputError> {
         let same = self.size_bytes == spec.size.bytes()

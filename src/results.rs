@@ -66,6 +66,9 @@ pub struct RunResults {
     /// CPU profiles of one client's fetches (`--profile-fetches`).
     #[serde(default)]
     pub profiles: Vec<crate::cpu_profile::FetchProfile>,
+    /// The time to the first bytes of blobs >= 1 MiB, per engine, size and cache state.
+    #[serde(default)]
+    pub first_bytes: Vec<crate::measure::first_bytes::FirstBytes>,
     /// Steps that failed for one store or engine while the run went on with the
     /// others (without `--fail-fast`): the run exits non-zero naming them.
     #[serde(default)]
@@ -521,6 +524,7 @@ impl RunResults {
         view.results.retain(|r| first(&r.scenario));
         view.load_results.retain(|l| first(&l.result.scenario));
         view.saturations.retain(|s| first(&s.scenario));
+        view.first_bytes.retain(|f| f.cache == cache.name());
         view
     }
 

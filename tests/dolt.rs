@@ -5,21 +5,8 @@
 
 mod common;
 
-use blobrace::db::server::{Server, compose_env};
-use common::{docker_required, only_run, run, stderr};
-
-/// Dolt's URL from BLOBRACE_DOLT_URL, else compose/.env, as `blobrace` builds it.
-fn dolt_url() -> Option<String> {
-    let dolt = Server::named("dolt")?;
-    std::env::var(dolt.url_env())
-        .ok()
-        .or_else(|| dolt.url_from_compose(&compose_env()))
-}
-
-fn reachable(url: &str) -> bool {
-    let port = url.rsplit(':').next().unwrap_or("13307");
-    std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_ok()
-}
+use blobrace::db::server::Server;
+use common::{only_run, run, server_url_or_skip, stderr};
 
 /// One test at a time loads into the one Dolt: each load restarts its container
 /// (`restart_after_load`), which would cut another test's load short.
@@ -30,17 +17,7 @@ fn dolt_alone() -> std::sync::MutexGuard<'static, ()> {
 }
 
 fn dolt_or_skip(what: &str) -> Option<String> {
-    match dolt_url().filter(|u| reachable(u)) {
-        Some(url) => Some(url),
-        None => {
-            assert!(
-                !docker_required(),
-                "BLOBRACE_REQUIRE_DOCKER=1 but the compose Dolt server is not reachable for {what}"
-            );
-            eprintln!("skipped {what}: Dolt not reachable (scripts/servers.sh up)");
-            None
-        }
-    }
+    server_url_or_skip("dolt", what)
 }
 
 /// Whether the compose Dolt container answers on Go's pprof port (127.0.0.1:6060 inside

@@ -6,21 +6,7 @@
 
 mod common;
 
-use blobrace::db::server::{Server, compose_env};
-use common::{docker_required, only_run, run, signal_after, stderr};
-
-/// The store's URL from BLOBRACE_SEAWEEDFS_URL, else compose/.env, as `blobrace` builds it.
-fn seaweedfs_url() -> Option<String> {
-    let server = Server::named("seaweedfs")?;
-    std::env::var(server.url_env())
-        .ok()
-        .or_else(|| server.url_from_compose(&compose_env()))
-}
-
-fn reachable(url: &str) -> bool {
-    let port = url.rsplit(':').next().unwrap_or("18333");
-    std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_ok()
-}
+use common::{only_run, run, server_url_or_skip, signal_after, stderr};
 
 /// One test at a time: a cold measurement restarts the store's container.
 static STORE: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -32,17 +18,7 @@ fn alone() -> std::sync::MutexGuard<'static, ()> {
 }
 
 fn url_or_skip(what: &str) -> Option<String> {
-    match seaweedfs_url().filter(|u| reachable(u)) {
-        Some(url) => Some(url),
-        None => {
-            assert!(
-                !docker_required(),
-                "BLOBRACE_REQUIRE_DOCKER=1 but the compose SeaweedFS store is not reachable for {what}"
-            );
-            eprintln!("skipped {what}: SeaweedFS not reachable (scripts/servers.sh up)");
-            None
-        }
-    }
+    server_url_or_skip("seaweedfs", what)
 }
 
 fn run_with(root: &std::path::Path, args: &[&str], url: &str) -> std::process::Output {
@@ -120,6 +96,14 @@ fn seaweedfs_loads_verifies_and_measures_objects_byte_equal() {
             "{who}: the store's own version: {version}"
         );
     }
+    // 4 MiB objects streamed: the first body chunk before the end.
+    let first = json["first_bytes"].as_array().unwrap();
+    assert_eq!(first.len(), 1, "{first:?}");
+    let m = &first[0]["measured"];
+    assert!(
+        m["first_p50_ns"].as_u64().unwrap() < m["whole_p50_ns"].as_u64().unwrap(),
+        "{first:?}"
+    );
     for l in json["loads"].as_array().unwrap() {
         // Its bucket's volume files: at least the data (9 KiB blobs of 1 KiB, two of 4 MiB).
         let bytes = l["disk_bytes"].as_u64().unwrap_or(0);

@@ -239,6 +239,13 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_PROFILE_FETCHES", value_parser = parse_duration)]
     pub profile_fetches: Option<Duration>,
 
+    /// The time to the first bytes of a large blob: after each engine's 1-client
+    /// measurement at sizes of 1 MiB and more, fetch on for this long reading each blob
+    /// in 64 KiB pieces, timed at the first piece and at the last (engines that read
+    /// whole values only say so). "0s" turns it off.
+    #[arg(long, env = "BLOBRACE_FIRST_BYTES", value_parser = parse_duration_or_zero, default_value = "1s")]
+    pub first_bytes: Duration,
+
     /// latency: per-fetch latency (1 client under criterion, then the other --clients
     /// and --rate loads); saturate: the highest sustainable rate per engine and size.
     #[arg(long, env = "BLOBRACE_MODE", value_enum, default_value_t = Mode::Latency)]

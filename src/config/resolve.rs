@@ -166,6 +166,7 @@ impl RunArgs {
                     .collect::<Result<_, _>>()?,
             },
             profile_fetches: self.profile_fetches,
+            first_bytes: self.first_bytes,
             server_urls,
         })
     }

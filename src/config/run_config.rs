@@ -97,6 +97,10 @@ pub struct RunConfig {
     /// CPU profile of each engine's fetches for this long after its 1-client measurement.
     #[serde(default)]
     pub profile_fetches: Option<Duration>,
+    /// Streamed fetches of blobs >= 1 MiB for this long after each 1-client measurement
+    /// (the time to their first bytes); zero: none.
+    #[serde(default)]
+    pub first_bytes: Duration,
     /// Server URLs carry passwords: never written to results.
     #[serde(skip)]
     pub server_urls: BTreeMap<Server, String>,

@@ -6,7 +6,9 @@
 
 use anyhow::Result;
 
-use super::engine::{Engine, EngineSettings};
+use std::time::Instant;
+
+use super::engine::{Engine, EngineSettings, Streaming};
 use super::floor::engine::FloorEngine;
 use super::fs::engine::FsEngine;
 use super::orm_engine::OrmEngine;
@@ -55,6 +57,18 @@ impl Engine for AnyEngine {
     }
     fn settings(&self) -> EngineSettings {
         each_engine!(self, e => e.settings())
+    }
+    fn streaming(&self) -> Streaming {
+        each_engine!(self, e => e.streaming())
+    }
+    #[inline]
+    async fn fetch_streamed(
+        &mut self,
+        id: u64,
+        chunk: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<Instant> {
+        each_engine!(self, e => e.fetch_streamed(id, chunk, out).await)
     }
     async fn close(self) -> Result<()> {
         each_engine!(self, e => e.close().await)

@@ -7,8 +7,9 @@
 //! checking bytes, reading I/O counters, recording) happens outside the clock.
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 
 /// Settings an engine ran with, read back from the engine where it can tell.
 pub type EngineSettings = BTreeMap<String, String>;
@@ -26,6 +27,23 @@ pub trait Engine {
     /// Versions and settings to record with the result.
     fn settings(&self) -> EngineSettings;
 
+    /// How this engine reads a blob piece by piece, as a page that streams a large
+    /// blob does (the time to its first bytes); by default it cannot.
+    fn streaming(&self) -> Streaming {
+        Streaming::No("whole value only: its fetch returns the row whole")
+    }
+
+    /// Fetch row `id` into `out` in pieces of about `chunk` bytes, the way `streaming`
+    /// says; returns when the first piece was in `out`. Timed whole, like `fetch`.
+    async fn fetch_streamed(
+        &mut self,
+        _id: u64,
+        _chunk: usize,
+        _out: &mut Vec<u8>,
+    ) -> Result<Instant> {
+        bail!("this engine reads whole values only")
+    }
+
     /// Release connections and files now, not in the background, so the next
     /// engine's cold start does not overlap this one's shutdown.
     async fn close(self) -> Result<()>
@@ -34,6 +52,15 @@ pub trait Engine {
     {
         Ok(())
     }
+}
+
+/// Whether an engine can read a blob piece by piece, and how (or why not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Streaming {
+    /// It can: how its pieces are read.
+    Chunks(&'static str),
+    /// It cannot, or blobrace does not read it that way yet: why.
+    No(&'static str),
 }
 
 /// How an engine reaches its store: the report pairs an ORM engine with the raw

@@ -96,6 +96,10 @@ impl Engine for OrmEngine {
         drop(std::mem::take(out));
     }
 
+    fn streaming(&self) -> crate::db::engine::Streaming {
+        crate::db::engine::Streaming::No("whole value only: the ORM returns the row whole")
+    }
+
     fn settings(&self) -> EngineSettings {
         self.settings.clone()
     }

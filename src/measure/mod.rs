@@ -14,6 +14,7 @@
 //! load generator's threads make too.
 
 mod criterion;
+pub mod first_bytes;
 mod goal;
 mod step;
 #[cfg(test)]

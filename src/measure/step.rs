@@ -78,6 +78,40 @@ impl FetchStep {
                 self.engine_name, self.spec.size
             )
         })?;
+        self.check(id)?;
+        Ok(Fetched {
+            start,
+            took,
+            disk_bytes: before.zip(after).map(|(b, a)| a.saturating_sub(b)),
+            bytes: self.out.len() as u64,
+        })
+    }
+
+    /// Fetch `id` in pieces of about `chunk` bytes (`Engine::fetch_streamed`), checked as
+    /// `fetch` checks: the time to its first piece and to its end.
+    pub async fn fetch_streamed(
+        &mut self,
+        engine: &mut impl Engine,
+        id: u64,
+        chunk: usize,
+    ) -> Result<(Duration, Duration)> {
+        engine.before_fetch(&mut self.out);
+        let start = Instant::now();
+        let first = engine.fetch_streamed(id, chunk, &mut self.out).await;
+        let took = start.elapsed();
+        let first = first.with_context(|| {
+            format!(
+                "{} streamed fetch of id {id} (size {}) failed",
+                self.engine_name, self.spec.size
+            )
+        })?;
+        self.check(id)?;
+        Ok((first.saturating_duration_since(start), took))
+    }
+
+    /// Check what the last fetch left in `out`: its length and id stamp, and its whole
+    /// content every `FULL_CHECK_EVERY`th fetch.
+    fn check(&mut self, id: u64) -> Result<()> {
         let full = self.fetches.is_multiple_of(FULL_CHECK_EVERY);
         if let Some(what) = check_blob(
             self.spec.seed,
@@ -96,12 +130,7 @@ impl FetchStep {
             .into());
         }
         self.fetches += 1;
-        Ok(Fetched {
-            start,
-            took,
-            disk_bytes: before.zip(after).map(|(b, a)| a.saturating_sub(b)),
-            bytes: self.out.len() as u64,
-        })
+        Ok(())
     }
 
     /// The buffer the blobs land in, for a loop that fetches without checking (a CPU

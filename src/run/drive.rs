@@ -13,6 +13,7 @@
 //!                        a cold start, a closed loop, then the search (load_gen::search)
 //!                        record, rewrite results            (Run::record)
 //!                        --profile-fetches: fetch on under a CPU profiler (profile)
+//!                        blobs >= 1 MiB: streamed fetches, time to the first bytes
 //!                        close
 //!       after its loads: drop its pages if the cap cannot be emptied (Run::release)
 //!       a step that fails: recorded (Run::step_failed), the run goes on (--fail-fast: stops)
@@ -151,6 +152,7 @@ fn measure_one<S: SizeScope>(
         if let Driven::Measured { criterion_samples } = scope.drive(rt, &label, &mut prepared)? {
             rt.block_on(run.record(engine, spec, &prepared, criterion_samples))?;
             run.profile_fetches(rt, engine, spec, &mut prepared)?;
+            run.time_first_bytes(rt, engine, spec, &mut prepared)?;
         }
     } else {
         label = format!("{label}.{}", point.label());

@@ -128,6 +128,7 @@ impl Run {
             skipped_loads: Vec::new(),
             disk_limits: Vec::new(),
             profiles: Vec::new(),
+            first_bytes: Vec::new(),
             failures: Vec::new(),
         };
         let run = Self {

@@ -203,4 +203,43 @@ impl Run {
         self.results.profiles.push(profile);
         self.found(|r| Finding::Profile(r.profiles.last().expect("just added")))
     }
+
+    /// The time to the first bytes (`--first-bytes`, blobs >= 1 MiB): streamed fetches
+    /// on the same engine and cache state after its measurement; an engine that reads
+    /// whole values only is recorded saying so.
+    pub fn time_first_bytes(
+        &mut self,
+        rt: &tokio::runtime::Runtime,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        prepared: &mut Prepared,
+    ) -> Result<()> {
+        use crate::measure::first_bytes::{self, FirstBytes};
+        let budget = self.config().first_bytes;
+        if budget.is_zero() || spec.size.bytes() < first_bytes::FROM_BYTES {
+            return Ok(());
+        }
+        let fetch_loop = &mut prepared.fetch_loop;
+        let how = first_bytes::how(crate::db::engine::Engine::streaming(fetch_loop.engine()));
+        let measured = rt
+            .block_on(fetch_loop.first_bytes_for(budget))
+            .with_context(|| {
+                format!(
+                    "{} {}: the streamed fetches failed",
+                    engine.name(),
+                    spec.size
+                )
+            })?
+            .ok();
+        self.results.first_bytes.push(FirstBytes {
+            engine,
+            size: spec.size.to_string(),
+            size_bytes: spec.size.bytes(),
+            cache: prepared.scenario.cache.name().to_string(),
+            chunk_bytes: first_bytes::CHUNK_BYTES as u64,
+            how,
+            measured,
+        });
+        self.found(|r| Finding::FirstBytes(r.first_bytes.last().expect("just added")))
+    }
 }

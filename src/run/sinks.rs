@@ -40,6 +40,8 @@ pub enum Finding<'a> {
     Saturation(&'a SaturationResult),
     /// A CPU profile of the fetch (and of the server, where it has one).
     Profile(&'a FetchProfile),
+    /// The time to the first bytes of a large blob (or why the engine cannot say).
+    FirstBytes(&'a crate::measure::first_bytes::FirstBytes),
 }
 
 /// What a run's output implements.
@@ -162,6 +164,7 @@ impl Sink for Terminal {
                     );
                 }
             }
+            Finding::FirstBytes(f) => eprintln!("streamed {}", f.line()),
         }
         Ok(())
     }

@@ -67,6 +67,34 @@ pub fn docker_required() -> bool {
     std::env::var("BLOBRACE_REQUIRE_DOCKER").as_deref() == Ok("1")
 }
 
+/// A compose server's URL as `blobrace` builds it (its BLOBRACE_*_URL, else compose/.env),
+/// where something listens at its port on 127.0.0.1; else None, the skip said (a failure
+/// under BLOBRACE_REQUIRE_DOCKER=1). `what`: the test, for the message.
+#[allow(dead_code)] // Not every test file that shares this module has a server.
+pub fn server_url_or_skip(name: &str, what: &str) -> Option<String> {
+    use blobrace::db::server::{Server, compose_env};
+    let server = Server::named(name)?;
+    let url = std::env::var(server.url_env())
+        .ok()
+        .or_else(|| server.url_from_compose(&compose_env()));
+    let reachable = |url: &String| {
+        url.rsplit(':')
+            .next()
+            .is_some_and(|port| std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_ok())
+    };
+    match url.filter(reachable) {
+        Some(url) => Some(url),
+        None => {
+            assert!(
+                !docker_required(),
+                "BLOBRACE_REQUIRE_DOCKER=1 but the compose {name} server is not reachable for {what}"
+            );
+            eprintln!("skipped {what}: {name} not reachable (scripts/servers.sh up)");
+            None
+        }
+    }
+}
+
 /// The JSON document `blobrace env` prints (it is followed by the dataset table).
 pub fn env_json(out: &Output) -> serde_json::Value {
     assert!(out.status.success(), "{}", stderr(out));

@@ -13,7 +13,7 @@ use super::calibrate::{Calibration, calibrate};
 use super::pattern::{PatternReader, ReadPattern};
 use super::store::FloorStore;
 use crate::dataset::DatasetSpec;
-use crate::db::engine::{Engine, EngineSettings};
+use crate::db::engine::{Engine, EngineSettings, Streaming};
 use crate::db::store::Store;
 
 /// Time the calibration may take per size, once each pattern has its minimum reads.
@@ -92,6 +92,27 @@ impl Engine for FloorEngine {
         out.resize(self.size, 0);
         self.reader.read_at(out, (id - 1) * self.size as u64)?;
         Ok(())
+    }
+
+    fn streaming(&self) -> Streaming {
+        Streaming::Chunks("pread() of one piece after another at (id - 1) * size, in order")
+    }
+
+    async fn fetch_streamed(
+        &mut self,
+        id: u64,
+        chunk: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<std::time::Instant> {
+        out.resize(self.size, 0);
+        let base = (id - 1) * self.size as u64;
+        let mut first = None;
+        for (i, piece) in out.chunks_mut(chunk.max(1)).enumerate() {
+            self.reader
+                .read_piece_at(piece, base + (i * chunk) as u64)?;
+            first.get_or_insert_with(std::time::Instant::now);
+        }
+        first.ok_or_else(|| anyhow::anyhow!("blob {id} is empty"))
     }
 
     fn settings(&self) -> EngineSettings {

@@ -113,6 +113,13 @@ impl PatternReader {
 
     /// Fill `out` with the bytes at `offset`.
     #[inline]
+    /// One plain `pread` (looped to the end of `out`) through the page cache, whatever
+    /// the pattern: a piece of a streamed read.
+    pub fn read_piece_at(&self, out: &mut [u8], offset: u64) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.file.read_exact_at(out, offset)
+    }
+
     pub fn read_at(&mut self, out: &mut [u8], offset: u64) -> io::Result<()> {
         match self.pattern {
             ReadPattern::Pread => self.file.read_exact_at(out, offset),

@@ -157,14 +157,7 @@ impl Store for FsStore {
             }
             .into());
         };
-        manifest.check_matches(&self.spec, &self.dir)?;
-        Ok(if manifest.complete {
-            DatasetState::Complete
-        } else {
-            DatasetState::Partial {
-                rows_done: manifest.rows_done.unwrap_or(0),
-            }
-        })
+        Ok(manifest.state_of(&self.spec, &self.dir)?)
     }
 
     async fn begin(&mut self) -> Result<u64> {

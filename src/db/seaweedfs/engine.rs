@@ -13,7 +13,7 @@ use object_store::path::Path as ObjectPath;
 use super::s3::S3Url;
 use super::store::{bucket_name, object_name_into};
 use crate::dataset::DatasetSpec;
-use crate::db::engine::{Engine, EngineSettings};
+use crate::db::engine::{Engine, EngineSettings, Streaming};
 use crate::db::locations::Locations;
 use crate::db::registry::StoreKind;
 use crate::db::server::Server;
@@ -76,5 +76,34 @@ impl Engine for S3Engine {
 
     fn settings(&self) -> EngineSettings {
         self.settings.clone()
+    }
+
+    fn streaming(&self) -> Streaming {
+        Streaming::Chunks(
+            "one GET, its body read as the HTTP client yields it: first bytes = the first body chunk",
+        )
+    }
+
+    /// The same GET: its body already arrives in pieces, and the first one is what a
+    /// page serving the object could send on.
+    async fn fetch_streamed(
+        &mut self,
+        id: u64,
+        _chunk: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<std::time::Instant> {
+        object_name_into(&self.spec, id, &mut self.name);
+        let got = self
+            .client
+            .get(&ObjectPath::from(self.name.as_str()))
+            .await?;
+        out.clear();
+        let mut body = got.into_stream();
+        let mut first = None;
+        while let Some(chunk) = body.next().await {
+            out.extend_from_slice(&chunk?);
+            first.get_or_insert_with(std::time::Instant::now);
+        }
+        first.ok_or_else(|| anyhow::anyhow!("object {} has an empty body", self.name))
     }
 }

@@ -180,14 +180,7 @@ impl Store for S3Store {
             }
             return Ok(DatasetState::Partial { rows_done: 0 });
         };
-        manifest.check_matches(&self.spec, &self.location)?;
-        Ok(if manifest.complete {
-            DatasetState::Complete
-        } else {
-            DatasetState::Partial {
-                rows_done: manifest.rows_done.unwrap_or(0),
-            }
-        })
+        Ok(manifest.state_of(&self.spec, &self.location)?)
     }
 
     async fn begin(&mut self) -> Result<u64> {

@@ -66,6 +66,12 @@ where
         Ok(())
     }
 
+    fn streaming(&self) -> crate::db::engine::Streaming {
+        crate::db::engine::Streaming::No(
+            "whole value only as built: a query returns the row whole (a read in pieces, substring() per piece or lo_get with an offset, is not built yet)",
+        )
+    }
+
     fn settings(&self) -> EngineSettings {
         self.settings.clone()
     }

@@ -8,6 +8,7 @@
 
 mod baseline;
 mod environment;
+mod first_bytes;
 mod index;
 mod load;
 mod loading;
@@ -83,6 +84,7 @@ struct Page {
     disk: Figures,
     loads: loading::Loads,
     steady: Option<steady::Steady>,
+    first_bytes: Option<first_bytes::FirstBytes>,
     profiles: Option<profiles::Profiles>,
     repeats: Option<steady::Repeats>,
     all: Measurements,
@@ -148,6 +150,7 @@ pub fn page(
         disk: Figures::of(charts, Section::Disk),
         loads: loading::Loads::of(run),
         steady: steady::Steady::of(run),
+        first_bytes: first_bytes::FirstBytes::of(run),
         profiles: profiles::Profiles::of(run, context),
         repeats: steady::Repeats::of(context),
         all: Measurements::of(&rows),

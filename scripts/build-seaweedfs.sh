@@ -47,9 +47,11 @@ if [ ! -x "$cached" ]; then
   cp -r "$dir" "$work/seaweedfs"
   chmod -R u+w "$work/seaweedfs"
   echo "build-seaweedfs: go build ./weed ($(go version | cut -d' ' -f3), about 3 minutes)"
-  (cd "$work/seaweedfs" && go build -trimpath -o weed ./weed)
+  # Not `-o weed`: the main package's directory is called weed, and go build would
+  # put the binary inside it.
+  (cd "$work/seaweedfs" && go build -trimpath -o "$work/weed.bin" ./weed)
   mkdir -p "$(dirname "$cached")"
-  mv "$work/seaweedfs/weed" "$cached"
+  mv "$work/weed.bin" "$cached"
 fi
 mkdir -p "$out"
 cp "$cached" "$out/weed"

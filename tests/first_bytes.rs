@@ -68,3 +68,62 @@ fn large_blobs_are_streamed_and_timed_at_their_first_piece_and_whole_value_engin
         "the report's table"
     );
 }
+
+/// The servers stream with one query per piece (PostgreSQL's substring(), MariaDB's
+/// SUBSTRING()), checked byte for byte; Dolt says why it reads whole values only.
+#[test]
+fn sql_servers_stream_a_value_piece_by_piece_and_dolt_says_why_it_cannot() {
+    let (Some(pg), Some(maria), Some(dolt)) = (
+        common::server_url_or_skip("postgres", "streamed SQL fetches"),
+        common::server_url_or_skip("mariadb", "streamed SQL fetches"),
+        common::server_url_or_skip("dolt", "streamed SQL fetches"),
+    ) else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let out = run(
+        root.path(),
+        &[
+            "measure",
+            "--engines",
+            "postgres-raw,mariadb-raw,dolt-raw",
+            "--sizes",
+            "1MiB",
+            "--dataset-bytes",
+            "7MiB",
+            "--warmup",
+            "50ms",
+            "--measure",
+            "200ms",
+            "--first-bytes",
+            "200ms",
+            "--postgres-url",
+            &pg,
+            "--mariadb-url",
+            &maria,
+            "--dolt-url",
+            &dolt,
+        ],
+    );
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let (_, json) = only_run(root.path());
+    let first = json["first_bytes"].as_array().unwrap();
+    assert_eq!(first.len(), 3, "{first:?}");
+    for f in first {
+        if f["engine"] == "dolt-raw" {
+            assert!(f["measured"].is_null(), "{f}");
+            assert!(
+                f["how"].as_str().unwrap().contains("counts characters"),
+                "{f}"
+            );
+            continue;
+        }
+        let m = &f["measured"];
+        assert!(m["fetches"].as_u64().unwrap() >= 20, "{f}");
+        assert!(
+            m["first_p50_ns"].as_u64().unwrap() < m["whole_p50_ns"].as_u64().unwrap(),
+            "{f}"
+        );
+    }
+}

@@ -78,8 +78,8 @@ pub fn server_url_or_skip(name: &str, what: &str) -> Option<String> {
         .ok()
         .or_else(|| server.url_from_compose(&compose_env()));
     let reachable = |url: &String| {
-        url.rsplit(':')
-            .next()
+        blobrace::db::server::url_address(url)
+            .and_then(|address| address.rsplit_once(':').map(|(_, port)| port.to_string()))
             .is_some_and(|port| std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_ok())
     };
     match url.filter(reachable) {

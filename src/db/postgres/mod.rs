@@ -10,8 +10,8 @@ pub use storage::PgStorage;
 use sea_orm::{ConnectOptions, DbBackend};
 
 use crate::db::server::{
-    CacheSetting, ComposeEnv, Loading, MemoryModel, Recording, ServerDb, ServerOptions, SqlServer,
-    compose_port,
+    CacheSetting, ComposeEnv, Loading, MemoryModel, PieceSql, Recording, ServerDb, ServerOptions,
+    SqlServer, compose_port,
 };
 
 pub struct Postgres;
@@ -100,6 +100,21 @@ impl SqlServer for Postgres {
             PgStorage::LargeObject => "SELECT lo_get(data) FROM blobs WHERE id = $1",
             _ => "SELECT data FROM blobs WHERE id = $1",
         }
+    }
+
+    /// A large object's piece through `lo_get(oid, offset, length)` (0-based offset);
+    /// a bytea's through `substring()`, which reads only the TOAST chunks it needs when
+    /// the column is stored EXTERNAL (uncompressed), and all of them otherwise.
+    fn piece_sql(&self, options: &ServerOptions) -> Result<PieceSql, &'static str> {
+        Ok(PieceSql {
+            sql: match options.pg_storage {
+                PgStorage::LargeObject => {
+                    "SELECT lo_get(data, ($2::int - 1)::bigint, $3::int) FROM blobs WHERE id = $1"
+                }
+                _ => "SELECT substring(data FROM $2::int FOR $3::int) FROM blobs WHERE id = $1",
+            },
+            id_first: true,
+        })
     }
 
     /// bytea's hex input format.

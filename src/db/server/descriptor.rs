@@ -39,6 +39,14 @@ pub enum BulkLoad {
     InsertInPieces(usize),
 }
 
+/// A prepared read of one piece of a row's value: the id, the piece's 1-based offset
+/// and its length, the id bound first or last.
+#[derive(Debug, Clone, Copy)]
+pub struct PieceSql {
+    pub sql: &'static str,
+    pub id_first: bool,
+}
+
 /// A server's Go pprof endpoint (`/debug/pprof/profile?seconds=N`).
 pub struct ServerPprof {
     /// Its port on the container's loopback (it is not published).
@@ -163,6 +171,24 @@ pub trait SqlServer: ServerDb + Loading {
             DbBackend::Postgres => "SELECT data FROM blobs WHERE id = $1",
             _ => "SELECT data FROM blobs WHERE id = ?",
         }
+    }
+
+    /// The raw engine's prepared read of one piece of a row's value, for a streamed
+    /// fetch (the time to its first bytes), and where its id placeholder sits: PostgreSQL
+    /// numbers its placeholders, so the id is `$1` and the piece's 1-based offset and
+    /// length `$2` and `$3`; MySQL's are positional, `SUBSTRING(data, ?, ?)` before the
+    /// id. Err: why it reads whole values only.
+    fn piece_sql(&self, _options: &ServerOptions) -> Result<PieceSql, &'static str> {
+        Ok(match self.backend() {
+            DbBackend::Postgres => PieceSql {
+                sql: "SELECT substring(data FROM $2::int FOR $3::int) FROM blobs WHERE id = $1",
+                id_first: true,
+            },
+            _ => PieceSql {
+                sql: "SELECT SUBSTRING(data, ?, ?) FROM blobs WHERE id = ?",
+                id_first: false,
+            },
+        })
     }
 
     /// A query reading the blobs whose key is from `first` to `last` (SQL literals: ids,

@@ -44,17 +44,19 @@ pub async fn open_raw(
 ) -> Result<AnyEngine> {
     let server = server.expect("a server engine is opened with its server");
     let (db, settings) = connect(server, at, spec).await?;
-    let sql = server.require_sql()?.fetch_sql(&at.server_options);
+    let sql_server = server.require_sql()?;
+    let sql = sql_server.fetch_sql(&at.server_options);
+    let piece = sql_server.piece_sql(&at.server_options);
     // The protocol decides sqlx's database type and the placeholder; every server
     // speaking it shares the variant.
     Ok(match db.get_database_backend() {
         DbBackend::Postgres => {
             let pool = db.get_postgres_connection_pool().clone();
-            AnyEngine::RawPostgres(RawEngine::new(db, pool, sql, spec, settings))
+            AnyEngine::RawPostgres(RawEngine::new(db, pool, sql, piece, spec, settings))
         }
         DbBackend::MySql => {
             let pool = db.get_mysql_connection_pool().clone();
-            AnyEngine::RawMySql(RawEngine::new(db, pool, sql, spec, settings))
+            AnyEngine::RawMySql(RawEngine::new(db, pool, sql, piece, spec, settings))
         }
         other => bail!("no raw engine for {other:?}"),
     })

@@ -3,20 +3,25 @@
 //! statement, copying the value into a reused buffer. Its gap to the SeaORM
 //! engine on the same table is what the ORM costs.
 
-use anyhow::Result;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
 use sea_orm::DatabaseConnection;
 use sea_orm::sqlx::{
     self, ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool, Row, Type,
 };
 
+use super::PieceSql;
 use crate::dataset::DatasetSpec;
-use crate::db::engine::{Engine, EngineSettings};
+use crate::db::engine::{Engine, EngineSettings, Streaming};
 
 pub struct RawEngine<DB: Database> {
     // Owns the pool (one connection), opened with the same options as the ORM engine.
     db: DatabaseConnection,
     pool: Pool<DB>,
     sql: &'static str,
+    /// The read of one piece, for a streamed fetch; Err: why whole values only.
+    piece: Result<PieceSql, &'static str>,
     spec: DatasetSpec,
     settings: EngineSettings,
 }
@@ -26,6 +31,7 @@ impl<DB: Database> RawEngine<DB> {
         db: DatabaseConnection,
         pool: Pool<DB>,
         sql: &'static str,
+        piece: Result<PieceSql, &'static str>,
         spec: DatasetSpec,
         mut settings: EngineSettings,
     ) -> Self {
@@ -34,6 +40,7 @@ impl<DB: Database> RawEngine<DB> {
             db,
             pool,
             sql,
+            piece,
             spec,
             settings,
         }
@@ -66,10 +73,57 @@ where
         Ok(())
     }
 
-    fn streaming(&self) -> crate::db::engine::Streaming {
-        crate::db::engine::Streaming::No(
-            "whole value only as built: a query returns the row whole (a read in pieces, substring() per piece or lo_get with an offset, is not built yet)",
-        )
+    fn streaming(&self) -> Streaming {
+        match self.piece {
+            Ok(_) => Streaming::Chunks(
+                "one prepared query per piece (substring() of the value, lo_get with an offset for a large object), in order",
+            ),
+            Err(why) => Streaming::No(why),
+        }
+    }
+
+    /// One query per piece until the blob's size is read: what an application that
+    /// streams a value out of a database row does.
+    async fn fetch_streamed(
+        &mut self,
+        id: u64,
+        chunk: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<Instant> {
+        let piece = self.piece.map_err(anyhow::Error::msg)?;
+        let key = self.spec.key_of(id);
+        let size = self.spec.size.as_usize();
+        out.clear();
+        let mut first = None;
+        while out.len() < size {
+            let (offset, len) = (out.len() as i64 + 1, chunk.min(size - out.len()) as i64);
+            let mut query = sqlx::query::<DB>(piece.sql);
+            // The id where the statement's placeholders put it: first or last.
+            if piece.id_first {
+                query = match &key {
+                    Some(key) => query.bind(&key[..]),
+                    None => query.bind(id as i64),
+                };
+            }
+            query = query.bind(offset).bind(len);
+            if !piece.id_first {
+                query = match &key {
+                    Some(key) => query.bind(&key[..]),
+                    None => query.bind(id as i64),
+                };
+            }
+            let row = query.fetch_one(&self.pool).await?;
+            let data: &[u8] = row.try_get(0)?;
+            if data.is_empty() {
+                bail!(
+                    "id {id}: the value ends at {} bytes, short of {size}",
+                    out.len()
+                );
+            }
+            out.extend_from_slice(data);
+            first.get_or_insert_with(Instant::now);
+        }
+        first.context("an empty blob")
     }
 
     fn settings(&self) -> EngineSettings {

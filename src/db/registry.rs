@@ -63,6 +63,12 @@ impl StoreKind {
         self.db().server().is_some()
     }
 
+    /// An object store: a server that speaks S3, not SQL (the report sets it against
+    /// the databases).
+    pub fn is_object_store(self) -> bool {
+        self.server().is_some_and(|s| s.sql().is_none())
+    }
+
     /// The physical floor's store.
     pub fn is_floor(self) -> bool {
         self.db().is_floor()

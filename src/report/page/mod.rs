@@ -14,6 +14,7 @@ mod load;
 mod loading;
 mod markup;
 mod memory;
+mod object_store;
 mod profiles;
 mod steady;
 mod variants;
@@ -85,6 +86,7 @@ struct Page {
     loads: loading::Loads,
     steady: Option<steady::Steady>,
     first_bytes: Option<first_bytes::FirstBytes>,
+    object_store: Option<object_store::ObjectStore>,
     profiles: Option<profiles::Profiles>,
     repeats: Option<steady::Repeats>,
     all: Measurements,
@@ -151,6 +153,7 @@ pub fn page(
         loads: loading::Loads::of(run),
         steady: steady::Steady::of(run),
         first_bytes: first_bytes::FirstBytes::of(run),
+        object_store: object_store::ObjectStore::of(run),
         profiles: profiles::Profiles::of(run, context),
         repeats: steady::Repeats::of(context),
         all: Measurements::of(&rows),

@@ -310,6 +310,7 @@ async fn container_memory(server: Server) -> Result<Option<u64>> {
     Ok(c.declared_memory.or(c.memory))
 }
 
+/// Close an SQL connection where one was opened.
 async fn close(db: Option<sea_orm::DatabaseConnection>) -> Result<()> {
     if let Some(db) = db {
         db.close().await?;
@@ -365,22 +366,22 @@ async fn fit_one(
         cache_bytes: cache_now,
     };
     let timeout = Duration::from_secs(180);
-    match (server.memory().cache(), &db) {
+    match (server.memory().cache(), db) {
         // Written now, in force after the restart that also applies the new limits.
         // A server without a cache setting (Dolt) restarts too: what it derives from
         // its cap at start (Go's GOMEMLIMIT) must follow the new one.
         (Some(cache), Some(db)) if !cache.applied_by_restart => {
             if memory_now.is_none_or(|now| memory < now) {
                 // Shrinking: the cache first, so the container's memory fits under the new cap.
-                set_cache(db, server, target).await?;
+                set_cache(&db, server, target).await?;
                 crate::docker::update_limits(&docker, &id, memory, cpus).await?;
             } else {
                 crate::docker::update_limits(&docker, &id, memory, cpus).await?;
-                set_cache(db, server, target).await?;
+                set_cache(&db, server, target).await?;
             }
-            close(Some(db.clone())).await?;
+            db.close().await?;
         }
-        _ => {
+        (_, db) => {
             if let Some(db) = &db {
                 set_cache(db, server, target).await?;
             }

@@ -96,9 +96,16 @@ fn local(data_dir: &Path, inventory: &mut Inventory) {
 
 async fn server(server: Server, url: &str, inventory: &mut Inventory) -> anyhow::Result<()> {
     server.probe(url).await?;
-    if server.sql().is_none() {
-        // Its datasets are buckets, listed by its own tools: not built yet.
-        anyhow::bail!("listing an object store's buckets is not built yet");
+    if let Some(listing) = server.list_datasets() {
+        // Not SQL namespaces (an object store's buckets): its own listing.
+        for (name, bytes) in listing.await? {
+            inventory.datasets.push(Found {
+                store: server.name().to_string(),
+                name,
+                bytes,
+            });
+        }
+        return Ok(());
     }
     let db = server.connect(url, None).await?;
     let backend = db.get_database_backend();

@@ -16,7 +16,8 @@ use super::any_engine::AnyEngine;
 use super::database::{Database, EngineDef};
 use super::engine::Client;
 use super::server::{
-    CacheSetting, ComposeEnv, MemoryModel, Recording, Server, ServerDb, SqlServer, compose_port,
+    CacheSetting, ComposeEnv, Listing, MemoryModel, Recording, Server, ServerDb, SqlServer,
+    compose_port,
 };
 use super::store::{BoxedStore, boxed};
 use crate::dataset::DatasetSpec;
@@ -54,6 +55,25 @@ impl ServerDb for Seaweedfs {
 
     fn sql(&self) -> Option<&dyn SqlServer> {
         None
+    }
+
+    /// Its buckets named like a dataset's (`store::bucket_name`), with their volume
+    /// files' bytes.
+    fn list_datasets(&self) -> Option<Listing> {
+        let (service, data_dir) = (ServerDb::name(self), self.container_data_dir());
+        Some(Box::pin(async move {
+            let mut found = Vec::new();
+            for bucket in admin::buckets(service).await? {
+                if bucket.starts_with("blobs-") {
+                    let bytes = admin::bucket_disk_bytes(service, data_dir, &bucket)
+                        .await
+                        .ok()
+                        .flatten();
+                    found.push((bucket, bytes));
+                }
+            }
+            Ok(found)
+        }))
     }
 }
 

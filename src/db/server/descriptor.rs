@@ -39,6 +39,11 @@ pub enum BulkLoad {
     InsertInPieces(usize),
 }
 
+/// A server's own listing of its datasets: (name, bytes on disk).
+pub type Listing = std::pin::Pin<
+    Box<dyn std::future::Future<Output = anyhow::Result<Vec<(String, Option<u64>)>>> + Send>,
+>;
+
 /// A prepared read of one piece of a row's value: the id, the piece's 1-based offset
 /// and its length, the id bound first or last.
 #[derive(Debug, Clone, Copy)]
@@ -130,6 +135,13 @@ pub trait ServerDb: MemoryModel + Recording + Sync + 'static {
 
     /// Its SQL side, where it is an SQL database; None for another protocol.
     fn sql(&self) -> Option<&dyn SqlServer>;
+
+    /// The datasets it holds, for `blobrace env`, where they are not SQL namespaces
+    /// (an object store's buckets): each one's name and bytes on disk (None where it
+    /// cannot say). None: an SQL server, listed through its namespaces.
+    fn list_datasets(&self) -> Option<Listing> {
+        None
+    }
 }
 
 /// An SQL server: its wire protocol, its namespaces, how a fetch and the prefill

@@ -18,8 +18,8 @@ pub mod raw;
 pub mod store;
 
 pub use descriptor::{
-    BulkLoad, COMPOSE_UP, CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, PieceSql,
-    Recording, ServerDb, ServerOptions, ServerPprof, SqlServer,
+    BulkLoad, COMPOSE_UP, CacheSetting, ComposeEnv, Listing, Loading, MemoryModel, PacketLimit,
+    PieceSql, Recording, ServerDb, ServerOptions, ServerPprof, SqlServer,
 };
 
 use std::ops::Deref;

@@ -152,14 +152,15 @@ fn a_seaweedfs_load_killed_outright_resumes_and_every_object_verifies() {
         "--sizes",
         "1KiB",
         "--dataset-bytes",
-        "23MiB",
+        "41MiB",
     ];
     let drop = run_with(root.path(), &[&["drop"][..], &base].concat(), &url);
     assert!(drop.status.success(), "{}", stderr(&drop));
-    // 23,552 objects of 1 KiB take several seconds: killed mid-way.
+    // 41,984 objects of 1 KiB take over 10 s here: killed mid-way, after its first
+    // batches of 4,096 (about 1.2 s each) are in.
     let load: Vec<&str> = [&["load"][..], &base, &["--seaweedfs-url", &url]].concat();
     assert!(
-        signal_after(root.path(), &load, libc::SIGKILL, 3000),
+        signal_after(root.path(), &load, libc::SIGKILL, 6000),
         "the load ended before it was killed"
     );
     let resumed = run_with(root.path(), &[&["load"][..], &base].concat(), &url);

@@ -327,7 +327,8 @@ mod tests {
                 "mysql",
                 "mysql-raw",
                 "dolt",
-                "dolt-raw"
+                "dolt-raw",
+                "seaweedfs"
             ]
         );
     }
@@ -361,7 +362,14 @@ mod tests {
         assert_eq!(
             stores,
             [
-                "sqlite", "fs", "floor", "postgres", "mariadb", "mysql", "dolt"
+                "sqlite",
+                "fs",
+                "floor",
+                "postgres",
+                "mariadb",
+                "mysql",
+                "dolt",
+                "seaweedfs"
             ]
         );
         for store in StoreKind::all() {
@@ -380,7 +388,10 @@ mod tests {
         assert_eq!(StoreKind::all().filter(|s| s.is_floor()).count(), 1);
         // A server is a store whose database is one, and finds its store again.
         let servers: Vec<&str> = Server::all().map(|s| s.name()).collect();
-        assert_eq!(servers, ["postgres", "mariadb", "mysql", "dolt"]);
+        assert_eq!(
+            servers,
+            ["postgres", "mariadb", "mysql", "dolt", "seaweedfs"]
+        );
         for server in Server::all() {
             assert_eq!(server.store().server(), Some(server));
             assert!(server.store().is_server() && server.store().has_keys());

@@ -62,7 +62,7 @@ fn urls_are_redacted() {
 #[test]
 fn servers_have_distinct_names_flags_and_variables() {
     let names: Vec<&str> = Server::all().map(|s| s.name()).collect();
-    assert_eq!(names, ["postgres", "mariadb", "mysql", "dolt"]);
+    assert_eq!(names, ["postgres", "mariadb", "mysql", "dolt", "seaweedfs"]);
     let mut flags: Vec<&str> = Server::all().map(|s| s.url_flag()).collect();
     flags.dedup();
     assert_eq!(flags.len(), Server::all().count());

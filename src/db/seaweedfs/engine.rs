@@ -15,7 +15,6 @@ use super::store::{bucket_name, object_name_into};
 use crate::dataset::DatasetSpec;
 use crate::db::engine::{Engine, EngineSettings, Streaming};
 use crate::db::locations::Locations;
-use crate::db::registry::StoreKind;
 use crate::db::server::Server;
 
 pub struct S3Engine {
@@ -36,7 +35,7 @@ impl S3Engine {
             bail!(
                 "{}: bucket {bucket} is not loaded: load it first (blobrace load --engines {})",
                 server.name(),
-                StoreKind::named(server.name()).map_or(server.name(), |k| k.name())
+                server.name()
             );
         }
         let version = super::admin::version_once(server.name()).await;

@@ -100,7 +100,27 @@ impl S3Store {
         explain(error, self.server.name(), &self.endpoint, doing)
     }
 
+    /// The manifest, asked again for up to 60 s while the store answers 5xx: right
+    /// after a restart its S3 port is healthy before its filer serves (a re-run after
+    /// the servers restarted got "500 InternalError" for 16 s).
     async fn read_manifest(&mut self) -> Result<Option<Manifest>> {
+        let started = std::time::Instant::now();
+        loop {
+            match self.read_manifest_once().await {
+                Err(e)
+                    if started.elapsed() < std::time::Duration::from_secs(60)
+                        && [" 500 ", " 502 ", " 503 "]
+                            .iter()
+                            .any(|code| format!("{e:#}").contains(code)) =>
+                {
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                }
+                read => return read,
+            }
+        }
+    }
+
+    async fn read_manifest_once(&mut self) -> Result<Option<Manifest>> {
         let client = self.client()?;
         match client.get(&ObjectPath::from(MANIFEST)).await {
             Ok(got) => {

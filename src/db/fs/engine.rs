@@ -2,6 +2,7 @@
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::time::Instant;
 
 use anyhow::{Result, bail};
 
@@ -35,9 +36,17 @@ impl FsEngine {
     }
 }
 
-impl Engine for FsEngine {
+impl FsEngine {
+    /// Open the blob's file and read it into `out`, `piece` bytes per `read()`, and
+    /// close it; with `MARK_FIRST`, when the first piece landed (otherwise no clock is
+    /// read: `fetch`'s timed path stays bare).
     #[inline]
-    async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
+    fn read_blob<const MARK_FIRST: bool>(
+        &mut self,
+        id: u64,
+        piece: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<Option<Instant>> {
         blob_path_into(&self.dir, id, &mut self.path);
         out.resize(self.size, 0);
         // SAFETY: NUL-terminated path in our buffer; fd closed below on every path.
@@ -45,49 +54,10 @@ impl Engine for FsEngine {
         if fd < 0 {
             bail!("open blob {id}: {}", std::io::Error::last_os_error());
         }
-        let mut filled = 0;
-        while filled < self.size {
-            let n =
-                unsafe { libc::read(fd, out[filled..].as_mut_ptr().cast(), self.size - filled) };
-            if n <= 0 {
-                let err = std::io::Error::last_os_error();
-                unsafe { libc::close(fd) };
-                bail!(
-                    "read blob {id}: {}",
-                    if n == 0 {
-                        "file shorter than the blob".to_string()
-                    } else {
-                        err.to_string()
-                    }
-                );
-            }
-            filled += n as usize;
-        }
-        unsafe { libc::close(fd) };
-        Ok(())
-    }
-
-    fn streaming(&self) -> Streaming {
-        Streaming::Chunks("open, then read() of one piece after another into the buffer, close")
-    }
-
-    async fn fetch_streamed(
-        &mut self,
-        id: u64,
-        chunk: usize,
-        out: &mut Vec<u8>,
-    ) -> Result<std::time::Instant> {
-        blob_path_into(&self.dir, id, &mut self.path);
-        out.resize(self.size, 0);
-        // SAFETY: as in `fetch`.
-        let fd = unsafe { libc::open(self.path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC) };
-        if fd < 0 {
-            bail!("open blob {id}: {}", std::io::Error::last_os_error());
-        }
         let mut first = None;
         let mut filled = 0;
         while filled < self.size {
-            let want = chunk.min(self.size - filled);
+            let want = piece.max(1).min(self.size - filled);
             let n = unsafe { libc::read(fd, out[filled..].as_mut_ptr().cast(), want) };
             if n <= 0 {
                 let err = std::io::Error::last_os_error();
@@ -102,10 +72,34 @@ impl Engine for FsEngine {
                 );
             }
             filled += n as usize;
-            first.get_or_insert_with(std::time::Instant::now);
+            if MARK_FIRST && first.is_none() {
+                first = Some(Instant::now());
+            }
         }
         unsafe { libc::close(fd) };
-        first.ok_or_else(|| anyhow::anyhow!("blob {id} is empty"))
+        Ok(first)
+    }
+}
+
+impl Engine for FsEngine {
+    #[inline]
+    async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
+        self.read_blob::<false>(id, self.size, out)?;
+        Ok(())
+    }
+
+    fn streaming(&self) -> Streaming {
+        Streaming::Chunks("open, then read() of one piece after another into the buffer, close")
+    }
+
+    async fn fetch_streamed(
+        &mut self,
+        id: u64,
+        chunk: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<Instant> {
+        self.read_blob::<true>(id, chunk, out)?
+            .ok_or_else(|| anyhow::anyhow!("blob {id} is empty"))
     }
 
     fn settings(&self) -> EngineSettings {

@@ -4,6 +4,8 @@
 //! signature, each body chunk), as every S3 client does, and that is part of what
 //! an application pays.
 
+use std::time::Instant;
+
 use anyhow::{Result, bail};
 use futures_util::StreamExt;
 use object_store::ObjectStoreExt;
@@ -57,9 +59,15 @@ impl S3Engine {
     }
 }
 
-impl Engine for S3Engine {
+impl S3Engine {
+    /// GET the blob's object, its body streamed into `out`; with `MARK_FIRST`, when its
+    /// first body chunk landed (otherwise no clock is read inside `fetch`).
     #[inline]
-    async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
+    async fn get_into<const MARK_FIRST: bool>(
+        &mut self,
+        id: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<Option<Instant>> {
         object_name_into(&self.spec, id, &mut self.name);
         let got = self
             .client
@@ -67,9 +75,21 @@ impl Engine for S3Engine {
             .await?;
         out.clear();
         let mut body = got.into_stream();
+        let mut first = None;
         while let Some(chunk) = body.next().await {
             out.extend_from_slice(&chunk?);
+            if MARK_FIRST && first.is_none() {
+                first = Some(Instant::now());
+            }
         }
+        Ok(first)
+    }
+}
+
+impl Engine for S3Engine {
+    #[inline]
+    async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
+        self.get_into::<false>(id, out).await?;
         Ok(())
     }
 
@@ -90,19 +110,9 @@ impl Engine for S3Engine {
         id: u64,
         _chunk: usize,
         out: &mut Vec<u8>,
-    ) -> Result<std::time::Instant> {
-        object_name_into(&self.spec, id, &mut self.name);
-        let got = self
-            .client
-            .get(&ObjectPath::from(self.name.as_str()))
-            .await?;
-        out.clear();
-        let mut body = got.into_stream();
-        let mut first = None;
-        while let Some(chunk) = body.next().await {
-            out.extend_from_slice(&chunk?);
-            first.get_or_insert_with(std::time::Instant::now);
-        }
-        first.ok_or_else(|| anyhow::anyhow!("object {} has an empty body", self.name))
+    ) -> Result<Instant> {
+        self.get_into::<true>(id, out)
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("object {} has an empty body", self.name))
     }
 }

@@ -15,6 +15,7 @@
 
 use std::ffi::c_int;
 use std::ptr;
+use std::time::Instant;
 
 use anyhow::Result;
 use libsqlite3_sys as ffi;
@@ -87,12 +88,22 @@ impl BlobIoEngine {
     }
 }
 
-impl Engine for BlobIoEngine {
+impl BlobIoEngine {
+    /// Open the blob handle on the row and read its value into `out`, `piece` bytes
+    /// per `sqlite3_blob_read` (`usize::MAX`: one read); with `MARK_FIRST`, when the
+    /// first piece landed (otherwise no clock is read inside `fetch`).
     #[inline]
-    async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
-        // SAFETY: the connection is open; the blob handle is null or open on this
-        // table and column; `out` has `n` initialised bytes before SQLite writes them.
+    fn read_blob<const MARK_FIRST: bool>(
+        &mut self,
+        id: u64,
+        piece: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<Option<Instant>> {
         let rowid = self.rowid(id)?;
+        let mut first = None;
+        // SAFETY: the connection is open; the blob handle is null or open on this
+        // table and column; `out` has `n` initialised bytes before SQLite writes them,
+        // and each piece lies within them.
         unsafe {
             let rc = self.conn.seek_blob(&mut self.blob, rowid, false);
             if rc != ffi::SQLITE_OK {
@@ -102,11 +113,32 @@ impl Engine for BlobIoEngine {
             // The same length every fetch of a size class: no allocation or fill
             // after the first.
             out.resize(n, 0);
-            let rc = ffi::sqlite3_blob_read(self.blob, out.as_mut_ptr().cast(), n as c_int, 0);
-            if rc != ffi::SQLITE_OK {
-                return Err(self.fetch_error(rc, id));
+            let mut at = 0;
+            while at < n {
+                let len = piece.max(1).min(n - at);
+                let rc = ffi::sqlite3_blob_read(
+                    self.blob,
+                    out[at..].as_mut_ptr().cast(),
+                    len as c_int,
+                    at as c_int,
+                );
+                if rc != ffi::SQLITE_OK {
+                    return Err(self.fetch_error(rc, id));
+                }
+                at += len;
+                if MARK_FIRST && first.is_none() {
+                    first = Some(Instant::now());
+                }
             }
         }
+        Ok(first)
+    }
+}
+
+impl Engine for BlobIoEngine {
+    #[inline]
+    async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
+        self.read_blob::<false>(id, usize::MAX, out)?;
         Ok(())
     }
 
@@ -125,34 +157,9 @@ impl Engine for BlobIoEngine {
         id: u64,
         chunk: usize,
         out: &mut Vec<u8>,
-    ) -> Result<std::time::Instant> {
-        let rowid = self.rowid(id)?;
-        let mut first = None;
-        // SAFETY: as in `fetch`; each piece lies within the blob's `n` bytes.
-        unsafe {
-            let rc = self.conn.seek_blob(&mut self.blob, rowid, false);
-            if rc != ffi::SQLITE_OK {
-                return Err(self.fetch_error(rc, id));
-            }
-            let n = ffi::sqlite3_blob_bytes(self.blob) as usize;
-            out.resize(n, 0);
-            let mut at = 0;
-            while at < n {
-                let len = chunk.max(1).min(n - at);
-                let rc = ffi::sqlite3_blob_read(
-                    self.blob,
-                    out[at..].as_mut_ptr().cast(),
-                    len as c_int,
-                    at as c_int,
-                );
-                if rc != ffi::SQLITE_OK {
-                    return Err(self.fetch_error(rc, id));
-                }
-                at += len;
-                first.get_or_insert_with(std::time::Instant::now);
-            }
-        }
-        first.ok_or_else(|| anyhow::anyhow!("blob {id} is empty"))
+    ) -> Result<Instant> {
+        self.read_blob::<true>(id, chunk, out)?
+            .ok_or_else(|| anyhow::anyhow!("blob {id} is empty"))
     }
 }
 

@@ -147,7 +147,7 @@ fn run(command: Command) -> Result<()> {
             let rt = runtime()?;
             rt.block_on(reachable_engines(&mut config))?;
             // Put back to their own caps when the load ends (dropped), however it ends.
-            let _server_caps = rt.block_on(fit_servers(&config))?;
+            let _server_caps = rt.block_on(fit_servers(&mut config))?;
             let (reports, failed) = rt.block_on(ensure_loaded(
                 &config.locations(),
                 &stores_for(&config.engines),

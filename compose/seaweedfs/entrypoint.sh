@@ -11,6 +11,13 @@
 #     later bucket's PUTs fail with "No writable volumes").
 #   - GOMEMLIMIT: Go's garbage collector does not see the cgroup; unless given, 3/4 of
 #     the cap in force at this start (a run that changes the cap restarts it).
+#   - The filer's object index (LevelDB, 8 partitions) sized for the cap: each
+#     partition's block cache and write buffer 1/128 of the cap (2 MiB at 256 MiB,
+#     8 MiB at 1 GiB; at most 3 x 8 x 1/128 = 19% of the cap, a write buffer being
+#     doubled while it flushes). Its defaults, 32 MiB and 16 MiB per partition (up to
+#     512 MiB), outgrew a 256 MiB cap loading 786,432 objects of 1 KiB: OOM-killed at
+#     50k. Through the WEED_LEVELDB2_* variables (SeaweedFS reads its filer.toml keys
+#     from WEED_<SECTION>_<KEY>), which the run records with GOMEMLIMIT.
 #   - Go's pprof on the container's 127.0.0.1:6060 (-debug), not published.
 set -eu
 : "${SEAWEEDFS_ACCESS_KEY:?set SEAWEEDFS_ACCESS_KEY in compose/.env (copy compose/.env.example)}"
@@ -19,12 +26,20 @@ mkdir -p /data /etc/blobrace
 cat > /etc/blobrace/s3.json <<JSON
 {"identities":[{"name":"blobrace","credentials":[{"accessKey":"$SEAWEEDFS_ACCESS_KEY","secretKey":"$SEAWEEDFS_SECRET_KEY"}],"actions":["Admin","Read","List","Tagging","Write"]}]}
 JSON
-if [ -z "${GOMEMLIMIT:-}" ]; then
-  cap=$(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || echo max)
-  if [ "$cap" != max ] && [ "$cap" -lt 1125899906842624 ]; then
-    GOMEMLIMIT=$((cap / 4 * 3))
-    export GOMEMLIMIT
-  fi
+cap=$(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || echo max)
+if [ "$cap" = max ] || [ "$cap" -ge 1125899906842624 ]; then
+  cap=
+fi
+if [ -z "${GOMEMLIMIT:-}" ] && [ -n "$cap" ]; then
+  GOMEMLIMIT=$((cap / 4 * 3))
+  export GOMEMLIMIT
+fi
+if [ -n "$cap" ]; then
+  per_partition_mb=$((cap / 128 / 1048576))
+  [ "$per_partition_mb" -ge 1 ] || per_partition_mb=1
+  : "${WEED_LEVELDB2_BLOCK_CACHE_SIZE_MB:=$per_partition_mb}"
+  : "${WEED_LEVELDB2_WRITE_BUFFER_SIZE_MB:=$per_partition_mb}"
+  export WEED_LEVELDB2_BLOCK_CACHE_SIZE_MB WEED_LEVELDB2_WRITE_BUFFER_SIZE_MB
 fi
 exec weed -logtostderr=true server -dir=/data -ip=127.0.0.1 -ip.bind=0.0.0.0 \
   -s3 -s3.port=8333 -s3.config=/etc/blobrace/s3.json \

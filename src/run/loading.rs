@@ -18,7 +18,7 @@ impl Run {
     pub async fn load(&mut self) -> Result<()> {
         self.results.runner_image = crate::docker::own_container_image().await;
         reachable_engines(&mut self.results.config).await?;
-        self.server_caps = fit_servers(&self.results.config).await?;
+        self.server_caps = fit_servers(&mut self.results.config).await?;
         self.results.server_fits = self.server_caps.fits();
         let config = &self.results.config;
         let stores = stores_for(&config.engines);

@@ -83,8 +83,50 @@ pub async fn reachable_engines(config: &mut RunConfig) -> Result<()> {
     Ok(())
 }
 
+/// Leave out the default engines whose server cannot run under the run's memory cap
+/// with the run's largest blob (its `min_cap_bytes`, measured: below it the kernel
+/// kills it while loading), one line each saying the cap it needs. An engine asked
+/// for by name stays, and `server_caps::fit_servers` refuses the run with the same
+/// arithmetic; with `--cap none` each container's own cap is checked there.
+fn leave_out_servers_over_cap(config: &mut RunConfig) {
+    let Some(memory) = config.cap.memory_bytes else {
+        return;
+    };
+    if config.engines_explicit {
+        return;
+    }
+    let largest_blob = config.sizes.iter().map(|s| s.bytes()).max().unwrap_or(0);
+    for store in stores_for(&config.engines) {
+        let Some(server) = store.server() else {
+            continue;
+        };
+        let min = server.memory().min_cap_bytes(largest_blob);
+        if memory >= min {
+            continue;
+        }
+        let skipped: Vec<&str> = config
+            .engines
+            .iter()
+            .filter(|e| e.store() == store)
+            .map(|e| e.name())
+            .collect();
+        eprintln!(
+            "skipping {}: {} needs a memory cap of at least {} with blobs of {} (measured: below it the kernel kills it while loading), more than the run's {}; run it with --cap {} or more",
+            skipped.join(", "),
+            server.name(),
+            crate::size::format_bytes(min),
+            crate::size::format_bytes(largest_blob),
+            crate::size::format_bytes(memory),
+            crate::size::format_bytes(min),
+        );
+        config.engines.retain(|e| e.store() != store);
+    }
+}
+
 /// Set the run's servers to its cap (see `server_caps`): call after `reachable_engines`.
-pub async fn fit_servers(config: &RunConfig) -> Result<ServerCaps> {
+/// Default engines whose server needs a larger cap are left out first.
+pub async fn fit_servers(config: &mut RunConfig) -> Result<ServerCaps> {
+    leave_out_servers_over_cap(config);
     let at = config.locations();
     let servers: Vec<_> = stores_for(&config.engines)
         .into_iter()
@@ -208,5 +250,45 @@ impl Run {
             );
         }
         Ok(dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::config::RunArgs;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+
+    fn fitted(args: &[&str]) -> Vec<&'static str> {
+        let mut all = vec!["blobrace"];
+        all.extend_from_slice(args);
+        let mut config = Cli::try_parse_from(all).unwrap().run.resolve().unwrap();
+        leave_out_servers_over_cap(&mut config);
+        config.engines.iter().map(|e| e.name()).collect()
+    }
+
+    #[test]
+    fn default_engines_whose_server_needs_a_larger_cap_are_left_out_and_named_ones_kept() {
+        // The quick profile's cap: SeaweedFS needs 512 MiB, Dolt 192 MiB at 4 MiB.
+        let quick = fitted(&["--cap", "256MiB", "--sizes", "1KiB,4MiB"]);
+        assert!(!quick.contains(&"seaweedfs"), "{quick:?}");
+        for kept in ["floor", "sqlite", "postgres-raw", "mariadb-raw", "dolt-raw"] {
+            assert!(quick.contains(&kept), "{kept}: {quick:?}");
+        }
+        let roomy = fitted(&["--cap", "512MiB", "--sizes", "1KiB"]);
+        assert!(roomy.contains(&"seaweedfs"), "{roomy:?}");
+        // Asked for by name: kept, for fit_servers to refuse with the arithmetic.
+        let named = fitted(&["--cap", "256MiB", "--engines", "seaweedfs,floor"]);
+        assert_eq!(named, ["floor", "seaweedfs"]);
+        // No cap for the run: each container's own cap is checked by fit_servers.
+        let uncapped = fitted(&["--cap", "none", "--sizes", "1KiB"]);
+        assert!(uncapped.contains(&"seaweedfs"), "{uncapped:?}");
     }
 }

@@ -24,20 +24,37 @@ async fn container(service: &str) -> Result<(bollard::Docker, String, String)> {
     Ok((docker, id, name))
 }
 
+/// How long a shell command waits for the master to be leader: a restarted `weed
+/// server` answers on its S3 and master ports seconds before its master elects itself,
+/// and until then every shell command fails with "Not current leader".
+const LEADER_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Run one `weed shell` command; its output.
 async fn shell(service: &str, command: &str) -> Result<String> {
     let (docker, id, name) = container(service).await?;
     let script = format!("echo '{command}' | weed shell -master={MASTER} 2>&1");
     let cmd = vec!["sh".to_string(), "-c".to_string(), script];
-    let (code, out) = crate::docker::exec_output(&docker, &id, cmd).await?;
-    let out = String::from_utf8_lossy(&out).into_owned();
-    if code != Some(0) {
+    let started = std::time::Instant::now();
+    loop {
+        let (code, out) = crate::docker::exec_output(&docker, &id, cmd.clone()).await?;
+        let out = String::from_utf8_lossy(&out).into_owned();
+        if code == Some(0) {
+            return Ok(out);
+        }
+        if no_leader_yet(&out) && started.elapsed() < LEADER_WAIT {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            continue;
+        }
         bail!(
             "`weed shell` `{command}` in {name} exited with {code:?}: {}",
             out.trim()
         );
     }
-    Ok(out)
+}
+
+/// The master's answer while it has not elected itself yet.
+fn no_leader_yet(out: &str) -> bool {
+    out.contains("Not current leader") || out.contains("no leader")
 }
 
 /// The buckets the store has.

@@ -78,7 +78,8 @@ impl ServerDb for Seaweedfs {
 }
 
 /// What it records: no SQL to ask; its version comes from `weed version` in its
-/// container (the engine's settings), GOMEMLIMIT from its process.
+/// container (the engine's settings), GOMEMLIMIT and the filer index's cache sizes
+/// (set from the cap by its entrypoint) from its process.
 impl Recording for Seaweedfs {
     fn namespace_bytes_sql(&self, _namespace: &str) -> Option<String> {
         None
@@ -89,7 +90,11 @@ impl Recording for Seaweedfs {
     }
 
     fn process_env(&self) -> &'static [&'static str] {
-        &["GOMEMLIMIT"]
+        &[
+            "GOMEMLIMIT",
+            "WEED_LEVELDB2_BLOCK_CACHE_SIZE_MB",
+            "WEED_LEVELDB2_WRITE_BUFFER_SIZE_MB",
+        ]
     }
 }
 
@@ -102,6 +107,16 @@ impl MemoryModel for Seaweedfs {
 
     fn cache_bytes_for_cap(&self, _cap_bytes: u64, _largest_blob: u64) -> u64 {
         0
+    }
+
+    /// Measured loading 1 KiB objects (the most metadata a byte): under a 256 MiB cap
+    /// it was OOM-killed twice (anonymous memory 260 MB at the kill, GOMEMLIMIT 192
+    /// MiB notwithstanding: the filer's two 40 MiB metadata-log rings, its index's
+    /// LevelDB memtables, the log it reads back after a restart); under 512 MiB its RSS
+    /// peaked at 330 MB. The loader keeps at most 64 MiB of objects in flight
+    /// (`store::requests_in_flight`), so larger blobs need no more.
+    fn min_cap_bytes(&self, _largest_blob: u64) -> u64 {
+        512 << 20
     }
 
     /// Measured: the `weed server` process's RSS 189 MB idle after a restart under a

@@ -25,8 +25,16 @@ use crate::evict::EvictionReport;
 /// About this many bytes of blobs per batch, PUT concurrently.
 const BATCH_BYTES: u64 = 16 << 20;
 /// PUTs (GETs) in flight at once while loading (prefilling): enough to keep the store's CPUs busy with
-/// small objects (one PUT at a time leaves them waiting on round trips).
+/// small objects (one PUT at a time leaves them waiting on round trips)...
 const REQUESTS_IN_FLIGHT: usize = 16;
+/// ... and at most this many bytes of objects: the store holds about 4 copies of each
+/// object in flight (`MemoryModel::fetch_copies`), so 16 PUTs of 32 MiB would need 2 GiB.
+const BYTES_IN_FLIGHT: u64 = 64 << 20;
+
+/// Requests in flight for objects of `blob_bytes`: 16 up to 4 MiB, 2 at 32 MiB.
+pub fn requests_in_flight(blob_bytes: u64) -> usize {
+    (BYTES_IN_FLIGHT / blob_bytes.max(1)).clamp(1, REQUESTS_IN_FLIGHT as u64) as usize
+}
 const MANIFEST: &str = "manifest.json";
 
 /// The bucket of a dataset: S3 bucket names are lowercase letters, digits and hyphens.
@@ -225,7 +233,7 @@ impl Store for S3Store {
         rows_for_batch(&self.spec, BATCH_BYTES, 4096)
     }
 
-    /// PUT the batch's objects, `REQUESTS_IN_FLIGHT` at a time, then move the manifest's
+    /// PUT the batch's objects, `requests_in_flight` at a time, then move the manifest's
     /// resume point past them: a load killed mid-batch PUTs that batch again (an
     /// object PUT twice holds the same bytes). Every blob is one PUT: S3 takes up to
     /// 5 GiB in one, and the largest blob here is 32 MiB.
@@ -243,7 +251,7 @@ impl Store for S3Store {
             let client = client.clone();
             in_flight
                 .spawn(async move { client.put(&path, PutPayload::from(data)).await.map(|_| id) });
-            if in_flight.len() >= REQUESTS_IN_FLIGHT
+            if in_flight.len() >= requests_in_flight(self.spec.size.bytes())
                 && let Some(done) = in_flight.join_next().await
             {
                 done.context("a PUT task failed")?
@@ -337,7 +345,7 @@ impl Store for S3Store {
     }
 
     /// Whole objects of consecutive ids, read through the store as a GET reads them
-    /// (into its container's page cache), `REQUESTS_IN_FLIGHT` at a time: S3 has no read
+    /// (into its container's page cache), `requests_in_flight` at a time: S3 has no read
     /// of a range of objects, and one GET after another would take minutes at 1 KiB.
     async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {
         let client = self.client()?;
@@ -352,7 +360,7 @@ impl Store for S3Store {
                 let got = client.get(&path).await?;
                 got.bytes().await.map(|b| b.len() as u64)
             });
-            if in_flight.len() >= REQUESTS_IN_FLIGHT
+            if in_flight.len() >= requests_in_flight(self.spec.size.bytes())
                 && let Some(done) = in_flight.join_next().await
             {
                 read += done

@@ -50,7 +50,7 @@ fn main() {
         Ok(cli) => cli.run.resolve().map_err(|e| format!("Error: {e}")),
         Err(e) => Err(usage_error(&e).unwrap_or_else(|| e.to_string())),
     };
-    let config = match config {
+    let mut config = match config {
         Ok(config) => config,
         Err(line) => {
             eprintln!("{line}");
@@ -59,6 +59,7 @@ fn main() {
     };
     // BLOBRACE_DRY_RUN=1: the plan and the time the presets give it, nothing run.
     if std::env::var("BLOBRACE_DRY_RUN").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false")) {
+        blobrace::run::leave_out_servers_over_cap(&mut config);
         print!(
             "{}",
             blobrace::run::plan::Plan::of(&config).describe(&config)

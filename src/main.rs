@@ -344,8 +344,9 @@ fn variants(args: VariantsArgs) -> Result<()> {
 }
 
 /// `--dry-run`: the plan, nothing run; else the run.
-fn measure_or_plan(config: RunConfig, dry_run: bool) -> Result<()> {
+fn measure_or_plan(mut config: RunConfig, dry_run: bool) -> Result<()> {
     if dry_run {
+        blobrace::run::leave_out_servers_over_cap(&mut config);
         print!("{}", Plan::of(&config).describe(&config));
         return Ok(());
     }

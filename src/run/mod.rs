@@ -87,8 +87,9 @@ pub async fn reachable_engines(config: &mut RunConfig) -> Result<()> {
 /// with the run's largest blob (its `min_cap_bytes`, measured: below it the kernel
 /// kills it while loading), one line each saying the cap it needs. An engine asked
 /// for by name stays, and `server_caps::fit_servers` refuses the run with the same
-/// arithmetic; with `--cap none` each container's own cap is checked there.
-fn leave_out_servers_over_cap(config: &mut RunConfig) {
+/// arithmetic; with `--cap none` each container's own cap is checked there. A dry
+/// run's plan leaves them out too.
+pub fn leave_out_servers_over_cap(config: &mut RunConfig) {
     let Some(memory) = config.cap.memory_bytes else {
         return;
     };

@@ -156,3 +156,17 @@ async fn version(service: &str) -> Result<String> {
         .trim()
         .to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::no_leader_yet;
+
+    #[test]
+    fn a_master_not_yet_leader_is_told_from_other_shell_failures() {
+        // What `weed shell` printed right after a restart (2026-11-26).
+        assert!(no_leader_yet(
+            "error: rpc error: code = Unknown desc = raft.Server: Not current leader"
+        ));
+        assert!(!no_leader_yet("error: bucket blobs-1kib-x9 not found"));
+    }
+}

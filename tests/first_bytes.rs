@@ -67,6 +67,22 @@ fn large_blobs_are_streamed_and_timed_at_their_first_piece_and_whole_value_engin
         page.contains("Time to the first bytes"),
         "the report's table"
     );
+    // And its chart at 1 MiB (none at 64 KiB): a row per engine that streamed, the
+    // one that did not named under it.
+    assert!(
+        page.contains("first-bytes-1MiB.svg"),
+        "the page shows the chart"
+    );
+    assert!(!run_dir.join("first-bytes-64KiB.svg").exists());
+    let svg = std::fs::read_to_string(run_dir.join("first-bytes-1MiB.svg")).unwrap();
+    // plotters writes each label on a line of its own.
+    for engine in ["floor", "fs", "sqlite-blobio"] {
+        assert!(
+            svg.contains(&format!("\n{engine}\n")),
+            "{engine} has its row"
+        );
+    }
+    assert!(svg.contains("whole value only: sqlite-raw"), "{svg}");
 }
 
 /// The servers stream with one query per piece (PostgreSQL's substring(), MariaDB's

@@ -7,6 +7,7 @@ mod amplification;
 mod cdf;
 mod clients;
 mod distribution;
+mod first_bytes;
 mod headline;
 mod load;
 mod response;
@@ -27,6 +28,7 @@ pub use amplification::Amplification;
 pub use cdf::Cdf;
 pub use clients::ClientsThroughput;
 pub use distribution::Distribution;
+pub use first_bytes::FirstBytesChart;
 pub use headline::Headline;
 pub use load::LoadThroughput;
 pub use response::ResponseCdf;
@@ -134,6 +136,7 @@ pub enum AnyChart {
     Headline(Headline),
     Distribution(Distribution),
     Cdf(Cdf),
+    FirstBytes(FirstBytesChart),
     Amplification(Amplification),
     Load(LoadThroughput),
     Throughput(ThroughputLatency),
@@ -148,6 +151,7 @@ macro_rules! each_chart {
             AnyChart::Headline($c) => $body,
             AnyChart::Distribution($c) => $body,
             AnyChart::Cdf($c) => $body,
+            AnyChart::FirstBytes($c) => $body,
             AnyChart::Amplification($c) => $body,
             AnyChart::Load($c) => $body,
             AnyChart::Throughput($c) => $body,
@@ -166,6 +170,10 @@ impl AnyChart {
             let rows = Distribution::rows(run, size).len();
             charts.push(AnyChart::Distribution(Distribution { size, rows }));
             charts.push(AnyChart::Cdf(Cdf { size }));
+            if FirstBytesChart::applies(run, size) {
+                let rows = FirstBytesChart::rows(run, size).len();
+                charts.push(AnyChart::FirstBytes(FirstBytesChart { size, rows }));
+            }
             let rows = Timeline::rows(run, size).len();
             charts.push(AnyChart::Timeline(Timeline { size, rows }));
         }

@@ -33,3 +33,23 @@ pub const DEFAULT_TARGET_P99: Duration = Duration::from_millis(50);
 
 /// Smallest memory cap the measuring process itself fits in.
 const MIN_CAP_BYTES: u64 = 16 << 20;
+
+/// A run's config from its flags, resolved as `blobrace measure` resolves them: for
+/// the tests of every layer that takes a `RunConfig`.
+#[cfg(test)]
+pub(crate) fn resolve_flags(args: &[&str]) -> Result<RunConfig, String> {
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+    let mut all = vec!["blobrace"];
+    all.extend_from_slice(args);
+    Cli::try_parse_from(all)
+        .map_err(|e| e.to_string())?
+        .run
+        .resolve()
+        .map_err(|e| e.to_string())
+}

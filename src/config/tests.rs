@@ -17,13 +17,7 @@ struct Cli {
 }
 
 fn resolve(args: &[&str]) -> Result<RunConfig, String> {
-    let mut all = vec!["blobrace"];
-    all.extend_from_slice(args);
-    Cli::try_parse_from(all)
-        .map_err(|e| e.to_string())?
-        .run
-        .resolve()
-        .map_err(|e| e.to_string())
+    resolve_flags(args)
 }
 
 #[test]

@@ -71,16 +71,21 @@ pub async fn reachable_engines(config: &mut RunConfig) -> Result<()> {
         }
     }
     for (store, why) in unreachable {
-        let skipped: Vec<&str> = config
-            .engines
-            .iter()
-            .filter(|e| e.store() == store)
-            .map(|e| e.name())
-            .collect();
-        eprintln!("skipping {}: {why}", skipped.join(", "));
-        config.engines.retain(|e| e.store() != store);
+        leave_out(config, store, &why);
     }
     Ok(())
+}
+
+/// Drop every engine of `store` from the run, with the line saying why.
+fn leave_out(config: &mut RunConfig, store: StoreKind, why: &str) {
+    let skipped: Vec<&str> = config
+        .engines
+        .iter()
+        .filter(|e| e.store() == store)
+        .map(|e| e.name())
+        .collect();
+    eprintln!("skipping {}: {why}", skipped.join(", "));
+    config.engines.retain(|e| e.store() != store);
 }
 
 /// Leave out the default engines whose server cannot run under the run's memory cap
@@ -105,22 +110,15 @@ pub fn leave_out_servers_over_cap(config: &mut RunConfig) {
         if memory >= min {
             continue;
         }
-        let skipped: Vec<&str> = config
-            .engines
-            .iter()
-            .filter(|e| e.store() == store)
-            .map(|e| e.name())
-            .collect();
-        eprintln!(
-            "skipping {}: {} needs a memory cap of at least {} with blobs of {} (measured: below it the kernel kills it while loading), more than the run's {}; run it with --cap {} or more",
-            skipped.join(", "),
+        let why = format!(
+            "{} needs a memory cap of at least {} with blobs of {} (measured: below it the kernel kills it while loading), more than the run's {}; run it with --cap {} or more",
             server.name(),
             crate::size::format_bytes(min),
             crate::size::format_bytes(largest_blob),
             crate::size::format_bytes(memory),
             crate::size::format_bytes(min),
         );
-        config.engines.retain(|e| e.store() != store);
+        leave_out(config, store, &why);
     }
 }
 
@@ -256,21 +254,10 @@ impl Run {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
-
     use super::*;
-    use crate::config::RunArgs;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        run: RunArgs,
-    }
 
     fn fitted(args: &[&str]) -> Vec<&'static str> {
-        let mut all = vec!["blobrace"];
-        all.extend_from_slice(args);
-        let mut config = Cli::try_parse_from(all).unwrap().run.resolve().unwrap();
+        let mut config = crate::config::resolve_flags(args).unwrap();
         leave_out_servers_over_cap(&mut config);
         config.engines.iter().map(|e| e.name()).collect()
     }

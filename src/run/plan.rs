@@ -277,21 +277,10 @@ pub fn rotated(engines: &[EngineKind], repeat: u32) -> Vec<EngineKind> {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
-
     use super::*;
-    use crate::config::RunArgs;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        run: RunArgs,
-    }
 
     fn config(args: &[&str]) -> RunConfig {
-        let mut all = vec!["blobrace"];
-        all.extend_from_slice(args);
-        Cli::try_parse_from(all).unwrap().run.resolve().unwrap()
+        crate::config::resolve_flags(args).unwrap()
     }
 
     #[test]

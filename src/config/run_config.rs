@@ -131,6 +131,12 @@ fn default_target_p99() -> Duration {
 }
 
 impl RunConfig {
+    /// The largest blob of the run's sizes (0 with none): what the servers' memory
+    /// must hold.
+    pub fn largest_blob(&self) -> u64 {
+        self.sizes.iter().map(|s| s.bytes()).max().unwrap_or(0)
+    }
+
     pub fn locations(&self) -> Locations {
         Locations {
             data_dir: self.data_dir.clone(),

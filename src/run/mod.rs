@@ -101,7 +101,7 @@ pub fn leave_out_servers_over_cap(config: &mut RunConfig) {
     if config.engines_explicit {
         return;
     }
-    let largest_blob = config.sizes.iter().map(|s| s.bytes()).max().unwrap_or(0);
+    let largest_blob = config.largest_blob();
     for store in stores_for(&config.engines) {
         let Some(server) = store.server() else {
             continue;
@@ -132,7 +132,7 @@ pub async fn fit_servers(config: &mut RunConfig) -> Result<ServerCaps> {
         .filter_map(|s| s.server())
         .filter_map(|server| Some((server, at.server_url(server)?.to_string())))
         .collect();
-    let largest_blob = config.sizes.iter().map(|s| s.bytes()).max().unwrap_or(0);
+    let largest_blob = config.largest_blob();
     crate::server_caps::fit_servers(&servers, config.cap, largest_blob).await
 }
 

@@ -31,9 +31,13 @@ if [ "${1:-}" = runner ]; then
   # The runner from binaries built here (same Debian release as the base image).
   ctx=$(mktemp -d)
   trap 'rm -rf "$ctx"' EXIT
-  cargo build --release --locked --bin blobrace
+  # One build for both binaries: `cargo bench` builds the blobrace binary beside the bench,
+  # with the dev-dependencies' features that `cargo test --release` already compiled. A
+  # separate `cargo build --bin blobrace` resolves other features and recompiles most
+  # dependencies (8 minutes on a 2-core machine), then the next test build does it again.
   bench=$(cargo bench --locked --no-run --bench fetch 2>&1 | sed -n 's/.*(\(target\/release\/deps\/fetch-[0-9a-f]*\)).*/\1/p' | tail -1)
   [ -n "$bench" ] || { echo "offline-images: could not find the fetch bench binary" >&2; exit 1; }
+  [ -x target/release/blobrace ] || { echo "offline-images: cargo bench built no target/release/blobrace" >&2; exit 1; }
   cp target/release/blobrace "$ctx/"
   cp "$bench" "$ctx/blobrace-bench"
   cp compose/runner/run.sh "$ctx/"

@@ -184,30 +184,39 @@ fn a_failing_client_stops_the_load_with_its_error() {
     );
 }
 
+/// A step of a modelled engine that serves `true_rate` fetches/s: below it the queue
+/// never grows and the target is met, above it the queue grows without bound. The
+/// search's arithmetic, tested without a clock (a timed run of a sleeping engine was
+/// flaky on a busy machine; open loops against real time are tested above).
+fn modelled_step(rate: f64, true_rate: f64) -> SaturationStep {
+    SaturationStep {
+        rate,
+        achieved: rate.min(true_rate),
+        response: Percentiles::default(),
+        unserved: 0,
+        limit_reached: false,
+        met: rate <= true_rate,
+    }
+}
+
 #[test]
 fn the_search_finds_a_known_capacity_within_ten_percent() {
-    // One client of a 4 ms engine serves at most 250 fetches/s; constant arrivals
-    // below that never queue, above it the queue grows past a 20 ms p99 quickly.
-    let engine = slow(Duration::from_millis(4), Duration::ZERO, 0);
-    let target = Duration::from_millis(20);
-    let closed = load(&engine, LoadPoint::closed(1), settings(100, 500)).unwrap();
-    let capacity = closed.achieved_rate();
-    let found = search(capacity, 6, |rate| {
-        let m = load(
-            &engine,
-            LoadPoint::open(1, rate, Arrivals::Constant),
-            settings(100, 1000),
-        )?;
-        Ok(SaturationStep::of(rate, &m, target))
-    })
-    .unwrap();
-    let sustainable = found.sustainable.expect("some rate met 20 ms");
+    // A closed loop measured 300/s (more than the 250/s its target allows): six steps
+    // bisect to within 300 / 2^5 = 9.4/s below the true rate, never above it.
+    let found = search(300.0, 6, |rate| Ok(modelled_step(rate, 250.0))).unwrap();
+    let sustainable = found.sustainable.expect("some rate met the target");
     assert!(
-        (225.0..=262.5).contains(&sustainable),
+        (225.0..=250.0).contains(&sustainable),
         "{sustainable} of a known 250/s: {:?}",
         found.steps
     );
-    assert!(found.steps.len() <= 6);
+    let rates: Vec<f64> = found.steps.iter().map(|s| s.rate).collect();
+    assert_eq!(rates, [300.0, 150.0, 225.0, 262.5, 243.75, 253.125]);
+    assert_eq!(sustainable, 243.75);
+    // A capacity that meets the target is the answer: nothing above it is offered.
+    let at_capacity = search(200.0, 6, |rate| Ok(modelled_step(rate, 250.0))).unwrap();
+    assert_eq!(at_capacity.sustainable, Some(200.0));
+    assert_eq!(at_capacity.steps.len(), 1);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{only_run, run, server_url_or_skip, stderr};
+use common::{BringBack, docker, only_run, run, server_url_or_skip, service_container, stderr};
 
 /// One test at a time: a cold measurement restarts the store's container.
 static STORE: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -236,4 +236,95 @@ fn wrong_credentials_and_a_store_that_does_not_answer_are_said_with_the_fix() {
         "{err}"
     );
     assert!(err.contains("nothing answers"), "{err}");
+}
+
+#[test]
+fn the_store_killed_mid_measurement_fails_its_step_and_the_floor_is_kept() {
+    let _alone = alone();
+    let Some(url) = url_or_skip("the SeaweedFS killed mid-measurement") else {
+        return;
+    };
+    let _back = BringBack("seaweedfs");
+    let root = tempfile::tempdir().unwrap();
+    let base = [
+        "--engines",
+        "floor,seaweedfs",
+        "--sizes",
+        "64KiB",
+        "--dataset-bytes",
+        "6MiB",
+    ];
+    let load = run_with(root.path(), &[&["load"][..], &base].concat(), &url);
+    assert!(load.status.success(), "{}", stderr(&load));
+    let store = service_container("seaweedfs");
+    let mut child = common::blobrace()
+        .args(
+            [
+                &["measure"][..],
+                &base,
+                &["--warmup", "1s", "--measure", "8s", "--seaweedfs-url", &url],
+            ]
+            .concat(),
+        )
+        .args(["--cap", "none", "--cpus", "none", "--data-dir"])
+        .arg(root.path().join("data"))
+        .arg("--results-dir")
+        .arg(root.path().join("results"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Its cold start restarts the store and waits until it serves the dataset again,
+    // then says so: kill it 2.5 s later, inside the 1 s warm-up + 8 s measurement.
+    let (lines, said) = std::sync::mpsc::channel();
+    let reader = std::io::BufReader::new(child.stderr.take().unwrap());
+    let collected = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufRead::lines(reader) {
+            let line = line.unwrap();
+            if line.starts_with("seaweedfs 64KiB: server started cold in ") {
+                let _ = lines.send(());
+            }
+            all += &line;
+            all += "\n";
+        }
+        all
+    });
+    let cold = said.recv_timeout(std::time::Duration::from_secs(180));
+    if cold.is_ok() {
+        std::thread::sleep(std::time::Duration::from_millis(2500));
+        docker(&["kill", &store]);
+    }
+    let status = child.wait().unwrap();
+    let err = collected.join().unwrap();
+    assert!(cold.is_ok(), "seaweedfs was never started cold: {err}");
+    assert!(!status.success(), "a failed engine fails the run: {err}");
+    assert!(
+        err.contains("measure of seaweedfs at 64KiB failed")
+            && err.contains("is not running")
+            && err.contains("1 step(s) failed"),
+        "one line names the store and what to look at: {err}"
+    );
+    let failure = err
+        .lines()
+        .find(|l| l.starts_with("error: measure of seaweedfs"))
+        .unwrap();
+    assert!(failure.len() < 600, "one readable line: {failure}");
+    let (dir, json) = only_run(root.path());
+    assert_eq!(json["complete"], true, "the run went on to its end");
+    let failures = json["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert_eq!(
+        (&failures[0]["stage"], &failures[0]["who"]),
+        (&"measure".into(), &"seaweedfs".into())
+    );
+    let measured: Vec<&str> = json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["measured"]["count"].as_u64() > Some(0))
+        .map(|r| r["engine"].as_str().unwrap())
+        .collect();
+    assert_eq!(measured, ["floor"], "what was measured before it is kept");
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(page.contains("<b>Failed</b>: measure of seaweedfs at 64KiB"));
 }

@@ -5,7 +5,9 @@
 mod common;
 
 use blobrace::db::server::{Server, compose_env};
-use common::{docker_required, only_run, run, stderr};
+use common::{
+    BringBack, bring_back, docker, docker_required, only_run, run, service_container, stderr,
+};
 
 /// Server URLs from BLOBRACE_*_URL, else from compose/.env, as `blobrace` builds them
 /// (the servers' own descriptors): (postgres, mariadb).
@@ -1027,57 +1029,6 @@ fn postgres_large_objects_are_their_own_dataset_read_with_lo_get_and_unlinked_on
         "0",
         "the dropped dataset's large objects are gone"
     );
-}
-
-/// `docker <args>`, its stdout trimmed; panics with its stderr when it fails.
-fn docker(args: &[&str]) -> String {
-    let out = std::process::Command::new("docker")
-        .args(args)
-        .output()
-        .expect("docker runs");
-    assert!(
-        out.status.success(),
-        "docker {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-/// The container id of a compose service of the project the tests use.
-fn service_container(service: &str) -> String {
-    let project = std::env::var("BLOBRACE_COMPOSE_PROJECT").unwrap_or_else(|_| "blobrace".into());
-    docker(&[
-        "ps",
-        "-aq",
-        "-f",
-        &format!("label=com.docker.compose.project={project}"),
-        "-f",
-        &format!("label=com.docker.compose.service={service}"),
-    ])
-}
-
-/// Start a service's container if it is down and wait until Docker calls it healthy.
-fn bring_back(service: &str) {
-    let id = service_container(service);
-    if docker(&["inspect", "-f", "{{.State.Running}}", &id]) != "true" {
-        docker(&["start", &id]);
-    }
-    for _ in 0..240 {
-        if docker(&["inspect", "-f", "{{.State.Health.Status}}", &id]) == "healthy" {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(500));
-    }
-    panic!("{service} is not healthy 120 s after starting it again");
-}
-
-/// Brings MariaDB back when a test that kills it ends, however it ends.
-struct BringBack(&'static str);
-
-impl Drop for BringBack {
-    fn drop(&mut self) {
-        bring_back(self.0);
-    }
 }
 
 #[test]

@@ -290,6 +290,20 @@ fn health_command(test: &[String]) -> Option<Vec<String>> {
     }
 }
 
+/// Why a compose service's container stopped serving (see `why_down`), if it did and
+/// exactly one container of the service exists here; None otherwise.
+pub async fn service_why_down(service: &str) -> Option<String> {
+    let docker = connect().await.ok()?;
+    let found = docker
+        .list_containers(Some(service_containers(service, true)))
+        .await
+        .ok()?;
+    let [container] = found.as_slice() else {
+        return None;
+    };
+    why_down(&docker, container.id.as_deref()?, None).await
+}
+
 /// Why a container stopped serving, if it did: OOM-killed by its memory cap, or not
 /// running; or, with `since` (unix seconds), a process inside it OOM-killed since then
 /// while the container went on. None while it serves. A fetch error alone

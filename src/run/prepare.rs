@@ -83,6 +83,13 @@ impl Run {
         })?;
         eviction.cgroup_reclaim = cgroup_reclaim;
         eviction.cgroup_cache_after_bytes = cap::cgroup_page_cache_bytes(&self.results.cap);
+        if engine.store().server().is_some() {
+            self.progress(Progress::StartedCold {
+                engine,
+                size: spec.size,
+                seconds: eviction.seconds,
+            });
+        }
         // The step's memory peaks count from here: after the cap's cache was emptied,
         // before the engine opens.
         let memory_since = cap::start_step(&self.results.cap);

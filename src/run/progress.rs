@@ -20,6 +20,13 @@ pub enum Progress<'a> {
         size: SizeClass,
         why: &'a str,
     },
+    /// A server was restarted and its files dropped from the page cache: seconds of
+    /// waiting a user should see, and the point where its measurement begins.
+    StartedCold {
+        engine: EngineKind,
+        size: SizeClass,
+        seconds: f64,
+    },
     /// The steady state's prefill is done.
     Prefilled {
         engine: EngineKind,

@@ -114,6 +114,14 @@ pub(super) fn progress_line(event: &Progress<'_>) -> String {
         Progress::MetadataPressure { engine, size, why } => {
             format!("note: {} {size}: {why}", engine.name())
         }
+        Progress::StartedCold {
+            engine,
+            size,
+            seconds,
+        } => format!(
+            "{} {size}: server started cold in {seconds:.1} s (container restarted, its files dropped from the page cache)",
+            engine.name()
+        ),
         Progress::Prefilled {
             engine,
             size,

@@ -155,3 +155,54 @@ pub fn signal_after(root: &std::path::Path, args: &[&str], signal: i32, delay_ms
     child.wait().unwrap();
     stopped
 }
+
+/// `docker <args>`, its stdout trimmed; panics with its stderr when it fails.
+pub fn docker(args: &[&str]) -> String {
+    let out = std::process::Command::new("docker")
+        .args(args)
+        .output()
+        .expect("docker runs");
+    assert!(
+        out.status.success(),
+        "docker {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The container id of a compose service of the project the tests use.
+pub fn service_container(service: &str) -> String {
+    let project = std::env::var("BLOBRACE_COMPOSE_PROJECT").unwrap_or_else(|_| "blobrace".into());
+    docker(&[
+        "ps",
+        "-aq",
+        "-f",
+        &format!("label=com.docker.compose.project={project}"),
+        "-f",
+        &format!("label=com.docker.compose.service={service}"),
+    ])
+}
+
+/// Start a service's container if it is down and wait until Docker calls it healthy.
+pub fn bring_back(service: &str) {
+    let id = service_container(service);
+    if docker(&["inspect", "-f", "{{.State.Running}}", &id]) != "true" {
+        docker(&["start", &id]);
+    }
+    for _ in 0..240 {
+        if docker(&["inspect", "-f", "{{.State.Health.Status}}", &id]) == "healthy" {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    panic!("{service} is not healthy 120 s after starting it again");
+}
+
+/// Brings a compose service back when a test that kills or stops it ends, however it ends.
+pub struct BringBack(pub &'static str);
+
+impl Drop for BringBack {
+    fn drop(&mut self) {
+        bring_back(self.0);
+    }
+}

@@ -72,12 +72,13 @@ impl S3Engine {
         let got = self
             .client
             .get(&ObjectPath::from(self.name.as_str()))
-            .await?;
+            .await
+            .map_err(super::s3::fetch_error)?;
         out.clear();
         let mut body = got.into_stream();
         let mut first = None;
         while let Some(chunk) = body.next().await {
-            out.extend_from_slice(&chunk?);
+            out.extend_from_slice(&chunk.map_err(super::s3::fetch_error)?);
             if MARK_FIRST && first.is_none() {
                 first = Some(Instant::now());
             }

@@ -111,10 +111,13 @@ pub fn explain(
         || text.contains("connection closed")
         || text.contains("timed out")
     {
-        format!(
-            "nothing answers there: is it running? start it with: {}",
+        // object_store's text repeats the request and its retries' wrappers five deep:
+        // the innermost cause ("Connection refused (os error 111)") is the one to say.
+        return anyhow::anyhow!(
+            "{store} at {endpoint}: {doing}: nothing answers there ({}): is it running? start it with: {}",
+            innermost(&error),
             super::super::server::COMPOSE_UP
-        )
+        );
     } else {
         String::new()
     };
@@ -126,9 +129,62 @@ pub fn explain(
     }
 }
 
+/// object_store's text repeats the request and its retries' wrappers five deep ("Generic
+/// S3 error: Error performing GET … HTTP error: error sending request: …"): the
+/// innermost cause ("Connection refused (os error 111)") is the one to say.
+fn innermost(error: &object_store::Error) -> String {
+    let mut cause: &dyn std::error::Error = error;
+    while let Some(source) = cause.source() {
+        cause = source;
+    }
+    cause.to_string()
+}
+
+/// A failed GET or body read while measuring, said by its innermost cause; the store's
+/// name and the object come from the caller's context.
+pub fn fetch_error(error: object_store::Error) -> anyhow::Error {
+    anyhow::anyhow!("{}", innermost(&error))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fetch_error_is_said_by_its_innermost_cause() {
+        #[derive(Debug)]
+        struct Wrapper(std::io::Error);
+        impl std::fmt::Display for Wrapper {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "HTTP error: error sending request: {}", self.0)
+            }
+        }
+        impl std::error::Error for Wrapper {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let refused =
+            std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "Connection refused");
+        let error = object_store::Error::Generic {
+            store: "S3",
+            source: Box::new(Wrapper(refused)),
+        };
+        assert!(format!("{error}").contains("Generic S3 error"));
+        assert_eq!(format!("{:#}", fetch_error(error)), "Connection refused");
+        let error = object_store::Error::Generic {
+            store: "S3",
+            source: "no source below".into(),
+        };
+        let said = format!(
+            "{:#}",
+            explain(error, "seaweedfs", "http://h:1", "cannot list")
+        );
+        assert!(
+            said.starts_with("seaweedfs at http://h:1: cannot list"),
+            "{said}"
+        );
+    }
 
     #[test]
     fn an_s3_url_gives_its_endpoint_and_credentials_and_bad_ones_say_what_is_wrong() {

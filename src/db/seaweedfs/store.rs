@@ -291,14 +291,17 @@ impl Store for S3Store {
         }
         // Connections to a restarted store are dead: open new ones after it.
         self.client = None;
-        let report =
+        let mut report =
             crate::db::server::cold::restart_cold(self.server, self.url.as_deref()).await?;
         // Healthy is its S3 port answering; its master and filer may take a few more
         // seconds: wait (up to 60 s) until the dataset reads as complete again.
         let started = std::time::Instant::now();
         loop {
             match self.state().await {
-                Ok(DatasetState::Complete) => return Ok(report),
+                Ok(DatasetState::Complete) => {
+                    report.seconds += started.elapsed().as_secs_f64();
+                    return Ok(report);
+                }
                 Ok(other) => bail!(
                     "{} reads as {other:?} after a restart",
                     self.location.display()
@@ -308,7 +311,13 @@ impl Store for S3Store {
                         e.context("the store did not serve again within 60 s of its restart")
                     );
                 }
-                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(500)).await,
+                Err(e) => {
+                    // Killed or stopped meanwhile: say so now, not after 60 s of waiting.
+                    if let Some(why) = crate::docker::service_why_down(self.server.name()).await {
+                        return Err(e.context(why));
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(500)).await
+                }
             }
         }
     }

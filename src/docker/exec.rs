@@ -58,6 +58,12 @@ pub(super) async fn exec_status(
     }
 }
 
+/// Whether `sh -c script` exits 0 inside a running container.
+pub async fn exec_succeeds(docker: &Docker, id: &str, script: &str) -> Result<bool> {
+    let cmd = vec!["sh".to_string(), "-c".to_string(), script.to_string()];
+    Ok(exec_status(docker, id, cmd).await? == Some(0))
+}
+
 /// Run `cmd` inside a running container: its exit code and its standard output,
 /// byte for byte (standard error is dropped).
 pub async fn exec_output(

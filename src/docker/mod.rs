@@ -17,7 +17,7 @@ use bollard::query_parameters::{
 use futures_util::StreamExt;
 
 use exec::exec_status;
-pub use exec::{dir_bytes_in_service, exec_output, exec_sh, http_get_inside};
+pub use exec::{dir_bytes_in_service, exec_output, exec_sh, exec_succeeds, http_get_inside};
 pub use limits::{
     DECLARED_CPUS_LABEL, DECLARED_MEMORY_LABEL, container_cap, container_limits, declared_limits,
     restart_with_limits, service_cap, update_limits,
@@ -288,6 +288,19 @@ fn health_command(test: &[String]) -> Option<Vec<String>> {
         }
         _ => None,
     }
+}
+
+/// The host pid of a running container's main process.
+pub async fn main_pid(docker: &Docker, id: &str) -> Result<u32> {
+    let info = docker
+        .inspect_container(id, None::<InspectContainerOptions>)
+        .await
+        .with_context(|| format!("cannot inspect container {id}"))?;
+    info.state
+        .and_then(|s| s.pid)
+        .filter(|&pid| pid > 0)
+        .map(|pid| pid as u32)
+        .with_context(|| format!("container {id} has no running process"))
 }
 
 /// Why a compose service's container stopped serving (see `why_down`), if it did and

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 
 use super::Server;
 use crate::evict::EvictionReport;
@@ -37,19 +37,104 @@ pub async fn restart_cold(server: Server, url: Option<&str>) -> Result<EvictionR
         super::cache::restore_cache(server, url, bytes).await?;
     }
     // 2. The page cache survives a restart (its pages move to the parent cgroup):
-    //    flush, then DONTNEED every data file from inside the container.
-    //    `dd iflag=nocache count=0` is coreutils' posix_fadvise(DONTNEED) of a whole file.
+    //    flush, then DONTNEED every data file.
     let data_dir = server.container_data_dir();
-    let script = format!(
-        "sync && find {data_dir} -type f -exec dd if={{}} iflag=nocache count=0 status=none \\;"
-    );
-    crate::docker::exec_sh(&docker, &id, &script).await?;
+    let how = drop_data_files(&docker, &id, &name, data_dir).await?;
     Ok(EvictionReport {
         method: format!(
-            "restart container {name} (empties the server's own cache), then sync + dd iflag=nocache count=0 (posix_fadvise DONTNEED) on every file under {} inside it",
+            "restart container {name} (empties the server's own cache), then {how} on every file under {}",
             data_dir.trim_matches('"')
         ),
         seconds: started.elapsed().as_secs_f64(),
         ..Default::default()
     })
+}
+
+/// Flush and drop a container's data files from the page cache; says how it did.
+/// Inside the container where its `dd` is coreutils' (`iflag=nocache count=0` is a
+/// posix_fadvise(DONTNEED) of the whole file). An Alpine image's busybox dd has no
+/// `nocache` (SeaweedFS's official image): there, from this side, through the
+/// container's root at /proc/<pid>/root (root on the Docker host, or the compose
+/// runner, which shares the host's pids with CAP_SYS_PTRACE). A dd that fails is an
+/// error, never a cold start that was not one.
+async fn drop_data_files(
+    docker: &bollard::Docker,
+    id: &str,
+    name: &str,
+    data_dir: &str,
+) -> Result<&'static str> {
+    let gnu_dd = "dd if=/dev/null iflag=nocache count=0 status=none 2>/dev/null";
+    if crate::docker::exec_succeeds(docker, id, gnu_dd).await? {
+        let script = format!(
+            "sync && find {data_dir} -type f | while IFS= read -r f; do dd if=\"$f\" iflag=nocache count=0 status=none || exit 1; done"
+        );
+        crate::docker::exec_sh(docker, id, &script).await?;
+        return Ok("sync + dd iflag=nocache count=0 (posix_fadvise DONTNEED) inside it");
+    }
+    crate::docker::exec_sh(docker, id, "sync").await?;
+    let pid = crate::docker::main_pid(docker, id).await?;
+    let root = std::path::PathBuf::from(format!("/proc/{pid}/root"));
+    if data_dir.contains('$') || std::fs::read_dir(&root).is_err() {
+        bail!(
+            "cannot drop {name}'s files from the page cache: its image's dd has no iflag=nocache (busybox), and its files are not reachable from here through {}: run blobrace as root on the Docker host or in the compose runner, use an image with coreutils' dd, or measure with --cache steady",
+            root.display()
+        );
+    }
+    let dir = root.join(data_dir.trim_start_matches('/'));
+    drop_tree(&dir)?;
+    Ok(
+        "sync inside it + posix_fadvise(DONTNEED) through /proc/<pid>/root from the host (its dd has no iflag=nocache)",
+    )
+}
+
+/// posix_fadvise(DONTNEED) on every file under `dir` (already flushed).
+fn drop_tree(dir: &std::path::Path) -> Result<()> {
+    let entries = std::fs::read_dir(dir).with_context(|| {
+        format!(
+            "cannot list {} to drop it from the page cache",
+            dir.display()
+        )
+    })?;
+    for entry in entries {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            drop_tree(&entry.path())?;
+        } else if kind.is_file() {
+            crate::evict::evict_flushed_file(&entry.path())?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::drop_tree;
+
+    #[test]
+    fn a_tree_reached_through_proc_root_leaves_the_page_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let nested = dir.path().join("volume/1");
+        std::fs::create_dir_all(&nested).unwrap();
+        let files = [dir.path().join("a.dat"), nested.join("b.idx")];
+        for file in &files {
+            std::fs::write(file, vec![7u8; 1 << 20]).unwrap();
+            std::fs::File::open(file).unwrap().sync_all().unwrap();
+        }
+        let resident = || -> u64 {
+            files
+                .iter()
+                .map(|f| crate::evict::resident_bytes(f).unwrap())
+                .sum()
+        };
+        if resident() == 0 {
+            eprintln!("skipped: this filesystem keeps no written pages in the page cache");
+            return;
+        }
+        // The same way as a container's files: through this process's /proc/<pid>/root.
+        let through = std::path::PathBuf::from(format!("/proc/{}/root", std::process::id()))
+            .join(dir.path().strip_prefix("/").unwrap());
+        drop_tree(&through).unwrap();
+        assert_eq!(resident(), 0);
+    }
 }

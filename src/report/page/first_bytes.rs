@@ -47,9 +47,9 @@ impl FirstBytes {
                     streamed: match &f.measured {
                         Some(m) => Ok([
                             format_ns(m.first_p50_ns as f64),
-                            format_ns(m.first_p99_ns as f64),
+                            m.p99_text(m.first_p99_ns),
                             format_ns(m.whole_p50_ns as f64),
-                            format_ns(m.whole_p99_ns as f64),
+                            m.p99_text(m.whole_p99_ns),
                         ]),
                         None => Err(f.how.clone()),
                     },

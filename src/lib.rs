@@ -38,6 +38,7 @@ macro_rules! by_name {
     };
 }
 
+pub mod access;
 pub mod cap;
 pub mod config;
 pub mod container;

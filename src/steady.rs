@@ -307,10 +307,24 @@ pub fn stable(rounds: &[(u64, u64)]) -> (bool, f64) {
     )
 }
 
-/// The model's hit ratio for a uniform random read: cache held ÷ the dataset's bytes
-/// as stored (SQLite's pages, files rounded up to blocks), at most 1.
-pub fn model_hit_ratio(cached_bytes: Option<u64>, stored_bytes: u64) -> Option<f64> {
-    cached_bytes.map(|c| (c as f64 / stored_bytes.max(1) as f64).min(1.0))
+/// The model's hit ratio: for a uniform random read, cache held ÷ the dataset's bytes
+/// as stored (SQLite's pages, files rounded up to blocks), at most 1; for a skewed
+/// `access`, an LRU cache holding that share of the blobs under its popularity (Che's
+/// approximation; the page cache is only roughly LRU, and the result shows how far).
+pub fn model_hit_ratio(
+    cached_bytes: Option<u64>,
+    stored_bytes: u64,
+    access: crate::access::Access,
+    rows: u64,
+) -> Option<f64> {
+    let held = (cached_bytes? as f64 / stored_bytes.max(1) as f64).min(1.0);
+    match access {
+        crate::access::Access::Uniform => Some(held),
+        skewed => {
+            crate::access::che_hit_ratio(&skewed.sampler(rows).popularity(), held * rows as f64)
+                .or(Some(0.0))
+        }
+    }
 }
 
 /// The bytes a local store's dataset takes on disk: the file's length, else the
@@ -350,8 +364,19 @@ mod tests {
 
     #[test]
     fn the_model_is_the_cached_share_of_the_dataset() {
-        assert_eq!(model_hit_ratio(Some(256 << 20), 1 << 30), Some(0.25));
-        assert_eq!(model_hit_ratio(Some(2 << 30), 1 << 30), Some(1.0));
-        assert_eq!(model_hit_ratio(None, 1 << 30), None);
+        let uniform = crate::access::Access::Uniform;
+        assert_eq!(
+            model_hit_ratio(Some(256 << 20), 1 << 30, uniform, 1024),
+            Some(0.25)
+        );
+        assert_eq!(
+            model_hit_ratio(Some(2 << 30), 1 << 30, uniform, 1024),
+            Some(1.0)
+        );
+        assert_eq!(model_hit_ratio(None, 1 << 30, uniform, 1024), None);
+        // A quarter of the blobs cached under zipfian 0.99 serves most reads.
+        let zipfian = crate::access::Access::Zipfian { theta: 0.99 };
+        let skewed = model_hit_ratio(Some(256 << 20), 1 << 30, zipfian, 1024).unwrap();
+        assert!((0.6..0.95).contains(&skewed), "{skewed}");
     }
 }

@@ -287,3 +287,26 @@ fn a_key_type_for_an_engine_without_keys() {
         );
     }
 }
+
+#[test]
+fn access_distributions_out_of_their_range() {
+    for (access, says) in [
+        ("zipfian:0", "theta must be between 0 and 1"),
+        ("zipfian:5", "theta must be between 0 and 1"),
+        (
+            "hotspot:120/10",
+            "the hot set must be a percentage between 0 and 100",
+        ),
+        ("pareto", "unknown --access \"pareto\""),
+    ] {
+        let root = tempfile::tempdir().unwrap();
+        let out = run(root.path(), &["measure", "--access", access]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{access}: {err}");
+        assert!(err.contains(says), "{access}: {err}");
+        assert!(
+            files_under(root.path()).is_empty(),
+            "{access}: nothing written"
+        );
+    }
+}

@@ -246,6 +246,14 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_FIRST_BYTES", value_parser = parse_duration_or_zero, default_value = "1s")]
     pub first_bytes: Duration,
 
+    /// Which ids the fetches ask for: uniform (every blob alike), zipfian[:theta]
+    /// (YCSB's scrambled zipfian, theta 0.99 by default: a few blobs take most reads,
+    /// spread over the file), hotspot:<hot%>/<reads%> (hotspot:20/80: 80% of the reads
+    /// go to the first 20% of the ids) or latest (the last blobs loaded are the most
+    /// read). Seeded: every engine gets the same ids.
+    #[arg(long, env = "BLOBRACE_ACCESS", value_parser = crate::access::Access::parse, default_value = "uniform")]
+    pub access: crate::access::Access,
+
     /// latency: per-fetch latency (1 client under criterion, then the other --clients
     /// and --rate loads); saturate: the highest sustainable rate per engine and size.
     #[arg(long, env = "BLOBRACE_MODE", value_enum, default_value_t = Mode::Latency)]

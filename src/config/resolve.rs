@@ -167,6 +167,7 @@ impl RunArgs {
             },
             profile_fetches: self.profile_fetches,
             first_bytes: self.first_bytes,
+            access: self.access,
             server_urls,
         })
     }

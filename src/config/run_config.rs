@@ -101,6 +101,9 @@ pub struct RunConfig {
     /// (the time to their first bytes); zero: none.
     #[serde(default)]
     pub first_bytes: Duration,
+    /// Which ids the fetches ask for (results from before: uniform).
+    #[serde(default)]
+    pub access: crate::access::Access,
     /// Server URLs carry passwords: never written to results.
     #[serde(skip)]
     pub server_urls: BTreeMap<Server, String>,
@@ -149,11 +152,17 @@ impl RunConfig {
         }
     }
 
-    /// The dataset layout and read settings of this run, for the report:
-    /// `key int · SQLite page 4096 B, mmap 0 · PostgreSQL storage extended`.
+    /// The dataset layout and read settings of this run, for the report, led by its
+    /// access distribution where that is not uniform (`blobrace variants` compares
+    /// runs that differ in these): `key int · SQLite page 4096 B, mmap 0 · PostgreSQL
+    /// storage extended`, `access zipfian:0.99 · key int · …`.
     pub fn layout_label(&self) -> String {
+        let access = match self.access {
+            crate::access::Access::Uniform => String::new(),
+            skewed => format!("access {skewed} · "),
+        };
         format!(
-            "key {} · SQLite page {} B, mmap_size {} · PostgreSQL storage {}",
+            "{access}key {} · SQLite page {} B, mmap_size {} · PostgreSQL storage {}",
             self.key,
             self.sqlite_page_size,
             self.sqlite_mmap_size,
@@ -193,6 +202,7 @@ impl RunConfig {
             measure: self.measure,
             max_in_flight: self.max_in_flight,
             cpus,
+            access: self.access,
         }
     }
 

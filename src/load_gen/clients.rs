@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow};
 use hdrhistogram::Histogram;
-use rand::RngExt;
 
 use crate::dataset::DatasetSpec;
 use crate::db::engine::Engine;
@@ -19,6 +18,7 @@ use crate::stats::{FetchStats, new_histogram};
 
 use super::schedule::{client_id_sequence, schedule};
 use super::{CpuUse, DiskTotals, DiskWindow, LoadMeasured, LoadPoint, LoadSettings};
+use crate::access::Sampler;
 
 /// What the clients share while a load runs.
 struct Shared<'a> {
@@ -32,6 +32,8 @@ struct Shared<'a> {
     /// Open loop: the next arrival to take, and the arrivals.
     next_arrival: AtomicUsize,
     schedule: &'a [u64],
+    /// Which ids the clients ask for, each drawing from its own seeded sequence.
+    access: Sampler,
 }
 
 impl Shared<'_> {
@@ -90,6 +92,7 @@ where
         completed: AtomicU64::new(0),
         next_arrival: AtomicUsize::new(0),
         schedule: &schedule_times,
+        access: settings.access.sampler(spec.rows),
     };
     let warm_ns = settings.warm_up.as_nanos() as u64;
     let span_ns = span.as_nanos() as u64;
@@ -310,7 +313,7 @@ where
                     due
                 }
             };
-            let id = ids.random_range(1..=spec.rows);
+            let id = shared.access.next(&mut ids);
             let fetched = step.fetch(&mut engine, id, None).await;
             shared.completed.fetch_add(1, Ordering::SeqCst);
             let Fetched {

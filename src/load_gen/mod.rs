@@ -122,6 +122,8 @@ pub struct LoadSettings {
     pub max_in_flight: u32,
     /// CPUs the process may use (its cap, else the machine's): the CPU share's base.
     pub cpus: f64,
+    /// Which ids the clients ask for.
+    pub access: crate::access::Access,
 }
 
 /// CPU time of this process while measuring: the load generator's own (and, for an

@@ -63,6 +63,7 @@ fn settings(warm_up_ms: u64, measure_ms: u64) -> LoadSettings {
         measure: Duration::from_millis(measure_ms),
         max_in_flight: 256,
         cpus: 2.0,
+        access: crate::access::Access::Uniform,
     }
 }
 

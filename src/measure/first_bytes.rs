@@ -8,7 +8,6 @@
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
 use super::FetchLoop;
@@ -105,7 +104,7 @@ impl<E: Engine> FetchLoop<E> {
         while (started.elapsed() < budget || fetches < MIN_FETCHES)
             && started.elapsed() < budget * 4
         {
-            let id = self.ids.random_range(1..=self.spec.rows);
+            let id = self.access.next(&mut self.ids);
             let (to_first, to_end) = self
                 .step
                 .fetch_streamed(&mut self.engine, id, CHUNK_BYTES)

@@ -23,9 +23,10 @@ mod tests;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
+use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
-use rand::{RngExt, SeedableRng};
 
+use crate::access::{Access, Sampler};
 use crate::dataset::DatasetSpec;
 use crate::db::engine::Engine;
 use crate::diskio::DiskReadCounter;
@@ -54,6 +55,8 @@ pub struct FetchLoop<E: Engine> {
     engine: E,
     spec: DatasetSpec,
     ids: Xoshiro256PlusPlus,
+    /// Which ids are asked for (`--access`; uniform unless `with_access` says).
+    access: Sampler,
     step: FetchStep,
     disk: Option<DiskReadCounter>,
     disk_source: String,
@@ -88,6 +91,7 @@ impl<E: Engine> FetchLoop<E> {
             engine,
             spec,
             ids: id_sequence(&spec),
+            access: Access::Uniform.sampler(spec.rows),
             step: FetchStep::new(engine_name, None, spec),
             disk,
             disk_source,
@@ -97,6 +101,13 @@ impl<E: Engine> FetchLoop<E> {
             stopped: None,
             past_plan_fetches: None,
         }
+    }
+
+    /// Ask for ids as `access` says (a zipfian sampler sums its constant over the
+    /// rows here, once, outside any clock).
+    pub fn with_access(mut self, access: Access) -> Self {
+        self.access = access.sampler(self.spec.rows);
+        self
     }
 
     pub fn engine(&self) -> &E {
@@ -117,7 +128,7 @@ impl<E: Engine> FetchLoop<E> {
     pub async fn run(&mut self, iters: u64, phase: Phase) -> Result<Duration> {
         let mut timed = Duration::ZERO;
         for _ in 0..iters {
-            let id = self.ids.random_range(1..=self.spec.rows);
+            let id = self.access.next(&mut self.ids);
             let fetched = self
                 .step
                 .fetch(&mut self.engine, id, self.disk.as_mut())
@@ -194,7 +205,7 @@ impl<E: Engine> FetchLoop<E> {
         let started = Instant::now();
         let mut fetches = 0;
         while started.elapsed() < budget {
-            let id = self.ids.random_range(1..=self.spec.rows);
+            let id = self.access.next(&mut self.ids);
             let out = self.step.out();
             self.engine.before_fetch(out);
             self.engine.fetch(id, out).await?;

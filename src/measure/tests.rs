@@ -4,6 +4,7 @@
 use crate::content::fill_blob;
 use crate::db::engine::EngineSettings;
 use crate::size::SizeClass;
+use rand::RngExt;
 
 use super::*;
 

@@ -129,7 +129,8 @@ impl Run {
             self.progress(Progress::NoDiskCounter { engine, why });
         }
         let started_at = crate::now_rfc3339();
-        let mut fetch_loop = FetchLoop::new(opened, engine.name(), spec, disk);
+        let mut fetch_loop =
+            FetchLoop::new(opened, engine.name(), spec, disk).with_access(self.config().access);
         let steady = match steady_start {
             None => None,
             Some((mut gauge, limit, prefill, stored)) => {
@@ -142,8 +143,22 @@ impl Run {
                     round_hit_ratios: settled.round_hit_ratios,
                     converged: settled.converged,
                     tolerance: settled.tolerance,
-                    model_hit_ratio: crate::steady::model_hit_ratio(cached, stored),
-                    model_basis: format!("{} ÷ {} stored", gauge.basis(), format_bytes(stored)),
+                    model_hit_ratio: crate::steady::model_hit_ratio(
+                        cached,
+                        stored,
+                        self.config().access,
+                        spec.rows,
+                    ),
+                    model_basis: match self.config().access {
+                        crate::access::Access::Uniform => {
+                            format!("{} ÷ {} stored", gauge.basis(), format_bytes(stored))
+                        }
+                        skewed => format!(
+                            "an LRU cache of {} ÷ {} stored under {skewed} (Che's approximation)",
+                            gauge.basis(),
+                            format_bytes(stored)
+                        ),
+                    },
                     fits_in_memory: stored <= limit,
                 };
                 self.progress(Progress::Settled {

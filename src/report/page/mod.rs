@@ -71,6 +71,8 @@ struct Page {
     driver: String,
     /// The key type, where fetches go by a binary key.
     key: Option<String>,
+    /// How each fetch's id is drawn (`--access`).
+    access: String,
     dataset_bytes: String,
     cache: CacheState,
     other_pages: Vec<OtherPage>,
@@ -126,6 +128,7 @@ pub fn page(
             .clone()
             .unwrap_or_else(|| "(unfinished)".into()),
         driver: run.driver.clone(),
+        access: run.config.access.describe(),
         key: run
             .config
             .key

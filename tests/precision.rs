@@ -59,9 +59,26 @@ fn a_cell_stops_once_its_p50_and_p99_are_precise_and_at_the_limit_says_how_far_i
     assert_eq!(json["config"]["precision"]["p99"], 0.99);
     let results = json["results"].as_array().unwrap();
     assert_eq!(results.len(), 4);
+    let mut short = 0;
     for r in results {
         let (who, p, took) = report(r);
         assert_eq!(p["asked"], json["config"]["precision"], "{who}: {p}");
+        if p["stopped"] == "time-limit" && r["engine"] != "floor" {
+            // SeaORM's 64 KiB fetches on CI's busy machine once kept their windows'
+            // p50s 32% apart for the whole 30 s: a cell may fall short, and then it
+            // says so with the widths it reached, never a precision it did not have.
+            short += 1;
+            assert!(took >= 30.0, "{who}: {p}");
+            assert!(
+                p["p50"].as_f64().is_some_and(|w| w > 0.25)
+                    || p["p99"].as_f64().is_some_and(|w| w > 0.99),
+                "{who}: {p}"
+            );
+            assert!(err.contains("stopped at the time limit"), "{err}");
+            assert!(page.contains("Precision not reached"));
+            continue;
+        }
+        // The floor's page-cache reads always get there.
         assert_eq!(p["stopped"], "reached", "{who}: {p}");
         assert!(p["p50"].as_f64().is_some_and(|w| w <= 0.25), "{who}: {p}");
         assert!(p["p99"].as_f64().is_some_and(|w| w <= 0.99), "{who}: {p}");
@@ -81,8 +98,10 @@ fn a_cell_stops_once_its_p50_and_p99_are_precise_and_at_the_limit_says_how_far_i
             "{who}: {p} {iv}"
         );
     }
-    assert!(!err.contains("stopped at the time limit"), "{err}");
-    assert!(!page.contains("Precision not reached"));
+    if short == 0 {
+        assert!(!err.contains("stopped at the time limit"), "{err}");
+        assert!(!page.contains("Precision not reached"));
+    }
     assert!(
         page.contains("measured until p50 ±25%, p99 ±99% (95% intervals), for at least 1s"),
         "the report says how long cells were measured"

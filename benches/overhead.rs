@@ -41,6 +41,7 @@ fn overhead(c: &mut Criterion) {
         rows: 256,
         seed: 1,
         key: Default::default(),
+        churn: None,
     };
     let blobs = (1..=spec.rows)
         .map(|id| {

@@ -1,6 +1,7 @@
 //! The bytes of every blob: uniformly random (incompressible), reproducible from
-//! (run seed, size class, id), with the id stamped in the first 8 bytes so a
-//! fetch can be checked cheaply and any row regenerated to check it fully.
+//! (run seed, size class, id, version), with the id stamped in the first 8 bytes so a
+//! fetch can be checked cheaply and any row regenerated to check it fully. A row is at
+//! version 0 when loaded; `--churn` writes version 1 over some (`churn.rs`).
 
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{Rng, SeedableRng};
@@ -11,21 +12,30 @@ use crate::size::SizeClass;
 pub const STAMP_BYTES: usize = 8;
 
 /// splitmix64's finaliser: spreads nearby inputs (ids 1, 2, 3...) over the whole space.
-fn mix(mut z: u64) -> u64 {
+pub fn mix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
 }
 
-fn row_seed(seed: u64, size: SizeClass, id: u64) -> u64 {
-    mix(mix(mix(seed) ^ size.bytes()) ^ id)
+fn row_seed(seed: u64, size: SizeClass, id: u64, version: u32) -> u64 {
+    let loaded = mix(mix(mix(seed) ^ size.bytes()) ^ id);
+    match version {
+        0 => loaded,
+        v => mix(loaded ^ mix(0x7665_7273_696f_6e00 ^ u64::from(v))),
+    }
 }
 
-/// Fill `buf` (exactly one blob long) with the content of row `id`.
+/// Fill `buf` (exactly one blob long) with the content of row `id` as loaded.
 pub fn fill_blob(seed: u64, size: SizeClass, id: u64, buf: &mut [u8]) {
+    fill_blob_version(seed, size, id, 0, buf);
+}
+
+/// Fill `buf` with the content of row `id` at `version`.
+pub fn fill_blob_version(seed: u64, size: SizeClass, id: u64, version: u32, buf: &mut [u8]) {
     debug_assert_eq!(buf.len() as u64, size.bytes());
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(row_seed(seed, size, id));
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(row_seed(seed, size, id, version));
     rng.fill_bytes(buf);
     buf[..STAMP_BYTES].copy_from_slice(&id.to_le_bytes());
 }
@@ -36,14 +46,15 @@ pub fn stamp_of(blob: &[u8]) -> Option<u64> {
         .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
 }
 
-/// Why a fetched blob is not row `id`, if it is not. `scratch` is reused to
-/// regenerate the expected content when `full` is set.
+/// Why a fetched blob is not row `id`, if it is not. `full`: the row's version, to
+/// regenerate its whole content into `scratch` and compare; None checks the length and
+/// the id stamp only.
 pub fn check_blob(
     seed: u64,
     size: SizeClass,
     id: u64,
     blob: &[u8],
-    full: bool,
+    full: Option<u32>,
     scratch: &mut Vec<u8>,
 ) -> Option<String> {
     if blob.len() as u64 != size.bytes() {
@@ -54,11 +65,18 @@ pub fn check_blob(
         Some(stamp) => return Some(format!("id stamp {stamp}")),
         None => return Some("no id stamp".into()),
     }
-    if full {
+    if let Some(version) = full {
         scratch.resize(size.as_usize(), 0);
-        fill_blob(seed, size, id, scratch);
+        fill_blob_version(seed, size, id, version, scratch);
         if let Some(pos) = blob.iter().zip(scratch.iter()).position(|(a, b)| a != b) {
-            return Some(format!("content differs from byte {pos}"));
+            let other = if version == 0 { 1 } else { 0 };
+            fill_blob_version(seed, size, id, other, scratch);
+            let which = if blob == &scratch[..] {
+                format!("holds version {other} of the row instead of version {version}")
+            } else {
+                format!("content differs from byte {pos} (version {version})")
+            };
+            return Some(which);
         }
     }
     None
@@ -112,28 +130,42 @@ mod tests {
         let size = SizeClass::new(64).unwrap();
         let mut scratch = Vec::new();
         let good = blob(3, 64, 9);
-        assert_eq!(check_blob(3, size, 9, &good, true, &mut scratch), None);
+        assert_eq!(check_blob(3, size, 9, &good, Some(0), &mut scratch), None);
         assert!(
-            check_blob(3, size, 10, &good, false, &mut scratch)
+            check_blob(3, size, 10, &good, None, &mut scratch)
                 .unwrap()
                 .contains("id stamp 9")
         );
         assert!(
-            check_blob(3, size, 9, &good[..63], false, &mut scratch)
+            check_blob(3, size, 9, &good[..63], None, &mut scratch)
                 .unwrap()
                 .contains("length 63")
         );
         let mut flipped = good.clone();
         flipped[40] ^= 1;
         assert_eq!(
-            check_blob(3, size, 9, &flipped, false, &mut scratch),
+            check_blob(3, size, 9, &flipped, None, &mut scratch),
             None,
             "stamp-only check"
         );
         assert!(
-            check_blob(3, size, 9, &flipped, true, &mut scratch)
+            check_blob(3, size, 9, &flipped, Some(0), &mut scratch)
                 .unwrap()
                 .contains("byte 40")
+        );
+        // A row at the other version is named as such: an update lost or not yet applied.
+        let mut changed = vec![0; 64];
+        fill_blob_version(3, size, 9, 1, &mut changed);
+        assert_eq!(changed[..STAMP_BYTES], good[..STAMP_BYTES]);
+        assert_ne!(changed, good);
+        assert_eq!(
+            check_blob(3, size, 9, &changed, Some(1), &mut scratch),
+            None
+        );
+        assert!(
+            check_blob(3, size, 9, &changed, Some(0), &mut scratch)
+                .unwrap()
+                .contains("holds version 1 of the row instead of version 0")
         );
     }
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::churn::Churn;
 use crate::error::InputError;
 use crate::key::{KEY_BYTES, KeyType};
 use crate::size::{SizeClass, format_bytes};
@@ -21,6 +22,10 @@ pub struct DatasetSpec {
     /// The primary key the rows are stored under (a layout: its own file or namespace).
     #[serde(default)]
     pub key: KeyType,
+    /// A share of the rows changed after the load (`--churn`): its own dataset, with
+    /// its own name, beside the fresh one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub churn: Option<Churn>,
 }
 
 impl DatasetSpec {
@@ -35,7 +40,30 @@ impl DatasetSpec {
             rows: size.rows_for(dataset_bytes)?,
             seed,
             key,
+            churn: None,
         })
+    }
+
+    /// Row `id`'s content version once `applied` changes of the churn are in (0 for a
+    /// dataset without churn).
+    pub fn version_of(&self, id: u64, applied: u64) -> u32 {
+        self.churn
+            .map_or(0, |_| self.churn_order().version_of(id, applied))
+    }
+
+    /// Row `id`'s version in the dataset as measured: every change of its churn in.
+    pub fn final_version_of(&self, id: u64) -> u32 {
+        self.version_of(id, self.churn_rows())
+    }
+
+    /// Rows the churn changes (0 without churn).
+    pub fn churn_rows(&self) -> u64 {
+        self.churn.map_or(0, |c| c.rows(self.rows))
+    }
+
+    /// The order the churn changes rows in.
+    pub fn churn_order(&self) -> crate::churn::Order {
+        crate::churn::Order::new(self.seed, self.rows)
     }
 
     /// The 16-byte key row `id` is stored under; None where the id is the key.
@@ -49,9 +77,23 @@ impl DatasetSpec {
     }
 
     /// File or directory stem shared by every store: `64KiB-x49152`, with the key
-    /// type where it is not the integer id: `64KiB-x49152-kuuidv7`.
+    /// type where it is not the integer id (`64KiB-x49152-kuuidv7`) and the churn where
+    /// there is one (`64KiB-x49152-churn30`).
     pub fn stem(&self) -> String {
-        format!("{}-x{}{}", self.size, self.rows, self.key_suffix("-k"))
+        format!(
+            "{}-x{}{}{}",
+            self.size,
+            self.rows,
+            self.key_suffix("-k"),
+            self.churn_suffix("-")
+        )
+    }
+
+    /// `<sep>churn30` for a churned dataset, empty otherwise.
+    pub fn churn_suffix(&self, sep: &str) -> String {
+        self.churn
+            .map(|c| format!("{sep}{}", c.suffix()))
+            .unwrap_or_default()
     }
 
     /// `<sep><key type>` for a keyed dataset, empty for integer ids.
@@ -68,12 +110,13 @@ impl fmt::Display for DatasetSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} rows of {} ({}, seed {}{})",
+            "{} rows of {} ({}, seed {}{}{})",
             self.rows,
             self.size,
             format_bytes(self.bytes()),
             self.seed,
-            self.key_suffix(", key ")
+            self.key_suffix(", key "),
+            self.churn.map(|c| format!(", {c}")).unwrap_or_default()
         )
     }
 }

@@ -40,6 +40,7 @@ macro_rules! by_name {
 
 pub mod access;
 pub mod cap;
+pub mod churn;
 pub mod config;
 pub mod container;
 pub mod content;

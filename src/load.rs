@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
-use crate::content::fill_blob;
+use crate::content::{fill_blob, fill_blob_version};
 use crate::dataset::{DatasetSpec, DatasetState};
 use crate::db::locations::Locations;
 use crate::db::registry::AnyStore;
@@ -39,6 +39,34 @@ pub struct LoadReport {
     /// where the store cannot say.
     #[serde(default)]
     pub disk_bytes: Option<u64>,
+    /// The churn applied after the load (`--churn`), for a churned dataset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub churn: Option<ChurnReport>,
+}
+
+/// What `--churn` did to a dataset after its load.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ChurnReport {
+    pub churn: crate::churn::Churn,
+    /// Rows the churn changes in all.
+    pub rows: u64,
+    /// Changes already in when this run started (a killed churn resumed there).
+    pub applied_before: u64,
+    /// Changes this run applied, and how long they took.
+    pub applied_now: u64,
+    pub seconds: f64,
+    /// Bytes on disk before the first change, where this run made it (None otherwise,
+    /// or where the store cannot say), and after the last.
+    pub disk_bytes_before: Option<u64>,
+    pub disk_bytes_after: Option<u64>,
+}
+
+impl ChurnReport {
+    /// Bytes on disk over the live data's bytes (blobs only).
+    pub fn amplification(&self, live_bytes: u64) -> Option<f64> {
+        self.disk_bytes_after
+            .map(|d| d as f64 / live_bytes.max(1) as f64)
+    }
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -99,10 +127,16 @@ pub async fn plan(
                 Ok(DatasetState::Partial { rows_done }) => rows_done,
                 Ok(DatasetState::Complete) => spec.rows,
             };
+            // A churn still to come writes new versions beside the old ones.
+            let churn_rows = if done < spec.rows {
+                store.spec().churn_rows()
+            } else {
+                0
+            };
             rooms.add(
                 kind,
                 size_index,
-                store.estimated_disk_bytes(spec.rows - done),
+                store.estimated_disk_bytes(spec.rows - done + churn_rows),
             );
             planned.push((store, state));
         }
@@ -200,11 +234,20 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
         mb_per_s: None,
         peak_rss_bytes: None,
         disk_bytes: None,
+        churn: None,
     };
+    if spec.churn.is_some() && !store.can_churn() {
+        anyhow::bail!(
+            "the {} store cannot change rows yet, so it has no churned dataset (--churn): SQLite, PostgreSQL (bytea), MariaDB, Dolt and MySQL can; leave {} out with --engines",
+            kind_name.name(),
+            kind_name.name()
+        );
+    }
     if state == DatasetState::Complete {
         if let Some(done) = store.finish_interrupted().await? {
             eprintln!("dataset {}: {done}", report.location);
         }
+        report.churn = churn(store).await?;
         report.disk_bytes = disk_bytes_or_unavailable(store).await;
         return Ok(report);
     }
@@ -250,8 +293,91 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
     report.seconds = seconds;
     report.mb_per_s = (seconds > 0.0).then(|| report.bytes_written as f64 / seconds / 1e6);
     report.peak_rss_bytes = peak_rss_bytes();
+    report.churn = churn(store).await?;
     report.disk_bytes = disk_bytes_or_unavailable(store).await;
     Ok(report)
+}
+
+/// Apply a churned dataset's changes that are not in yet (`churn.rs`), in the churn's
+/// order, in batches the store commits with their count.
+async fn churn(store: &mut AnyStore) -> Result<Option<ChurnReport>> {
+    let spec = *store.spec();
+    let Some(churn) = spec.churn else {
+        return Ok(None);
+    };
+    let total = spec.churn_rows();
+    let before = store.churn_applied().await?;
+    let mut report = ChurnReport {
+        churn,
+        rows: total,
+        applied_before: before.min(total),
+        applied_now: 0,
+        seconds: 0.0,
+        disk_bytes_before: None,
+        disk_bytes_after: None,
+    };
+    if before >= total {
+        store.churn_finish().await?;
+        return Ok(Some(report));
+    }
+    if before == 0 {
+        report.disk_bytes_before = disk_bytes_or_unavailable(store).await;
+    }
+    let started = Instant::now();
+    let label = format!("{} {} {churn}", store.kind().name(), spec.size);
+    let mut progress = Progress::new(
+        label.clone(),
+        spec.size.bytes(),
+        total * spec.size.bytes(),
+        before * spec.size.bytes(),
+    );
+    let order = spec.churn_order();
+    let per_batch = store.rows_per_batch() as u64;
+    let mut ids = Vec::with_capacity(per_batch as usize);
+    let mut batch: Vec<Vec<u8>> = Vec::with_capacity(per_batch as usize);
+    let mut at = before;
+    while at < total {
+        let n = per_batch.min(total - at) as usize;
+        ids.clear();
+        ids.extend((at..at + n as u64).map(|p| order.id_at(p)));
+        batch.truncate(n);
+        for (i, &id) in ids.iter().enumerate() {
+            if i == batch.len() {
+                batch.push(vec![0; spec.size.as_usize()]);
+            }
+            fill_blob_version(spec.seed, spec.size, id, 1, &mut batch[i]);
+        }
+        store
+            .churn(&ids, &mut batch, at + n as u64)
+            .await
+            .with_context(|| format!("{label}: changing rows in {}", store.location().display()))?;
+        at += n as u64;
+        progress.advance(n as u64 * spec.size.bytes(), before * spec.size.bytes());
+    }
+    store.churn_finish().await?;
+    progress.finish();
+    report.applied_now = total - before;
+    report.seconds = started.elapsed().as_secs_f64();
+    report.disk_bytes_after = disk_bytes_or_unavailable(store).await;
+    let resumed = if before > 0 {
+        format!(" (resumed at {before})")
+    } else {
+        String::new()
+    };
+    let amplification = report
+        .amplification(spec.bytes())
+        .map(|a| format!(", {a:.2}x the {} live", format_bytes(spec.bytes())))
+        .unwrap_or_default();
+    eprintln!(
+        "{label}: {} of {} rows changed{resumed} in {:.1} s ({:.0} rows/s); disk {} -> {}{amplification}",
+        report.applied_now,
+        spec.rows,
+        report.seconds,
+        report.applied_now as f64 / report.seconds.max(1e-9),
+        disk_label(report.disk_bytes_before),
+        disk_label(report.disk_bytes_after),
+    );
+    Ok(Some(report))
 }
 
 /// What the dataset takes on disk, or None ("unavailable") with a note where the store

@@ -207,11 +207,15 @@ pub fn rows(run: &RunResults) -> Vec<SummaryRow> {
 /// The rows as the plain table printed at the end of a run.
 pub fn terminal_table(run: &RunResults) -> String {
     let mut out = format!(
-        "\nrun {} — cap: memory {}, cpu {}, access {}\n{:<20} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n",
+        "\nrun {} — cap: memory {}, cpu {}, access {}{}\n{:<20} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n",
         run.run_id,
         run.cap.memory_label(),
         run.cap.cpu_label(),
         run.config.access,
+        run.config
+            .churn
+            .map(|c| format!(", {c}"))
+            .unwrap_or_default(),
         "engine",
         "size",
         "fetches",

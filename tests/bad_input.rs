@@ -310,3 +310,32 @@ fn access_distributions_out_of_their_range() {
         );
     }
 }
+
+#[test]
+fn churn_shares_kinds_and_engines_that_cannot_change_rows() {
+    for (args, says) in [
+        (
+            &["--churn", "150"][..],
+            "--churn \"150\" is not a share of the rows between 0 and 100",
+        ),
+        (&["--churn=-1"][..], "between 0 and 100"),
+        (
+            &["--churn", "30", "--churn-kind", "update"][..],
+            "is not one of: replace, delete-insert",
+        ),
+        (
+            &["--churn", "30", "--engines", "fs,sqlite"][..],
+            "invalid churn '30': fs's store cannot change rows yet",
+        ),
+    ] {
+        let root = tempfile::tempdir().unwrap();
+        let out = run(root.path(), &[&["measure"][..], args].concat());
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(
+            files_under(root.path()).is_empty(),
+            "{args:?}: nothing written"
+        );
+    }
+}

@@ -254,6 +254,22 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_ACCESS", value_parser = crate::access::Access::parse, default_value = "uniform")]
     pub access: crate::access::Access,
 
+    /// Measure a dataset that has changed: after the load, this share of the rows
+    /// (percent, 0-100; 0: none) gets new content through each database's own write
+    /// path, seeded, in random order (see --churn-kind). A churned dataset is its own
+    /// dataset (`-churn30` in its name) beside the fresh one; a churn killed halfway
+    /// resumes. SQLite and the SQL servers change rows; the floor reads its own file as
+    /// the round's reference; fs and the object store cannot yet (without --engines a
+    /// churned run leaves them out).
+    #[arg(long, env = "BLOBRACE_CHURN", value_parser = crate::churn::Churn::parse_percent, default_value = "0")]
+    pub churn: u8,
+
+    /// How --churn changes a row: replace (UPDATE its value in place) or delete-insert
+    /// (DELETE the row, INSERT it again: a new row, the old one left to the database's
+    /// cleanup).
+    #[arg(long, env = "BLOBRACE_CHURN_KIND", value_parser = crate::churn::ChurnKind::parse, default_value = "replace")]
+    pub churn_kind: crate::churn::ChurnKind,
+
     /// latency: per-fetch latency (1 client under criterion, then the other --clients
     /// and --rate loads); saturate: the highest sustainable rate per engine and size.
     #[arg(long, env = "BLOBRACE_MODE", value_enum, default_value_t = Mode::Latency)]

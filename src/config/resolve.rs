@@ -84,12 +84,36 @@ impl RunArgs {
         // A keyed run keeps the floor: it reads by offset whatever the key, the same
         // file as any run's, so it is the round's reference for the keyed engines.
         let floor_or_keyed = |e: &EngineKind| e.store().has_keys() || e.store().is_floor();
+        // A churned run keeps the floor the same way: it reads its own file.
+        let churn = (self.churn > 0).then_some(crate::churn::Churn {
+            percent: self.churn,
+            kind: self.churn_kind,
+        });
+        let floor_or_churns = |e: &EngineKind| e.store().changes_rows() || e.store().is_floor();
         let engines = match &self.engines {
             Some(EngineList(list)) => list.clone(),
             None => EngineKind::all()
                 .filter(|e| !self.key.is_binary() || floor_or_keyed(e))
+                .filter(|e| churn.is_none() || floor_or_churns(e))
                 .collect(),
         };
+        if let Some(unchanged) = engines
+            .iter()
+            .find(|e| churn.is_some() && !floor_or_churns(e))
+        {
+            return Err(InputError::Value {
+                what: "churn",
+                input: self.churn.to_string(),
+                why: format!(
+                    "{unchanged}'s store cannot change rows yet. Engines that can: {} (the floor may run beside them, as the round's reference); leave {unchanged} out of --engines or use --churn 0",
+                    EngineKind::all()
+                        .filter(|e| e.store().changes_rows())
+                        .map(|e| e.name())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                ),
+            });
+        }
         let keyless = engines.iter().find(|e| !floor_or_keyed(e)).or_else(|| {
             engines
                 .iter()
@@ -168,6 +192,7 @@ impl RunArgs {
             profile_fetches: self.profile_fetches,
             first_bytes: self.first_bytes,
             access: self.access,
+            churn,
             server_urls,
         })
     }

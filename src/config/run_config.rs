@@ -104,6 +104,9 @@ pub struct RunConfig {
     /// Which ids the fetches ask for (results from before: uniform).
     #[serde(default)]
     pub access: crate::access::Access,
+    /// The churn applied to every dataset after its load (`--churn`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub churn: Option<crate::churn::Churn>,
     /// Server URLs carry passwords: never written to results.
     #[serde(skip)]
     pub server_urls: BTreeMap<Server, String>,
@@ -161,8 +164,9 @@ impl RunConfig {
             crate::access::Access::Uniform => String::new(),
             skewed => format!("access {skewed} · "),
         };
+        let churn = self.churn.map(|c| format!("{c} · ")).unwrap_or_default();
         format!(
-            "{access}key {} · SQLite page {} B, mmap_size {} · PostgreSQL storage {}",
+            "{access}{churn}key {} · SQLite page {} B, mmap_size {} · PostgreSQL storage {}",
             self.key,
             self.sqlite_page_size,
             self.sqlite_mmap_size,
@@ -210,7 +214,11 @@ impl RunConfig {
         self.sizes
             .iter()
             .map(|&size| {
-                DatasetSpec::new(size, self.dataset_bytes, self.seed, self.key).expect("validated")
+                let spec = DatasetSpec::new(size, self.dataset_bytes, self.seed, self.key);
+                DatasetSpec {
+                    churn: self.churn,
+                    ..spec.expect("validated")
+                }
             })
             .collect()
     }

@@ -27,6 +27,11 @@ pub trait Database: Sync {
     fn has_keys(&self) -> bool {
         true
     }
+    /// Capability: rows changed in place after a load (`--churn`), through its own
+    /// write path. A store may still refuse one layout (PostgreSQL's large objects).
+    fn changes_rows(&self) -> bool {
+        false
+    }
     /// Capability: layout choices of its own (a page size, a storage) that differ
     /// from its defaults in `at`, one phrase each ("page 16384"); empty: the default.
     /// A key type is every keyed store's choice, said apart.

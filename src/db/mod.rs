@@ -19,6 +19,7 @@ pub mod any_engine;
 pub mod database;
 pub mod engine;
 pub mod locations;
+pub mod orm_churn;
 pub mod orm_engine;
 pub mod orm_store;
 pub mod registry;

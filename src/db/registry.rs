@@ -58,6 +58,11 @@ impl StoreKind {
         self.db().has_keys()
     }
 
+    /// Stores whose rows `--churn` can change.
+    pub fn changes_rows(self) -> bool {
+        self.db().changes_rows()
+    }
+
     /// Stores in a server container rather than under the data directory.
     pub fn is_server(self) -> bool {
         self.db().server().is_some()
@@ -139,6 +144,18 @@ impl Store for AnyStore {
     }
     async fn disk_bytes(&mut self) -> Result<Option<u64>> {
         self.store.disk_bytes().await
+    }
+    fn can_churn(&self) -> bool {
+        self.store.can_churn()
+    }
+    async fn churn_applied(&mut self) -> Result<u64> {
+        self.store.churn_applied().await
+    }
+    async fn churn(&mut self, ids: &[u64], blobs: &mut Vec<Vec<u8>>, applied: u64) -> Result<()> {
+        self.store.churn(ids, blobs, applied).await
+    }
+    async fn churn_finish(&mut self) -> Result<()> {
+        self.store.churn_finish().await
     }
 }
 

@@ -64,6 +64,35 @@ pub trait Store {
     async fn disk_bytes(&mut self) -> Result<Option<u64>> {
         Ok(None)
     }
+    /// Whether this store can change rows (`--churn`): checked before a churned
+    /// dataset is loaded.
+    fn can_churn(&self) -> bool {
+        false
+    }
+    /// `--churn` (`churn.rs`): how many of the churn's changes are in, counted in its
+    /// order.
+    async fn churn_applied(&mut self) -> Result<u64> {
+        anyhow::bail!(
+            "{}: this store cannot change rows (--churn)",
+            self.location().display()
+        )
+    }
+    /// Write `blobs`, the new versions of rows `ids`, through the store's ordinary write
+    /// path the churn's way (`spec().churn`), and record `applied` with them: in the
+    /// rows' own transaction where the store has transactions, once they are durable
+    /// otherwise, so a killed churn resumes with every row's version known.
+    async fn churn(&mut self, ids: &[u64], blobs: &mut Vec<Vec<u8>>, applied: u64) -> Result<()> {
+        let _ = (ids, blobs, applied);
+        anyhow::bail!(
+            "{}: this store cannot change rows (--churn)",
+            self.location().display()
+        )
+    }
+    /// After the last change: close what the churn opened and leave the dataset the way
+    /// a reader opens it (SQLite's WAL folded into its file).
+    async fn churn_finish(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A database's store behind a trait object (`Database::open_store`). Stores are not
@@ -95,6 +124,15 @@ pub trait DynStore {
     fn finish_interrupted(&mut self) -> Boxed<'_, Option<String>>;
     fn read_chunk(&mut self, at: f64, bytes: u64) -> Boxed<'_, u64>;
     fn disk_bytes(&mut self) -> Boxed<'_, Option<u64>>;
+    fn can_churn(&self) -> bool;
+    fn churn_applied(&mut self) -> Boxed<'_, u64>;
+    fn churn<'a>(
+        &'a mut self,
+        ids: &'a [u64],
+        blobs: &'a mut Vec<Vec<u8>>,
+        applied: u64,
+    ) -> Boxed<'a, ()>;
+    fn churn_finish(&mut self) -> Boxed<'_, ()>;
 }
 
 impl<S: Store> DynStore for S {
@@ -142,6 +180,23 @@ impl<S: Store> DynStore for S {
     }
     fn disk_bytes(&mut self) -> Boxed<'_, Option<u64>> {
         Box::pin(Store::disk_bytes(self))
+    }
+    fn can_churn(&self) -> bool {
+        Store::can_churn(self)
+    }
+    fn churn_applied(&mut self) -> Boxed<'_, u64> {
+        Box::pin(Store::churn_applied(self))
+    }
+    fn churn<'a>(
+        &'a mut self,
+        ids: &'a [u64],
+        blobs: &'a mut Vec<Vec<u8>>,
+        applied: u64,
+    ) -> Boxed<'a, ()> {
+        Box::pin(Store::churn(self, ids, blobs, applied))
+    }
+    fn churn_finish(&mut self) -> Boxed<'_, ()> {
+        Box::pin(Store::churn_finish(self))
     }
 }
 

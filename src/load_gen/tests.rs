@@ -54,6 +54,7 @@ fn spec() -> DatasetSpec {
         rows: 1000,
         seed: 9,
         key: Default::default(),
+        churn: None,
     }
 }
 

@@ -112,7 +112,10 @@ impl FetchStep {
     /// Check what the last fetch left in `out`: its length and id stamp, and its whole
     /// content every `FULL_CHECK_EVERY`th fetch.
     fn check(&mut self, id: u64) -> Result<()> {
-        let full = self.fetches.is_multiple_of(FULL_CHECK_EVERY);
+        let full = self
+            .fetches
+            .is_multiple_of(FULL_CHECK_EVERY)
+            .then(|| self.spec.final_version_of(id));
         if let Some(what) = check_blob(
             self.spec.seed,
             self.spec.size,

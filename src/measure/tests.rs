@@ -39,6 +39,7 @@ fn spec() -> DatasetSpec {
         rows: 100,
         seed: 5,
         key: Default::default(),
+        churn: None,
     }
 }
 
@@ -141,6 +142,7 @@ fn ids_are_uniform_over_the_whole_range() {
         rows: 10,
         seed: 1,
         key: Default::default(),
+        churn: None,
     };
     let mut ids = id_sequence(&s);
     let mut seen = [0u32; 11];

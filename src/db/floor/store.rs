@@ -25,11 +25,14 @@ pub struct FloorStore {
 }
 
 impl FloorStore {
-    /// The key type does not apply (the floor reads at the id's offset): a keyed run's
-    /// floor is the same file as any other run's, its same-round reference.
+    /// The key type does not apply (the floor reads at the id's offset), nor does a
+    /// churn (it reads the same bytes from the same place whatever wrote them): a keyed
+    /// or churned run's floor is the same file as any other run's, its same-round
+    /// reference.
     pub fn new(data_dir: &Path, spec: DatasetSpec) -> Self {
         let spec = DatasetSpec {
             key: crate::key::KeyType::Int,
+            churn: None,
             ..spec
         };
         Self {

@@ -376,6 +376,7 @@ mod tests {
             rows: 300,
             seed: 3,
             key: Default::default(),
+            churn: None,
         };
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()

@@ -65,6 +65,10 @@ impl<T: SqlServer> Db for T {
         }
     }
 
+    fn changes_rows(&self) -> bool {
+        true
+    }
+
     fn server(&self) -> Option<&dyn ServerDb> {
         Some(self)
     }

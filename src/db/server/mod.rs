@@ -203,10 +203,11 @@ impl Server {
     /// Namespace of a dataset: only [a-z0-9_], so it can be inlined in SQL safely.
     pub fn namespace(self, spec: &crate::dataset::DatasetSpec, options: &ServerOptions) -> String {
         format!(
-            "blobs_{}_x{}{}{}",
+            "blobs_{}_x{}{}{}{}",
             spec.size.to_string().to_lowercase(),
             spec.rows,
             spec.key_suffix("_"),
+            spec.churn_suffix("_"),
             self.sql().map_or("", |sql| sql.namespace_suffix(options))
         )
     }

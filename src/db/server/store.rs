@@ -338,6 +338,40 @@ impl Store for ServerStore {
         orm::id_range(db, &spec).await
     }
 
+    /// Rows kept as PostgreSQL large objects are not changed: replacing one means
+    /// `lo_unlink` and a new object, which no application path here takes yet.
+    fn can_churn(&self) -> bool {
+        self.sql.data_column(&self.options) != migration::DataColumn::Oid
+    }
+
+    async fn churn_applied(&mut self) -> Result<u64> {
+        let db = self.connect_namespace().await?;
+        crate::db::orm_churn::applied(db).await
+    }
+
+    async fn churn(&mut self, ids: &[u64], blobs: &mut Vec<Vec<u8>>, applied: u64) -> Result<()> {
+        let spec = self.spec;
+        let piece = match self.sql.bulk_load() {
+            BulkLoad::InsertInPieces(piece) => Some(piece),
+            BulkLoad::Insert => None,
+        };
+        let db = self.connect_namespace().await?;
+        crate::db::orm_churn::change(db, &spec, ids, blobs, applied, piece).await
+    }
+
+    /// What a load owes the server (Dolt's commit) is owed after the churn too; nothing
+    /// else runs (PostgreSQL's VACUUM after a load would be maintenance here).
+    async fn churn_finish(&mut self) -> Result<()> {
+        if self.sql.after_load_owed_sql().is_some() {
+            let db = self.connect_namespace().await?.clone();
+            self.after_load(&db).await?;
+        }
+        if let Some(db) = self.db.take() {
+            db.close().await?;
+        }
+        Ok(())
+    }
+
     async fn finish_interrupted(&mut self) -> Result<Option<String>> {
         let Some(sql) = self.sql.after_load_owed_sql() else {
             return Ok(None);

@@ -26,6 +26,10 @@ impl Database for Sqlite {
         "sqlite"
     }
 
+    fn changes_rows(&self) -> bool {
+        true
+    }
+
     fn engines(&self) -> Vec<EngineDef> {
         vec![
             EngineDef {

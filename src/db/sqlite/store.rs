@@ -512,6 +512,34 @@ impl Store for SqliteStore {
         crate::db::store::read_file_chunk(&self.path, at, bytes)
     }
 
+    fn can_churn(&self) -> bool {
+        true
+    }
+
+    async fn churn_applied(&mut self) -> Result<u64> {
+        let db = self.connect(false).await?;
+        crate::db::orm_churn::applied(db).await
+    }
+
+    /// Through sqlx in the readers' settings (WAL, synchronous NORMAL): an application's
+    /// write path, not the loader's bulk one.
+    async fn churn(&mut self, ids: &[u64], blobs: &mut Vec<Vec<u8>>, applied: u64) -> Result<()> {
+        let spec = self.spec;
+        let db = self.connect(false).await?;
+        crate::db::orm_churn::change(db, &spec, ids, blobs, applied, None).await
+    }
+
+    /// The WAL folded into the file, as after a load; freed pages stay on SQLite's
+    /// freelist (no VACUUM: that is maintenance).
+    async fn churn_finish(&mut self) -> Result<()> {
+        if let Some(db) = self.db.take() {
+            db.execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)")
+                .await?;
+            db.close().await?;
+        }
+        Ok(())
+    }
+
     /// The file and its WAL (checkpointed into the file when the load finished).
     async fn disk_bytes(&mut self) -> Result<Option<u64>> {
         let mut bytes = 0;

@@ -17,6 +17,29 @@ pub(super) struct LoadRow {
     peak_rss: String,
     on_disk: String,
     on_disk_ratio: String,
+    /// What `--churn` changed after the load, where it ran.
+    churn: String,
+}
+
+/// `3687 rows replaced (30%) in 2.1 s, disk 774MiB → 1.01GiB`; a churn complete
+/// before this run says so.
+fn churn_cell(c: &crate::load::ChurnReport) -> String {
+    if c.applied_now == 0 {
+        return format!("{} rows ({}) changed before this run", c.rows, c.churn);
+    }
+    let resumed = if c.applied_before > 0 {
+        format!(", resumed at {}", c.applied_before)
+    } else {
+        String::new()
+    };
+    format!(
+        "{} rows ({}) changed in {:.1} s{resumed}, disk {} → {}",
+        c.applied_now,
+        c.churn,
+        c.seconds,
+        crate::load::disk_label(c.disk_bytes_before),
+        crate::load::disk_label(c.disk_bytes_after)
+    )
 }
 
 /// What loading each dataset took, for the datasets this run loaded or reused.
@@ -46,6 +69,7 @@ impl Loads {
                     on_disk_ratio: unavailable_or(l.disk_bytes.map(|d| {
                         format!("{:.2}", d as f64 / (l.rows * l.size_bytes).max(1) as f64)
                     })),
+                    churn: l.churn.as_ref().map_or_else(|| "—".into(), churn_cell),
                 })
                 .collect();
         Loads { rows }

@@ -73,6 +73,8 @@ struct Page {
     key: Option<String>,
     /// How each fetch's id is drawn (`--access`).
     access: String,
+    /// What changed the datasets after their load (`--churn`), if anything.
+    churn: Option<String>,
     dataset_bytes: String,
     cache: CacheState,
     other_pages: Vec<OtherPage>,
@@ -129,6 +131,12 @@ pub fn page(
             .unwrap_or_else(|| "(unfinished)".into()),
         driver: run.driver.clone(),
         access: run.config.access.describe(),
+        churn: run.config.churn.map(|c| {
+            format!(
+                "{}% of their rows changed ({}, seeded, in random order through each database's write path)",
+                c.percent, c.kind
+            )
+        }),
         key: run
             .config
             .key

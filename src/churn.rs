@@ -46,11 +46,60 @@ impl fmt::Display for ChurnKind {
     }
 }
 
-/// One round of churn over a dataset: `percent` of its rows changed `kind`'s way.
+/// What cleans up after a churn (`--maintenance`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Maintenance {
+    /// The database's own cleanup turned off for the dataset where it can be
+    /// (PostgreSQL's autovacuum); where it cannot (InnoDB's purge) the result says so.
+    None,
+    /// Whatever the database does by itself.
+    #[default]
+    Default,
+    /// Its compaction after the last change: VACUUM FULL, VACUUM, OPTIMIZE TABLE.
+    Full,
+}
+
+impl Maintenance {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "none" => Ok(Self::None),
+            "default" => Ok(Self::Default),
+            "full" => Ok(Self::Full),
+            other => Err(format!(
+                "--maintenance {other:?} is not one of: none, default, full"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Maintenance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::None => "none",
+            Self::Default => "default",
+            Self::Full => "full",
+        })
+    }
+}
+
+/// One round of churn over a dataset: `percent` of its rows changed `kind`'s way, then
+/// `maintenance`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Churn {
     pub percent: u8,
     pub kind: ChurnKind,
+    #[serde(default)]
+    pub maintenance: Maintenance,
+}
+
+/// Where a churn stands in a store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChurnProgress {
+    /// Changes applied, in the churn's order.
+    pub applied: u64,
+    /// `--maintenance full`'s compaction done after the last change.
+    pub compacted: bool,
 }
 
 impl Churn {
@@ -79,16 +128,26 @@ impl Churn {
     /// The part of a dataset's name that makes it its own dataset: `churn30`,
     /// `churn30di` for delete-insert.
     pub fn suffix(&self) -> String {
-        match self.kind {
-            ChurnKind::Replace => format!("churn{}", self.percent),
-            ChurnKind::DeleteInsert => format!("churn{}di", self.percent),
-        }
+        let kind = match self.kind {
+            ChurnKind::Replace => "",
+            ChurnKind::DeleteInsert => "di",
+        };
+        let maintenance = match self.maintenance {
+            Maintenance::Default => "",
+            Maintenance::None => "-mnone",
+            Maintenance::Full => "-mfull",
+        };
+        format!("churn{}{kind}{maintenance}", self.percent)
     }
 }
 
 impl fmt::Display for Churn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "churn {}% {}", self.percent, self.kind)
+        write!(f, "churn {}% {}", self.percent, self.kind)?;
+        match self.maintenance {
+            Maintenance::Default => Ok(()),
+            m => write!(f, ", maintenance {m}"),
+        }
     }
 }
 
@@ -206,6 +265,7 @@ mod tests {
         let churn = Churn {
             percent: 30,
             kind: ChurnKind::Replace,
+            maintenance: Maintenance::Default,
         };
         let rows = 12288;
         assert_eq!(churn.rows(rows), 3687);

@@ -59,6 +59,13 @@ pub struct ChurnReport {
     /// or where the store cannot say), and after the last.
     pub disk_bytes_before: Option<u64>,
     pub disk_bytes_after: Option<u64>,
+    /// What `--maintenance` did (or why it could not), phrase by phrase.
+    #[serde(default)]
+    pub maintenance: Vec<String>,
+    /// What the database says of its own cleanup after the churn (and the maintenance),
+    /// read from it: dead rows, autovacuum runs, freelist pages, InnoDB's history.
+    #[serde(default)]
+    pub cleanup: Vec<(String, i64)>,
 }
 
 impl ChurnReport {
@@ -306,7 +313,7 @@ async fn churn(store: &mut AnyStore) -> Result<Option<ChurnReport>> {
         return Ok(None);
     };
     let total = spec.churn_rows();
-    let before = store.churn_applied().await?;
+    let before = store.churn_applied().await?.applied;
     let mut report = ChurnReport {
         churn,
         rows: total,
@@ -315,14 +322,24 @@ async fn churn(store: &mut AnyStore) -> Result<Option<ChurnReport>> {
         seconds: 0.0,
         disk_bytes_before: None,
         disk_bytes_after: None,
+        maintenance: Vec::new(),
+        cleanup: Vec::new(),
     };
     if before >= total {
+        // A compaction a killed run did not finish is done now.
+        report
+            .maintenance
+            .extend(store.churn_maintenance(true).await?);
         store.churn_finish().await?;
+        report.cleanup = cleanup_or_none(store).await;
         return Ok(Some(report));
     }
     if before == 0 {
         report.disk_bytes_before = disk_bytes_or_unavailable(store).await;
     }
+    report
+        .maintenance
+        .extend(store.churn_maintenance(false).await?);
     let started = Instant::now();
     let label = format!("{} {} {churn}", store.kind().name(), spec.size);
     let mut progress = Progress::new(
@@ -354,10 +371,14 @@ async fn churn(store: &mut AnyStore) -> Result<Option<ChurnReport>> {
         at += n as u64;
         progress.advance(n as u64 * spec.size.bytes(), before * spec.size.bytes());
     }
-    store.churn_finish().await?;
     progress.finish();
     report.applied_now = total - before;
     report.seconds = started.elapsed().as_secs_f64();
+    report
+        .maintenance
+        .extend(store.churn_maintenance(true).await?);
+    store.churn_finish().await?;
+    report.cleanup = cleanup_or_none(store).await;
     report.disk_bytes_after = disk_bytes_or_unavailable(store).await;
     let resumed = if before > 0 {
         format!(" (resumed at {before})")
@@ -377,7 +398,37 @@ async fn churn(store: &mut AnyStore) -> Result<Option<ChurnReport>> {
         disk_label(report.disk_bytes_before),
         disk_label(report.disk_bytes_after),
     );
+    for done in &report.maintenance {
+        eprintln!("{label}: maintenance: {done}");
+    }
+    if !report.cleanup.is_empty() {
+        eprintln!(
+            "{label}: the database says: {}",
+            cleanup_label(&report.cleanup)
+        );
+    }
     Ok(Some(report))
+}
+
+/// `table dead rows 0, TOAST dead rows 11061, …`.
+pub fn cleanup_label(facts: &[(String, i64)]) -> String {
+    facts
+        .iter()
+        .map(|(name, value)| format!("{name} {value}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What the database says of its cleanup, or nothing with a note where it cannot be
+/// read: a figure for the report, never a reason to stop a run.
+async fn cleanup_or_none(store: &mut AnyStore) -> Vec<(String, i64)> {
+    store.cleanup_facts().await.unwrap_or_else(|e| {
+        eprintln!(
+            "note: {}: what the database says of its cleanup is unavailable: {e:#}",
+            store.location().display()
+        );
+        Vec::new()
+    })
 }
 
 /// What the dataset takes on disk, or None ("unavailable") with a note where the store

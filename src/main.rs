@@ -389,7 +389,7 @@ fn verify(config: RunConfig) -> Result<()> {
                 // A churned dataset's rows are at the version its applied changes say,
                 // a churn killed halfway included.
                 let spec = *store.spec();
-                let applied = if spec.churn.is_some() { store.churn_applied().await? } else { 0 };
+                let applied = if spec.churn.is_some() { store.churn_applied().await?.applied } else { 0 };
                 let mut engine = EngineKind::reader_of(kind).open(&config.locations(), spec).await?;
                 let mut out = Vec::new();
                 let mut scratch = Vec::new();

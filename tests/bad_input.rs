@@ -324,6 +324,14 @@ fn churn_shares_kinds_and_engines_that_cannot_change_rows() {
             "is not one of: replace, delete-insert",
         ),
         (
+            &["--churn", "30", "--maintenance", "vacuum"][..],
+            "is not one of: none, default, full",
+        ),
+        (
+            &["--maintenance", "full"][..],
+            "invalid maintenance 'full': it is what cleans up after a churn",
+        ),
+        (
             &["--churn", "30", "--engines", "fs,sqlite"][..],
             "invalid churn '30': fs's store cannot change rows yet",
         ),

@@ -180,3 +180,69 @@ fn the_sql_servers_change_rows_both_ways_and_verify() {
         }
     }
 }
+
+/// `--maintenance`: none turns PostgreSQL's autovacuum off for the table, full compacts
+/// it (VACUUM FULL) and SQLite's file (VACUUM); each is its own dataset and verifies.
+#[test]
+fn maintenance_none_and_full_run_the_databases_own_statements() {
+    let root = tempfile::tempdir().unwrap();
+    let pg = server_url_or_skip("postgres", "--maintenance on PostgreSQL");
+    let engines = if pg.is_some() {
+        "sqlite,postgres-raw"
+    } else {
+        "sqlite"
+    };
+    for (maintenance, sqlite_says, pg_says) in [
+        (
+            "none",
+            "nothing to turn off: SQLite runs no cleanup by itself",
+            "`ALTER TABLE blobs SET (autovacuum_enabled = false",
+        ),
+        (
+            "full",
+            "maintenance: `VACUUM` in",
+            "maintenance: `VACUUM FULL blobs; VACUUM (ANALYZE) blobs` in",
+        ),
+    ] {
+        let mut flags = vec![
+            "--engines",
+            engines,
+            "--sizes",
+            "64KiB",
+            "--dataset-bytes",
+            "8MiB",
+            "--churn",
+            "30",
+            "--maintenance",
+            maintenance,
+        ];
+        if let Some(url) = &pg {
+            flags.extend(["--postgres-url", url.as_str()]);
+        }
+        let _ = run(root.path(), &with("drop", &flags));
+        let load = run(root.path(), &with("load", &flags));
+        let err = stderr(&load);
+        assert!(load.status.success(), "{maintenance}: {err}");
+        assert!(err.contains(sqlite_says), "{maintenance}: {err}");
+        assert!(
+            err.contains("the database says: pages "),
+            "{maintenance}: {err}"
+        );
+        if pg.is_some() {
+            assert!(err.contains(pg_says), "{maintenance}: {err}");
+            assert!(err.contains("TOAST dead rows"), "{maintenance}: {err}");
+            assert!(
+                err.contains(&format!("blobs_64kib_x128_churn30_m{maintenance}")),
+                "{err}"
+            );
+        }
+        let verify = run(root.path(), &with("verify", &flags));
+        assert!(
+            verify.status.success(),
+            "{maintenance}: {}",
+            stderr(&verify)
+        );
+        let drop = run(root.path(), &with("drop", &flags));
+        assert!(drop.status.success(), "{}", stderr(&drop));
+    }
+}

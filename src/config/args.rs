@@ -270,6 +270,14 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_CHURN_KIND", value_parser = crate::churn::ChurnKind::parse, default_value = "replace")]
     pub churn_kind: crate::churn::ChurnKind,
 
+    /// What cleans up after --churn: default (what the database does by itself:
+    /// PostgreSQL's autovacuum, InnoDB's purge), none (PostgreSQL's autovacuum turned off
+    /// for the table; where the cleanup cannot be stopped the result says "not
+    /// controlled") or full (its compaction after the last change: VACUUM FULL, SQLite's
+    /// VACUUM, OPTIMIZE TABLE, Dolt's GC). Each is its own dataset (`-mfull`).
+    #[arg(long, env = "BLOBRACE_MAINTENANCE", value_parser = crate::churn::Maintenance::parse, default_value = "default")]
+    pub maintenance: crate::churn::Maintenance,
+
     /// latency: per-fetch latency (1 client under criterion, then the other --clients
     /// and --rate loads); saturate: the highest sustainable rate per engine and size.
     #[arg(long, env = "BLOBRACE_MODE", value_enum, default_value_t = Mode::Latency)]

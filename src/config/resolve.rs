@@ -88,7 +88,15 @@ impl RunArgs {
         let churn = (self.churn > 0).then_some(crate::churn::Churn {
             percent: self.churn,
             kind: self.churn_kind,
+            maintenance: self.maintenance,
         });
+        if churn.is_none() && self.maintenance != crate::churn::Maintenance::Default {
+            return Err(InputError::Value {
+                what: "maintenance",
+                input: self.maintenance.to_string(),
+                why: "it is what cleans up after a churn, and this run has none: add --churn <percent>".into(),
+            });
+        }
         let floor_or_churns = |e: &EngineKind| e.store().changes_rows() || e.store().is_floor();
         let engines = match &self.engines {
             Some(EngineList(list)) => list.clone(),

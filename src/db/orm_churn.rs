@@ -8,23 +8,62 @@ use anyhow::{Context, Result};
 use sea_orm::sqlx;
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, Statement};
 
-use crate::churn::ChurnKind;
+use crate::churn::{ChurnKind, ChurnProgress};
 use crate::dataset::DatasetSpec;
 
-/// How many of the churn's changes are in (0 before the first batch).
-pub async fn applied(db: &DatabaseConnection) -> Result<u64> {
+/// How many of the churn's changes are in (0 before the first batch), and whether its
+/// compaction is done.
+pub async fn applied(db: &DatabaseConnection) -> Result<ChurnProgress> {
     let backend = db.get_database_backend();
-    db.execute_unprepared("CREATE TABLE IF NOT EXISTS blobrace_churn (applied BIGINT NOT NULL)")
-        .await
-        .context("creating the churn's count table")?;
+    db.execute_unprepared(
+        "CREATE TABLE IF NOT EXISTS blobrace_churn (applied BIGINT NOT NULL, compacted BIGINT NOT NULL DEFAULT 0)",
+    )
+    .await
+    .context("creating the churn's count table")?;
     let row = db
         .query_one_raw(Statement::from_string(
             backend,
-            "SELECT COALESCE(MAX(applied), 0) AS n FROM blobrace_churn",
+            "SELECT COALESCE(MAX(applied), 0) AS n, COALESCE(MAX(compacted), 0) AS c FROM blobrace_churn",
         ))
         .await?
         .context("the churn's count returned no row")?;
-    Ok(row.try_get::<i64>("", "n")? as u64)
+    Ok(ChurnProgress {
+        applied: row.try_get::<i64>("", "n")? as u64,
+        compacted: row.try_get::<i64>("", "c")? != 0,
+    })
+}
+
+/// Record that the compaction after the churn is done (it ran to its end first).
+pub async fn mark_compacted(db: &DatabaseConnection) -> Result<()> {
+    db.execute_unprepared("UPDATE blobrace_churn SET compacted = 1")
+        .await?;
+    Ok(())
+}
+
+/// Run `statements`, the last of which returns rows `(name, value)`: what a database
+/// says of its own cleanup.
+pub async fn facts(db: &DatabaseConnection, statements: &[String]) -> Result<Vec<(String, i64)>> {
+    let Some((query, first)) = statements.split_last() else {
+        return Ok(Vec::new());
+    };
+    for sql in first {
+        db.execute_unprepared(sql).await?;
+    }
+    let rows = db
+        .query_all_raw(Statement::from_string(
+            db.get_database_backend(),
+            query.as_str(),
+        ))
+        .await
+        .with_context(|| format!("`{query}`"))?;
+    rows.iter()
+        .map(|row| {
+            Ok((
+                row.try_get::<String>("", "name")?,
+                row.try_get::<i64>("", "value")?,
+            ))
+        })
+        .collect()
 }
 
 /// Change rows `ids` to `blobs` and record `applied`, in one transaction. `piece`: a

@@ -148,8 +148,14 @@ impl Store for AnyStore {
     fn can_churn(&self) -> bool {
         self.store.can_churn()
     }
-    async fn churn_applied(&mut self) -> Result<u64> {
+    async fn churn_applied(&mut self) -> Result<crate::churn::ChurnProgress> {
         self.store.churn_applied().await
+    }
+    async fn churn_maintenance(&mut self, after: bool) -> Result<Option<String>> {
+        self.store.churn_maintenance(after).await
+    }
+    async fn cleanup_facts(&mut self) -> Result<Vec<(String, i64)>> {
+        self.store.cleanup_facts().await
     }
     async fn churn(&mut self, ids: &[u64], blobs: &mut Vec<Vec<u8>>, applied: u64) -> Result<()> {
         self.store.churn(ids, blobs, applied).await

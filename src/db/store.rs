@@ -71,11 +71,24 @@ pub trait Store {
     }
     /// `--churn` (`churn.rs`): how many of the churn's changes are in, counted in its
     /// order.
-    async fn churn_applied(&mut self) -> Result<u64> {
+    async fn churn_applied(&mut self) -> Result<crate::churn::ChurnProgress> {
         anyhow::bail!(
             "{}: this store cannot change rows (--churn)",
             self.location().display()
         )
+    }
+    /// `--maintenance` (`spec().churn`): before the first change (`after` false),
+    /// `none` turns the database's own cleanup off for the dataset; after the last,
+    /// `full` compacts it and records that with the churn's count. What it did, or why
+    /// it could not, in a phrase; None where there was nothing to do.
+    async fn churn_maintenance(&mut self, after: bool) -> Result<Option<String>> {
+        let _ = after;
+        Ok(None)
+    }
+    /// What the database says of its own cleanup of the dataset after a churn (dead
+    /// rows, autovacuum runs, free pages), read from it; empty where it says nothing.
+    async fn cleanup_facts(&mut self) -> Result<Vec<(String, i64)>> {
+        Ok(Vec::new())
     }
     /// Write `blobs`, the new versions of rows `ids`, through the store's ordinary write
     /// path the churn's way (`spec().churn`), and record `applied` with them: in the
@@ -125,7 +138,9 @@ pub trait DynStore {
     fn read_chunk(&mut self, at: f64, bytes: u64) -> Boxed<'_, u64>;
     fn disk_bytes(&mut self) -> Boxed<'_, Option<u64>>;
     fn can_churn(&self) -> bool;
-    fn churn_applied(&mut self) -> Boxed<'_, u64>;
+    fn churn_applied(&mut self) -> Boxed<'_, crate::churn::ChurnProgress>;
+    fn churn_maintenance(&mut self, after: bool) -> Boxed<'_, Option<String>>;
+    fn cleanup_facts(&mut self) -> Boxed<'_, Vec<(String, i64)>>;
     fn churn<'a>(
         &'a mut self,
         ids: &'a [u64],
@@ -184,8 +199,14 @@ impl<S: Store> DynStore for S {
     fn can_churn(&self) -> bool {
         Store::can_churn(self)
     }
-    fn churn_applied(&mut self) -> Boxed<'_, u64> {
+    fn churn_applied(&mut self) -> Boxed<'_, crate::churn::ChurnProgress> {
         Box::pin(Store::churn_applied(self))
+    }
+    fn churn_maintenance(&mut self, after: bool) -> Boxed<'_, Option<String>> {
+        Box::pin(Store::churn_maintenance(self, after))
+    }
+    fn cleanup_facts(&mut self) -> Boxed<'_, Vec<(String, i64)>> {
+        Box::pin(Store::cleanup_facts(self))
     }
     fn churn<'a>(
         &'a mut self,

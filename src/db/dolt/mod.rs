@@ -172,6 +172,19 @@ impl Loading for Dolt {
     fn after_load_owed_sql(&self) -> Option<String> {
         Some("SELECT COUNT(*) AS n FROM dolt_status".into())
     }
+
+    /// Dolt keeps every committed version of a row in its history.
+    fn cleanup_off_sql(&self) -> Result<Vec<String>, &'static str> {
+        Err("Dolt runs no cleanup by itself: every committed version stays in its history")
+    }
+
+    /// Its garbage collection would be the compaction, but the stand-in's Dolt 0.40
+    /// has no DOLT_GC procedure ("stored procedure "DOLT_GC" does not exist").
+    fn compaction_sql(&self) -> Result<Vec<String>, &'static str> {
+        Err(
+            "blobrace runs no compaction on Dolt: 0.40, the stand-in's version, has no DOLT_GC procedure",
+        )
+    }
 }
 
 /// What Dolt holds in memory, for fitting it under a cap.

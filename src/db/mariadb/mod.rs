@@ -115,6 +115,18 @@ impl Loading for Mariadb {
             "start mariadbd with --max-allowed-packet=256M (compose/compose.yaml does)",
         ))
     }
+
+    fn cleanup_off_sql(&self) -> Result<Vec<String>, &'static str> {
+        Err(mysql_wire::INNODB_CLEANUP_ALWAYS_ON)
+    }
+
+    fn compaction_sql(&self) -> Result<Vec<String>, &'static str> {
+        Ok(mysql_wire::compaction_sql())
+    }
+
+    fn cleanup_facts_sql(&self) -> Vec<String> {
+        mysql_wire::cleanup_facts_sql()
+    }
 }
 
 /// What Mariadb holds in memory, for fitting it under a cap.

@@ -270,6 +270,38 @@ impl Loading for Postgres {
                 .into(),
         )
     }
+
+    /// Autovacuum off for the table and its TOAST table: their dead rows stay.
+    fn cleanup_off_sql(&self) -> Result<Vec<String>, &'static str> {
+        Ok(vec![
+            "ALTER TABLE blobs SET (autovacuum_enabled = false, toast.autovacuum_enabled = false)"
+                .into(),
+        ])
+    }
+
+    /// VACUUM FULL rewrites the table and its TOAST table without the dead rows; it
+    /// leaves the statistics' dead-row counts as they were, so a plain VACUUM (ANALYZE)
+    /// follows, as after a load (nothing left for it to remove).
+    fn compaction_sql(&self) -> Result<Vec<String>, &'static str> {
+        Ok(vec![
+            "VACUUM FULL blobs".into(),
+            "VACUUM (ANALYZE) blobs".into(),
+        ])
+    }
+
+    /// The statistics of the table and its TOAST table (where the blobs' old versions
+    /// are dead rows); this backend's pending counts flushed first (PostgreSQL 15+).
+    fn cleanup_facts_sql(&self) -> Vec<String> {
+        vec![
+            "SELECT pg_stat_force_next_flush()".into(),
+            "SELECT (CASE WHEN s.relid = 'blobs'::regclass THEN 'table' ELSE 'TOAST' END) || ' ' || f.k AS name, f.v AS value \
+             FROM pg_stat_all_tables s CROSS JOIN LATERAL (VALUES ('live rows', s.n_live_tup), ('dead rows', s.n_dead_tup), \
+             ('autovacuum runs', s.autovacuum_count), ('vacuum runs', s.vacuum_count)) AS f(k, v) \
+             WHERE s.relid = 'blobs'::regclass OR s.relid = (SELECT reltoastrelid FROM pg_class WHERE oid = 'blobs'::regclass) \
+             ORDER BY 1"
+                .into(),
+        ]
+    }
 }
 
 /// What Postgres holds in memory, for fitting it under a cap.

@@ -284,6 +284,24 @@ pub trait Loading {
     fn restart_after_load(&self) -> bool {
         false
     }
+
+    /// `--maintenance none`: statements that turn the server's own cleanup off for the
+    /// dataset's table before its churn, or why it cannot be turned off.
+    fn cleanup_off_sql(&self) -> Result<Vec<String>, &'static str> {
+        Err("it runs no cleanup of its own")
+    }
+
+    /// `--maintenance full`: its compaction of the table after a churn, or why there is
+    /// none.
+    fn compaction_sql(&self) -> Result<Vec<String>, &'static str> {
+        Err("blobrace knows no compaction for it")
+    }
+
+    /// What the server says of its own cleanup of the table after a churn: statements,
+    /// the last returning rows `(name, value)`; empty where it says nothing.
+    fn cleanup_facts_sql(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// What a server records with each result, and how its bytes on disk are read.

@@ -207,7 +207,7 @@ impl Server {
             spec.size.to_string().to_lowercase(),
             spec.rows,
             spec.key_suffix("_"),
-            spec.churn_suffix("_"),
+            spec.churn_suffix("_").replace('-', "_"),
             self.sql().map_or("", |sql| sql.namespace_suffix(options))
         )
     }

@@ -98,3 +98,23 @@ pub const INNODB_SETTINGS: [(&str, &str); 4] = [
     ),
     MAX_ALLOWED_PACKET,
 ];
+
+/// InnoDB (MariaDB, MySQL) purges old row versions by itself: it cannot be stopped for
+/// one table.
+pub const INNODB_CLEANUP_ALWAYS_ON: &str = "InnoDB purges old row versions by itself and cannot be stopped for one table: it ran as by default";
+
+/// OPTIMIZE TABLE rebuilds an InnoDB table (and analyzes it).
+pub fn compaction_sql() -> Vec<String> {
+    vec!["OPTIMIZE TABLE blobs".into()]
+}
+
+/// InnoDB's history list (undo not yet purged) and the table's free space.
+pub fn cleanup_facts_sql() -> Vec<String> {
+    vec![
+        "SELECT 'InnoDB history length' AS name, CAST(COUNT AS SIGNED) AS value FROM information_schema.INNODB_METRICS \
+         WHERE NAME = 'trx_rseg_history_len' \
+         UNION ALL SELECT 'table free bytes (DATA_FREE)', CAST(DATA_FREE AS SIGNED) FROM information_schema.TABLES \
+         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'blobs'"
+            .into(),
+    ]
+}

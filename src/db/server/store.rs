@@ -344,9 +344,57 @@ impl Store for ServerStore {
         self.sql.data_column(&self.options) != migration::DataColumn::Oid
     }
 
-    async fn churn_applied(&mut self) -> Result<u64> {
+    async fn churn_applied(&mut self) -> Result<crate::churn::ChurnProgress> {
         let db = self.connect_namespace().await?;
         crate::db::orm_churn::applied(db).await
+    }
+
+    async fn churn_maintenance(&mut self, after: bool) -> Result<Option<String>> {
+        use crate::churn::Maintenance;
+        let maintenance = self.spec.churn.map(|c| c.maintenance).unwrap_or_default();
+        let name = self.server.name();
+        let statements = match (maintenance, after) {
+            (Maintenance::None, false) => match self.sql.cleanup_off_sql() {
+                Ok(sql) => sql,
+                Err(why) => return Ok(Some(format!("not controlled: {why}"))),
+            },
+            (Maintenance::Full, true) => {
+                let sql = match self.sql.compaction_sql() {
+                    Ok(sql) => sql,
+                    Err(why) => return Ok(Some(format!("not available: {why}"))),
+                };
+                let db = self.connect_namespace().await?;
+                if crate::db::orm_churn::applied(db).await?.compacted {
+                    return Ok(Some("compacted before this run".into()));
+                }
+                sql
+            }
+            _ => return Ok(None),
+        };
+        let started = Instant::now();
+        let db = self.connect_namespace().await?;
+        for sql in &statements {
+            db.execute_unprepared(sql)
+                .await
+                .with_context(|| format!("{name}: `{sql}` (--maintenance {maintenance})"))?;
+        }
+        if after {
+            crate::db::orm_churn::mark_compacted(db).await?;
+        }
+        Ok(Some(format!(
+            "`{}` in {:.1} s",
+            statements.join("; "),
+            started.elapsed().as_secs_f64()
+        )))
+    }
+
+    async fn cleanup_facts(&mut self) -> Result<Vec<(String, i64)>> {
+        let statements = self.sql.cleanup_facts_sql();
+        if statements.is_empty() {
+            return Ok(Vec::new());
+        }
+        let db = self.connect_namespace().await?;
+        crate::db::orm_churn::facts(db, &statements).await
     }
 
     async fn churn(&mut self, ids: &[u64], blobs: &mut Vec<Vec<u8>>, applied: u64) -> Result<()> {

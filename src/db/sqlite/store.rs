@@ -516,9 +516,57 @@ impl Store for SqliteStore {
         true
     }
 
-    async fn churn_applied(&mut self) -> Result<u64> {
+    async fn churn_applied(&mut self) -> Result<crate::churn::ChurnProgress> {
         let db = self.connect(false).await?;
         crate::db::orm_churn::applied(db).await
+    }
+
+    /// SQLite runs no cleanup by itself (auto_vacuum is off, SQLite's default): freed
+    /// pages stay on its freelist until a VACUUM (`--maintenance full`).
+    async fn churn_maintenance(&mut self, after: bool) -> Result<Option<String>> {
+        use crate::churn::Maintenance;
+        let maintenance = self.spec.churn.map(|c| c.maintenance).unwrap_or_default();
+        match (maintenance, after) {
+            (Maintenance::None, false) => Ok(Some(
+                "nothing to turn off: SQLite runs no cleanup by itself (auto_vacuum off)".into(),
+            )),
+            (Maintenance::Full, true) => {
+                let path = self.path.display().to_string();
+                let db = self.connect(false).await?;
+                if crate::db::orm_churn::applied(db).await?.compacted {
+                    return Ok(Some("compacted before this run".into()));
+                }
+                let started = Instant::now();
+                db.execute_unprepared("VACUUM")
+                    .await
+                    .with_context(|| format!("VACUUM of {path}"))?;
+                crate::db::orm_churn::mark_compacted(db).await?;
+                Ok(Some(format!(
+                    "`VACUUM` in {:.1} s",
+                    started.elapsed().as_secs_f64()
+                )))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    async fn cleanup_facts(&mut self) -> Result<Vec<(String, i64)>> {
+        let db = self.connect(false).await?;
+        let mut facts = Vec::new();
+        for (name, pragma) in [
+            ("pages", "page_count"),
+            ("freelist pages", "freelist_count"),
+        ] {
+            let row = db
+                .query_one_raw(Statement::from_string(
+                    db.get_database_backend(),
+                    format!("PRAGMA {pragma}"),
+                ))
+                .await?
+                .with_context(|| format!("PRAGMA {pragma} returned no row"))?;
+            facts.push((name.to_string(), row.try_get::<i64>("", pragma)?));
+        }
+        Ok(facts)
     }
 
     /// Through sqlx in the readers' settings (WAL, synchronous NORMAL): an application's

@@ -25,21 +25,43 @@ pub(super) struct LoadRow {
 /// before this run says so.
 fn churn_cell(c: &crate::load::ChurnReport) -> String {
     if c.applied_now == 0 {
-        return format!("{} rows ({}) changed before this run", c.rows, c.churn);
+        return format!(
+            "{} rows ({}) changed before this run{}",
+            c.rows,
+            c.churn,
+            if c.cleanup.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; the database says: {}",
+                    crate::load::cleanup_label(&c.cleanup)
+                )
+            }
+        );
     }
     let resumed = if c.applied_before > 0 {
         format!(", resumed at {}", c.applied_before)
     } else {
         String::new()
     };
-    format!(
+    let mut cell = format!(
         "{} rows ({}) changed in {:.1} s{resumed}, disk {} → {}",
         c.applied_now,
         c.churn,
         c.seconds,
         crate::load::disk_label(c.disk_bytes_before),
         crate::load::disk_label(c.disk_bytes_after)
-    )
+    );
+    for done in &c.maintenance {
+        cell.push_str(&format!("; maintenance: {done}"));
+    }
+    if !c.cleanup.is_empty() {
+        cell.push_str(&format!(
+            "; the database says: {}",
+            crate::load::cleanup_label(&c.cleanup)
+        ));
+    }
+    cell
 }
 
 /// What loading each dataset took, for the datasets this run loaded or reused.

@@ -12,6 +12,11 @@
 #   --sqlite-page-size 16384|65536, --sqlite-mmap-size 4GiB   SQLite only, with the floor
 #   --pg-storage external|lo   PostgreSQL only (TOAST without compression; large
 #                              objects), with the floor
+# Workloads (by name in BLOBRACE_VARIANTS_LAYOUTS; not in the default order):
+#   zipfian            the default layout read by YCSB's scrambled zipfian (--access)
+#   churn30            the default layout after 30% of its rows were replaced (--churn)
+#   churn30-full       the same, compacted after the churn (--maintenance full)
+#   e.g. BLOBRACE_VARIANTS_LAYOUTS="default zipfian churn30 churn30-full" scripts/variants.sh
 # The floor runs in every run (it reads by offset whatever the layout: the same file
 # each time), so each result also has its own run's floor beside it: the disk drifts
 # between runs. The flags given are passed to every run (sizes, profile, cap...);
@@ -35,6 +40,9 @@ declare -A layouts=(
   [mmap]="--engines floor,sqlite-raw,sqlite-blobio --sqlite-mmap-size 4GiB"
   [pg-external]="--engines floor,postgres-raw --pg-storage external"
   [pg-lo]="--engines floor,postgres-raw --pg-storage lo"
+  [zipfian]="--engines floor,sqlite-raw,sqlite-blobio,$servers --access zipfian"
+  [churn30]="--engines floor,sqlite-raw,sqlite-blobio,$servers --churn 30"
+  [churn30-full]="--engines floor,sqlite-raw,sqlite-blobio,$servers --churn 30 --maintenance full"
 )
 order=${BLOBRACE_VARIANTS_LAYOUTS:-default uuidv4 uuidv7 ulid page16384 page65536 mmap pg-external pg-lo}
 

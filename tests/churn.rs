@@ -45,6 +45,42 @@ fn a_churned_sqlite_dataset_is_its_own_and_every_row_verifies_at_its_version() {
         );
         // The floor is the same file as a fresh run's: nothing of it changes.
         assert_eq!(err.matches("ok  ").count(), 2, "{kind}: {err}");
+        // Measured: every fetch checked against the version its engine's data holds
+        // (the floor's fresh file, SQLite's churned rows), in one run.
+        let measure = run(
+            root.path(),
+            &[
+                &["measure", "--engines", "sqlite-raw,floor"][..],
+                &flags[2..],
+                &["--measure", "300ms", "--warmup", "100ms"],
+                &[
+                    "--precision",
+                    "off",
+                    "--clients",
+                    "1,4",
+                    "--saturate-sizes",
+                    "none",
+                ],
+            ]
+            .concat(),
+        );
+        let err = stderr(&measure);
+        assert!(measure.status.success(), "{kind}: {err}");
+        let (_, results) = common::only_run(root.path());
+        assert_eq!(results["failures"], serde_json::json!([]), "{kind}");
+        assert_eq!(results["config"]["churn"]["percent"], 30, "{kind}");
+        let churned: Vec<_> = results["loads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["churn"]["rows"] == 77)
+            .collect();
+        assert_eq!(
+            churned.len(),
+            1,
+            "the SQLite load carries its churn: {results}"
+        );
+        std::fs::remove_dir_all(root.path().join("results")).unwrap();
     }
     let files = files_under(root.path());
     for name in [

@@ -63,6 +63,16 @@ impl StoreKind {
         self.db().changes_rows()
     }
 
+    /// The dataset this store holds for a run of `spec`: the floor keeps one file for
+    /// every key type and churn (it reads by offset what was loaded), so its fetches are
+    /// checked against that file's content, not the churned rows'.
+    pub fn dataset_read(self, spec: DatasetSpec) -> DatasetSpec {
+        DatasetSpec {
+            churn: spec.churn.filter(|_| self.changes_rows()),
+            ..spec
+        }
+    }
+
     /// Stores in a server container rather than under the data directory.
     pub fn is_server(self) -> bool {
         self.db().server().is_some()

@@ -133,7 +133,7 @@ impl Run {
         let measured = crate::load_gen::run_load(
             |_| engine.open(&at, spec),
             engine.name(),
-            spec,
+            engine.store().dataset_read(spec),
             point,
             settings,
             counter,

@@ -129,8 +129,9 @@ impl Run {
             self.progress(Progress::NoDiskCounter { engine, why });
         }
         let started_at = crate::now_rfc3339();
+        let read = engine.store().dataset_read(spec);
         let mut fetch_loop =
-            FetchLoop::new(opened, engine.name(), spec, disk).with_access(self.config().access);
+            FetchLoop::new(opened, engine.name(), read, disk).with_access(self.config().access);
         let steady = match steady_start {
             None => None,
             Some((mut gauge, limit, prefill, stored)) => {

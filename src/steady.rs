@@ -22,6 +22,7 @@ use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
 
+use crate::access::Access;
 use crate::db::registry::AnyStore;
 use crate::db::store::Store;
 
@@ -169,6 +170,10 @@ pub struct Prefill {
     pub cache_bytes_after: Option<u64>,
     /// Why it stopped: full, the read limit, the time limit, the whole dataset read.
     pub stopped: String,
+    /// What it read: random chunks (a uniform access), or blobs drawn by the run's
+    /// skewed access, as its service would have held them (results from before: chunks).
+    #[serde(default)]
+    pub reads: String,
 }
 
 /// What reaching steady state did and found, recorded with a steady result.
@@ -218,17 +223,28 @@ impl SteadyReport {
     }
 }
 
-/// Fill the engine's cache: random chunks of the dataset until the cache stops
-/// growing (it is full), `MAX_READ_OF_LIMIT` times the cache limit is read, or
-/// `time_limit` passes. A dataset no larger than the limit (`cache_limit` None:
-/// uncapped) is read until every chunk was likely read (3x its size).
+/// Fill the engine's cache: random chunks of the dataset (under a uniform access) or
+/// the blobs the run's skewed `access` draws, one by one (what a service read that way
+/// holds), until the cache stops growing (it is full, or holds what that access keeps
+/// hot), `MAX_READ_OF_LIMIT` times the cache limit is read, or `time_limit` passes. A
+/// dataset no larger than the limit (`cache_limit` None: uncapped) is read until every
+/// chunk was likely read (3x its size).
 pub async fn prefill(
     store: &mut impl Store,
     gauge: &mut impl CacheGauge,
     cache_limit: Option<u64>,
     time_limit: Duration,
+    access: Access,
 ) -> Result<Prefill> {
     let spec = *store.spec();
+    let skewed = (access != Access::Uniform).then(|| access.sampler(spec.rows));
+    let reads = match access {
+        Access::Uniform => format!(
+            "random {} chunks",
+            crate::size::format_bytes(CHUNK_BYTES.max(spec.size.bytes()))
+        ),
+        skewed => format!("blobs drawn {skewed}"),
+    };
     let dataset = spec.bytes();
     let fits = cache_limit.is_none_or(|limit| dataset <= limit);
     let read_limit = match cache_limit {
@@ -259,8 +275,16 @@ pub async fn prefill(
         if started.elapsed() >= time_limit {
             break format!("time limit {:.0} s", time_limit.as_secs_f64());
         }
-        let at: f64 = rng.random();
-        let n = store.read_chunk(at, chunk).await?;
+        let (at, bytes) = match &skewed {
+            None => (rng.random(), chunk),
+            // The drawn blob's place in the dataset, read about its own length.
+            Some(sampler) => {
+                let id = sampler.next(&mut rng);
+                let at = (id - 1) as f64 / (spec.rows - 1).max(1) as f64;
+                (at, spec.size.bytes())
+            }
+        };
+        let n = store.read_chunk(at, bytes).await?;
         read += n.max(1);
         since_gauge += n.max(1);
         if since_gauge >= GAUGE_EVERY_BYTES && !fits {
@@ -268,8 +292,13 @@ pub async fn prefill(
             if let (Some(then), Some(now)) = (last_gauge, now)
                 && (now.saturating_sub(then) as f64) < FULL_GROWTH * since_gauge as f64
             {
+                let why = if skewed.is_some() {
+                    "holds what the access keeps hot"
+                } else {
+                    "full"
+                };
                 break format!(
-                    "full: the cache grew by less than 1/16 of the last {} read",
+                    "{why}: the cache grew by less than 1/16 of the last {} read",
                     crate::size::format_bytes(since_gauge)
                 );
             }
@@ -283,6 +312,7 @@ pub async fn prefill(
         cache_bytes_before: before,
         cache_bytes_after: gauge.cached_bytes().await,
         stopped,
+        reads,
     })
 }
 

@@ -206,3 +206,36 @@ fn repeats_rotate_the_engine_list_and_report_their_spread() {
     // The tables show repeat 1 only: one row per engine in the size's table.
     assert!(stderr(&out).contains("floor.r2"), "{}", stderr(&out));
 }
+
+/// Under a skewed access the prefill reads the blobs that access draws (as a service
+/// read that way holds them), and the floor's steady hit ratio meets Che's model.
+#[test]
+fn a_zipfian_steady_run_prefills_by_the_access_and_the_floor_meets_its_model() {
+    let root = tempfile::tempdir().unwrap();
+    let Some(json) = capped(
+        root.path(),
+        &[
+            "--engines",
+            "floor",
+            "--dataset-bytes",
+            "128MiB",
+            "--cache",
+            "steady",
+            "--access",
+            "zipfian",
+        ],
+    ) else {
+        return;
+    };
+    let r = &results(&json, "steady")[0];
+    let s = &r["steady"];
+    assert_eq!(s["prefill"]["reads"], "blobs drawn zipfian:0.99", "{s}");
+    let model = s["model_hit_ratio"].as_f64().unwrap();
+    // A third of the dataset cached holds most of a zipfian's reads.
+    assert!(model > 0.6, "{s}");
+    let hit = r["measured"]["hit_ratio"].as_f64().unwrap();
+    assert!(
+        (hit - model).abs() < 0.1,
+        "floor hit {hit} vs model {model}: {s}"
+    );
+}

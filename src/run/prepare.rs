@@ -103,6 +103,7 @@ impl Run {
                     &mut gauge,
                     Some(limit),
                     self.config().steady_limit,
+                    self.config().access,
                 )
                 .await
                 .with_context(|| format!("{}: the steady-state prefill failed", engine.name()))?;

@@ -127,9 +127,10 @@ pub(super) fn progress_line(event: &Progress<'_>) -> String {
             size,
             prefill,
         } => format!(
-            "{} {size}: prefilled {} in {:.1} s ({}); cache {} -> {}",
+            "{} {size}: prefilled {} of {} in {:.1} s ({}); cache {} -> {}",
             engine.name(),
             format_bytes(prefill.bytes_read),
+            prefill.reads,
             prefill.seconds,
             prefill.stopped,
             unavailable_or(prefill.cache_bytes_before.map(format_bytes)),

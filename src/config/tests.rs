@@ -136,7 +136,7 @@ fn the_presets_measure_to_a_precision_and_a_time_given_alone_is_fixed() {
     let quick = resolve(&["--profile", "quick"]).unwrap();
     assert_eq!(
         (quick.precision, quick.measure, quick.measure_limit),
-        (Some(t(0.1, 0.3)), s(1), s(6))
+        (Some(t(0.1, 0.3)), s(1), s(9))
     );
     // A measuring time alone is the fixed time it always was.
     let fixed = resolve(&["--measure", "3s"]).unwrap();

@@ -407,8 +407,10 @@ impl Store for ServerStore {
         crate::db::orm_churn::change(db, &spec, ids, blobs, applied, piece).await
     }
 
-    /// What a load owes the server (Dolt's commit) is owed after the churn too; nothing
-    /// else runs (PostgreSQL's VACUUM after a load would be maintenance here).
+    /// What a load owes its dataset, where the server can say it is still owed, is owed
+    /// after the churn too: Dolt commits the churn's working set. PostgreSQL's check
+    /// (never vacuumed) finds the vacuum its load ran, so nothing runs there; a server
+    /// with no such check runs nothing (its after-load statements would be maintenance).
     async fn churn_finish(&mut self) -> Result<()> {
         if self.sql.after_load_owed_sql().is_some() {
             let db = self.connect_namespace().await?.clone();

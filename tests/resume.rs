@@ -179,6 +179,88 @@ fn an_fs_dataset_killed_before_its_first_manifest_landed_is_loaded() {
     assert!(other.join("notes.txt").is_file());
 }
 
+/// The schema is created one statement at a time, so a load killed 5 ms in (CI, once)
+/// can leave an SQLite file holding only an empty `blobs` table: a load begun, which
+/// the next `load` finishes. The same table holding a row, or any other table, is
+/// someone else's database: refused, exit 2, left as it was.
+#[test]
+fn an_sqlite_file_killed_before_its_manifest_table_is_loaded() {
+    let root = tempfile::tempdir().unwrap();
+    let flags = [
+        "--engines",
+        "sqlite",
+        "--sizes",
+        "1KiB",
+        "--dataset-bytes",
+        "1MiB",
+    ];
+    let with = |cmd: &'static str| -> Vec<&str> { [&[cmd][..], &flags[..]].concat() };
+    let dir = root.path().join("data/sqlite");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("1KiB-x1024.sqlite");
+    let table = "CREATE TABLE blobs (id bigint NOT NULL PRIMARY KEY, data blob NOT NULL)";
+    sqlite_exec(&file, &[table]);
+    let load = run(root.path(), &with("load"));
+    assert!(load.status.success(), "{}", stderr(&load));
+    let verify = run(root.path(), &with("verify"));
+    assert!(verify.status.success(), "{}", stderr(&verify));
+
+    for (name, statements) in [
+        (
+            "1KiB-x2048.sqlite",
+            vec![table, "INSERT INTO blobs VALUES (7, x'00')"],
+        ),
+        (
+            "1KiB-x4096.sqlite",
+            vec![table, "CREATE TABLE notes (t text)"],
+        ),
+    ] {
+        let other = dir.join(name);
+        sqlite_exec(&other, &statements);
+        let before = std::fs::read(&other).unwrap();
+        let rows = name
+            .trim_start_matches("1KiB-x")
+            .trim_end_matches(".sqlite");
+        let bytes = format!("{}KiB", rows);
+        let foreign = run(
+            root.path(),
+            &[
+                "load",
+                "--engines",
+                "sqlite",
+                "--sizes",
+                "1KiB",
+                "--dataset-bytes",
+                &bytes,
+            ],
+        );
+        assert_eq!(foreign.status.code(), Some(2), "{}", stderr(&foreign));
+        assert!(
+            stderr(&foreign).contains("not a blobrace dataset"),
+            "{}",
+            stderr(&foreign)
+        );
+        assert_eq!(std::fs::read(&other).unwrap(), before, "{name} was changed");
+    }
+}
+
+/// Create an SQLite file and run statements in it (the test's own connection).
+fn sqlite_exec(path: &std::path::Path, statements: &[&str]) {
+    use sea_orm::ConnectionTrait;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let url = format!("sqlite://{}?mode=rwc", path.display());
+        let db = sea_orm::Database::connect(url).await.unwrap();
+        for statement in statements {
+            db.execute_unprepared(statement).await.unwrap();
+        }
+        db.close().await.unwrap();
+    });
+}
+
 /// A file with SQLite's header that SQLite cannot read (what a bulk load killed
 /// mid-write can leave) is never a dead end: `env` and `verify` say it is not
 /// loaded, `load` starts it again saying why, and `drop` removes it.

@@ -2,13 +2,15 @@
 //! cache is this process's page cache, under this process's cap). Three engines
 //! read the same file: through SeaORM (`orm.rs`), a prepared statement through
 //! SQLite's C API (`stmt.rs`), and incremental blob I/O (`blobio.rs`); `store.rs`
-//! loads it, `c_api.rs` is the thin layer over SQLite's C API they share.
+//! loads it (its rows through `writer.rs`), `c_api.rs` is the thin layer over
+//! SQLite's C API they share.
 
 pub mod blobio;
 pub mod c_api;
 mod orm;
 pub mod stmt;
 pub mod store;
+mod writer;
 
 use super::any_engine::AnyEngine;
 use super::database::{Database, EngineDef};

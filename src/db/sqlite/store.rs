@@ -1,6 +1,6 @@
 //! SQLite store: one file per size class (`sqlite/<size>-x<rows>.sqlite`), schema
 //! and manifest from the `migration` crate through SeaORM, rows through SQLite's C
-//! API (`Writer`: a prepared insert, large blobs by incremental blob I/O), one
+//! API (`writer.rs`: a prepared insert, large blobs by incremental blob I/O), one
 //! transaction per batch. Inserts go in id order and each batch
 //! commits whole, so after a failed batch the table holds exactly ids 1..=MAX(id).
 //!
@@ -25,6 +25,8 @@ use crate::db::store::{IdRange, Store, rows_for_batch};
 use crate::error::InputError;
 use crate::evict::{EvictionReport, evict_file, resident_bytes};
 
+use super::writer::Writer;
+
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// Rows per batch (one transaction each) at most; 4 MiB of blobs otherwise.
 const MAX_ROWS_PER_INSERT: u64 = 8000;
@@ -32,7 +34,8 @@ const BATCH_BYTES: u64 = 4 << 20;
 
 /// While loading: the rollback journal in memory (a failed statement still rolls
 /// back; nothing is written twice, as WAL does) and no fsync per commit.
-const LOAD_PRAGMAS: [&str; 2] = ["PRAGMA journal_mode = MEMORY", "PRAGMA synchronous = OFF"];
+pub(super) const LOAD_PRAGMAS: [&str; 2] =
+    ["PRAGMA journal_mode = MEMORY", "PRAGMA synchronous = OFF"];
 /// What readers run with, restored before the dataset is marked complete.
 const READ_PRAGMAS: [&str; 2] = ["PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"];
 
@@ -77,6 +80,16 @@ fn torn_reason(e: &anyhow::Error) -> &'static str {
         .unwrap_or("unreadable")
 }
 
+/// Whose an existing SQLite file is (`SqliteStore::schema_of`).
+enum Schema {
+    /// It has blobrace's manifest table.
+    Blobrace,
+    /// Only blobrace's tables, empty, no manifest yet: a load killed while creating them.
+    Begun,
+    /// Anything else: never written to.
+    Foreign,
+}
+
 pub struct SqliteStore {
     spec: DatasetSpec,
     /// The file's page size: its layout, part of its name unless SQLite's default.
@@ -86,130 +99,6 @@ pub struct SqliteStore {
     /// The loader's rows go through SQLite's C API (`Writer`), between `begin` and
     /// `finish`; the schema and the manifest through SeaORM.
     writer: Option<Writer>,
-}
-
-/// Above this size a blob is written through incremental blob I/O: the row goes in
-/// with a zeroblob of its length, then `sqlite3_blob_write` fills it page by page, so
-/// SQLite never builds the whole record in memory (a bound 32 MiB blob costs another
-/// 32 MiB record buffer; through sqlx a third and fourth copy: 147 MB peak RSS).
-const BLOB_IO_ABOVE: usize = 1 << 20;
-
-/// The loader's connection through SQLite's C API: the bound blob goes into SQLite's
-/// record as it is (`SQLITE_STATIC`), where sqlx copies every argument and hands it
-/// to its worker thread.
-struct Writer {
-    spec: DatasetSpec,
-    insert: *mut libsqlite3_sys::sqlite3_stmt,
-    /// Null until a large blob is written; closed before each commit.
-    blob: *mut libsqlite3_sys::sqlite3_blob,
-    conn: super::c_api::Connection,
-}
-
-// SAFETY: used by the one loading task at a time; see `c_api::Connection`.
-unsafe impl Send for Writer {}
-
-impl Writer {
-    fn open(path: &Path, spec: DatasetSpec) -> Result<Self> {
-        let conn = super::c_api::Connection::open_path(path)?;
-        for pragma in LOAD_PRAGMAS {
-            conn.execute(pragma)?;
-        }
-        let insert = conn.prepare("INSERT INTO blobs (id, data) VALUES (?1, ?2)")?;
-        Ok(Self {
-            spec,
-            insert,
-            blob: std::ptr::null_mut(),
-            conn,
-        })
-    }
-
-    /// One batch in one transaction: all of it or none of it.
-    fn append(&mut self, first_id: u64, blobs: &[Vec<u8>]) -> Result<()> {
-        self.conn.execute("BEGIN")?;
-        let written = blobs
-            .iter()
-            .enumerate()
-            .try_for_each(|(i, blob)| self.insert(first_id + i as u64, blob));
-        self.close_blob();
-        match written {
-            Ok(()) => self.conn.execute("COMMIT"),
-            Err(e) => {
-                let _ = self.conn.execute("ROLLBACK");
-                Err(e)
-            }
-        }
-    }
-
-    fn insert(&mut self, id: u64, blob: &[u8]) -> Result<()> {
-        use libsqlite3_sys as ffi;
-        let large = blob.len() > BLOB_IO_ABOVE;
-        let key = self.spec.key_of(id);
-        // SAFETY: the statement is prepared on the open connection; a blob or key bound
-        // SQLITE_STATIC stays alive and unchanged until the reset below.
-        unsafe {
-            match &key {
-                Some(key) => ffi::sqlite3_bind_blob(
-                    self.insert,
-                    1,
-                    key.as_ptr().cast(),
-                    key.len() as std::ffi::c_int,
-                    ffi::SQLITE_STATIC(),
-                ),
-                None => ffi::sqlite3_bind_int64(self.insert, 1, id as i64),
-            };
-            if large {
-                ffi::sqlite3_bind_zeroblob64(self.insert, 2, blob.len() as u64);
-            } else {
-                ffi::sqlite3_bind_blob64(
-                    self.insert,
-                    2,
-                    blob.as_ptr().cast(),
-                    blob.len() as u64,
-                    ffi::SQLITE_STATIC(),
-                );
-            }
-            let rc = ffi::sqlite3_step(self.insert);
-            ffi::sqlite3_reset(self.insert);
-            ffi::sqlite3_clear_bindings(self.insert);
-            if rc != ffi::SQLITE_DONE {
-                anyhow::bail!("inserting id {id}: {}", self.conn.message(rc));
-            }
-            if large {
-                // The row's rowid: the id itself, or the one SQLite gave a keyed row.
-                let rowid = ffi::sqlite3_last_insert_rowid(self.conn.db) as u64;
-                let rc = self.conn.seek_blob(&mut self.blob, rowid, true);
-                if rc != ffi::SQLITE_OK {
-                    anyhow::bail!("opening blob {id} to write: {}", self.conn.message(rc));
-                }
-                let rc = ffi::sqlite3_blob_write(
-                    self.blob,
-                    blob.as_ptr().cast(),
-                    blob.len() as std::ffi::c_int,
-                    0,
-                );
-                if rc != ffi::SQLITE_OK {
-                    anyhow::bail!("writing blob {id}: {}", self.conn.message(rc));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn close_blob(&mut self) {
-        if !self.blob.is_null() {
-            // SAFETY: an open blob handle, closed once.
-            unsafe { libsqlite3_sys::sqlite3_blob_close(self.blob) };
-            self.blob = std::ptr::null_mut();
-        }
-    }
-}
-
-impl Drop for Writer {
-    fn drop(&mut self) {
-        self.close_blob();
-        // SAFETY: finalized once, before its connection (a field, dropped after this).
-        unsafe { libsqlite3_sys::sqlite3_finalize(self.insert) };
-    }
 }
 
 impl SqliteStore {
@@ -264,6 +153,54 @@ impl SqliteStore {
             self.db = Some(db);
         }
         Ok(self.db.as_ref().expect("just connected"))
+    }
+
+    /// A connection that changes nothing in the file (`mode=ro`, no journal mode).
+    async fn open_read_only(path: &Path) -> Result<DatabaseConnection> {
+        let file = path.to_path_buf();
+        let mut opts = ConnectOptions::new(format!("sqlite://{}", path.display()));
+        opts.sqlx_logging(false)
+            .max_connections(1)
+            .min_connections(1)
+            .map_sqlx_sqlite_opts(move |o| o.filename(&file).read_only(true));
+        Database::connect(opts)
+            .await
+            .with_context(|| format!("cannot open SQLite database {}", path.display()))
+    }
+
+    /// What the file holds. The schema is created one table at a time (`blobs`, then
+    /// `manifest`, then the migration's record), each its own statement: a load
+    /// killed in between leaves `blobs` alone. A file holding nothing but blobrace's
+    /// own empty tables is that begun load; any other table, or any row without a
+    /// manifest, is someone else's.
+    async fn schema_in(db: &DatabaseConnection) -> Result<Schema> {
+        if Self::table_exists(db, "manifest").await? {
+            return Ok(Schema::Blobrace);
+        }
+        let count = |sql: &'static str| async move {
+            Ok::<i64, anyhow::Error>(
+                db.query_one_raw(Statement::from_string(db.get_database_backend(), sql))
+                    .await?
+                    .map(|r| r.try_get::<i64>("", "n"))
+                    .transpose()?
+                    .unwrap_or(0),
+            )
+        };
+        let others = count(
+            "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' \
+             AND name NOT IN ('seaql_migrations', 'blobs')",
+        )
+        .await?;
+        let rows = if Self::table_exists(db, "blobs").await? {
+            count("SELECT EXISTS (SELECT 1 FROM blobs) AS n").await?
+        } else {
+            0
+        };
+        Ok(if others > 0 || rows > 0 {
+            Schema::Foreign
+        } else {
+            Schema::Begun
+        })
     }
 
     async fn table_exists(db: &DatabaseConnection, name: &str) -> Result<bool> {
@@ -354,42 +291,39 @@ impl Store for SqliteStore {
         // mid-batch under the bulk settings leaves (no journal on disk to roll back):
         // its manifest is inside it, so it cannot say whether it was complete. It is
         // a partial load, started again by `begin` and removable by `drop`, never a
-        // dead end.
-        let db = match self.connect(false).await {
+        // dead end. Whose file it is is asked on a read-only connection: the loader's
+        // settings (WAL) would rewrite the header of a file that is not blobrace's.
+        let inspect = match Self::open_read_only(&path).await {
             Ok(db) => db,
             Err(e) if is_torn(&e) => return Ok(self.torn(&e)),
             Err(e) => return Err(e),
         };
-        let has_manifest = match Self::table_exists(db, "manifest").await {
-            Ok(has) => has,
-            Err(e) if is_torn(&e) => return Ok(self.torn(&e)),
-            Err(e) => {
-                return Err(InputError::ForeignFile {
-                    path: path.clone(),
-                    why: format!("SQLite cannot read it: {e:#}"),
-                }
-                .into());
-            }
-        };
-        if !has_manifest {
-            let any_table = db
-                .query_one_raw(Statement::from_string(
-                    db.get_database_backend(),
-                    "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name <> 'seaql_migrations'",
-                ))
-                .await?
-                .map(|r| r.try_get::<i64>("", "n"))
-                .transpose()?
-                .unwrap_or(0);
-            if any_table > 0 {
+        let schema = Self::schema_in(&inspect).await;
+        inspect.close().await?;
+        match schema {
+            Ok(Schema::Blobrace) => {}
+            Ok(Schema::Begun) => return Ok(DatasetState::Partial { rows_done: 0 }),
+            Ok(Schema::Foreign) => {
                 return Err(InputError::ForeignFile {
                     path,
                     why: "it is an SQLite database without a blobrace manifest table".into(),
                 }
                 .into());
             }
-            return Ok(DatasetState::Partial { rows_done: 0 });
+            Err(e) if is_torn(&e) => return Ok(self.torn(&e)),
+            Err(e) => {
+                return Err(InputError::ForeignFile {
+                    path,
+                    why: format!("SQLite cannot read it: {e:#}"),
+                }
+                .into());
+            }
         }
+        let db = match self.connect(false).await {
+            Ok(db) => db,
+            Err(e) if is_torn(&e) => return Ok(self.torn(&e)),
+            Err(e) => return Err(e),
+        };
         orm::state(db, &spec, &path).await
     }
 

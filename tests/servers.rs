@@ -6,7 +6,8 @@ mod common;
 
 use blobrace::db::server::{Server, compose_env};
 use common::{
-    BringBack, bring_back, docker, docker_required, only_run, run, service_container, stderr,
+    BringBack, bring_back, docker, docker_required, only_run, port_answers, run, service_container,
+    stderr,
 };
 
 /// Server URLs from BLOBRACE_*_URL, else from compose/.env, as `blobrace` builds them
@@ -124,6 +125,8 @@ type ServersGuard = std::sync::MutexGuard<'static, ()>;
 /// The compose servers (held for this test alone) and their URLs, or None after
 /// printing why (panics when they are required).
 fn servers_or_skip(what: &str) -> Option<(ServersGuard, (String, String))> {
+    // The lock first: the test holding it may be restarting a container right now.
+    let guard = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
     let urls = server_urls();
     let reachable = urls.as_ref().is_some_and(|(pg, _)| {
         let port = pg
@@ -131,7 +134,7 @@ fn servers_or_skip(what: &str) -> Option<(ServersGuard, (String, String))> {
             .next()
             .and_then(|p| p.split('/').next())
             .unwrap_or("15432");
-        std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_ok()
+        port_answers(port)
     });
     if !reachable {
         assert!(
@@ -143,7 +146,6 @@ fn servers_or_skip(what: &str) -> Option<(ServersGuard, (String, String))> {
         );
         return None;
     }
-    let guard = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
     urls.map(|u| (guard, u))
 }
 

@@ -67,6 +67,29 @@ pub fn docker_required() -> bool {
     std::env::var("BLOBRACE_REQUIRE_DOCKER").as_deref() == Ok("1")
 }
 
+/// Whether something listens at `port` on 127.0.0.1. Where the servers are required it
+/// waits up to a minute: a test before this one may have just restarted a container for
+/// a cold start, and its port is closed until the server is back (CI once failed on
+/// exactly that). Where they are not, one try: a machine without them skips at once.
+pub fn port_answers(port: &str) -> bool {
+    let address = format!("127.0.0.1:{port}");
+    let deadline = std::time::Instant::now()
+        + if docker_required() {
+            std::time::Duration::from_secs(60)
+        } else {
+            std::time::Duration::ZERO
+        };
+    loop {
+        if std::net::TcpStream::connect(&address).is_ok() {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+}
+
 /// A compose server's URL as `blobrace` builds it (its BLOBRACE_*_URL, else compose/.env),
 /// where something listens at its port on 127.0.0.1; else None, the skip said (a failure
 /// under BLOBRACE_REQUIRE_DOCKER=1). `what`: the test, for the message.
@@ -80,7 +103,7 @@ pub fn server_url_or_skip(name: &str, what: &str) -> Option<String> {
     let reachable = |url: &String| {
         blobrace::db::server::url_address(url)
             .and_then(|address| address.rsplit_once(':').map(|(_, port)| port.to_string()))
-            .is_some_and(|port| std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_ok())
+            .is_some_and(|port| port_answers(&port))
     };
     match url.filter(reachable) {
         Some(url) => Some(url),

@@ -42,6 +42,7 @@ fn overhead(c: &mut Criterion) {
         seed: 1,
         key: Default::default(),
         churn: None,
+        live: false,
     };
     let blobs = (1..=spec.rows)
         .map(|id| {

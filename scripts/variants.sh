@@ -16,6 +16,9 @@
 #   zipfian            the default layout read by YCSB's scrambled zipfian (--access)
 #   churn30            the default layout after 30% of its rows were replaced (--churn)
 #   churn30-full       the same, compacted after the churn (--maintenance full)
+#   writer0            the dataset a writer changes, read with no writer (--write-rate 0)
+#   writer50, writer200   read while one writer replaces 50 (200) rows a second
+#                      (--write-rate; add --clients 4 for the readers of issue 35)
 #   e.g. BLOBRACE_VARIANTS_LAYOUTS="default zipfian churn30 churn30-full" scripts/variants.sh
 # The floor runs in every run (it reads by offset whatever the layout: the same file
 # each time), so each result also has its own run's floor beside it: the disk drifts
@@ -43,6 +46,9 @@ declare -A layouts=(
   [zipfian]="--engines floor,sqlite-raw,sqlite-blobio,$servers --access zipfian"
   [churn30]="--engines floor,sqlite-raw,sqlite-blobio,$servers --churn 30"
   [churn30-full]="--engines floor,sqlite-raw,sqlite-blobio,$servers --churn 30 --maintenance full"
+  [writer0]="--engines floor,sqlite-raw,sqlite-blobio,$servers --write-rate 0"
+  [writer50]="--engines floor,sqlite-raw,sqlite-blobio,$servers --write-rate 50"
+  [writer200]="--engines floor,sqlite-raw,sqlite-blobio,$servers --write-rate 200"
 )
 order=${BLOBRACE_VARIANTS_LAYOUTS:-default uuidv4 uuidv7 ulid page16384 page65536 mmap pg-external pg-lo}
 

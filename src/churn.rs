@@ -218,9 +218,20 @@ impl Order {
         x
     }
 
-    /// Row `id`'s content version once `applied` changes are in: 1 if it was changed.
+    /// Row `id`'s content version once `applied` changes are in. The order repeats
+    /// past its end (a writer that goes on, `--write-rate`): each full round adds one
+    /// to every row, so after a churn of 30% a row is at version 1 or 0, and after
+    /// `rows + 5` changes the first five of the order are at 2, the rest at 1.
     pub fn version_of(&self, id: u64, applied: u64) -> u32 {
-        u32::from(self.position_of(id) < applied)
+        let rounds = applied / self.rows;
+        (rounds + u64::from(self.position_of(id) < applied % self.rows)) as u32
+    }
+
+    /// The id the `applied`th change (0-based, any round) rewrites, and the version it
+    /// writes there.
+    pub fn change_at(&self, applied: u64) -> (u64, u32) {
+        let id = self.id_at(applied % self.rows);
+        (id, (applied / self.rows + 1) as u32)
     }
 }
 
@@ -280,6 +291,32 @@ mod tests {
         assert_eq!(changed(churn.rows(rows)), 3687);
         assert_eq!(order.version_of(order.id_at(999), 1000), 1);
         assert_eq!(order.version_of(order.id_at(1000), 1000), 0);
+    }
+
+    #[test]
+    fn a_writer_that_goes_past_the_end_starts_a_new_round() {
+        let rows = 100;
+        let order = Order::new(3, rows);
+        let versions =
+            |applied| -> Vec<u32> { (1..=rows).map(|id| order.version_of(id, applied)).collect() };
+        assert!(versions(rows).iter().all(|&v| v == 1));
+        let past = versions(rows + 5);
+        assert_eq!(past.iter().filter(|&&v| v == 2).count(), 5);
+        assert_eq!(past.iter().filter(|&&v| v == 1).count(), 95);
+        // Each change writes the version its row then holds.
+        for applied in [0, 37, 99, 100, 250] {
+            let (id, version) = order.change_at(applied);
+            assert_eq!(
+                order.version_of(id, applied + 1),
+                version,
+                "change {applied}"
+            );
+            assert_eq!(
+                order.version_of(id, applied),
+                version - 1,
+                "change {applied}"
+            );
+        }
     }
 
     #[test]

@@ -26,6 +26,11 @@ pub struct DatasetSpec {
     /// its own name, beside the fresh one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub churn: Option<Churn>,
+    /// Written while it is measured (`--write-rate`): its own dataset (`-live`), so
+    /// the fresh one stays as loaded; its rows' versions come from the count of
+    /// changes the store records, which the writer moves on.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub live: bool,
 }
 
 impl DatasetSpec {
@@ -41,14 +46,23 @@ impl DatasetSpec {
             seed,
             key,
             churn: None,
+            live: false,
         })
     }
 
     /// Row `id`'s content version once `applied` changes of the churn are in (0 for a
     /// dataset without churn).
     pub fn version_of(&self, id: u64, applied: u64) -> u32 {
-        self.churn
-            .map_or(0, |_| self.churn_order().version_of(id, applied))
+        if self.changes() {
+            self.churn_order().version_of(id, applied)
+        } else {
+            0
+        }
+    }
+
+    /// Whether its rows change after the load (a churn, or a writer while measured).
+    pub fn changes(&self) -> bool {
+        self.churn.is_some() || self.live
     }
 
     /// Row `id`'s version in the dataset as measured: every change of its churn in.
@@ -77,8 +91,9 @@ impl DatasetSpec {
     }
 
     /// File or directory stem shared by every store: `64KiB-x49152`, with the key
-    /// type where it is not the integer id (`64KiB-x49152-kuuidv7`) and the churn where
-    /// there is one (`64KiB-x49152-churn30`).
+    /// type where it is not the integer id (`64KiB-x49152-kuuidv7`), the churn where
+    /// there is one (`64KiB-x49152-churn30`) and `-live` for a dataset written while
+    /// measured.
     pub fn stem(&self) -> String {
         format!(
             "{}-x{}{}{}",
@@ -91,9 +106,16 @@ impl DatasetSpec {
 
     /// `<sep>churn30` for a churned dataset, empty otherwise.
     pub fn churn_suffix(&self, sep: &str) -> String {
-        self.churn
+        let churn = self
+            .churn
             .map(|c| format!("{sep}{}", c.suffix()))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        let live = if self.live {
+            format!("{sep}live")
+        } else {
+            String::new()
+        };
+        churn + &live
     }
 
     /// `<sep><key type>` for a keyed dataset, empty for integer ids.
@@ -117,7 +139,11 @@ impl fmt::Display for DatasetSpec {
             self.seed,
             self.key_suffix(", key "),
             self.churn.map(|c| format!(", {c}")).unwrap_or_default()
-        )
+        )?;
+        if self.live {
+            f.write_str(", written while measured")?;
+        }
+        Ok(())
     }
 }
 

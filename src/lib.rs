@@ -58,6 +58,7 @@ pub mod floor_check;
 pub mod fs_pressure;
 pub mod inventory;
 pub mod key;
+pub mod live;
 pub mod load;
 pub mod load_gen;
 pub mod machine;

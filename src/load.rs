@@ -243,9 +243,9 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
         disk_bytes: None,
         churn: None,
     };
-    if spec.churn.is_some() && !store.can_churn() {
+    if spec.changes() && !store.can_churn() {
         anyhow::bail!(
-            "the {} store cannot change rows yet, so it has no churned dataset (--churn): SQLite, PostgreSQL (bytea), MariaDB, Dolt and MySQL can; leave {} out with --engines",
+            "the {} store cannot change rows yet, so it has no churned or written dataset (--churn, --write-rate): SQLite, PostgreSQL (bytea), MariaDB, Dolt and MySQL can; leave {} out with --engines",
             kind_name.name(),
             kind_name.name()
         );

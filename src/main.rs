@@ -389,7 +389,7 @@ fn verify(config: RunConfig) -> Result<()> {
                 // A churned dataset's rows are at the version its applied changes say,
                 // a churn killed halfway included.
                 let spec = *store.spec();
-                let applied = if spec.churn.is_some() { store.churn_applied().await?.applied } else { 0 };
+                let applied = if spec.changes() { store.churn_applied().await?.applied } else { 0 };
                 let mut engine = EngineKind::reader_of(kind).open(&config.locations(), spec).await?;
                 let mut out = Vec::new();
                 let mut scratch = Vec::new();
@@ -410,7 +410,11 @@ fn verify(config: RunConfig) -> Result<()> {
                     problems += 1;
                 } else {
                     let keys = if spec.key.is_binary() { format!(" as {} keys", spec.key) } else { String::new() };
-                    let churn = spec.churn.map(|c| format!(", {applied} of {} rows at their {c} version", spec.churn_rows())).unwrap_or_default();
+                    let churn = match (spec.churn, spec.live) {
+                        (_, true) => format!(", every row at its version after {applied} changes"),
+                        (Some(c), false) => format!(", {applied} of {} rows at their {c} version", spec.churn_rows()),
+                        (None, false) => String::new(),
+                    };
                     eprintln!("ok  {where_}: ids 1..={}{keys}, {} verified{churn}", spec.rows, format_bytes(spec.bytes()));
                 }
             }

@@ -415,6 +415,10 @@ pub struct EngineResult {
     /// None in results written before they were recorded.
     #[serde(default)]
     pub step_memory: Option<crate::cap::StepMemory>,
+    /// The writer replacing rows while this was measured (`--write-rate`); None
+    /// without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer: Option<crate::live::WriterReport>,
     pub started_at: String,
     pub finished_at: String,
 }

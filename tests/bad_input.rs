@@ -347,3 +347,40 @@ fn churn_shares_kinds_and_engines_that_cannot_change_rows() {
         );
     }
 }
+
+#[test]
+fn write_rates_that_are_not_rates_and_engines_that_cannot_be_written() {
+    for (args, says) in [
+        (
+            &["--write-rate", "-1"][..],
+            "--write-rate \"-1\" is not a rate",
+        ),
+        (
+            &["--write-rate", "nan"][..],
+            "--write-rate \"nan\" is not a rate",
+        ),
+        (
+            &["--write-rate", "2e6"][..],
+            "is not a rate: give changes a second, 0 or more",
+        ),
+        (
+            &["--write-rate", "50", "--engines", "fs,sqlite"][..],
+            "invalid write-rate '50': fs's store cannot change rows yet",
+        ),
+    ] {
+        let root = tempfile::tempdir().unwrap();
+        let out = run(root.path(), &[&["measure"][..], args].concat());
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(
+            err.lines().filter(|l| l.starts_with("Error")).count(),
+            1,
+            "{err}"
+        );
+        assert!(
+            files_under(root.path()).is_empty(),
+            "{args:?}: nothing written"
+        );
+    }
+}

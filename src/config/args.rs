@@ -261,7 +261,7 @@ pub struct RunArgs {
     /// resumes. SQLite and the SQL servers change rows; the floor reads its own file as
     /// the round's reference; fs and the object store cannot yet (without --engines a
     /// churned run leaves them out).
-    #[arg(long, env = "BLOBRACE_CHURN", value_parser = crate::churn::Churn::parse_percent, default_value = "0")]
+    #[arg(long, env = "BLOBRACE_CHURN", value_parser = crate::churn::Churn::parse_percent, default_value = "0", allow_hyphen_values = true)]
     pub churn: u8,
 
     /// How --churn changes a row: replace (UPDATE its value in place) or delete-insert
@@ -277,6 +277,16 @@ pub struct RunArgs {
     /// VACUUM, OPTIMIZE TABLE, Dolt's GC). Each is its own dataset (`-mfull`).
     #[arg(long, env = "BLOBRACE_MAINTENANCE", value_parser = crate::churn::Maintenance::parse, default_value = "default")]
     pub maintenance: crate::churn::Maintenance,
+
+    /// Reads while writing: one writer replaces rows (new content, one transaction
+    /// each, through the database's own write path) at this many a second while every
+    /// measurement runs, its warm-up included, and its own latency is recorded beside
+    /// the readers'. The dataset is its own (`-live` in its name: the fresh one stays
+    /// as loaded); --write-rate 0 measures that same dataset without a writer, the
+    /// run to set beside it. Fetches accept either version of a row only while its
+    /// change is in flight. The floor is measured without a writer, as the reference.
+    #[arg(long, env = "BLOBRACE_WRITE_RATE", value_parser = crate::live::parse_write_rate, allow_hyphen_values = true)]
+    pub write_rate: Option<f64>,
 
     /// latency: per-fetch latency (1 client under criterion, then the other --clients
     /// and --rate loads); saturate: the highest sustainable rate per engine and size.

@@ -98,22 +98,29 @@ impl RunArgs {
             });
         }
         let floor_or_churns = |e: &EngineKind| e.store().changes_rows() || e.store().is_floor();
+        // A written run (--write-rate) keeps the engines that can change rows too.
+        let changes = churn.is_some() || self.write_rate.is_some();
         let engines = match &self.engines {
             Some(EngineList(list)) => list.clone(),
             None => EngineKind::all()
                 .filter(|e| !self.key.is_binary() || floor_or_keyed(e))
-                .filter(|e| churn.is_none() || floor_or_churns(e))
+                .filter(|e| !changes || floor_or_churns(e))
                 .collect(),
         };
-        if let Some(unchanged) = engines
-            .iter()
-            .find(|e| churn.is_some() && !floor_or_churns(e))
-        {
+        if let Some(unchanged) = engines.iter().find(|e| changes && !floor_or_churns(e)) {
+            let (what, input, off) = match churn {
+                Some(_) => ("churn", self.churn.to_string(), "use --churn 0"),
+                None => (
+                    "write-rate",
+                    self.write_rate.unwrap_or_default().to_string(),
+                    "leave --write-rate out",
+                ),
+            };
             return Err(InputError::Value {
-                what: "churn",
-                input: self.churn.to_string(),
+                what,
+                input,
                 why: format!(
-                    "{unchanged}'s store cannot change rows yet. Engines that can: {} (the floor may run beside them, as the round's reference); leave {unchanged} out of --engines or use --churn 0",
+                    "{unchanged}'s store cannot change rows yet. Engines that can: {} (the floor may run beside them, as the round's reference); leave {unchanged} out of --engines or {off}",
                     EngineKind::all()
                         .filter(|e| e.store().changes_rows())
                         .map(|e| e.name())
@@ -201,6 +208,7 @@ impl RunArgs {
             first_bytes: self.first_bytes,
             access: self.access,
             churn,
+            write_rate: self.write_rate,
             server_urls,
         })
     }

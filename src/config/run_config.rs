@@ -107,6 +107,10 @@ pub struct RunConfig {
     /// The churn applied to every dataset after its load (`--churn`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub churn: Option<crate::churn::Churn>,
+    /// Reads while writing (`--write-rate`): the writer's changes a second, on the
+    /// datasets' live copies; Some(0): those copies without a writer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_rate: Option<f64>,
     /// Server URLs carry passwords: never written to results.
     #[serde(skip)]
     pub server_urls: BTreeMap<Server, String>,
@@ -165,8 +169,13 @@ impl RunConfig {
             skewed => format!("access {skewed} · "),
         };
         let churn = self.churn.map(|c| format!("{c} · ")).unwrap_or_default();
+        let writer = match self.write_rate {
+            None => String::new(),
+            Some(0.0) => "live dataset, no writer · ".to_string(),
+            Some(rate) => format!("writer {rate}/s · "),
+        };
         format!(
-            "{access}{churn}key {} · SQLite page {} B, mmap_size {} · PostgreSQL storage {}",
+            "{access}{churn}{writer}key {} · SQLite page {} B, mmap_size {} · PostgreSQL storage {}",
             self.key,
             self.sqlite_page_size,
             self.sqlite_mmap_size,
@@ -217,6 +226,7 @@ impl RunConfig {
                 let spec = DatasetSpec::new(size, self.dataset_bytes, self.seed, self.key);
                 DatasetSpec {
                     churn: self.churn,
+                    live: self.write_rate.is_some(),
                     ..spec.expect("validated")
                 }
             })

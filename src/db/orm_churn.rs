@@ -77,7 +77,8 @@ pub async fn change(
     applied: u64,
     piece: Option<usize>,
 ) -> Result<()> {
-    let kind = spec.churn.context("a churn on a dataset without one")?.kind;
+    // A writer on a dataset without a churn (`--write-rate` alone) replaces rows.
+    let kind = spec.churn.map_or(ChurnKind::Replace, |c| c.kind);
     let backend = db.get_database_backend();
     let statements = Statements::new(backend, kind, spec.size.as_usize(), piece);
     let rows = Rows {

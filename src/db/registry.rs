@@ -69,6 +69,7 @@ impl StoreKind {
     pub fn dataset_read(self, spec: DatasetSpec) -> DatasetSpec {
         DatasetSpec {
             churn: spec.churn.filter(|_| self.changes_rows()),
+            live: spec.live && self.changes_rows(),
             ..spec
         }
     }

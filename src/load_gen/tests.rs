@@ -55,6 +55,7 @@ fn spec() -> DatasetSpec {
         seed: 9,
         key: Default::default(),
         churn: None,
+        live: false,
     }
 }
 

@@ -4,6 +4,7 @@
 //! One step for both, so what the clock covers cannot differ between one client and
 //! many (`benches/overhead.rs` measures what it adds).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -13,6 +14,7 @@ use crate::dataset::DatasetSpec;
 use crate::db::engine::Engine;
 use crate::diskio::DiskReadCounter;
 use crate::error::FetchMismatch;
+use crate::live::LiveCount;
 
 /// Every this-many fetches the whole blob is regenerated and compared.
 pub const FULL_CHECK_EVERY: u64 = 64;
@@ -27,6 +29,8 @@ pub struct FetchStep {
     out: Vec<u8>,
     scratch: Vec<u8>,
     fetches: u64,
+    /// A dataset written while it is measured: its writer's counts (`live.rs`).
+    live: Option<Arc<LiveCount>>,
 }
 
 /// One checked fetch: when its clock started, what it read.
@@ -48,6 +52,7 @@ impl FetchStep {
             out: Vec::with_capacity(spec.size.as_usize()),
             scratch: Vec::with_capacity(spec.size.as_usize()),
             fetches: 0,
+            live: crate::live::count_of(&spec),
         }
     }
 
@@ -61,6 +66,7 @@ impl FetchStep {
         mut disk: Option<&mut DiskReadCounter>,
     ) -> Result<Fetched> {
         engine.before_fetch(&mut self.out);
+        let committed = self.live.as_ref().map(|l| l.committed());
         let before = disk.as_mut().and_then(|d| d.read_bytes());
 
         let start = Instant::now();
@@ -78,7 +84,7 @@ impl FetchStep {
                 self.engine_name, self.spec.size
             )
         })?;
-        self.check(id)?;
+        self.check(id, committed)?;
         Ok(Fetched {
             start,
             took,
@@ -96,6 +102,7 @@ impl FetchStep {
         chunk: usize,
     ) -> Result<(Duration, Duration)> {
         engine.before_fetch(&mut self.out);
+        let committed = self.live.as_ref().map(|l| l.committed());
         let start = Instant::now();
         let first = engine.fetch_streamed(id, chunk, &mut self.out).await;
         let took = start.elapsed();
@@ -105,25 +112,38 @@ impl FetchStep {
                 self.engine_name, self.spec.size
             )
         })?;
-        self.check(id)?;
+        self.check(id, committed)?;
         Ok((first.saturating_duration_since(start), took))
     }
 
     /// Check what the last fetch left in `out`: its length and id stamp, and its whole
-    /// content every `FULL_CHECK_EVERY`th fetch.
-    fn check(&mut self, id: u64) -> Result<()> {
-        let full = self
-            .fetches
-            .is_multiple_of(FULL_CHECK_EVERY)
-            .then(|| self.spec.final_version_of(id));
-        if let Some(what) = check_blob(
-            self.spec.seed,
-            self.spec.size,
+    /// content every `FULL_CHECK_EVERY`th fetch. On a dataset being written, the
+    /// version of a row whose change was in flight during the fetch (begun after
+    /// `committed`, the count when it started) may be either; any other row's only one.
+    fn check(&mut self, id: u64, committed: Option<u64>) -> Result<()> {
+        let full = self.fetches.is_multiple_of(FULL_CHECK_EVERY);
+        let (low, high) = match (&self.live, committed) {
+            (Some(live), Some(committed)) if full => {
+                crate::live::versions_between(&self.spec, id, committed, live.begun())
+            }
+            _ => {
+                let v = self.spec.final_version_of(id);
+                (v, v)
+            }
+        };
+        let (seed, size) = (self.spec.seed, self.spec.size);
+        let mut wrong = check_blob(
+            seed,
+            size,
             id,
             &self.out,
-            full,
+            full.then_some(low),
             &mut self.scratch,
-        ) {
+        );
+        if wrong.is_some() && full && high != low {
+            wrong = check_blob(seed, size, id, &self.out, Some(high), &mut self.scratch);
+        }
+        if let Some(what) = wrong {
             return Err(FetchMismatch {
                 engine: self.engine_name.clone(),
                 size: self.spec.size.to_string(),

@@ -40,6 +40,7 @@ fn spec() -> DatasetSpec {
         seed: 5,
         key: Default::default(),
         churn: None,
+        live: false,
     }
 }
 
@@ -143,6 +144,7 @@ fn ids_are_uniform_over_the_whole_range() {
         seed: 1,
         key: Default::default(),
         churn: None,
+        live: false,
     };
     let mut ids = id_sequence(&s);
     let mut seen = [0u32; 11];

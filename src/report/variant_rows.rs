@@ -1,6 +1,6 @@
 //! The rows `blobrace variants` compares: the same engines measured under different
 //! dataset layouts (`--key`, `--sqlite-page-size`, `--sqlite-mmap-size`,
-//! `--pg-storage`), one run per layout, each figure also as a ratio to the engine's
+//! `--pg-storage`) or workloads (`--access`, `--churn`, `--write-rate`), one run each, each figure also as a ratio to the engine's
 //! default layout. The page (`report::variants`) and its chart
 //! (`charts::LayoutRatios`) are drawn from these.
 
@@ -14,11 +14,24 @@ use crate::load::LoadOutcome;
 use crate::results::RunResults;
 use crate::steady::CacheState;
 
-/// The layout of `store`'s datasets in `run`: the choices that differ from the
-/// defaults and apply to that store ("key uuidv7", "page 16384"); empty: the default.
+/// The layout of `store`'s datasets in `run`, led by the workload it was read under:
+/// the choices that differ from the defaults and apply to that store ("access
+/// zipfian:0.99", "churn 30% replace", "writer 50/s", "key uuidv7", "page 16384");
+/// empty: the default (uniform reads of a fresh dataset, nothing writing).
 pub fn layout_of(run: &RunResults, store: StoreKind) -> Vec<String> {
     let config = &run.config;
     let mut parts = Vec::new();
+    if config.access != crate::access::Access::Uniform {
+        parts.push(format!("access {}", config.access));
+    }
+    if let Some(churn) = config.churn {
+        parts.push(churn.to_string());
+    }
+    match config.write_rate {
+        None => {}
+        Some(rate) if rate > 0.0 => parts.push(format!("writer {rate}/s")),
+        Some(_) => parts.push("live dataset, no writer".into()),
+    }
     if store.has_keys() && config.key.is_binary() {
         parts.push(format!("key {}", config.key));
     }

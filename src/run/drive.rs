@@ -7,7 +7,9 @@
 //!     for each engine:
 //!       for each cache:  evict, open, attach counters; steady: prefill + settle (Run::prepare)
 //!                        warm up + measure                  (the Driver; more clients
-//!                                                            or a rate: load_gen)
+//!                                                            or a rate: load_gen), with
+//!                                                            --write-rate a writer beside
+//!                                                            them (writer.rs)
 //!                        --saturate-sizes: after the closed loop of its client count,
 //!                        the sustainable-rate search on the same state; saturate mode:
 //!                        a cold start, a closed loop, then the search (load_gen::search)
@@ -149,7 +151,10 @@ fn measure_one<S: SizeScope>(
     let mut prepared = rt.block_on(run.prepare(engine, spec, scenario))?;
     let mut searched = false;
     if point.is_single_closed() {
-        if let Driven::Measured { criterion_samples } = scope.drive(rt, &label, &mut prepared)? {
+        let writer = run.start_writer(engine, spec, &prepared)?;
+        let driven = scope.drive(rt, &label, &mut prepared);
+        prepared.writer = run.stop_writer(engine, spec, writer)?;
+        if let Driven::Measured { criterion_samples } = driven? {
             rt.block_on(run.record(engine, spec, &prepared, criterion_samples))?;
             run.profile_fetches(rt, engine, spec, &mut prepared)?;
             run.time_first_bytes(rt, engine, spec, &mut prepared)?;
@@ -161,7 +166,10 @@ fn measure_one<S: SizeScope>(
             size: spec.size,
             engine,
         });
-        let measured = run.drive_load(rt, engine, spec, &prepared, point, run.load_settings())?;
+        let writer = run.start_writer(engine, spec, &prepared)?;
+        let measured = run.drive_load(rt, engine, spec, &prepared, point, run.load_settings());
+        prepared.writer = run.stop_writer(engine, spec, writer)?;
+        let measured = measured?;
         rt.block_on(run.record_load(engine, spec, &prepared, point, &measured))?;
         run.measure_disk_limit(spec, point.clients)?;
         if let Some(clients) = then_search {

@@ -14,6 +14,7 @@ mod progress;
 mod record;
 pub mod sinks;
 mod terminal;
+pub mod writer;
 
 use std::path::PathBuf;
 

@@ -33,6 +33,10 @@ pub struct Prepared {
     pub(super) steady: Option<SteadyReport>,
     /// Since when the step's cgroup memory peaks count (`cap::start_step`).
     pub(super) memory_since: String,
+    /// A dataset written while measured: its change counts (`live.rs`).
+    pub(super) live: Option<std::sync::Arc<crate::live::LiveCount>>,
+    /// What the writer did during this measurement (`--write-rate` above 0).
+    pub(super) writer: Option<crate::live::WriterReport>,
 }
 
 impl Prepared {
@@ -75,6 +79,18 @@ impl Run {
             });
         }
         let mut store = engine.store().open(&at, spec);
+        // A dataset written while measured: where its changes stand, for its readers'
+        // checks and its writer (the floor is never written).
+        let live = if spec.live && engine.store().changes_rows() {
+            let applied = store
+                .churn_applied()
+                .await
+                .with_context(|| format!("{}: reading its count of changes", engine.name()))?
+                .applied;
+            Some(crate::live::publish(spec, applied))
+        } else {
+            None
+        };
         let mut eviction = store.evict().await.with_context(|| {
             format!(
                 "cannot evict {} from the page cache",
@@ -180,6 +196,8 @@ impl Run {
             scenario,
             steady,
             memory_since,
+            live,
+            writer: None,
         })
     }
 

@@ -69,4 +69,10 @@ pub enum Progress<'a> {
     SearchStep(&'a SaturationStep),
     /// A dataset dropped after its measurements (`--drop-after`).
     Dropped(&'a Path),
+    /// The writer beside a measurement stopped (`--write-rate`).
+    Wrote {
+        engine: EngineKind,
+        size: SizeClass,
+        report: &'a crate::live::WriterReport,
+    },
 }

@@ -134,6 +134,7 @@ impl Run {
                 &self.results.cap,
                 prepared.memory_since.clone(),
             )),
+            writer: prepared.writer.clone(),
             started_at: prepared.started_at.clone(),
             finished_at: crate::now_rfc3339(),
         }

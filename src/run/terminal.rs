@@ -207,5 +207,26 @@ pub(super) fn progress_line(event: &Progress<'_>) -> String {
             if step.met { "meets" } else { "misses" }
         ),
         Progress::Dropped(location) => format!("dropped {} (--drop-after)", location.display()),
+        Progress::Wrote {
+            engine,
+            size,
+            report,
+        } => {
+            let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format_ns(v * 1e6));
+            format!(
+                "{} {size} writer: {} changes in {:.1} s ({} of {}/s asked), each p50 {}, p99 {}, max {}; at most {} behind its schedule",
+                engine.name(),
+                report.writes,
+                report.seconds,
+                report
+                    .rate_achieved()
+                    .map_or("no change committed".to_string(), |r| format!("{r:.1}/s")),
+                report.rate_asked,
+                ms(report.p50_ms),
+                ms(report.p99_ms),
+                ms(report.max_ms),
+                format_ns(report.most_behind_ms * 1e6),
+            )
+        }
     }
 }

@@ -33,6 +33,7 @@ impl FloorStore {
         let spec = DatasetSpec {
             key: crate::key::KeyType::Int,
             churn: None,
+            live: false,
             ..spec
         };
         Self {

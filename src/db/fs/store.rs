@@ -377,6 +377,7 @@ mod tests {
             seed: 3,
             key: Default::default(),
             churn: None,
+            live: false,
         };
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()

@@ -3,14 +3,20 @@
 //! (log scale, left) and its cache hit ratio (right), with a line where the
 //! measurement began. A cache still filling shows as a rising hit ratio and falling
 //! latencies; a flat stretch after the line is a steady state that was measured.
+//! With `--write-rate`, the writer's slowest change of each second is drawn on the
+//! same axis (dots): a checkpoint or a vacuum shows as a tall dot, and whether the
+//! readers' p99 rose in the same second shows beside it. The writer stops right
+//! after the last measured fetch, so its seconds are placed to end where the last
+//! window ends (to within that window: 200 ms); it started before the measurement's
+//! own warm-up, after any steady-state settling drawn to its left.
 
 use anyhow::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{
-    Chart, FONT, HIT, LABEL_SIZE, Section, TITLE_SIZE, UNKNOWN, draw_empty, engine_color, ns_label,
-    plot_err,
+    Chart, FONT, HIT, LABEL_SIZE, Section, TARGET, TITLE_SIZE, UNKNOWN, draw_empty, engine_color,
+    ns_label, plot_err,
 };
 use crate::db::registry::EngineKind;
 use crate::report::data::{TimelinePoint, engines, log_range, timeline};
@@ -25,15 +31,29 @@ pub struct Timeline {
 
 const ROW_HEIGHT: u32 = 150;
 
-type Row = (EngineKind, Vec<TimelinePoint>, Option<f64>);
+/// An engine's windows, where its measurement began, and its writer's slowest change
+/// per second (t, ns), empty without a writer.
+type Row = (EngineKind, Vec<TimelinePoint>, Option<f64>, Vec<(f64, f64)>);
 
 impl Timeline {
     pub fn rows(run: &RunResults, size: u64) -> Vec<Row> {
         engines(run)
             .into_iter()
             .filter_map(|e| {
-                let (points, measure_start) = timeline(run.result(e, size)?);
-                (!points.is_empty()).then_some((e, points, measure_start))
+                let result = run.result(e, size)?;
+                let (points, measure_start) = timeline(result);
+                let window_s = crate::stats::window::WINDOW_NS as f64 / 1e9;
+                let end = points.last().map_or(0.0, |p| p.t_s + window_s / 2.0);
+                let writes = result.writer.as_ref().map_or_else(Vec::new, |w| {
+                    let origin = (end - w.ran_s).max(0.0);
+                    w.per_second
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, (n, _))| *n > 0)
+                        .map(|(s, (_, ms))| (origin + s as f64 + 0.5, ms * 1e6))
+                        .collect()
+                });
+                (!points.is_empty()).then_some((e, points, measure_start, writes))
             })
             .collect()
     }
@@ -48,7 +68,7 @@ impl Chart for Timeline {
 
     fn caption(&self) -> String {
         format!(
-            "{}: each engine over time, per 200 ms window from its first warm-up fetch: p50 (solid) and p99 (thin) latency, left, log scale; cache hit ratio (green), right; the grey line is where the measurement began",
+            "{}: each engine over time, per 200 ms window from its first warm-up fetch: p50 (solid) and p99 (thin) latency, left, log scale; cache hit ratio (green), right; the grey line is where the measurement began; red dots, where a writer ran (--write-rate): its slowest change of each second",
             format_bytes(self.size)
         )
     }
@@ -73,18 +93,21 @@ impl Chart for Timeline {
         );
         let t_max = rows
             .iter()
-            .flat_map(|(_, p, _)| p.iter().map(|p| p.t_s))
+            .flat_map(|(_, p, _, _)| p.iter().map(|p| p.t_s))
             .fold(0.0, f64::max);
-        let Some((lo, hi)) = log_range(
-            rows.iter()
-                .flat_map(|(_, p, _)| p.iter().flat_map(|p| [p.p50_ns, p.p99_ns])),
-        ) else {
+        let Some((lo, hi)) = log_range(rows.iter().flat_map(|(_, p, _, w)| {
+            p.iter()
+                .flat_map(|p| [p.p50_ns, p.p99_ns])
+                .chain(w.iter().map(|(_, ns)| *ns))
+        })) else {
             return draw_empty(area, &title, "no windows recorded for this size");
         };
         let x_hi = t_max * 1.02 + 0.1;
         let area = area.titled(&title, (FONT, TITLE_SIZE)).map_err(plot_err)?;
         let panels = area.split_evenly((rows.len(), 1));
-        for (i, (panel, (engine, points, measure_start))) in panels.iter().zip(&rows).enumerate() {
+        for (i, (panel, (engine, points, measure_start, writes))) in
+            panels.iter().zip(&rows).enumerate()
+        {
             let last = i + 1 == rows.len();
             let mut chart = ChartBuilder::on(panel)
                 .margin_top(8)
@@ -137,6 +160,13 @@ impl Chart for Timeline {
                     points.iter().map(|p| (p.t_s, p.p50_ns)),
                     color.stroke_width(2),
                 ))
+                .map_err(plot_err)?;
+            chart
+                .draw_series(
+                    writes
+                        .iter()
+                        .map(|&(t, ns)| Circle::new((t, ns), 3, TARGET.filled())),
+                )
                 .map_err(plot_err)?;
             chart
                 .draw_secondary_series(LineSeries::new(

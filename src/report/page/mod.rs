@@ -20,6 +20,7 @@ mod steady;
 mod variants;
 mod verdict;
 mod warnings;
+mod writes;
 
 use std::path::Path;
 
@@ -75,6 +76,8 @@ struct Page {
     access: String,
     /// What changed the datasets after their load (`--churn`), if anything.
     churn: Option<String>,
+    /// The writer beside every measurement (`--write-rate`), if any.
+    writer: Option<String>,
     dataset_bytes: String,
     cache: CacheState,
     other_pages: Vec<OtherPage>,
@@ -90,6 +93,7 @@ struct Page {
     loads: loading::Loads,
     steady: Option<steady::Steady>,
     first_bytes: Option<first_bytes::FirstBytes>,
+    writes: Option<writes::Writes>,
     object_store: Option<object_store::ObjectStore>,
     profiles: Option<profiles::Profiles>,
     repeats: Option<steady::Repeats>,
@@ -137,6 +141,13 @@ pub fn page(
                 c.percent, c.kind
             )
         }),
+        writer: run.config.write_rate.map(|rate| {
+            if rate > 0.0 {
+                format!("one writer replaced rows at {rate} a second while every measurement ran (see Reads while writing)")
+            } else {
+                "a dataset of its own that a writer may change (--write-rate), measured here without one".to_string()
+            }
+        }),
         key: run
             .config
             .key
@@ -164,6 +175,7 @@ pub fn page(
         loads: loading::Loads::of(run),
         steady: steady::Steady::of(run),
         first_bytes: first_bytes::FirstBytes::of(run),
+        writes: writes::Writes::of(run),
         object_store: object_store::ObjectStore::of(run),
         profiles: profiles::Profiles::of(run, context),
         repeats: steady::Repeats::of(context),

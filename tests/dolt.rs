@@ -65,11 +65,7 @@ fn run_with(root: &std::path::Path, args: &[&str], url: &str) -> std::process::O
 /// set up as blobrace's: Dolt 0.40 refuses sqlx's default `SET NAMES`).
 fn query_i64(url: &str, database: &str, sql: &str) -> i64 {
     use sea_orm::{ConnectionTrait, Statement};
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
+    common::block_on(async {
         let dolt = Server::named("dolt").unwrap();
         let db = dolt.connect(url, Some(database)).await.unwrap();
         let row = db

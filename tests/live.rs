@@ -16,7 +16,7 @@ fn newest(root: &std::path::Path) -> (String, Value) {
 
 /// Every measurement of a written engine has its writer's report (one client and
 /// many); the floor's have none. Returns the highest count of changes after any.
-fn check_writers(json: &Value, written: &str, rate: f64) -> u64 {
+fn check_writers(json: &Value, written: &[&str], rate: f64) -> u64 {
     let one = json["results"].as_array().unwrap().iter();
     let many = json["load_results"]
         .as_array()
@@ -31,7 +31,7 @@ fn check_writers(json: &Value, written: &str, rate: f64) -> u64 {
             assert!(r["writer"].is_null(), "{who}: the floor has no writer");
             continue;
         }
-        assert_eq!(r["engine"], written, "{who}");
+        assert!(written.contains(&r["engine"].as_str().unwrap()), "{who}");
         let w = &r["writer"];
         assert_eq!(w["rate_asked"], rate, "{who}: {w}");
         let (before, after) = (
@@ -56,7 +56,7 @@ fn check_writers(json: &Value, written: &str, rate: f64) -> u64 {
         last = last.max(after);
         seen += 1;
     }
-    assert!(seen >= 2, "one client and four: {json}");
+    assert!(seen >= 2 * written.len(), "one client and four: {json}");
     last
 }
 
@@ -65,7 +65,9 @@ fn a_writer_replaces_sqlite_rows_while_one_and_four_clients_read_and_every_row_v
     let root = tempfile::tempdir().unwrap();
     let dataset = [
         "--engines",
-        "sqlite-raw,floor",
+        // sqlite-blobio too: its blob handle, kept open from fetch to fetch, read a
+        // stale snapshot once a writer changed the rows (caught by this check).
+        "sqlite-raw,sqlite-blobio,floor",
         "--sizes",
         "64KiB",
         "--dataset-bytes",
@@ -98,10 +100,11 @@ fn a_writer_replaces_sqlite_rows_while_one_and_four_clients_read_and_every_row_v
     let err = stderr(&measure);
     assert!(measure.status.success(), "{err}");
     assert!(err.contains("sqlite-raw 64KiB writer: "), "{err}");
+    assert!(err.contains("sqlite-blobio 64KiB writer: "), "{err}");
     let (written_run, json) = newest(root.path());
     assert_eq!(json["failures"], serde_json::json!([]), "{err}");
     assert_eq!(json["config"]["write_rate"], 200.0);
-    let changes = check_writers(&json, "sqlite-raw", 200.0);
+    let changes = check_writers(&json, &["sqlite-raw", "sqlite-blobio"], 200.0);
     assert!(changes > 256, "past one round of the rows: {changes}");
 
     // The written dataset is its own; the fresh one was never loaded.
@@ -194,7 +197,7 @@ fn a_writer_replaces_sqlite_rows_while_one_and_four_clients_read_and_every_row_v
         .as_array()
         .unwrap_or_else(|| panic!("{rows}"))
         .iter()
-        .filter(|r| r["engine"] == "sqlite-raw")
+        .filter(|r| r["engine"] == "sqlite-raw" && r["clients"] == 1)
         .map(|r| r["layout"].as_str().unwrap())
         .collect();
     layouts.sort();
@@ -253,7 +256,7 @@ fn postgres_and_mariadb_take_a_writer_while_read_and_verify() {
         assert!(measure.status.success(), "{engine}: {err}");
         let (_, json) = newest(root.path());
         assert_eq!(json["failures"], serde_json::json!([]), "{engine}: {err}");
-        let changes = check_writers(&json, engine, 100.0);
+        let changes = check_writers(&json, &[engine], 100.0);
         let verify = run(root.path(), &[&["verify"][..], &dataset].concat());
         let err = stderr(&verify);
         assert!(verify.status.success(), "{engine}: {err}");

@@ -262,24 +262,6 @@ fn profile_fetches_writes_a_flame_graph_and_splits_the_client_time() {
     assert!(share(sqlite, "driver_share") > 0.0, "{sqlite}");
 }
 
-/// Run SQL on an SQLite file as another program would (the test's own connection).
-fn sqlite_sql(file: &std::path::Path, statements: &[&str]) {
-    use sea_orm::{ConnectionTrait, Database};
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let db = Database::connect(format!("sqlite://{}", file.display()))
-            .await
-            .unwrap();
-        for sql in statements {
-            db.execute_unprepared(sql).await.unwrap();
-        }
-        db.close().await.unwrap();
-    });
-}
-
 #[test]
 fn an_sqlite_load_killed_in_bulk_mode_resumes_when_intact_and_starts_again_when_not() {
     let root = tempfile::tempdir().unwrap();
@@ -302,8 +284,8 @@ fn an_sqlite_load_killed_in_bulk_mode_resumes_when_intact_and_starts_again_when_
 
     // As a load killed between batches leaves it: rows 1..=8, incomplete, no WAL.
     let interrupt = || {
-        sqlite_sql(
-            &file,
+        common::sql_exec(
+            &common::sqlite_url(&file),
             &[
                 "DELETE FROM blobs WHERE id > 8",
                 "UPDATE manifest SET complete = 0",
@@ -397,11 +379,7 @@ fn each_sqlite_page_size_is_its_own_dataset_read_by_every_sqlite_engine() {
 /// own connection reads it, and its type.
 fn first_sqlite_key(file: &std::path::Path) -> (String, Vec<u8>) {
     use sea_orm::{ConnectionTrait, Database, Statement};
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
+    common::block_on(async {
         let db = Database::connect(format!("sqlite://{}?mode=ro", file.display()))
             .await
             .unwrap();

@@ -199,7 +199,7 @@ fn an_sqlite_file_killed_before_its_manifest_table_is_loaded() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("1KiB-x1024.sqlite");
     let table = "CREATE TABLE blobs (id bigint NOT NULL PRIMARY KEY, data blob NOT NULL)";
-    sqlite_exec(&file, &[table]);
+    common::sql_exec(&common::sqlite_url(&file), &[table]);
     let load = run(root.path(), &with("load"));
     assert!(load.status.success(), "{}", stderr(&load));
     let verify = run(root.path(), &with("verify"));
@@ -216,7 +216,7 @@ fn an_sqlite_file_killed_before_its_manifest_table_is_loaded() {
         ),
     ] {
         let other = dir.join(name);
-        sqlite_exec(&other, &statements);
+        common::sql_exec(&common::sqlite_url(&other), &statements);
         let before = std::fs::read(&other).unwrap();
         let rows = name
             .trim_start_matches("1KiB-x")
@@ -242,23 +242,6 @@ fn an_sqlite_file_killed_before_its_manifest_table_is_loaded() {
         );
         assert_eq!(std::fs::read(&other).unwrap(), before, "{name} was changed");
     }
-}
-
-/// Create an SQLite file and run statements in it (the test's own connection).
-fn sqlite_exec(path: &std::path::Path, statements: &[&str]) {
-    use sea_orm::ConnectionTrait;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let url = format!("sqlite://{}?mode=rwc", path.display());
-        let db = sea_orm::Database::connect(url).await.unwrap();
-        for statement in statements {
-            db.execute_unprepared(statement).await.unwrap();
-        }
-        db.close().await.unwrap();
-    });
 }
 
 /// A file with SQLite's header that SQLite cannot read (what a bulk load killed

@@ -294,26 +294,12 @@ fn a_wrong_server_password_is_one_clear_error() {
     assert!(!err.contains("definitely-wrong"), "{err}");
 }
 
-/// Run one SQL statement on a server (the tests' own connection, not blobrace's).
-fn sql(url: &str, statement: &str) {
-    use sea_orm::ConnectionTrait;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let db = sea_orm::Database::connect(url).await.unwrap();
-        db.execute_unprepared(statement).await.unwrap();
-        db.close().await.unwrap();
-    });
-}
-
 /// Puts MariaDB's packet limit back even when the test fails.
 struct RestorePacketLimit(String);
 
 impl Drop for RestorePacketLimit {
     fn drop(&mut self) {
-        sql(&self.0, "SET GLOBAL max_allowed_packet = 268435456");
+        common::sql_exec(&self.0, &["SET GLOBAL max_allowed_packet = 268435456"]);
     }
 }
 
@@ -325,7 +311,7 @@ fn a_mariadb_packet_limit_below_the_largest_blob_is_refused_up_front() {
     let root = tempfile::tempdir().unwrap();
     // MariaDB's default limit: 16MiB. New connections see the new global value.
     let _restore = RestorePacketLimit(urls.1.clone());
-    sql(&urls.1, "SET GLOBAL max_allowed_packet = 16777216");
+    common::sql_exec(&urls.1, &["SET GLOBAL max_allowed_packet = 16777216"]);
     let args = [
         "load",
         "--engines",
@@ -541,9 +527,11 @@ fn a_postgres_load_ends_vacuumed_and_analyzed_and_a_complete_table_never_vacuume
     assert_eq!(state(), "true 48", "{first}");
     // A table loaded complete but never vacuumed by hand (an older blobrace's load,
     // or statistics lost in a crash): the next run vacuums it, and says so.
-    sql(
+    common::sql_exec(
         &urls.0,
-        &format!("SELECT pg_stat_reset_single_table_counters('{table}'::regclass)"),
+        &[&format!(
+            "SELECT pg_stat_reset_single_table_counters('{table}'::regclass)"
+        )],
     );
     assert!(state().starts_with("false "));
     let reused = load();
@@ -790,11 +778,7 @@ fn a_steady_run_fills_each_servers_cache_through_the_server() {
 /// One value of a query on a server, as text (the tests' own connection).
 fn sql_value(url: &str, query: &str) -> String {
     use sea_orm::ConnectionTrait;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
+    common::block_on(async {
         let db = sea_orm::Database::connect(url).await.unwrap();
         let row = db
             .query_one_raw(sea_orm::Statement::from_string(
@@ -927,8 +911,11 @@ fn a_parallel_load_stopped_with_a_gap_resumes_after_the_last_unbroken_id() {
     // What a load killed with batch 3 uncommitted and batch 4 committed leaves: ids
     // 1..=8192, then 12289..=24576 (4096-row batches), and no "complete" mark.
     let schema = format!("{}?options=-csearch_path%3Dblobs_1kib_x24576", urls.0);
-    sql(&schema, "DELETE FROM blobs WHERE id BETWEEN 8193 AND 12288");
-    sql(&schema, "UPDATE manifest SET complete = false");
+    common::sql_exec(
+        &schema,
+        &["DELETE FROM blobs WHERE id BETWEEN 8193 AND 12288"],
+    );
+    common::sql_exec(&schema, &["UPDATE manifest SET complete = false"]);
     let resumed = run_s(root.path(), &load);
     let err = stderr(&resumed);
     assert!(resumed.status.success(), "{err}");

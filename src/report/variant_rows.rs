@@ -30,7 +30,7 @@ pub fn layout_of(run: &RunResults, store: StoreKind) -> Vec<String> {
     match config.write_rate {
         None => {}
         Some(rate) if rate > 0.0 => parts.push(format!("writer {rate}/s")),
-        Some(_) => parts.push("live dataset, no writer".into()),
+        Some(_) => parts.push(NO_WRITER.into()),
     }
     if store.has_keys() && config.key.is_binary() {
         parts.push(format!("key {}", config.key));
@@ -39,12 +39,18 @@ pub fn layout_of(run: &RunResults, store: StoreKind) -> Vec<String> {
     parts
 }
 
+/// The layout of a written dataset (`--write-rate 0`) read without its writer.
+pub const NO_WRITER: &str = "live dataset, no writer";
+
 /// One engine at one size and cache state under one layout.
 #[derive(Debug, Clone, Serialize)]
 pub struct VariantRow {
     pub engine: EngineKind,
     pub size_bytes: u64,
     pub cache: CacheState,
+    /// Readers at once: 1 (the one-client measurement), or a closed-loop `--clients`
+    /// load's count (its p50 and p99 are service times).
+    pub clients: u32,
     /// "default", or the layout's choices joined: "key uuidv7, page 16384".
     pub layout: String,
     pub run_id: String,
@@ -61,6 +67,8 @@ pub struct VariantRow {
     pub load_ratio: Option<f64>,
     pub disk_bytes: Option<u64>,
     pub disk_ratio: Option<f64>,
+    /// The row the others of its engine, size, cache state and clients are divided by.
+    pub reference: bool,
 }
 
 impl VariantRow {
@@ -69,14 +77,23 @@ impl VariantRow {
     }
 }
 
-/// Every (engine, size, cache, layout) of the runs with a layout choice for their
-/// store (fs and the floor have none). The first run given wins where two measured
-/// the same; rows come in engine, size, cache order, the default layout first.
+type Cell = (EngineKind, u64, CacheState, u32);
+
+/// Every (engine, size, cache, clients, layout) of the runs with a layout choice for
+/// their store (fs and the floor have none), closed-loop loads of more clients
+/// included. The first run given wins where two measured the same; rows come in
+/// engine, size, cache, clients order, the default layout first.
 pub fn rows(runs: &[RunResults]) -> Vec<VariantRow> {
-    let mut by_key: BTreeMap<(EngineKind, u64, CacheState, bool, String), VariantRow> =
-        BTreeMap::new();
+    let mut by_key: BTreeMap<(Cell, bool, String), VariantRow> = BTreeMap::new();
     for run in runs {
-        for r in run.results.iter().filter(|r| r.scenario.repeat == 1) {
+        let one = run.results.iter().map(|r| (r, 1));
+        let many = run
+            .load_results
+            .iter()
+            .filter(|l| l.load.point.rate.is_none())
+            .map(|l| (&l.result, l.load.point.clients));
+        let measured = || one.clone().chain(many.clone());
+        for (r, clients) in measured().filter(|(r, _)| r.scenario.repeat == 1) {
             let store = r.engine.store();
             // Keys are a layout choice of every store that has them; fs and the
             // floor have neither keys nor layout choices.
@@ -93,20 +110,17 @@ pub fn rows(runs: &[RunResults]) -> Vec<VariantRow> {
                 .loads
                 .iter()
                 .find(|l| l.store == store && l.size_bytes == r.size_bytes);
-            let floor = run
-                .results
-                .iter()
-                .find(|f| {
+            let floor = measured()
+                .find(|(f, c)| {
                     f.engine == EngineKind::floor()
                         && f.size_bytes == r.size_bytes
                         && f.scenario == r.scenario
+                        && *c == clients
                 })
-                .map(|f| f.measured.latency.p50_ns as f64);
+                .map(|(f, _)| f.measured.latency.p50_ns as f64);
             let p50 = r.measured.latency.p50_ns as f64;
             let key = (
-                r.engine,
-                r.size_bytes,
-                r.scenario.cache,
+                (r.engine, r.size_bytes, r.scenario.cache, clients),
                 layout != "default",
                 layout.clone(),
             );
@@ -114,6 +128,7 @@ pub fn rows(runs: &[RunResults]) -> Vec<VariantRow> {
                 engine: r.engine,
                 size_bytes: r.size_bytes,
                 cache: r.scenario.cache,
+                clients,
                 layout,
                 run_id: run.run_id.clone(),
                 p50_ns: p50,
@@ -127,23 +142,32 @@ pub fn rows(runs: &[RunResults]) -> Vec<VariantRow> {
                 load_ratio: None,
                 disk_bytes: load.and_then(|l| l.disk_bytes),
                 disk_ratio: None,
+                reference: false,
             });
         }
     }
     let mut rows: Vec<VariantRow> = by_key.into_values().collect();
-    let defaults: BTreeMap<(EngineKind, u64, CacheState), VariantRow> = rows
+    // Each row's reference: the default layout; where no run measured it, the written
+    // dataset read without a writer (`--write-rate 0`), so writer runs compare with it.
+    let mut defaults: BTreeMap<Cell, VariantRow> = BTreeMap::new();
+    for r in rows
         .iter()
-        .filter(|r| r.is_default())
-        .map(|r| ((r.engine, r.size_bytes, r.cache), r.clone()))
-        .collect();
+        .filter(|r| r.is_default() || r.layout == NO_WRITER)
+    {
+        let key = (r.engine, r.size_bytes, r.cache, r.clients);
+        if r.is_default() || !defaults.contains_key(&key) {
+            defaults.insert(key, r.clone());
+        }
+    }
     let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
         (Some(a), Some(b)) if b > 0.0 => Some(a / b),
         _ => None,
     };
     for row in &mut rows {
-        let Some(d) = defaults.get(&(row.engine, row.size_bytes, row.cache)) else {
+        let Some(d) = defaults.get(&(row.engine, row.size_bytes, row.cache, row.clients)) else {
             continue;
         };
+        row.reference = row.layout == d.layout;
         row.p50_ratio = ratio(Some(row.p50_ns), Some(d.p50_ns));
         row.p99_ratio = ratio(Some(row.p99_ns), Some(d.p99_ns));
         row.load_ratio = ratio(row.load_mb_per_s, d.load_mb_per_s);

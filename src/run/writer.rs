@@ -115,6 +115,19 @@ async fn write(
     stop: Arc<AtomicBool>,
 ) -> Result<WriterReport> {
     let mut store = kind.open(&at, spec);
+    // Connected before the first change is timed; and the store's count is the one its
+    // readers were given (nothing else writes this dataset).
+    let stored = store
+        .churn_applied()
+        .await
+        .context("the writer's first look at its dataset")?
+        .applied;
+    anyhow::ensure!(
+        stored == count.committed(),
+        "{} holds {stored} changes where its readers were told {}: something else writes this dataset",
+        store.location().display(),
+        count.committed()
+    );
     let order = spec.churn_order();
     let applied_before = count.committed();
     let mut applied = applied_before;

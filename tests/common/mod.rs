@@ -229,3 +229,31 @@ impl Drop for BringBack {
         bring_back(self.0);
     }
 }
+
+/// Run `fut` to its end on a runtime of its own: the tests' own connections to a
+/// database (as another program would open them) are async, the tests are not.
+pub fn block_on<F: std::future::Future>(fut: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(fut)
+}
+
+/// Run `statements` in order on the database at `url` (`sqlite://<file>?mode=rwc`,
+/// `postgres://...`, `mysql://...`) on the test's own connection.
+pub fn sql_exec(url: &str, statements: &[&str]) {
+    use sea_orm::ConnectionTrait;
+    block_on(async {
+        let db = sea_orm::Database::connect(url).await.unwrap();
+        for statement in statements {
+            db.execute_unprepared(statement).await.unwrap();
+        }
+        db.close().await.unwrap();
+    });
+}
+
+/// The `sqlite://` URL of `file`, created if missing.
+pub fn sqlite_url(file: &Path) -> String {
+    format!("sqlite://{}?mode=rwc", file.display())
+}

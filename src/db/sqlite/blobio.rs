@@ -12,6 +12,11 @@
 //!
 //! An open blob handle keeps its read transaction open (it counts as a running
 //! statement), so the handle sees one snapshot: right for a dataset nothing writes.
+//! On a dataset being written (`--write-rate`) that snapshot goes stale (a reopened
+//! handle returned a row's old version a writer had replaced seconds before, and the
+//! open read transaction keeps WAL checkpoints from finishing), so there each fetch
+//! opens its handle and closes it after the read: its own snapshot, as an application
+//! reading a changing file must.
 
 use std::ffi::c_int;
 use std::ptr;
@@ -34,6 +39,8 @@ pub struct BlobIoEngine {
     spec: DatasetSpec,
     conn: Connection,
     settings: EngineSettings,
+    /// Close the handle after each fetch (a dataset being written): a fresh snapshot.
+    close_after_fetch: bool,
 }
 
 pub async fn open(at: &Locations, spec: DatasetSpec) -> Result<BlobIoEngine> {
@@ -46,9 +53,14 @@ pub async fn open(at: &Locations, spec: DatasetSpec) -> Result<BlobIoEngine> {
     } else {
         (ptr::null_mut(), String::new())
     };
+    let close_after_fetch = spec.live;
     settings.insert(
         "access".into(),
-        format!("sqlite3_blob_open / sqlite3_blob_reopen on the rowid{lookup}, sqlite3_blob_read into the reused buffer"),
+        if close_after_fetch {
+            format!("sqlite3_blob_open on the rowid{lookup}, sqlite3_blob_read into the reused buffer, sqlite3_blob_close: a snapshot per fetch, the dataset being written")
+        } else {
+            format!("sqlite3_blob_open / sqlite3_blob_reopen on the rowid{lookup}, sqlite3_blob_read into the reused buffer")
+        },
     );
     Ok(BlobIoEngine {
         blob: ptr::null_mut(),
@@ -56,6 +68,7 @@ pub async fn open(at: &Locations, spec: DatasetSpec) -> Result<BlobIoEngine> {
         spec,
         conn,
         settings,
+        close_after_fetch,
     })
 }
 
@@ -129,6 +142,10 @@ impl BlobIoEngine {
                 if MARK_FIRST && first.is_none() {
                     first = Some(Instant::now());
                 }
+            }
+            if self.close_after_fetch {
+                ffi::sqlite3_blob_close(self.blob);
+                self.blob = ptr::null_mut();
             }
         }
         Ok(first)

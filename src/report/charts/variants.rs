@@ -20,7 +20,7 @@ impl LayoutRatios {
     /// state that have a default to be divided by.
     pub fn rows<'a>(&self, rows: &'a [VariantRow]) -> Vec<&'a VariantRow> {
         rows.iter()
-            .filter(|r| r.size_bytes == self.size && r.cache == self.cache && !r.is_default())
+            .filter(|r| r.size_bytes == self.size && r.cache == self.cache && !r.reference)
             .filter(|r| r.p50_ratio.is_some())
             .collect()
     }
@@ -64,6 +64,7 @@ fn short_layout(layout: &str) -> String {
         .replace("page 16384", "page 16K")
         .replace("page 65536", "page 64K")
         .replace("storage ", "pg ")
+        .replace("live dataset, no writer", "no writer")
 }
 
 fn draw_on<DB: DrawingBackend>(
@@ -81,7 +82,13 @@ fn draw_on<DB: DrawingBackend>(
     let lo = ratios.iter().copied().fold(f64::MAX, f64::min) / 1.25;
     // Headroom above the tallest bar for the legend.
     let hi = ratios.iter().copied().fold(0.0, f64::max) * 2.2;
-    let labels: Vec<String> = rows.iter().map(|r| short_layout(&r.layout)).collect();
+    let labels: Vec<String> = rows
+        .iter()
+        .map(|r| match r.clients {
+            1 => short_layout(&r.layout),
+            n => format!("{} ×{n}", short_layout(&r.layout)),
+        })
+        .collect();
     let n = rows.len();
     let mut chart = ChartBuilder::on(area)
         .caption(

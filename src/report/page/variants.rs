@@ -24,6 +24,7 @@ pub(super) struct ComparedRun {
 pub(super) struct LayoutRow {
     size: String,
     cache: &'static str,
+    clients: u32,
     layout: String,
     p50: String,
     p50_ratio: String,
@@ -62,6 +63,7 @@ impl LayoutRow {
         LayoutRow {
             size: format_bytes(r.size_bytes),
             cache: r.cache.name(),
+            clients: r.clients,
             layout: r.layout.clone(),
             p50: format_ns(r.p50_ns),
             p50_ratio: ratio_cell(r.p50_ratio),

@@ -94,15 +94,20 @@ pub fn variants(
     let runs = runs
         .iter()
         .map(|run| {
-            let mut engines: Vec<&str> = run.results.iter().map(|r| r.engine.name()).collect();
+            // One client's results, or a run of more clients only: its loads'.
+            let measured = || {
+                run.results
+                    .iter()
+                    .chain(run.load_results.iter().map(|l| &l.result))
+            };
+            let mut engines: Vec<&str> = measured().map(|r| r.engine.name()).collect();
             engines.dedup();
             ComparedRun {
                 id: run.run_id.clone(),
                 layout: run.config.layout_label(),
                 engines: engines.join(", "),
-                regime: run
-                    .results
-                    .first()
+                regime: measured()
+                    .next()
                     .map(|r| r.regime.label())
                     .unwrap_or_default(),
             }

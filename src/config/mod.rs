@@ -23,7 +23,7 @@ pub use parse::{
     parse_duration, parse_duration_or_zero, parse_percent, parse_precision,
 };
 pub use preset::{CacheChoice, Preset, PresetValues};
-pub use run_config::RunConfig;
+pub use run_config::{NO_WRITER, RunConfig};
 
 /// "blobrace" in ASCII: the default seed.
 pub const DEFAULT_SEED: u64 = 0x626c_6f62_7261_6365;

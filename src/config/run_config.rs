@@ -12,6 +12,9 @@ use crate::db::locations::Locations;
 use crate::db::postgres::PgStorage;
 use crate::db::registry::EngineKind;
 use crate::db::server::{Server, ServerOptions};
+
+/// The workload of a written dataset (`--write-rate 0`) read without its writer.
+pub const NO_WRITER: &str = "live dataset, no writer";
 use crate::key::KeyType;
 use crate::load_gen::{Arrivals, LoadPoint, LoadSettings};
 use crate::size::SizeClass;
@@ -164,23 +167,33 @@ impl RunConfig {
     /// runs that differ in these): `key int · SQLite page 4096 B, mmap 0 · PostgreSQL
     /// storage extended`, `access zipfian:0.99 · key int · …`.
     pub fn layout_label(&self) -> String {
-        let access = match self.access {
-            crate::access::Access::Uniform => String::new(),
-            skewed => format!("access {skewed} · "),
-        };
-        let churn = self.churn.map(|c| format!("{c} · ")).unwrap_or_default();
-        let writer = match self.write_rate {
-            None => String::new(),
-            Some(0.0) => "live dataset, no writer · ".to_string(),
-            Some(rate) => format!("writer {rate}/s · "),
-        };
+        let workload: String = self.workload().iter().map(|w| format!("{w} · ")).collect();
         format!(
-            "{access}{churn}{writer}key {} · SQLite page {} B, mmap_size {} · PostgreSQL storage {}",
+            "{workload}key {} · SQLite page {} B, mmap_size {} · PostgreSQL storage {}",
             self.key,
             self.sqlite_page_size,
             self.sqlite_mmap_size,
             crate::serde_name(&self.pg_storage)
         )
+    }
+
+    /// How this run's datasets were read and changed, where that is not the default
+    /// (uniform reads of a fresh dataset, nothing writing): `access zipfian:0.99`,
+    /// `churn 30% replace`, `writer 50/s` or `live dataset, no writer`.
+    pub fn workload(&self) -> Vec<String> {
+        let mut parts = Vec::new();
+        if self.access != crate::access::Access::Uniform {
+            parts.push(format!("access {}", self.access));
+        }
+        if let Some(churn) = self.churn {
+            parts.push(churn.to_string());
+        }
+        match self.write_rate {
+            None => {}
+            Some(rate) if rate > 0.0 => parts.push(format!("writer {rate}/s")),
+            Some(_) => parts.push(NO_WRITER.into()),
+        }
+        parts
     }
 
     /// The loads of a latency run, in order: each client count closed loop, or with

@@ -20,18 +20,7 @@ use crate::steady::CacheState;
 /// empty: the default (uniform reads of a fresh dataset, nothing writing).
 pub fn layout_of(run: &RunResults, store: StoreKind) -> Vec<String> {
     let config = &run.config;
-    let mut parts = Vec::new();
-    if config.access != crate::access::Access::Uniform {
-        parts.push(format!("access {}", config.access));
-    }
-    if let Some(churn) = config.churn {
-        parts.push(churn.to_string());
-    }
-    match config.write_rate {
-        None => {}
-        Some(rate) if rate > 0.0 => parts.push(format!("writer {rate}/s")),
-        Some(_) => parts.push(NO_WRITER.into()),
-    }
+    let mut parts = config.workload();
     if store.has_keys() && config.key.is_binary() {
         parts.push(format!("key {}", config.key));
     }
@@ -39,8 +28,7 @@ pub fn layout_of(run: &RunResults, store: StoreKind) -> Vec<String> {
     parts
 }
 
-/// The layout of a written dataset (`--write-rate 0`) read without its writer.
-pub const NO_WRITER: &str = "live dataset, no writer";
+pub use crate::config::NO_WRITER;
 
 /// One engine at one size and cache state under one layout.
 #[derive(Debug, Clone, Serialize)]

@@ -151,10 +151,10 @@ fn measure_one<S: SizeScope>(
     let mut prepared = rt.block_on(run.prepare(engine, spec, scenario))?;
     let mut searched = false;
     if point.is_single_closed() {
-        let writer = run.start_writer(engine, spec, &prepared)?;
-        let driven = scope.drive(rt, &label, &mut prepared);
-        prepared.writer = run.stop_writer(engine, spec, writer)?;
-        if let Driven::Measured { criterion_samples } = driven? {
+        let driven = run.beside_writer(engine, spec, &mut prepared, |_, prepared| {
+            scope.drive(rt, &label, prepared)
+        })?;
+        if let Driven::Measured { criterion_samples } = driven {
             rt.block_on(run.record(engine, spec, &prepared, criterion_samples))?;
             run.profile_fetches(rt, engine, spec, &mut prepared)?;
             run.time_first_bytes(rt, engine, spec, &mut prepared)?;
@@ -166,10 +166,9 @@ fn measure_one<S: SizeScope>(
             size: spec.size,
             engine,
         });
-        let writer = run.start_writer(engine, spec, &prepared)?;
-        let measured = run.drive_load(rt, engine, spec, &prepared, point, run.load_settings());
-        prepared.writer = run.stop_writer(engine, spec, writer)?;
-        let measured = measured?;
+        let measured = run.beside_writer(engine, spec, &mut prepared, |run, prepared| {
+            run.drive_load(rt, engine, spec, prepared, point, run.load_settings())
+        })?;
         rt.block_on(run.record_load(engine, spec, &prepared, point, &measured))?;
         run.measure_disk_limit(spec, point.clients)?;
         if let Some(clients) = then_search {

@@ -27,9 +27,25 @@ use crate::stats::new_histogram;
 use super::{Prepared, Progress, Run};
 
 impl Run {
-    /// The writer beside a measurement of `engine` (`--write-rate` above 0, a dataset
-    /// its store writes); None otherwise: the floor, or a rate of 0.
-    pub(super) fn start_writer(
+    /// Run `measure` with the writer beside it (`--write-rate` above 0, a dataset its
+    /// store writes): started before it, stopped after it whatever it returned, what
+    /// it did kept in `prepared.writer`. A failed writer fails the step.
+    pub(super) fn beside_writer<T>(
+        &mut self,
+        engine: EngineKind,
+        spec: DatasetSpec,
+        prepared: &mut Prepared,
+        measure: impl FnOnce(&mut Self, &mut Prepared) -> Result<T>,
+    ) -> Result<T> {
+        let writer = self.start_writer(engine, spec, prepared)?;
+        let measured = measure(self, prepared);
+        prepared.writer = self.stop_writer(engine, spec, writer)?;
+        measured
+    }
+
+    /// The writer beside a measurement of `engine`; None without one: the floor, or
+    /// a rate of 0.
+    fn start_writer(
         &self,
         engine: EngineKind,
         spec: DatasetSpec,
@@ -46,7 +62,7 @@ impl Run {
     }
 
     /// Stop the writer and say what it did; a writer that failed fails the step.
-    pub(super) fn stop_writer(
+    fn stop_writer(
         &mut self,
         engine: EngineKind,
         spec: DatasetSpec,

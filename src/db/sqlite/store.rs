@@ -65,6 +65,13 @@ pub fn sqlite_connect_options(path: &Path, create: bool, page_size: u32) -> Conn
 /// says it is one (SQLITE_CORRUPT, SQLITE_NOTADB).
 const TORN_MESSAGES: [&str; 2] = ["database disk image is malformed", "file is not a database"];
 
+/// `<file>-journal`: SQLite's rollback journal, hot when a process stopped mid-transaction.
+fn journal_of(path: &Path) -> PathBuf {
+    let mut p = path.to_path_buf().into_os_string();
+    p.push("-journal");
+    p.into()
+}
+
 fn is_torn(e: &anyhow::Error) -> bool {
     let text = format!("{e:#}");
     TORN_MESSAGES.iter().any(|m| text.contains(m))
@@ -168,6 +175,40 @@ impl SqliteStore {
             .with_context(|| format!("cannot open SQLite database {}", path.display()))
     }
 
+    /// A process stopped inside a transaction of the rollback-journal mode (creating the
+    /// file, or switching its journal mode between the loader's and the readers') leaves
+    /// a hot `-journal`: the file may hold uncommitted pages until SQLite copies the
+    /// journal's back, and a read-only connection refuses to open it
+    /// (SQLITE_READONLY_ROLLBACK). Any read-write connection rolls it back on its first
+    /// read, which is what every SQLite client does with any file: it restores the last
+    /// commit and changes no committed byte, so it is safe on a file not yet known to be
+    /// blobrace's. No journal mode is set here (that would rewrite the header).
+    async fn roll_back_hot_journal(path: &Path) -> Result<()> {
+        if !journal_of(path).exists() {
+            return Ok(());
+        }
+        let file = path.to_path_buf();
+        let mut opts = ConnectOptions::new(format!("sqlite://{}", path.display()));
+        opts.sqlx_logging(false)
+            .max_connections(1)
+            .min_connections(1)
+            .map_sqlx_sqlite_opts(move |o| o.filename(&file).foreign_keys(false));
+        let db = Database::connect(opts)
+            .await
+            .with_context(|| format!("cannot open SQLite database {}", path.display()))?;
+        let read = db
+            .execute_unprepared("SELECT COUNT(*) FROM sqlite_master")
+            .await
+            .with_context(|| {
+                format!(
+                    "cannot roll back the journal left beside {} by a stopped load",
+                    path.display()
+                )
+            });
+        db.close().await?;
+        read.map(|_| ())
+    }
+
     /// What the file holds. The schema is created one table at a time (`blobs`, then
     /// `manifest`, then the migration's record), each its own statement: a load
     /// killed in between leaves `blobs` alone. A file holding nothing but blobrace's
@@ -257,9 +298,9 @@ impl SqliteStore {
         DatasetState::Partial { rows_done: 0 }
     }
 
-    /// The database file and its -wal and -shm, listed whether or not they exist: the
-    /// last connection to close deletes the latter at any moment, so each caller takes a
-    /// missing one as nothing.
+    /// The database file and its -wal, -shm and -journal, listed whether or not they
+    /// exist: SQLite deletes the latter at any moment, so each caller takes a missing
+    /// one as nothing.
     fn files(&self) -> Vec<PathBuf> {
         let mut files = vec![self.path.clone()];
         for suffix in ["-wal", "-shm"] {
@@ -267,6 +308,7 @@ impl SqliteStore {
             p.push(suffix);
             files.push(p.into());
         }
+        files.push(journal_of(&self.path));
         files
     }
 }
@@ -293,6 +335,12 @@ impl Store for SqliteStore {
         // a partial load, started again by `begin` and removable by `drop`, never a
         // dead end. Whose file it is is asked on a read-only connection: the loader's
         // settings (WAL) would rewrite the header of a file that is not blobrace's.
+        if let Err(e) = Self::roll_back_hot_journal(&path).await {
+            if is_torn(&e) {
+                return Ok(self.torn(&e));
+            }
+            return Err(e);
+        }
         let inspect = match Self::open_read_only(&path).await {
             Ok(db) => db,
             Err(e) if is_torn(&e) => return Ok(self.torn(&e)),

@@ -147,6 +147,10 @@ pub struct LoadFacts {
     /// Open loop: intended start → end, the arrivals due in the measurement.
     pub response: Option<Percentiles>,
     pub response_histogram: Option<LogHistogram>,
+    /// Open loop: the exact response-time histogram (`stats::hdr`); None in closed
+    /// loop and in results written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_hdr: Option<String>,
     /// Open loop: how late fetches started.
     pub lag: Option<Percentiles>,
     pub offered: Option<u64>,
@@ -169,6 +173,7 @@ impl LoadFacts {
             mb_per_s: m.measured.bytes_returned as f64 / seconds / 1e6,
             response: m.response.as_ref().map(Percentiles::of),
             response_histogram: m.response.as_ref().map(LogHistogram::of),
+            response_hdr: m.response.as_ref().map(crate::stats::hdr::encode),
             lag: m.lag.as_ref().map(Percentiles::of),
             offered: m.offered,
             unserved: m.unserved,

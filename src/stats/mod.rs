@@ -2,6 +2,7 @@
 //! HdrHistogram (1 ns – 60 s, 3 significant digits), split into cache hits and
 //! misses by whether the fetch read from storage.
 
+pub mod hdr;
 pub mod interval;
 pub mod precision;
 pub mod window;
@@ -108,6 +109,10 @@ impl FetchStats {
             }),
             windows: self.windows.windows(),
             intervals: None,
+            hdr: Some(hdr::HdrSet::of(
+                &self.all,
+                known.then_some((&self.hits, &self.misses)),
+            )),
         }
     }
 
@@ -256,6 +261,9 @@ pub struct Summary {
     /// 95% intervals of p50/p90/p99 (measured phase only; None before they existed).
     #[serde(default)]
     pub intervals: Option<Intervals>,
+    /// The exact histograms (`hdr`); None in results written before them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hdr: Option<hdr::HdrSet>,
 }
 
 impl Summary {

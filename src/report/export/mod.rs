@@ -3,12 +3,14 @@
 //! keeps current as it goes (`run::sinks::ResultFiles`).
 
 mod csv;
+mod hlog;
 mod json;
 mod loads_csv;
 
 use anyhow::Result;
 
 pub use self::csv::Csv;
+pub use self::hlog::Hlog;
 pub use self::json::Json;
 pub use self::loads_csv::LoadsCsv;
 use crate::results::RunResults;
@@ -25,13 +27,15 @@ pub enum AnyExporter {
     Csv(Csv),
     Json(Json),
     LoadsCsv(LoadsCsv),
+    Hlog(Hlog),
 }
 
 impl AnyExporter {
-    pub const ALL: [AnyExporter; 3] = [
+    pub const ALL: [AnyExporter; 4] = [
         AnyExporter::Csv(Csv),
         AnyExporter::Json(Json),
         AnyExporter::LoadsCsv(LoadsCsv),
+        AnyExporter::Hlog(Hlog),
     ];
 
     pub fn file_name(&self) -> &'static str {
@@ -39,6 +43,7 @@ impl AnyExporter {
             AnyExporter::Csv(e) => e.file_name(),
             AnyExporter::Json(e) => e.file_name(),
             AnyExporter::LoadsCsv(e) => e.file_name(),
+            AnyExporter::Hlog(e) => e.file_name(),
         }
     }
 
@@ -47,6 +52,7 @@ impl AnyExporter {
             AnyExporter::Csv(e) => e.serialize(run),
             AnyExporter::Json(e) => e.serialize(run),
             AnyExporter::LoadsCsv(e) => e.serialize(run),
+            AnyExporter::Hlog(e) => e.serialize(run),
         }
     }
 }

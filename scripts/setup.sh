@@ -11,6 +11,9 @@ command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 # Dolt from the Go module proxy (Go >= 1.18; Debian bookworm's golang-go is 1.19).
 command -v debootstrap >/dev/null 2>&1 || need_apt+=(debootstrap)
 command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
+# CI checks histograms.hlog with HdrHistogram's own (Java) log processor.
+command -v java >/dev/null 2>&1 || need_apt+=(default-jre-headless)
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 if ((${#need_apt[@]})); then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: need ${need_apt[*]}; run as root or: sudo apt-get install -y ${need_apt[*]}" >&2

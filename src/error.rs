@@ -36,6 +36,10 @@ pub enum InputError {
         available: String,
     },
 
+    /// `blobrace merge` of runs that do not go together: what differs, and which runs.
+    #[error("cannot merge these runs: {0}")]
+    Merge(String),
+
     #[error("data directory {dir} is not usable: {why}")]
     DataDir { dir: PathBuf, why: String },
 

@@ -64,6 +64,7 @@ pub mod load_gen;
 pub mod machine;
 pub mod measure;
 pub mod memory_fit;
+pub mod merge;
 pub mod report;
 pub mod results;
 pub mod run;

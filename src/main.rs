@@ -75,6 +75,22 @@ enum Command {
     /// and bytes on disk as a ratio to the engine's default layout, a table per engine
     /// and a chart per size.
     Variants(VariantsArgs),
+    /// One run and report from runs made apart: the shares of a split run
+    /// (`--share i/n` on each machine), or the same cells measured at different
+    /// times. A cell measured in several runs is one cell of all their fetches (exact
+    /// histograms added); one measured on other data or under another cap is refused,
+    /// saying what differs. Every cell names the run, machine and cap it came from.
+    Merge(MergeArgs),
+}
+
+#[derive(clap::Args)]
+struct MergeArgs {
+    /// Run ids (directories under the results directory) or run directories.
+    #[arg(required = true, num_args = 2..)]
+    runs: Vec<String>,
+    /// Where the runs are stored; the merged run is written here as a run of its own.
+    #[arg(long, env = "BLOBRACE_RESULTS_DIR", default_value = "charts")]
+    results_dir: std::path::PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -211,6 +227,7 @@ fn run(command: Command) -> Result<()> {
         }
         Command::Report(args) => report(args),
         Command::Variants(args) => variants(args),
+        Command::Merge(args) => merge(args),
         Command::Env(args) => {
             let config = args.resolve()?;
             // Shows what is in force even when the asked-for cap cannot be had, then fails.
@@ -311,6 +328,23 @@ fn report(args: ReportArgs) -> Result<()> {
         }
     }
     let rendered = report::render(&run_dir, baseline.as_deref(), &options)?;
+    eprintln!("{}", rendered.line());
+    Ok(())
+}
+
+fn merge(args: MergeArgs) -> Result<()> {
+    use blobrace::{merge, report};
+    let runs = merge::read_runs(&args.runs, &args.results_dir)?;
+    let merged = merge::merge(runs, &args.results_dir)?;
+    let dir = merged.write()?;
+    for (id, cells) in merge::cells_by_run(&merged) {
+        eprintln!("merged: {cells} one-client result(s) from run {id}");
+    }
+    let options = report::ReportOptions {
+        target_p99: merged.config.target_p99,
+        noise: 0.10,
+    };
+    let rendered = report::render(&dir, None, &options)?;
     eprintln!("{}", rendered.line());
     Ok(())
 }

@@ -73,6 +73,9 @@ pub struct RunResults {
     /// others (without `--fail-fast`): the run exits non-zero naming them.
     #[serde(default)]
     pub failures: Vec<StepFailure>,
+    /// The runs this one was merged from (`blobrace merge`); empty for a measured run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<crate::merge::MergedRun>,
 }
 
 /// The part of a run a failure stopped.
@@ -426,6 +429,10 @@ pub struct EngineResult {
     pub writer: Option<crate::live::WriterReport>,
     pub started_at: String,
     pub finished_at: String,
+    /// The runs whose fetches this holds, in a merged run (`blobrace merge`); empty
+    /// in a measured run (it is its own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<String>,
 }
 
 /// `20261122-103105-4242`: sortable, unique per process.

@@ -94,6 +94,10 @@ pub struct RunArgs {
               |p| p.sizes.iter().map(|&b| format_bytes(b)).collect::<Vec<_>>().join(",")))]
     pub sizes: Option<SizeList>,
 
+    #[arg(long, env = "BLOBRACE_SHARE", value_parser = super::share::parse_share,
+          help = "This machine's share of the size classes when a run is split across n machines: i/n takes every n-th size from the i-th (1/2: the 1st, 3rd...; 2/2: the 2nd, 4th...). Join the runs with `blobrace merge`.")]
+    pub share: Option<super::Share>,
+
     #[arg(long, env = "BLOBRACE_DATASET_BYTES", value_parser = parse_bytes,
           help = preset_help("Bytes of blobs per size class (whole blobs: rows = this / size).", |p| format_bytes(p.dataset_bytes)))]
     pub dataset_bytes: Option<u64>,

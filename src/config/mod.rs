@@ -12,6 +12,7 @@ mod parse;
 mod preset;
 mod resolve;
 mod run_config;
+mod share;
 #[cfg(test)]
 mod tests;
 
@@ -24,6 +25,7 @@ pub use parse::{
 };
 pub use preset::{CacheChoice, Preset, PresetValues};
 pub use run_config::{NO_WRITER, RunConfig};
+pub use share::{Share, parse_share};
 
 /// "blobrace" in ASCII: the default seed.
 pub const DEFAULT_SEED: u64 = 0x626c_6f62_7261_6365;

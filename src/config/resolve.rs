@@ -73,6 +73,32 @@ impl RunArgs {
                 ),
             });
         }
+        // A share takes its sizes after every size asked for was checked: the
+        // machines of one split are given the same flags.
+        let sizes = match self.share {
+            None => sizes,
+            Some(share) => {
+                let mine = share.sizes_of(&sizes);
+                if mine.is_empty() {
+                    return Err(InputError::Value {
+                        what: "share",
+                        input: share.to_string(),
+                        why: format!(
+                            "takes no size class: the run has {} ({}), and share i of n takes every n-th from the i-th; split it across at most {} machines",
+                            sizes.len(),
+                            sizes
+                                .iter()
+                                .map(|s| s.to_string())
+                                .collect::<Vec<_>>()
+                                .join(","),
+                            sizes.len()
+                        ),
+                    });
+                }
+                mine
+            }
+        };
+        let share_sizes = sizes.clone();
         // Flags and variables first, then the compose env file.
         let compose = compose_env();
         let mut server_urls = self.server_urls.0.clone();
@@ -203,12 +229,16 @@ impl RunArgs {
                     .iter()
                     .map(|&b| SizeClass::new(b))
                     .collect::<Result<_, _>>()?,
-            },
+            }
+            .into_iter()
+            .filter(|s| self.share.is_none() || share_sizes.contains(s))
+            .collect(),
             profile_fetches: self.profile_fetches,
             first_bytes: self.first_bytes,
             access: self.access,
             churn,
             write_rate: self.write_rate,
+            share: self.share,
             server_urls,
         })
     }

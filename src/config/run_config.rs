@@ -114,6 +114,9 @@ pub struct RunConfig {
     /// datasets' live copies; Some(0): those copies without a writer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_rate: Option<f64>,
+    /// `--share i/n`: `sizes` are this machine's share of the sizes asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<super::Share>,
     /// Server URLs carry passwords: never written to results.
     #[serde(skip)]
     pub server_urls: BTreeMap<Server, String>,

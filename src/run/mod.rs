@@ -172,6 +172,7 @@ impl Run {
             profiles: Vec::new(),
             first_bytes: Vec::new(),
             failures: Vec::new(),
+            merged_from: Vec::new(),
         };
         let run = Self {
             results,

@@ -137,6 +137,7 @@ impl Run {
             writer: prepared.writer.clone(),
             started_at: prepared.started_at.clone(),
             finished_at: crate::now_rfc3339(),
+            runs: Vec::new(),
         }
     }
 

@@ -197,6 +197,18 @@ impl LogHistogram {
         }
     }
 
+    /// All fetches in log bins, with hits and misses where they were told apart.
+    pub fn of_split(
+        all: &Histogram<u64>,
+        split: Option<&(Histogram<u64>, Histogram<u64>)>,
+    ) -> Self {
+        Self {
+            hits: split.map(|(h, _)| Self::bins_of(h)),
+            misses: split.map(|(_, m)| Self::bins_of(m)),
+            ..Self::of(all)
+        }
+    }
+
     fn bins_of(h: &Histogram<u64>) -> Vec<u64> {
         let mut bins = vec![0u64; Self::bin_count()];
         let last = bins.len() - 1;

@@ -23,6 +23,8 @@ pub(super) struct ResultEnvironment {
     cold_start: String,
     /// criterion's own report, where `cargo bench` left one.
     criterion: Option<String>,
+    /// In a merged run: the runs (and machines) whose fetches this holds.
+    ran_in: String,
 }
 
 impl ResultEnvironment {
@@ -54,6 +56,17 @@ impl ResultEnvironment {
             disk_counter: r.disk_counter.clone(),
             cold_start: r.eviction.method.clone(),
             criterion: criterion_link(run, run_dir, r),
+            ran_in: r
+                .runs
+                .iter()
+                .map(
+                    |id| match run.merged_from.iter().find(|m| &m.run_id == id) {
+                        Some(m) => format!("{id} on {}", m.machine.hostname),
+                        None => id.clone(),
+                    },
+                )
+                .collect::<Vec<_>>()
+                .join(" + "),
         }
     }
 }
@@ -90,6 +103,8 @@ pub(super) struct Environment {
     warmup: String,
     measuring: String,
     command: String,
+    /// A merged run's runs: id, machine, share, times, the measuring process's cap.
+    merged_from: Vec<String>,
 }
 
 impl Environment {
@@ -141,6 +156,21 @@ impl Environment {
             warmup: format!("{:?}", run.config.warmup),
             measuring: measuring_label(&run.config),
             command: run.command.clone(),
+            merged_from: run
+                .merged_from
+                .iter()
+                .map(|m| {
+                    format!(
+                        "{}: {}, {} logical CPUs, {} RAM; measuring process memory {}, CPU {}",
+                        m.label(),
+                        m.machine.cpu_model,
+                        m.machine.logical_cpus,
+                        format_bytes(m.machine.ram_bytes),
+                        m.cap.memory_label(),
+                        m.cap.cpu_label()
+                    )
+                })
+                .collect(),
         }
     }
 }

@@ -1,0 +1,337 @@
+//! `blobrace merge`: one run from runs made on different machines or at different
+//! times (the shares of a split run, `--share i/n`). Cells measured in one run only
+//! are kept as they were measured. A cell measured in more than one run (the same
+//! engine, size, cache state and repeat) is one cell of all their fetches: its
+//! histograms added (`stats::hdr`), its percentiles read from the sum, its windows
+//! one after another. Such a cell must have been measured on the same data under the
+//! same cap: seeds, rows, bytes and caps are compared, and what differs refuses the
+//! merge. A load of many clients or a saturation search measured in two runs is
+//! refused too: its rate is one machine's, and two machines' do not add up.
+//! Every cell keeps the run it came from (`EngineResult::runs`), and the merged run
+//! lists each run's machine, cap, share and times (`RunResults::merged_from`).
+
+use std::collections::BTreeMap;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::cap::CapReport;
+use crate::error::InputError;
+use crate::machine::MachineFacts;
+use crate::results::{EngineResult, RunResults, new_run_id};
+use crate::stats::{LogHistogram, Percentiles, Summary, hdr, interval};
+
+/// One of the runs a merged run was made of.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MergedRun {
+    pub run_id: String,
+    pub machine: MachineFacts,
+    /// The measuring process's cap (each result keeps its own, servers' included).
+    pub cap: CapReport,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<crate::config::Share>,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub complete: bool,
+    pub command: String,
+    /// One-client results it contributed.
+    pub results: usize,
+}
+
+impl MergedRun {
+    fn of(run: &RunResults) -> Self {
+        Self {
+            run_id: run.run_id.clone(),
+            machine: run.machine.clone(),
+            cap: run.cap.clone(),
+            share: run.config.share,
+            started_at: run.started_at.clone(),
+            finished_at: run.finished_at.clone(),
+            complete: run.complete,
+            command: run.command.clone(),
+            results: run.results.len(),
+        }
+    }
+
+    /// `20261127-031500-42 on host-a (share 1/2, 03:15 to 03:40)`.
+    pub fn label(&self) -> String {
+        let share = self
+            .share
+            .map(|s| format!("share {s}, "))
+            .unwrap_or_default();
+        format!(
+            "{} on {} ({share}{} to {})",
+            self.run_id,
+            self.machine.hostname,
+            self.started_at,
+            self.finished_at.as_deref().unwrap_or("unfinished")
+        )
+    }
+}
+
+/// The runs `run` holds: itself, or for a merged run the runs it was merged from.
+fn sources_of(run: &RunResults) -> Vec<MergedRun> {
+    if run.merged_from.is_empty() {
+        vec![MergedRun::of(run)]
+    } else {
+        run.merged_from.clone()
+    }
+}
+
+/// Each cell names the runs it holds: a measured run's cells their own.
+fn name_cells(run: &mut RunResults) {
+    let id = run.run_id.clone();
+    let cells = run
+        .results
+        .iter_mut()
+        .chain(run.load_results.iter_mut().map(|l| &mut l.result));
+    for r in cells.filter(|r| r.runs.is_empty()) {
+        r.runs = vec![id.clone()];
+    }
+}
+
+/// The merged run of `runs` (two or more, merged runs among them), to be written
+/// under `results_dir`.
+pub fn merge(runs: Vec<RunResults>, results_dir: &std::path::Path) -> Result<RunResults> {
+    let mut runs = runs.into_iter();
+    let mut merged = runs.next().context("nothing to merge")?;
+    let mut sources = sources_of(&merged);
+    name_cells(&mut merged);
+    for mut run in runs {
+        for source in sources_of(&run) {
+            if sources.iter().any(|s| s.run_id == source.run_id) {
+                return Err(InputError::Merge(format!(
+                    "run {} is in more than one of them (given twice, or inside a merged run): its fetches would count twice",
+                    source.run_id
+                ))
+                .into());
+            }
+            sources.push(source);
+        }
+        name_cells(&mut run);
+        absorb(&mut merged, run)?;
+    }
+    let ids: Vec<&str> = sources.iter().map(|s| s.run_id.as_str()).collect();
+    merged.command = format!("blobrace merge {}", ids.join(" "));
+    merged.run_id = new_run_id();
+    merged.started_at = sources
+        .iter()
+        .map(|s| s.started_at.clone())
+        .min()
+        .expect("two runs");
+    merged.finished_at = sources
+        .iter()
+        .map(|s| s.finished_at.clone())
+        .collect::<Option<Vec<_>>>()
+        .and_then(|f| f.into_iter().max());
+    merged.complete = sources.iter().all(|s| s.complete);
+    merged.config.share = None;
+    merged.config.results_dir = results_dir.to_path_buf();
+    merged.config.sizes.sort();
+    merged.config.sizes.dedup();
+    merged.merged_from = sources;
+    Ok(merged)
+}
+
+/// Add `run`'s cells to `merged`.
+fn absorb(merged: &mut RunResults, run: RunResults) -> Result<()> {
+    let id = run.run_id.clone();
+    if !merged.driver.split('+').any(|d| d == run.driver) {
+        merged.driver = format!("{}+{}", merged.driver, run.driver);
+    }
+    for r in run.results {
+        let same = merged.results.iter_mut().find(|m| {
+            m.engine == r.engine && m.size_bytes == r.size_bytes && m.scenario == r.scenario
+        });
+        match same {
+            Some(m) => *m = merged_result(m, &r)?,
+            None => merged.results.push(r),
+        }
+    }
+    for l in run.load_results {
+        let r = &l.result;
+        if let Some(m) = merged.load_results.iter().find(|m| {
+            m.result.engine == r.engine
+                && m.result.size_bytes == r.size_bytes
+                && m.result.scenario == r.scenario
+                && m.load.point == l.load.point
+        }) {
+            return Err(InputError::Merge(format!(
+                "the load of {} clients on {} at {} was measured in runs {} and {id}: a load's rate is its own machine's, and two do not add up; give each size to one share (--share i/n)",
+                l.load.point.clients,
+                r.engine.name(),
+                r.size,
+                m.result.runs.join(", ")
+            ))
+            .into());
+        }
+        merged.load_results.push(l);
+    }
+    for s in run.saturations {
+        if merged.saturations.iter().any(|m| {
+            m.engine == s.engine
+                && m.size_bytes == s.size_bytes
+                && m.scenario == s.scenario
+                && m.clients == s.clients
+        }) {
+            return Err(InputError::Merge(format!(
+                "the sustainable rate of {} at {} with {} clients was searched in two runs (the second {id}): a rate is one machine's; give each size to one share (--share i/n)",
+                s.engine.name(),
+                s.size,
+                s.clients
+            ))
+            .into());
+        }
+        merged.saturations.push(s);
+    }
+    merged.loads.extend(run.loads);
+    merged.server_fits.extend(run.server_fits);
+    merged.skipped_loads.extend(run.skipped_loads);
+    for d in run.disk_limits {
+        if merged.disk_limit(d.size_bytes, d.queue_depth).is_none() {
+            merged.disk_limits.push(d);
+        }
+    }
+    merged.profiles.extend(run.profiles);
+    merged.first_bytes.extend(run.first_bytes);
+    merged.failures.extend(run.failures);
+    for size in run.config.sizes {
+        merged.config.sizes.push(size);
+    }
+    for engine in run.config.engines {
+        if !merged.config.engines.contains(&engine) {
+            merged.config.engines.push(engine);
+        }
+    }
+    Ok(())
+}
+
+/// One cell of both results' fetches, refused where they were not measured alike.
+fn merged_result(a: &EngineResult, b: &EngineResult) -> Result<EngineResult> {
+    let mut differs = Vec::new();
+    let mut compare = |what: &str, x: String, y: String| {
+        if x != y {
+            differs.push(format!(
+                "{what} {x} in {} but {y} in {}",
+                a.runs.join("+"),
+                b.runs.join("+")
+            ));
+        }
+    };
+    compare(
+        "seed",
+        a.dataset.seed.to_string(),
+        b.dataset.seed.to_string(),
+    );
+    compare(
+        "rows",
+        a.dataset.rows.to_string(),
+        b.dataset.rows.to_string(),
+    );
+    compare(
+        "dataset bytes",
+        a.dataset.bytes.to_string(),
+        b.dataset.bytes.to_string(),
+    );
+    let cap = |c: &Option<CapReport>| match c {
+        Some(c) => format!("memory {}, CPU {}", c.memory_label(), c.cpu_label()),
+        None => "unknown".into(),
+    };
+    compare("cap", cap(&a.cap), cap(&b.cap));
+    if !differs.is_empty() {
+        return Err(InputError::Merge(format!(
+            "{} at {} {} was measured in both, differently: {}",
+            a.engine.name(),
+            a.size,
+            a.scenario.cache.name(),
+            differs.join("; ")
+        ))
+        .into());
+    }
+    let who = || format!("{} at {}", a.engine.name(), a.size);
+    let mut m = a.clone();
+    m.measured = merged_summary(&a.measured, &b.measured).with_context(who)?;
+    m.warm_up = merged_summary(&a.warm_up, &b.warm_up).with_context(who)?;
+    m.runs = a.runs.iter().chain(&b.runs).cloned().collect();
+    m.criterion_samples = a
+        .criterion_samples
+        .zip(b.criterion_samples)
+        .map(|(x, y)| x + y);
+    // What was true of one machine's measurement only.
+    m.precision = None;
+    m.container = None;
+    m.disk_probes = None;
+    m.step_memory = None;
+    m.process_peak_rss_bytes = a.process_peak_rss_bytes.max(b.process_peak_rss_bytes);
+    m.started_at = a.started_at.clone().min(b.started_at.clone());
+    m.finished_at = a.finished_at.clone().max(b.finished_at.clone());
+    Ok(m)
+}
+
+/// Every fetch of both phases: from their exact histograms, never from percentiles.
+pub fn merged_summary(a: &Summary, b: &Summary) -> Result<Summary> {
+    let (Some(ha), Some(hb)) = (&a.hdr, &b.hdr) else {
+        return Err(InputError::Merge(
+            "a result was written before blobrace kept exact histograms: measure it again to merge it".into(),
+        )
+        .into());
+    };
+    let sum = ha.add(hb)?;
+    let all = hdr::decode(&sum.all)?;
+    let split = match (&sum.hits, &sum.misses) {
+        (Some(h), Some(m)) => Some((hdr::decode(h)?, hdr::decode(m)?)),
+        _ => None,
+    };
+    let count = all.len();
+    let disk_bytes_total = a
+        .disk_bytes_total
+        .zip(b.disk_bytes_total)
+        .map(|(x, y)| x + y);
+    let mut windows = a.windows.clone();
+    windows.extend(b.windows.iter().cloned());
+    Ok(Summary {
+        count,
+        latency: Percentiles::of(&all),
+        hits: split.as_ref().map(|(h, _)| Percentiles::of(h)),
+        misses: split.as_ref().map(|(_, m)| Percentiles::of(m)),
+        hit_ratio: split
+            .as_ref()
+            .filter(|_| count > 0)
+            .map(|(h, _)| h.len() as f64 / count as f64),
+        disk_bytes_total,
+        disk_bytes_per_fetch: disk_bytes_total
+            .filter(|_| count > 0)
+            .map(|t| t as f64 / count as f64),
+        bytes_returned: a.bytes_returned + b.bytes_returned,
+        histogram: Some(LogHistogram::of_split(&all, split.as_ref())),
+        intervals: a.intervals.as_ref().map(|_| interval::intervals(&windows)),
+        windows,
+        hdr: Some(sum),
+    })
+}
+
+/// Runs by id under `results_dir`, or run directories, read.
+pub fn read_runs(ids: &[String], results_dir: &std::path::Path) -> Result<Vec<RunResults>> {
+    ids.iter()
+        .map(|id| {
+            let dir = std::path::Path::new(id);
+            let dir = if dir.join("results.json").exists() {
+                dir.to_path_buf()
+            } else {
+                results_dir.join(id)
+            };
+            RunResults::read(&dir.join("results.json"))
+        })
+        .collect()
+}
+
+/// How many cells each run gave, for the line `merge` prints.
+pub fn cells_by_run(run: &RunResults) -> BTreeMap<String, usize> {
+    let mut by = BTreeMap::new();
+    for r in &run.results {
+        for id in &r.runs {
+            *by.entry(id.clone()).or_insert(0) += 1;
+        }
+    }
+    by
+}

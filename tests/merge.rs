@@ -1,0 +1,345 @@
+//! `--share i/n` splits a run's sizes across machines and `blobrace merge` joins the
+//! runs again: each cell figure for figure as its run measured it, a cell measured
+//! twice from its exact histograms added, and runs that do not go together refused
+//! with what differs.
+
+mod common;
+
+use std::path::Path;
+
+use blobrace::stats::{Percentiles, hdr};
+use common::{blobrace, run, stderr};
+use serde_json::Value;
+
+const FLAGS: [&str; 10] = [
+    "--engines",
+    "floor,sqlite-raw",
+    "--sizes",
+    "1KiB,64KiB",
+    "--dataset-bytes",
+    "4MiB",
+    "--warmup",
+    "100ms",
+    "--measure",
+    "300ms",
+];
+
+/// `blobrace measure` with FLAGS and `extra` on `root`'s data; the new run's directory.
+fn measure(root: &Path, extra: &[&str]) -> std::path::PathBuf {
+    let before = runs_in(root);
+    let one_client: &[&str] = if extra.contains(&"--clients") {
+        &[]
+    } else {
+        &["--clients", "1"]
+    };
+    let args = [&["measure"][..], &FLAGS[..], one_client, extra].concat();
+    let out = run(root, &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let after = runs_in(root);
+    let new: Vec<_> = after.into_iter().filter(|d| !before.contains(d)).collect();
+    assert_eq!(new.len(), 1, "{new:?}");
+    new[0].clone()
+}
+
+fn runs_in(root: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(root.join("results")) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<_> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("results.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn merge(results: &Path, runs: &[&Path]) -> std::process::Output {
+    let mut cmd = blobrace();
+    cmd.arg("merge")
+        .args(runs)
+        .arg("--results-dir")
+        .arg(results);
+    cmd.output().unwrap()
+}
+
+fn json(dir: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap()
+}
+
+/// The merged run: the newest run directory holding `merged_from`.
+fn merged_run(results: &Path) -> (std::path::PathBuf, Value) {
+    let mut dirs: Vec<_> = std::fs::read_dir(results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("results.json").is_file())
+        .filter(|p| json(p).get("merged_from").is_some())
+        .collect();
+    dirs.sort_by_key(|p| {
+        std::fs::metadata(p.join("results.json"))
+            .unwrap()
+            .modified()
+            .unwrap()
+    });
+    let dir = dirs.pop().expect("a merged run");
+    let value = json(&dir);
+    (dir, value)
+}
+
+fn cell(r: &Value) -> (String, String, String) {
+    (
+        r["engine"].as_str().unwrap().into(),
+        r["size"].as_str().unwrap().into(),
+        r["cache"].as_str().unwrap().into(),
+    )
+}
+
+/// Percentiles as results.json has them, the mean aside (`same_percentiles`).
+fn percentiles_of(encoded: &str) -> Value {
+    serde_json::to_value(Percentiles::of(&hdr::decode(encoded).unwrap())).unwrap()
+}
+
+/// Every percentile, count, min and max the same; the mean to 1e-12 (a histogram
+/// read back sums its values in another order: the last bit may differ).
+fn same_percentiles(a: &Value, b: &Value) -> bool {
+    let (mut a, mut b) = (a.clone(), b.clone());
+    let (ma, mb) = (a["mean_ns"].take(), b["mean_ns"].take());
+    let (ma, mb) = (ma.as_f64().unwrap(), mb.as_f64().unwrap());
+    a == b && (ma - mb).abs() <= 1e-12 * ma.abs().max(1.0)
+}
+
+#[test]
+fn two_shares_merge_into_one_run_whose_cells_are_their_runs_figure_for_figure() {
+    let root = tempfile::tempdir().unwrap();
+    let one = measure(root.path(), &["--share", "1/2"]);
+    // Each share loads only its own sizes.
+    let data = root.path().join("data");
+    assert!(data.join("sqlite/1KiB-x4096.sqlite").exists());
+    assert!(!data.join("sqlite/64KiB-x64.sqlite").exists());
+    assert!(!data.join("floor/64KiB-x64.bin").exists());
+    let two = measure(root.path(), &["--share", "2/2"]);
+    assert!(data.join("floor/64KiB-x64.bin").exists());
+    let sizes = |dir: &Path| -> Vec<String> {
+        let run = json(dir);
+        let mut s: Vec<String> = run["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["size"].as_str().unwrap().to_string())
+            .collect();
+        s.dedup();
+        s
+    };
+    assert_eq!(sizes(&one), ["1KiB"]);
+    assert_eq!(sizes(&two), ["64KiB"]);
+    assert_eq!(json(&one)["config"]["share"], "1/2");
+
+    let out = merge(&root.path().join("results"), &[&one, &two]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (dir, merged) = merged_run(&root.path().join("results"));
+    let results = merged["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4, "{results:?}");
+    for source in [&one, &two] {
+        let id = source.file_name().unwrap().to_str().unwrap();
+        for r in json(source)["results"].as_array().unwrap() {
+            let m = results
+                .iter()
+                .find(|m| cell(m) == cell(r))
+                .expect("every cell kept");
+            assert_eq!(
+                m["measured"]["latency"],
+                r["measured"]["latency"],
+                "{:?}",
+                cell(r)
+            );
+            assert_eq!(m["measured"]["hits"], r["measured"]["hits"]);
+            assert_eq!(m["runs"], serde_json::json!([id]));
+            // The exact histogram kept says what the run printed.
+            let encoded = r["measured"]["hdr"]["all"].as_str().unwrap();
+            assert!(same_percentiles(
+                &percentiles_of(encoded),
+                &r["measured"]["latency"]
+            ));
+        }
+    }
+    let from: Vec<&str> = merged["merged_from"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["share"].as_str().unwrap())
+        .collect();
+    assert_eq!(from, ["1/2", "2/2"]);
+    assert!(
+        merged["command"]
+            .as_str()
+            .unwrap()
+            .starts_with("blobrace merge ")
+    );
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(
+        page.contains("Merged from") && page.contains("share 2/2"),
+        "no merged section"
+    );
+    // HdrHistogram's interval log: one interval per histogram, all of the results'.
+    let log = std::fs::read_to_string(dir.join("histograms.hlog")).unwrap();
+    let tags: Vec<&str> = log.lines().filter_map(|l| l.strip_prefix("Tag=")).collect();
+    assert!(tags.len() >= 4, "{log}");
+    assert!(
+        tags.iter()
+            .any(|t| t.starts_with("floor.cold.r1/64KiB/c1/all,")),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_cell_measured_in_two_runs_holds_every_fetch_of_both_from_their_histograms() {
+    let root = tempfile::tempdir().unwrap();
+    let first = measure(root.path(), &["--share", "1/2"]);
+    let again = measure(root.path(), &["--share", "1/2"]);
+    let out = merge(&root.path().join("results"), &[&first, &again]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, merged) = merged_run(&root.path().join("results"));
+    let (a, b) = (json(&first), json(&again));
+    for m in merged["results"].as_array().unwrap() {
+        let find = |run: &Value| -> Value {
+            run["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| cell(r) == cell(m))
+                .unwrap()
+                .clone()
+        };
+        let (x, y) = (find(&a), find(&b));
+        let count = |r: &Value| r["measured"]["count"].as_u64().unwrap();
+        assert_eq!(count(m), count(&x) + count(&y));
+        let mut sum = hdr::decode(x["measured"]["hdr"]["all"].as_str().unwrap()).unwrap();
+        sum.add(hdr::decode(y["measured"]["hdr"]["all"].as_str().unwrap()).unwrap())
+            .unwrap();
+        let expected = serde_json::to_value(Percentiles::of(&sum)).unwrap();
+        assert!(
+            same_percentiles(&m["measured"]["latency"], &expected),
+            "{m} {expected}"
+        );
+        assert_eq!(m["runs"].as_array().unwrap().len(), 2);
+    }
+
+    // Merging a merged run with one of its own runs would count it twice.
+    let (merged_dir, _) = merged_run(&root.path().join("results"));
+    let twice = merge(&root.path().join("results"), &[&merged_dir, &first]);
+    assert_eq!(twice.status.code(), Some(2), "{}", stderr(&twice));
+    assert!(
+        stderr(&twice).contains("would count twice"),
+        "{}",
+        stderr(&twice)
+    );
+}
+
+#[test]
+fn runs_of_other_data_or_loads_measured_twice_are_refused_saying_what_differs() {
+    let root = tempfile::tempdir().unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let first = measure(root.path(), &["--share", "1/2"]);
+    let seeded = measure(other.path(), &["--share", "1/2", "--seed", "7"]);
+    let out = merge(&root.path().join("results"), &[&first, &seeded]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cannot merge these runs") && err.contains("seed"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    let loads = |root: &Path| measure(root, &["--share", "2/2", "--clients", "2"]);
+    let (a, b) = (loads(root.path()), loads(root.path()));
+    let out = merge(&root.path().join("results"), &[&a, &b]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("the load of 2 clients"), "{err}");
+}
+
+#[test]
+fn a_share_past_the_last_or_without_a_size_is_one_error() {
+    let root = tempfile::tempdir().unwrap();
+    for (share, says) in [
+        ("3/2", "past the last"),
+        ("3/3", "takes no size class"),
+        ("x", "not a share"),
+    ] {
+        let out = run(
+            root.path(),
+            &[&["load"][..], &FLAGS[..], &["--share", share]].concat(),
+        );
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{share}: {err}");
+        assert!(err.contains(says), "{share}: {err}");
+    }
+    assert!(common::files_under(root.path()).is_empty());
+    let out = merge(&root.path().join("results"), &[Path::new("nothing-here")]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+/// HdrHistogram's own tool reads `histograms.hlog`: the Java `HistogramLogProcessor`
+/// (the jar from Maven Central, in `BLOBRACE_HDR_JAR`; CI fetches it) finds every
+/// fetch and the same p50 under a result's tag as results.json holds for it.
+#[test]
+fn hdrhistograms_own_log_processor_reads_the_runs_histograms() {
+    let Some(jar) = std::env::var_os("BLOBRACE_HDR_JAR") else {
+        if std::env::var_os("CI").is_some() {
+            panic!("BLOBRACE_HDR_JAR is not set: .ci/run fetches HdrHistogram's jar");
+        }
+        eprintln!(
+            "skipping: BLOBRACE_HDR_JAR (HdrHistogram-2.2.2.jar from Maven Central) is not set"
+        );
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let dir = measure(root.path(), &["--share", "2/2"]);
+    let run = json(&dir);
+    for r in run["results"].as_array().unwrap() {
+        let tag = format!(
+            "{}.{}.r1/{}/c1/all",
+            r["engine"].as_str().unwrap(),
+            r["cache"].as_str().unwrap(),
+            r["size"].as_str().unwrap()
+        );
+        let out = std::process::Command::new("java")
+            .arg("-cp")
+            .arg(&jar)
+            .args([
+                "org.HdrHistogram.HistogramLogProcessor",
+                "-csv",
+                "-outputValueUnitRatio",
+                "1",
+                "-tag",
+                &tag,
+                "-i",
+            ])
+            .arg(dir.join("histograms.hlog"))
+            .output()
+            .expect("java runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}{}", stderr(&out));
+        // "Value","Percentile","TotalCount",...: a row per percentile tick (0.5 is
+        // one; 0.99 is not), the last one at 100% with every fetch counted.
+        let rows: Vec<(u64, f64, u64)> = text
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                Some((
+                    f.first()?.parse::<f64>().ok()? as u64,
+                    f.get(1)?.parse::<f64>().ok()?,
+                    f.get(2)?.parse::<u64>().ok()?,
+                ))
+            })
+            .collect();
+        let median = rows.iter().find(|r| r.1 == 0.5).expect("a 0.5 row");
+        let measured = &r["measured"];
+        assert_eq!(
+            median.0,
+            measured["latency"]["p50_ns"].as_u64().unwrap(),
+            "{tag}: {text}"
+        );
+        let last = rows.last().expect("rows");
+        assert_eq!(last.2, measured["count"].as_u64().unwrap(), "{tag}: {text}");
+    }
+}

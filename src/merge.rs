@@ -98,6 +98,14 @@ pub fn merge(runs: Vec<RunResults>, results_dir: &std::path::Path) -> Result<Run
     let mut sources = sources_of(&merged);
     name_cells(&mut merged);
     for mut run in runs {
+        let (layout, theirs) = (merged.config.layout_label(), run.config.layout_label());
+        if layout != theirs {
+            return Err(InputError::Merge(format!(
+                "run {} read {layout}, but run {} read {theirs}: merge joins the parts of one run; set layouts and workloads side by side with `blobrace variants`",
+                merged.run_id, run.run_id
+            ))
+            .into());
+        }
         for source in sources_of(&run) {
             if sources.iter().any(|s| s.run_id == source.run_id) {
                 return Err(InputError::Merge(format!(
@@ -193,7 +201,22 @@ fn absorb(merged: &mut RunResults, run: RunResults) -> Result<()> {
         }
     }
     merged.profiles.extend(run.profiles);
-    merged.first_bytes.extend(run.first_bytes);
+    for f in run.first_bytes {
+        if merged
+            .first_bytes
+            .iter()
+            .any(|m| m.engine == f.engine && m.size_bytes == f.size_bytes && m.cache == f.cache)
+        {
+            return Err(InputError::Merge(format!(
+                "the time to the first bytes of {} at {} {} was measured in two runs (the second {id}): it keeps percentiles, not histograms, so they cannot be added; give each size to one share (--share i/n)",
+                f.engine.name(),
+                f.size,
+                f.cache
+            ))
+            .into());
+        }
+        merged.first_bytes.push(f);
+    }
     merged.failures.extend(run.failures);
     for size in run.config.sizes {
         merged.config.sizes.push(size);

@@ -249,6 +249,16 @@ fn runs_of_other_data_or_loads_measured_twice_are_refused_saying_what_differs() 
     );
     assert_eq!(err.lines().count(), 1, "{err}");
 
+    // Another workload of the same data is a variant, not a part of the run.
+    let zipfian = measure(root.path(), &["--share", "2/2", "--access", "zipfian"]);
+    let out = merge(&root.path().join("results"), &[&first, &zipfian]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("access zipfian") && err.contains("blobrace variants"),
+        "{err}"
+    );
+
     let loads = |root: &Path| measure(root, &["--share", "2/2", "--clients", "2"]);
     let (a, b) = (loads(root.path()), loads(root.path()));
     let out = merge(&root.path().join("results"), &[&a, &b]);

@@ -6,5 +6,9 @@
 set -eu
 # compose passes unset knobs as empty strings: an empty BLOBRACE_SIZES is not "default".
 for v in $(env | sed -n 's/^\(BLOBRACE_[A-Z0-9_]*\)=$/\1/p'); do unset "$v"; done
-echo "blobrace runner: image ${BLOBRACE_RUNNER_IMAGE:-unknown}, profile ${BLOBRACE_PROFILE:-full}"
+# A pod of the Kubernetes chart's indexed Job (deploy/helm): its index is its share.
+if [ -n "${JOB_COMPLETION_INDEX:-}" ] && [ -n "${BLOBRACE_SHARES:-}" ]; then
+  export BLOBRACE_SHARE="$((JOB_COMPLETION_INDEX + 1))/${BLOBRACE_SHARES}"
+fi
+echo "blobrace runner: image ${BLOBRACE_RUNNER_IMAGE:-unknown}, profile ${BLOBRACE_PROFILE:-full}${BLOBRACE_SHARE:+, share $BLOBRACE_SHARE}"
 exec blobrace-bench --bench "$@"

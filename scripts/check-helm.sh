@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Check the Kubernetes chart (deploy/helm/blobrace) with the tools a user has: `helm lint`,
+# `helm template`, and the rendered manifests validated strictly against Kubernetes'
+# own schemas (kubernetes-validate, which ships them); then what the chart promises:
+# an indexed Job of one pod per share, and every measuring pod (runner, servers) with
+# requests equal to limits equal to the cap. No cluster runs here: this renders only.
+#   scripts/check-helm.sh            # builds Helm from the Go module proxy if missing
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+helm_version=v3.22.0
+helm=$(command -v helm || true)
+if [ -z "$helm" ] || ! "$helm" version --short 2>/dev/null | grep -q '^v3'; then
+  bin="${XDG_CACHE_HOME:-$HOME/.cache}/blobrace/helm-$helm_version"
+  if [ ! -x "$bin/helm" ]; then
+    echo "check-helm: building Helm $helm_version from the Go module proxy (about 3 minutes)"
+    GOFLAGS=-mod=mod GOBIN="$bin" go install "helm.sh/helm/v3/cmd/helm@$helm_version"
+  fi
+  helm="$bin/helm"
+fi
+venv="${XDG_CACHE_HOME:-$HOME/.cache}/blobrace/kubernetes-validate-1.37.0"
+if [ ! -x "$venv/bin/kubernetes-validate" ]; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q kubernetes-validate==1.37.0
+fi
+
+chart=deploy/helm/blobrace
+"$helm" lint --strict "$chart"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+for shares in 1 3; do
+  "$helm" template bench "$chart" --set shares=$shares --set cap.memory=2Gi --set cap.cpus=4 \
+    > "$out/rendered-$shares.yaml"
+  "$venv/bin/kubernetes-validate" --strict -k 1.33.0 --quiet "$out/rendered-$shares.yaml"
+  "$venv/bin/python" - "$out/rendered-$shares.yaml" "$shares" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+shares = int(sys.argv[2])
+kinds = {(d["kind"], d["metadata"]["name"]) for d in docs}
+runner = next(d for d in docs if d["kind"] == "Job" and d["metadata"]["name"].endswith("-runner"))
+spec = runner["spec"]
+assert spec["completionMode"] == "Indexed", spec
+assert spec["completions"] == shares and spec["parallelism"] == shares, spec
+measuring = [runner] + [d for d in docs if d["kind"] == "StatefulSet"]
+assert len(measuring) == 3, kinds
+for d in measuring:
+    if d["kind"] == "StatefulSet":
+        assert d["spec"]["replicas"] == shares, d["metadata"]["name"]
+    for c in d["spec"]["template"]["spec"]["containers"]:
+        r = c["resources"]
+        want = {"memory": "2Gi", "cpu": "4"}
+        assert r["requests"] == want and r["limits"] == want, (d["metadata"]["name"], r)
+env = {e["name"]: e for e in runner["spec"]["template"]["spec"]["containers"][0]["env"]}
+assert env["BLOBRACE_SHARES"]["value"] == str(shares), env["BLOBRACE_SHARES"]
+assert env["BLOBRACE_CAP"]["value"] == "2Gi" and env["BLOBRACE_CPUS"]["value"] == "4"
+names = list(env)
+# Kubernetes expands $(VAR) only from variables defined before it.
+assert names.index("JOB_COMPLETION_INDEX") < names.index("BLOBRACE_POSTGRES_URL"), names
+assert "-postgres-$(JOB_COMPLETION_INDEX)." in env["BLOBRACE_POSTGRES_URL"]["value"]
+print(f"check-helm: {shares} share(s): {len(docs)} manifests valid; runner Indexed x{shares}, every measuring pod capped at 2Gi / 4 CPUs")
+PY
+done
+
+# The runner's entry point turns the pod's index into its share.
+fake=$(mktemp -d)
+printf '#!/bin/sh\necho "share=$BLOBRACE_SHARE"\n' > "$fake/blobrace-bench"
+chmod +x "$fake/blobrace-bench"
+got=$(JOB_COMPLETION_INDEX=1 BLOBRACE_SHARES=3 PATH="$fake:$PATH" sh compose/runner/run.sh | tail -1)
+rm -rf "$fake"
+[ "$got" = "share=2/3" ] || { echo "check-helm: pod index 1 of 3 ran as '$got', not share 2/3" >&2; exit 1; }
+echo "check-helm: pod index 1 of 3 runs --share 2/3"

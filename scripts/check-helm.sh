@@ -13,6 +13,11 @@ helm=$(command -v helm || true)
 if [ -z "$helm" ] || ! "$helm" version --short 2>/dev/null | grep -q '^v3'; then
   bin="${XDG_CACHE_HOME:-$HOME/.cache}/blobrace/helm-$helm_version"
   if [ ! -x "$bin/helm" ]; then
+    go_minor=$(go version 2>/dev/null | sed -nE 's/.*go1\.([0-9]+).*/\1/p')
+    if [ "${go_minor:-0}" -lt 24 ]; then
+      echo "check-helm: building Helm $helm_version needs Go >= 1.24 ($(go version 2>/dev/null || echo 'no go')): install a newer Go, or put helm v3 on PATH" >&2
+      exit 1
+    fi
     echo "check-helm: building Helm $helm_version from the Go module proxy (about 3 minutes)"
     GOFLAGS=-mod=mod GOBIN="$bin" go install "helm.sh/helm/v3/cmd/helm@$helm_version"
   fi
@@ -27,7 +32,8 @@ fi
 chart=deploy/helm/blobrace
 "$helm" lint --strict "$chart"
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+fake=$(mktemp -d)
+trap 'rm -rf "$out" "$fake"' EXIT
 for shares in 1 3; do
   "$helm" template bench "$chart" --set shares=$shares --set cap.memory=2Gi --set cap.cpus=4 \
     > "$out/rendered-$shares.yaml"
@@ -46,10 +52,22 @@ assert len(measuring) == 3, kinds
 for d in measuring:
     if d["kind"] == "StatefulSet":
         assert d["spec"]["replicas"] == shares, d["metadata"]["name"]
-    for c in d["spec"]["template"]["spec"]["containers"]:
+    pod = d["spec"]["template"]["spec"]
+    for c in pod["containers"]:
         r = c["resources"]
         want = {"memory": "2Gi", "cpu": "4"}
         assert r["requests"] == want and r["limits"] == want, (d["metadata"]["name"], r)
+    # Guaranteed QoS counts init containers too: requests equal to limits there.
+    for c in pod.get("initContainers", []):
+        r = c["resources"]
+        assert r["requests"] == r["limits"], (d["metadata"]["name"], c["name"], r)
+merge = [d for d in docs if d["kind"] == "Job" and d["metadata"]["name"].endswith("-merge")]
+assert len(merge) == (1 if shares > 1 else 0), "a merge Job only for more than one share"
+if merge:
+    script = merge[0]["spec"]["template"]["spec"]["containers"][0]["command"][-1]
+    assert "share-$i/" in script and '-eq "$shares"' in script, "one run per share"
+pg = next(d for d in docs if d["kind"] == "StatefulSet" and d["metadata"]["name"].endswith("-postgres"))
+assert "shared_buffers=128MB" in pg["spec"]["template"]["spec"]["containers"][0]["args"], "cache set by the chart"
 env = {e["name"]: e for e in runner["spec"]["template"]["spec"]["containers"][0]["env"]}
 assert env["BLOBRACE_SHARES"]["value"] == str(shares), env["BLOBRACE_SHARES"]
 assert env["BLOBRACE_CAP"]["value"] == "2Gi" and env["BLOBRACE_CPUS"]["value"] == "4"
@@ -62,10 +80,8 @@ PY
 done
 
 # The runner's entry point turns the pod's index into its share.
-fake=$(mktemp -d)
 printf '#!/bin/sh\necho "share=$BLOBRACE_SHARE"\n' > "$fake/blobrace-bench"
 chmod +x "$fake/blobrace-bench"
 got=$(JOB_COMPLETION_INDEX=1 BLOBRACE_SHARES=3 PATH="$fake:$PATH" sh compose/runner/run.sh | tail -1)
-rm -rf "$fake"
 [ "$got" = "share=2/3" ] || { echo "check-helm: pod index 1 of 3 ran as '$got', not share 2/3" >&2; exit 1; }
 echo "check-helm: pod index 1 of 3 runs --share 2/3"

@@ -98,6 +98,14 @@ pub fn merge(runs: Vec<RunResults>, results_dir: &std::path::Path) -> Result<Run
     let mut sources = sources_of(&merged);
     name_cells(&mut merged);
     for mut run in runs {
+        let (mine, theirs) = (how_measured(&merged), how_measured(&run));
+        if let Some(((what, a), (_, b))) = mine.iter().zip(&theirs).find(|(a, b)| a != b) {
+            return Err(InputError::Merge(format!(
+                "run {} was measured with {what} {a}, run {} with {what} {b}: the parts of one run share its flags (give every machine the same ones, and each its own --share)",
+                merged.run_id, run.run_id
+            ))
+            .into());
+        }
         let (layout, theirs) = (merged.config.layout_label(), run.config.layout_label());
         if layout != theirs {
             return Err(InputError::Merge(format!(
@@ -139,6 +147,22 @@ pub fn merge(runs: Vec<RunResults>, results_dir: &std::path::Path) -> Result<Run
     merged.config.sizes.dedup();
     merged.merged_from = sources;
     Ok(merged)
+}
+
+/// What every part of one run shares (its flags but the sizes and engines), as
+/// (what, value) pairs in a fixed order.
+fn how_measured(run: &RunResults) -> Vec<(&'static str, String)> {
+    let c = &run.config;
+    vec![
+        ("seed", c.seed.to_string()),
+        ("dataset bytes", c.dataset_bytes.to_string()),
+        ("warm-up", format!("{:?}", c.warmup)),
+        ("measuring time", format!("{:?}", c.measure)),
+        ("precision", format!("{:?}", c.precision)),
+        ("cache states", format!("{:?}", c.cache)),
+        ("repeats", c.repeat.to_string()),
+        ("clients", format!("{:?}", c.clients)),
+    ]
 }
 
 /// Add `run`'s cells to `merged`.
@@ -201,9 +225,10 @@ fn absorb(merged: &mut RunResults, run: RunResults) -> Result<()> {
         }
     }
     merged.profiles.extend(run.profiles);
+    // Against the cells before this run: one run holds one entry per repeat.
+    let before = merged.first_bytes.len();
     for f in run.first_bytes {
-        if merged
-            .first_bytes
+        if merged.first_bytes[..before]
             .iter()
             .any(|m| m.engine == f.engine && m.size_bytes == f.size_bytes && m.cache == f.cache)
         {
@@ -261,6 +286,22 @@ fn merged_result(a: &EngineResult, b: &EngineResult) -> Result<EngineResult> {
         None => "unknown".into(),
     };
     compare("cap", cap(&a.cap), cap(&b.cap));
+    // What the engine reported of itself (versions, caches, the floor's read pattern):
+    // another server or method is another measurement. Not where its files are (each
+    // machine has its own) nor what a calibration measured on the way.
+    let settings = |r: &EngineResult| {
+        let kept: Vec<(&String, &String)> = r
+            .settings
+            .iter()
+            .filter(|(k, _)| {
+                !["measured", "file", "path", "location"]
+                    .iter()
+                    .any(|w| k.contains(w))
+            })
+            .collect();
+        format!("{kept:?}")
+    };
+    compare("settings (version, caches)", settings(a), settings(b));
     if !differs.is_empty() {
         return Err(InputError::Merge(format!(
             "{} at {} {} was measured in both, differently: {}",
@@ -310,8 +351,17 @@ pub fn merged_summary(a: &Summary, b: &Summary) -> Result<Summary> {
         .disk_bytes_total
         .zip(b.disk_bytes_total)
         .map(|(x, y)| x + y);
+    // Each run's windows count from its own first fetch: b's follow a's.
     let mut windows = a.windows.clone();
-    windows.extend(b.windows.iter().cloned());
+    let width = crate::stats::window::WINDOW_NS as f64 / 1e9;
+    let shift = match (a.windows.last(), b.windows.first()) {
+        (Some(last), Some(first)) => last.start_s + width - first.start_s,
+        _ => 0.0,
+    };
+    windows.extend(b.windows.iter().map(|w| crate::stats::Window {
+        start_s: w.start_s + shift,
+        ..w.clone()
+    }));
     Ok(Summary {
         count,
         latency: Percentiles::of(&all),
@@ -327,7 +377,8 @@ pub fn merged_summary(a: &Summary, b: &Summary) -> Result<Summary> {
             .map(|t| t as f64 / count as f64),
         bytes_returned: a.bytes_returned + b.bytes_returned,
         histogram: Some(LogHistogram::of_split(&all, split.as_ref())),
-        intervals: a.intervals.as_ref().map(|_| interval::intervals(&windows)),
+        intervals: (a.intervals.is_some() || b.intervals.is_some())
+            .then(|| interval::intervals(&windows)),
         windows,
         hdr: Some(sum),
     })
@@ -343,7 +394,15 @@ pub fn read_runs(ids: &[String], results_dir: &std::path::Path) -> Result<Vec<Ru
             } else {
                 results_dir.join(id)
             };
-            RunResults::read(&dir.join("results.json"))
+            let file = dir.join("results.json");
+            if !file.is_file() {
+                return Err(InputError::Merge(format!(
+                    "no run {id}: neither a run directory nor a run under {}",
+                    results_dir.display()
+                ))
+                .into());
+            }
+            RunResults::read(&file)
         })
         .collect()
 }

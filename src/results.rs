@@ -435,13 +435,29 @@ pub struct EngineResult {
     pub runs: Vec<String>,
 }
 
-/// `20261122-103105-4242`: sortable, unique per process.
+/// `20261122-103105-4242`: sortable, unique per process. A process that is its
+/// container's pid 1 (every pod of a Kubernetes Job, `deploy/helm`) is told apart by
+/// its host name instead: shares started in the same second would share an id.
 pub fn new_run_id() -> String {
-    format!(
-        "{}-{}",
-        chrono::Utc::now().format("%Y%m%d-%H%M%S"),
-        std::process::id()
-    )
+    let time = chrono::Utc::now().format("%Y%m%d-%H%M%S");
+    match std::process::id() {
+        1 => {
+            let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+            let host: String = host
+                .trim()
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' {
+                        c
+                    } else {
+                        '-'
+                    }
+                })
+                .collect();
+            format!("{time}-{host}")
+        }
+        pid => format!("{time}-{pid}"),
+    }
 }
 
 /// Write to `<path>.tmp`, then rename: readers never see half a file.

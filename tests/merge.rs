@@ -27,12 +27,15 @@ const FLAGS: [&str; 10] = [
 /// `blobrace measure` with FLAGS and `extra` on `root`'s data; the new run's directory.
 fn measure(root: &Path, extra: &[&str]) -> std::path::PathBuf {
     let before = runs_in(root);
-    let one_client: &[&str] = if extra.contains(&"--clients") {
-        &[]
-    } else {
-        &["--clients", "1"]
-    };
-    let args = [&["measure"][..], &FLAGS[..], one_client, extra].concat();
+    // FLAGS and one client, each flag `extra` names given as it says instead.
+    let defaults: Vec<&str> = FLAGS
+        .chunks(2)
+        .chain([&["--clients", "1"][..]])
+        .filter(|pair| !extra.contains(&pair[0]))
+        .flatten()
+        .copied()
+        .collect();
+    let args = [&["measure"][..], &defaults[..], extra].concat();
     let out = run(root, &args);
     assert!(out.status.success(), "{}", stderr(&out));
     let after = runs_in(root);
@@ -193,13 +196,19 @@ fn two_shares_merge_into_one_run_whose_cells_are_their_runs_figure_for_figure() 
 #[test]
 fn a_cell_measured_in_two_runs_holds_every_fetch_of_both_from_their_histograms() {
     let root = tempfile::tempdir().unwrap();
-    let first = measure(root.path(), &["--share", "1/2"]);
-    let again = measure(root.path(), &["--share", "1/2"]);
+    // sqlite-raw: the floor picks its read pattern by measuring each run, and a cell
+    // read another way is another measurement (refused: see below).
+    let sqlite = ["--share", "1/2", "--engines", "sqlite-raw"];
+    let first = measure(root.path(), &sqlite);
+    let again = measure(root.path(), &sqlite);
     let out = merge(&root.path().join("results"), &[&first, &again]);
     assert!(out.status.success(), "{}", stderr(&out));
     let (_, merged) = merged_run(&root.path().join("results"));
     let (a, b) = (json(&first), json(&again));
-    for m in merged["results"].as_array().unwrap() {
+    let cells = merged["results"].as_array().unwrap();
+    let names: Vec<_> = cells.iter().map(cell).collect();
+    assert_eq!(names.len(), 1, "sqlite-raw at 1KiB, cold: {names:?}");
+    for m in cells {
         let find = |run: &Value| -> Value {
             run["results"]
                 .as_array()
@@ -221,6 +230,34 @@ fn a_cell_measured_in_two_runs_holds_every_fetch_of_both_from_their_histograms()
             "{m} {expected}"
         );
         assert_eq!(m["runs"].as_array().unwrap().len(), 2);
+        // Hits and misses from their own histograms added, and the totals summed.
+        for part in ["hits", "misses"] {
+            let mut h = hdr::decode(x["measured"]["hdr"][part].as_str().unwrap()).unwrap();
+            h.add(hdr::decode(y["measured"]["hdr"][part].as_str().unwrap()).unwrap())
+                .unwrap();
+            let expected = serde_json::to_value(Percentiles::of(&h)).unwrap();
+            assert!(
+                same_percentiles(&m["measured"][part], &expected),
+                "{part}: {m}"
+            );
+        }
+        let sum = |k: &str| x["measured"][k].as_u64().unwrap() + y["measured"][k].as_u64().unwrap();
+        assert_eq!(
+            m["measured"]["bytes_returned"].as_u64().unwrap(),
+            sum("bytes_returned")
+        );
+        assert_eq!(
+            m["measured"]["disk_bytes_total"].as_u64().unwrap(),
+            sum("disk_bytes_total")
+        );
+        // b's windows follow a's on the timeline.
+        let starts: Vec<f64> = m["measured"]["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["start_s"].as_f64().unwrap())
+            .collect();
+        assert!(starts.windows(2).all(|p| p[0] < p[1]), "{starts:?}");
     }
 
     // Merging a merged run with one of its own runs would count it twice.
@@ -249,6 +286,16 @@ fn runs_of_other_data_or_loads_measured_twice_are_refused_saying_what_differs() 
     );
     assert_eq!(err.lines().count(), 1, "{err}");
 
+    // A part measured with other flags is not a part of the same run.
+    let twice = measure(root.path(), &["--share", "2/2", "--repeat", "2"]);
+    let out = merge(&root.path().join("results"), &[&first, &twice]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("with repeats 1") && err.contains("with repeats 2"),
+        "{err}"
+    );
+
     // Another workload of the same data is a variant, not a part of the run.
     let zipfian = measure(root.path(), &["--share", "2/2", "--access", "zipfian"]);
     let out = merge(&root.path().join("results"), &[&first, &zipfian]);
@@ -272,7 +319,9 @@ fn a_share_past_the_last_or_without_a_size_is_one_error() {
     let root = tempfile::tempdir().unwrap();
     for (share, says) in [
         ("3/2", "past the last"),
-        ("3/3", "takes no size class"),
+        // Two sizes: a split three ways is refused on every share, not only the third.
+        ("3/3", "split it across at most 2 machines"),
+        ("1/3", "split it across at most 2 machines"),
         ("x", "not a share"),
     ] {
         let out = run(
@@ -284,8 +333,11 @@ fn a_share_past_the_last_or_without_a_size_is_one_error() {
         assert!(err.contains(says), "{share}: {err}");
     }
     assert!(common::files_under(root.path()).is_empty());
-    let out = merge(&root.path().join("results"), &[Path::new("nothing-here")]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let missing = [Path::new("nothing-here"), Path::new("nor-here")];
+    let out = merge(&root.path().join("results"), &missing);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no run nothing-here"), "{err}");
 }
 
 /// HdrHistogram's own tool reads `histograms.hlog`: the Java `HistogramLogProcessor`

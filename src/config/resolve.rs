@@ -79,18 +79,21 @@ impl RunArgs {
             None => sizes,
             Some(share) => {
                 let mine = share.sizes_of(&sizes);
-                if mine.is_empty() {
+                // Every share refuses alike: a split whose last machines would find
+                // nothing to do is refused on all of them, at once.
+                if share.of as usize > sizes.len() {
                     return Err(InputError::Value {
                         what: "share",
                         input: share.to_string(),
                         why: format!(
-                            "takes no size class: the run has {} ({}), and share i of n takes every n-th from the i-th; split it across at most {} machines",
+                            "splits {} size class(es) ({}) {} ways: some shares would take none, as share i of n takes every n-th from the i-th; split it across at most {} machines",
                             sizes.len(),
                             sizes
                                 .iter()
                                 .map(|s| s.to_string())
                                 .collect::<Vec<_>>()
                                 .join(","),
+                            share.of,
                             sizes.len()
                         ),
                     });

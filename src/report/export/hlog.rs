@@ -1,7 +1,7 @@
 //! `histograms.hlog`: every result's exact histograms as one HdrHistogram interval
 //! log (V2, deflate), readable by HdrHistogram's own tools (`HistogramLogProcessor
 //! -tag <tag>`, hdrh in Python). One interval per histogram, tagged
-//! `<engine>.<cache>.r<repeat>/<size>/c<clients>/<part>`, part `all`, `hits`,
+//! `<engine>.<cache>.r<repeat>/<size>/c<clients>[@<rate>]/<part>`, part `all`, `hits`,
 //! `misses` (where the disk counter split them) or `response` (open loop). An
 //! interval spans its step (warm-up and measurement): results keep their times to
 //! the second, not the timed phase's own bounds. Values are nanoseconds.
@@ -13,6 +13,7 @@ use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 
 use super::Exporter;
+use crate::load_gen::LoadPoint;
 use crate::results::{EngineResult, RunResults};
 use crate::stats::hdr;
 
@@ -26,11 +27,11 @@ impl Exporter for Hlog {
     fn serialize(&self, run: &RunResults) -> Result<Option<Vec<u8>>> {
         let mut intervals = Vec::new();
         for r in &run.results {
-            intervals.extend(intervals_of(r, 1, None));
+            intervals.extend(intervals_of(r, &LoadPoint::closed(1), None));
         }
         for l in &run.load_results {
             let response = l.load.response_hdr.as_deref();
-            intervals.extend(intervals_of(&l.result, l.load.point.clients, response));
+            intervals.extend(intervals_of(&l.result, &l.load.point, response));
         }
         if intervals.is_empty() {
             return Ok(None);
@@ -72,14 +73,19 @@ fn log_of(heading: &str, started_at: &str, intervals: &[Interval]) -> Result<Vec
 /// The tagged histograms of one result's measured phase, with the step's times.
 fn intervals_of<'a>(
     r: &'a EngineResult,
-    clients: u32,
+    point: &LoadPoint,
     response: Option<&'a str>,
 ) -> Vec<Interval<'a>> {
     let Some(set) = &r.measured.hdr else {
         return Vec::new();
     };
+    // `c16`, or `c16@500` (fetches a second offered, open loop): `/` splits the tag.
+    let load = match point.rate {
+        None => format!("c{}", point.clients),
+        Some(rate) => format!("c{}@{}", point.clients, crate::load_gen::rate_label(rate)),
+    };
     let cell = format!(
-        "{}.{}.r{}/{}/c{clients}",
+        "{}.{}.r{}/{}/{load}",
         r.engine.name(),
         r.scenario.cache.name(),
         r.scenario.repeat,

@@ -19,7 +19,7 @@ use crate::cap::CapReport;
 use crate::error::InputError;
 use crate::machine::MachineFacts;
 use crate::results::{EngineResult, RunResults, new_run_id};
-use crate::stats::{LogHistogram, Percentiles, Summary, hdr, interval};
+use crate::stats::{Summary, hdr, interval};
 
 /// One of the runs a merged run was made of.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -346,7 +346,6 @@ pub fn merged_summary(a: &Summary, b: &Summary) -> Result<Summary> {
         (Some(h), Some(m)) => Some((hdr::decode(h)?, hdr::decode(m)?)),
         _ => None,
     };
-    let count = all.len();
     let disk_bytes_total = a
         .disk_bytes_total
         .zip(b.disk_bytes_total)
@@ -362,26 +361,17 @@ pub fn merged_summary(a: &Summary, b: &Summary) -> Result<Summary> {
         start_s: w.start_s + shift,
         ..w.clone()
     }));
-    Ok(Summary {
-        count,
-        latency: Percentiles::of(&all),
-        hits: split.as_ref().map(|(h, _)| Percentiles::of(h)),
-        misses: split.as_ref().map(|(_, m)| Percentiles::of(m)),
-        hit_ratio: split
-            .as_ref()
-            .filter(|_| count > 0)
-            .map(|(h, _)| h.len() as f64 / count as f64),
+    let mut summary = Summary::of_histograms(
+        &all,
+        split.as_ref().map(|(h, m)| (h, m)),
         disk_bytes_total,
-        disk_bytes_per_fetch: disk_bytes_total
-            .filter(|_| count > 0)
-            .map(|t| t as f64 / count as f64),
-        bytes_returned: a.bytes_returned + b.bytes_returned,
-        histogram: Some(LogHistogram::of_split(&all, split.as_ref())),
-        intervals: (a.intervals.is_some() || b.intervals.is_some())
-            .then(|| interval::intervals(&windows)),
+        a.bytes_returned + b.bytes_returned,
         windows,
-        hdr: Some(sum),
-    })
+    );
+    if a.intervals.is_some() || b.intervals.is_some() {
+        summary.intervals = Some(interval::intervals(&summary.windows));
+    }
+    Ok(summary)
 }
 
 /// Runs by id under `results_dir`, or run directories, read.

@@ -45,7 +45,12 @@ fn measure(root: &Path, extra: &[&str]) -> std::path::PathBuf {
 }
 
 fn runs_in(root: &Path) -> Vec<std::path::PathBuf> {
-    let Ok(entries) = std::fs::read_dir(root.join("results")) else {
+    run_dirs(&root.join("results"))
+}
+
+/// Every run directory (one holding results.json) under `results`, by name.
+fn run_dirs(results: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(results) else {
         return Vec::new();
     };
     let mut dirs: Vec<_> = entries
@@ -71,10 +76,8 @@ fn json(dir: &Path) -> Value {
 
 /// The merged run: the newest run directory holding `merged_from`.
 fn merged_run(results: &Path) -> (std::path::PathBuf, Value) {
-    let mut dirs: Vec<_> = std::fs::read_dir(results)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("results.json").is_file())
+    let mut dirs: Vec<_> = run_dirs(results)
+        .into_iter()
         .filter(|p| json(p).get("merged_from").is_some())
         .collect();
     dirs.sort_by_key(|p| {

@@ -86,34 +86,14 @@ impl FetchStats {
     }
 
     pub fn summary(&self) -> Summary {
-        let known = self.disk_bytes.is_some();
-        Summary {
-            count: self.count(),
-            latency: Percentiles::of(&self.all),
-            hits: known.then(|| Percentiles::of(&self.hits)),
-            misses: known.then(|| Percentiles::of(&self.misses)),
-            hit_ratio: (known && self.count() > 0)
-                .then(|| self.hits.len() as f64 / self.count() as f64),
-            disk_bytes_total: self.disk_bytes,
-            disk_bytes_per_fetch: self
-                .disk_bytes
-                .filter(|_| self.count() > 0)
-                .map(|b| b as f64 / self.count() as f64),
-            bytes_returned: self.bytes_returned,
-            histogram: Some(LogHistogram {
-                first_bin_ns: LogHistogram::FIRST_BIN_NS,
-                bins_per_decade: LogHistogram::BINS_PER_DECADE,
-                all: LogHistogram::bins_of(&self.all),
-                hits: known.then(|| LogHistogram::bins_of(&self.hits)),
-                misses: known.then(|| LogHistogram::bins_of(&self.misses)),
-            }),
-            windows: self.windows.windows(),
-            intervals: None,
-            hdr: Some(hdr::HdrSet::of(
-                &self.all,
-                known.then_some((&self.hits, &self.misses)),
-            )),
-        }
+        let split = self.disk_bytes.map(|_| (&self.hits, &self.misses));
+        Summary::of_histograms(
+            &self.all,
+            split,
+            self.disk_bytes,
+            self.bytes_returned,
+            self.windows.windows(),
+        )
     }
 
     /// The summary with its percentiles' 95% intervals (`interval.rs`).
@@ -197,18 +177,6 @@ impl LogHistogram {
         }
     }
 
-    /// All fetches in log bins, with hits and misses where they were told apart.
-    pub fn of_split(
-        all: &Histogram<u64>,
-        split: Option<&(Histogram<u64>, Histogram<u64>)>,
-    ) -> Self {
-        Self {
-            hits: split.map(|(h, _)| Self::bins_of(h)),
-            misses: split.map(|(_, m)| Self::bins_of(m)),
-            ..Self::of(all)
-        }
-    }
-
     fn bins_of(h: &Histogram<u64>) -> Vec<u64> {
         let mut bins = vec![0u64; Self::bin_count()];
         let last = bins.len() - 1;
@@ -276,6 +244,46 @@ pub struct Summary {
     /// The exact histograms (`hdr`); None in results written before them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hdr: Option<hdr::HdrSet>,
+}
+
+impl Summary {
+    /// Everything a phase's summary says, from its histograms (hits and misses where
+    /// the disk counter told them apart), its disk and returned bytes and its windows;
+    /// intervals are the caller's. A measured phase (`FetchStats::summary`) and runs
+    /// merged (`merge`) build theirs alike.
+    pub fn of_histograms(
+        all: &Histogram<u64>,
+        split: Option<(&Histogram<u64>, &Histogram<u64>)>,
+        disk_bytes_total: Option<u64>,
+        bytes_returned: u64,
+        windows: Vec<Window>,
+    ) -> Summary {
+        let count = all.len();
+        Summary {
+            count,
+            latency: Percentiles::of(all),
+            hits: split.map(|(h, _)| Percentiles::of(h)),
+            misses: split.map(|(_, m)| Percentiles::of(m)),
+            hit_ratio: split
+                .filter(|_| count > 0)
+                .map(|(h, _)| h.len() as f64 / count as f64),
+            disk_bytes_total,
+            disk_bytes_per_fetch: disk_bytes_total
+                .filter(|_| count > 0)
+                .map(|b| b as f64 / count as f64),
+            bytes_returned,
+            histogram: Some(LogHistogram {
+                first_bin_ns: LogHistogram::FIRST_BIN_NS,
+                bins_per_decade: LogHistogram::BINS_PER_DECADE,
+                all: LogHistogram::bins_of(all),
+                hits: split.map(|(h, _)| LogHistogram::bins_of(h)),
+                misses: split.map(|(_, m)| LogHistogram::bins_of(m)),
+            }),
+            windows,
+            intervals: None,
+            hdr: Some(hdr::HdrSet::of(all, split)),
+        }
+    }
 }
 
 impl Summary {

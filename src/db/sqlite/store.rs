@@ -162,14 +162,18 @@ impl SqliteStore {
         Ok(self.db.as_ref().expect("just connected"))
     }
 
-    /// A connection that changes nothing in the file (`mode=ro`, no journal mode).
-    async fn open_read_only(path: &Path) -> Result<DatabaseConnection> {
+    /// One connection to an existing file with no journal mode or other setting
+    /// (either would rewrite its header): read-only, or read-write only so that SQLite
+    /// may roll a hot journal back (`roll_back_hot_journal`).
+    async fn open_plain(path: &Path, read_only: bool) -> Result<DatabaseConnection> {
         let file = path.to_path_buf();
         let mut opts = ConnectOptions::new(format!("sqlite://{}", path.display()));
         opts.sqlx_logging(false)
             .max_connections(1)
             .min_connections(1)
-            .map_sqlx_sqlite_opts(move |o| o.filename(&file).read_only(true));
+            .map_sqlx_sqlite_opts(move |o| {
+                o.filename(&file).read_only(read_only).foreign_keys(false)
+            });
         Database::connect(opts)
             .await
             .with_context(|| format!("cannot open SQLite database {}", path.display()))
@@ -187,15 +191,7 @@ impl SqliteStore {
         if !journal_of(path).exists() {
             return Ok(());
         }
-        let file = path.to_path_buf();
-        let mut opts = ConnectOptions::new(format!("sqlite://{}", path.display()));
-        opts.sqlx_logging(false)
-            .max_connections(1)
-            .min_connections(1)
-            .map_sqlx_sqlite_opts(move |o| o.filename(&file).foreign_keys(false));
-        let db = Database::connect(opts)
-            .await
-            .with_context(|| format!("cannot open SQLite database {}", path.display()))?;
+        let db = Self::open_plain(path, false).await?;
         let read = db
             .execute_unprepared("SELECT COUNT(*) FROM sqlite_master")
             .await
@@ -341,7 +337,7 @@ impl Store for SqliteStore {
             }
             return Err(e);
         }
-        let inspect = match Self::open_read_only(&path).await {
+        let inspect = match Self::open_plain(&path, true).await {
             Ok(db) => db,
             Err(e) if is_torn(&e) => return Ok(self.torn(&e)),
             Err(e) => return Err(e),

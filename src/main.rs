@@ -297,7 +297,18 @@ fn run(command: Command) -> Result<()> {
 /// Per server: the cap Docker enforces on its container, or why it is unknown.
 async fn server_caps(config: &RunConfig) -> serde_json::Value {
     let mut servers = serde_json::Map::new();
+    let at = config.locations();
     for server in Server::all() {
+        if let Some(url) = at.server_url(server)
+            && let blobrace::db::server::place::Place::Remote { why } =
+                blobrace::db::server::place::locate(server, url).await
+        {
+            servers.insert(
+                server.name().to_string(),
+                serde_json::json!(format!("not controlled: remote ({why})")),
+            );
+            continue;
+        }
         let value = match blobrace::docker::service_cap(server.name(), config.cap).await {
             Ok(Some(cap)) => serde_json::to_value(cap).unwrap_or_default(),
             Ok(None) => serde_json::json!(format!("not running: start it with `{COMPOSE_UP}`")),

@@ -262,8 +262,15 @@ pub struct Regime {
     /// The cap if there is one, else the machine's RAM.
     pub effective_memory_bytes: u64,
     pub basis: MemoryBasis,
+    /// Data ÷ memory; NaN (`null` in JSON) where the memory is not known (remote).
+    #[serde(deserialize_with = "nan_from_null")]
     pub ratio: f64,
     pub verdict: RegimeVerdict,
+}
+
+/// serde_json writes NaN as `null`: read it back as NaN.
+fn nan_from_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// What the dataset was compared with.
@@ -275,6 +282,9 @@ pub enum MemoryBasis {
     /// No cap: the machine's RAM.
     #[serde(rename = "ram (uncapped)")]
     RamUncapped,
+    /// A remote server: its memory is neither set nor known here.
+    #[serde(rename = "memory not controlled (remote)")]
+    NotControlled,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -284,6 +294,8 @@ pub enum RegimeVerdict {
     DiskBound,
     /// The dataset fits: the numbers describe a cache, not a disk.
     FitsInMemory,
+    /// A remote server's memory is not known: neither can be told.
+    Unknown,
 }
 
 impl fmt::Display for MemoryBasis {
@@ -318,13 +330,30 @@ impl Regime {
         }
     }
 
+    /// A remote server's: its memory is not known here.
+    pub fn not_controlled(dataset_bytes: u64) -> Self {
+        Self {
+            dataset_bytes,
+            effective_memory_bytes: 0,
+            basis: MemoryBasis::NotControlled,
+            ratio: f64::NAN,
+            verdict: RegimeVerdict::Unknown,
+        }
+    }
+
     /// `disk-bound (3.0x cap)`.
     pub fn label(&self) -> String {
+        if self.verdict == RegimeVerdict::Unknown {
+            return format!("{} ({})", self.verdict, self.basis);
+        }
         format!("{} ({:.1}x {})", self.verdict, self.ratio, self.basis)
     }
 
     /// `3GiB (3.0x, disk-bound)`.
     pub fn data_label(&self) -> String {
+        if self.verdict == RegimeVerdict::Unknown {
+            return format!("{} ({})", format_bytes(self.dataset_bytes), self.basis);
+        }
         format!(
             "{} ({:.1}x, {})",
             format_bytes(self.dataset_bytes),
@@ -429,6 +458,15 @@ pub struct EngineResult {
     pub writer: Option<crate::live::WriterReport>,
     pub started_at: String,
     pub finished_at: String,
+    /// A server blobrace does not manage (`db::server::place`): why it is taken as
+    /// one, its URL without the password. None for the compose containers and
+    /// embedded engines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
+    /// A server's round trip (`SELECT 1` timed on a connection of its own) right
+    /// before the warm-up; None for embedded engines, or where it could not be had.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trip: Option<crate::db::server::round_trip::RoundTrip>,
     /// The runs whose fetches this holds, in a merged run (`blobrace merge`); empty
     /// in a measured run (it is its own).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

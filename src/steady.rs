@@ -144,6 +144,8 @@ impl CacheGauge for ServerGauge {
 pub enum AnyGauge {
     Cgroup(CgroupGauge),
     Server(ServerGauge),
+    /// A remote server's cache cannot be read from here.
+    Unreadable,
 }
 
 impl CacheGauge for AnyGauge {
@@ -151,12 +153,16 @@ impl CacheGauge for AnyGauge {
         match self {
             AnyGauge::Cgroup(g) => g.cached_bytes().await,
             AnyGauge::Server(g) => g.cached_bytes().await,
+            AnyGauge::Unreadable => None,
         }
     }
     fn basis(&self) -> String {
         match self {
             AnyGauge::Cgroup(g) => g.basis(),
             AnyGauge::Server(g) => g.basis(),
+            AnyGauge::Unreadable => {
+                "unavailable (a remote server's cache is not seen from here)".into()
+            }
         }
     }
 }

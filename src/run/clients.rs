@@ -122,6 +122,9 @@ impl Run {
         let at = self.config().locations();
         let counter = || match engine.store().server() {
             None => DiskReadCounter::open_self(),
+            Some(server) if crate::db::server::place::remote(server).is_some() => {
+                Err("a remote server's disk reads are not seen from here".into())
+            }
             Some(server) => match rt.block_on(crate::container::attach(
                 server.name(),
                 server.recording().process_env(),

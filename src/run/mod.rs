@@ -107,6 +107,9 @@ pub fn leave_out_servers_over_cap(config: &mut RunConfig) {
         let Some(server) = store.server() else {
             continue;
         };
+        if crate::db::server::place::remote(server).is_some() {
+            continue; // The run's cap is not its.
+        }
         let min = server.memory().min_cap_bytes(largest_blob);
         if memory >= min {
             continue;
@@ -125,12 +128,32 @@ pub fn leave_out_servers_over_cap(config: &mut RunConfig) {
 
 /// Set the run's servers to its cap (see `server_caps`): call after `reachable_engines`.
 /// Default engines whose server needs a larger cap are left out first.
+/// A server whose URL does not reach its compose container is remote (`place`): said
+/// here, and neither capped nor checked against the cap.
 pub async fn fit_servers(config: &mut RunConfig) -> Result<ServerCaps> {
+    let at = config.locations();
+    for server in stores_for(&config.engines)
+        .into_iter()
+        .filter_map(|s| s.server())
+    {
+        let Some(url) = at.server_url(server) else {
+            continue;
+        };
+        if let crate::db::server::place::Place::Remote { why } =
+            crate::db::server::place::locate(server, url).await
+        {
+            eprintln!(
+                "{}: remote, not a container blobrace manages ({why}): measured without a cap (not controlled), cold = a fresh connection (its caches are not emptied), disk bytes per fetch unavailable, the round trip measured beside each result",
+                server.name()
+            );
+        }
+    }
     leave_out_servers_over_cap(config);
     let at = config.locations();
     let servers: Vec<_> = stores_for(&config.engines)
         .into_iter()
         .filter_map(|s| s.server())
+        .filter(|server| crate::db::server::place::remote(*server).is_none())
         .filter_map(|server| Some((server, at.server_url(server)?.to_string())))
         .collect();
     let largest_blob = config.largest_blob();

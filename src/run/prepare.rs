@@ -37,6 +37,8 @@ pub struct Prepared {
     pub(super) live: Option<std::sync::Arc<crate::live::LiveCount>>,
     /// What the writer did during this measurement (`--write-rate` above 0).
     pub(super) writer: Option<crate::live::WriterReport>,
+    /// A server's round trip, timed before the warm-up (`round_trip`).
+    pub(super) round_trip: Option<crate::db::server::round_trip::RoundTrip>,
 }
 
 impl Prepared {
@@ -104,6 +106,7 @@ impl Run {
                 engine,
                 size: spec.size,
                 seconds: eviction.seconds,
+                how: &eviction.method,
             });
         }
         // The step's memory peaks count from here: after the cap's cache was emptied,
@@ -117,7 +120,7 @@ impl Run {
                 let prefill = crate::steady::prefill(
                     &mut store,
                     &mut gauge,
-                    Some(limit),
+                    limit,
                     self.config().steady_limit,
                     self.config().access,
                 )
@@ -138,9 +141,17 @@ impl Run {
         // server process serving our connection is among them.
         let (disk, container) = match engine.store().server() {
             None => (DiskReadCounter::open_self(), None),
+            Some(server) if crate::db::server::place::remote(server).is_some() => (
+                Err("a remote server's disk reads are not seen from here".into()),
+                None,
+            ),
             Some(server) => {
                 crate::container::attach(server.name(), server.recording().process_env()).await?
             }
+        };
+        let round_trip = match engine.store().server() {
+            None => None,
+            Some(server) => self.round_trip(engine, server).await,
         };
         if let Err(why) = &disk {
             self.progress(Progress::NoDiskCounter { engine, why });
@@ -177,7 +188,8 @@ impl Run {
                             format_bytes(stored)
                         ),
                     },
-                    fits_in_memory: stored <= limit,
+                    // A remote server's memory is not known: not said to fit.
+                    fits_in_memory: limit.is_some_and(|limit| stored <= limit),
                 };
                 self.progress(Progress::Settled {
                     engine,
@@ -198,18 +210,23 @@ impl Run {
             memory_since,
             live,
             writer: None,
+            round_trip,
         })
     }
 
     /// The gauge of the cache an engine reads through, and that cache's limit: the
-    /// memory cap of this process or of the server's container (else the machine's RAM).
-    pub(super) async fn gauge(&self, engine: EngineKind) -> Result<(AnyGauge, u64)> {
+    /// memory cap of this process or of the server's container (else the machine's
+    /// RAM); neither for a remote server.
+    pub(super) async fn gauge(&self, engine: EngineKind) -> Result<(AnyGauge, Option<u64>)> {
         let ram = self.results.machine.ram_bytes;
         let Some(server) = engine.store().server() else {
             let cap = &self.results.cap;
             let limit = cap.memory_limit_bytes.unwrap_or(ram);
-            return Ok((AnyGauge::Cgroup(CgroupGauge(cap.clone())), limit));
+            return Ok((AnyGauge::Cgroup(CgroupGauge(cap.clone())), Some(limit)));
         };
+        if crate::db::server::place::remote(server).is_some() {
+            return Ok((AnyGauge::Unreadable, None));
+        }
         let docker = crate::docker::connect().await?;
         let (container_id, container_name, _) = crate::docker::find_service(&docker, server.name())
             .await?
@@ -228,8 +245,28 @@ impl Run {
                 server,
                 url,
             }),
-            limit,
+            Some(limit),
         ))
+    }
+
+    /// A server's round trip right before it is measured; None, after saying why,
+    /// where it cannot be had.
+    async fn round_trip(
+        &self,
+        engine: EngineKind,
+        server: crate::db::server::Server,
+    ) -> Option<crate::db::server::round_trip::RoundTrip> {
+        let url = self.config().locations().server_url(server)?.to_string();
+        match crate::db::server::round_trip::measure(server, &url).await {
+            Ok(rt) => rt,
+            Err(e) => {
+                eprintln!(
+                    "note: {}: its round trip is unavailable ({e:#})",
+                    engine.name()
+                );
+                None
+            }
+        }
     }
 
     /// Probe the disk with O_DIRECT reads of this size class's block from a local
@@ -272,6 +309,8 @@ impl Run {
     pub(super) async fn cap_of(&self, engine: EngineKind) -> Option<CapReport> {
         match engine.store().server() {
             None => Some(self.results.cap.clone()),
+            // Not controlled: the compose container's cap would not be its.
+            Some(server) if crate::db::server::place::remote(server).is_some() => None,
             Some(server) => {
                 crate::container::service_cap_or_note(server.name(), self.results.config.cap).await
             }

@@ -26,6 +26,8 @@ pub enum Progress<'a> {
         engine: EngineKind,
         size: SizeClass,
         seconds: f64,
+        /// What was done (`EvictionReport::method`).
+        how: &'a str,
     },
     /// The steady state's prefill is done.
     Prefilled {

@@ -83,6 +83,10 @@ impl Run {
                 .expect("probing is on: it probed before"),
         });
         let cap = self.cap_of(engine).await;
+        let remote = engine
+            .store()
+            .server()
+            .and_then(crate::db::server::place::remote);
         let container = match &prepared.container {
             Some(watch) => watch.finish_or_note().await,
             None => None,
@@ -106,7 +110,12 @@ impl Run {
                 location,
             },
             settings,
-            regime: Regime::of(spec.bytes(), cap.as_ref(), self.results.machine.ram_bytes),
+            regime: match remote {
+                Some(_) => Regime::not_controlled(spec.bytes()),
+                None => Regime::of(spec.bytes(), cap.as_ref(), self.results.machine.ram_bytes),
+            },
+            remote,
+            round_trip: prepared.round_trip.clone(),
             cap,
             eviction: prepared.eviction.clone(),
             disk_counter,

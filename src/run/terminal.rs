@@ -89,6 +89,14 @@ pub(super) fn one_line(r: &EngineResult, config: &RunConfig) -> String {
         Some(p) => format!(" | {}", p.label()),
         None => String::new(),
     };
+    let round_trip = match &r.round_trip {
+        Some(rt) => format!(
+            " | round trip p50 {} p99 {}",
+            format_ns(rt.p50_ns as f64),
+            format_ns(rt.p99_ns as f64)
+        ),
+        None => String::new(),
+    };
     format!(
         "{:<13} {:>7}: n={} mean {} p50 {} ({}) p99 {} ({}) p99.9 {} | hit ratio {} | disk/fetch {} | disk probe {} | {}",
         r.scenario.label(r.engine, &config.cache, config.repeat),
@@ -104,7 +112,8 @@ pub(super) fn one_line(r: &EngineResult, config: &RunConfig) -> String {
         m.disk_per_fetch_label(),
         crate::summary::SummaryRow::disk_probe_label(r),
         r.regime.label(),
-    ) + &precision
+    ) + &round_trip
+        + &precision
 }
 
 /// A step's progress as the terminal says it.
@@ -118,8 +127,9 @@ pub(super) fn progress_line(event: &Progress<'_>) -> String {
             engine,
             size,
             seconds,
+            how,
         } => format!(
-            "{} {size}: server started cold in {seconds:.1} s (container restarted, its files dropped from the page cache)",
+            "{} {size}: server started cold in {seconds:.1} s ({how})",
             engine.name()
         ),
         Progress::Prefilled {

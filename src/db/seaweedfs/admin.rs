@@ -12,6 +12,14 @@ const MASTER: &str = "127.0.0.1:9333";
 
 /// The compose container of the store: (docker, id, name).
 async fn container(service: &str) -> Result<(bollard::Docker, String, String)> {
+    if let Some(why) =
+        crate::db::server::Server::named(service).and_then(crate::db::server::place::remote)
+    {
+        bail!(
+            "{service} is remote ({why}): blobrace makes and drops its buckets with `weed shell` inside its compose container, so an object store it does not manage is not supported yet; point its URL at the compose one ({})",
+            crate::db::server::COMPOSE_UP
+        );
+    }
     let docker = crate::docker::connect().await?;
     let (id, name, _) = crate::docker::find_service(&docker, service)
         .await?

@@ -13,6 +13,15 @@ use crate::evict::EvictionReport;
 /// setting lost by the restart is set back first (`url`: where to reach it).
 pub async fn restart_cold(server: Server, url: Option<&str>) -> Result<EvictionReport> {
     let started = std::time::Instant::now();
+    // A server blobrace does not manage is neither restarted nor reached for its
+    // files: restarting the compose container would start another server cold.
+    if super::place::remote(server).is_some() {
+        return Ok(EvictionReport {
+            method: "not controlled (remote server): a fresh connection only; its own cache and its host's page cache were not emptied".into(),
+            seconds: started.elapsed().as_secs_f64(),
+            ..Default::default()
+        });
+    }
     let docker = crate::docker::connect().await?;
     let Some((id, name, _)) = crate::docker::find_service(&docker, server.name()).await? else {
         bail!(

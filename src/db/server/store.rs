@@ -269,7 +269,7 @@ impl Store for ServerStore {
         orm::mark_complete(&db).await?;
         self.after_load(&db).await?;
         db.close().await?;
-        if self.sql.restart_after_load() {
+        if self.sql.restart_after_load() && super::place::remote(self.server).is_none() {
             let docker = crate::docker::connect().await?;
             if let Some((id, _, _)) =
                 crate::docker::find_service(&docker, self.server.name()).await?

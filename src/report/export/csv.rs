@@ -69,7 +69,7 @@ fn table(rows: &[SummaryRow]) -> Result<String> {
             opt(r.criterion_samples),
             r.memory_cap,
             r.cpu_cap,
-            r.regime_ratio,
+            opt(Some(r.regime_ratio).filter(|x| x.is_finite())),
             r.regime,
             opt(r.p50_interval.map(|i| format!("{:.0}", i.lo_ns))),
             opt(r.p50_interval.map(|i| format!("{:.0}", i.hi_ns))),

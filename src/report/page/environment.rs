@@ -21,6 +21,8 @@ pub(super) struct ResultEnvironment {
     data_per_cap: String,
     disk_counter: String,
     cold_start: String,
+    /// A server's round trip (`SELECT 1` p50 / p99); "—" for an embedded engine.
+    round_trip: String,
     /// criterion's own report, where `cargo bench` left one.
     criterion: Option<String>,
     /// In a merged run: the runs (and machines) whose fetches this holds.
@@ -30,6 +32,11 @@ pub(super) struct ResultEnvironment {
 impl ResultEnvironment {
     fn of(run: &RunResults, r: &EngineResult, run_dir: &Path) -> Self {
         let (memory_cap, cpu_cap, cap_read_at) = match &r.cap {
+            _ if r.remote.is_some() => (
+                Marked::Bad("not controlled (remote)".into()),
+                "not controlled (remote)".into(),
+                "—".into(),
+            ),
             Some(c) if c.memory_limit_bytes.is_none() => (
                 Marked::Bad(c.memory_label()),
                 c.cpu_label(),
@@ -55,6 +62,15 @@ impl ResultEnvironment {
             data_per_cap: r.regime.data_label(),
             disk_counter: r.disk_counter.clone(),
             cold_start: r.eviction.method.clone(),
+            round_trip: match (&r.round_trip, r.engine.store().is_server()) {
+                (Some(rt), _) => format!(
+                    "{} / {}",
+                    crate::stats::format_ns(rt.p50_ns as f64),
+                    crate::stats::format_ns(rt.p99_ns as f64)
+                ),
+                (None, true) => "unavailable".into(),
+                (None, false) => "—".into(),
+            },
             criterion: criterion_link(run, run_dir, r),
             ran_in: r
                 .runs

@@ -21,6 +21,8 @@ pub(super) enum Note {
     Steady(String),
     /// Dataset size, dataset ÷ memory, and what memory was counted.
     FitsInMemory(String, String, String),
+    /// Why it is remote, and its round trip (`p50 / p99`, or why unknown).
+    Remote(String, String),
 }
 
 pub(super) enum Warning {
@@ -117,7 +119,21 @@ fn warnings(run: &RunResults) -> Vec<Warning> {
     };
     for r in &run.results {
         let who = format!("{} {}", r.engine.name(), r.size);
+        if let Some(why) = &r.remote {
+            // Its cap and memory are not known: this note says so, not the two below.
+            let round_trip = match &r.round_trip {
+                Some(rt) => format!(
+                    "{} p50 / {} p99 ({})",
+                    crate::stats::format_ns(rt.p50_ns as f64),
+                    crate::stats::format_ns(rt.p99_ns as f64),
+                    rt.query
+                ),
+                None => "unavailable".into(),
+            };
+            note(Note::Remote(why.clone(), round_trip), &who);
+        }
         match &r.cap {
+            _ if r.remote.is_some() => {}
             None => note(Note::CapUnavailable, &who),
             Some(c) if c.memory_limit_bytes.is_none() => {
                 note(Note::Uncapped(c.cgroup.clone()), &who)
@@ -141,7 +157,10 @@ fn warnings(run: &RunResults) -> Vec<Warning> {
         if let Some(problem) = r.steady.as_ref().and_then(|s| s.problem()) {
             note(Note::Steady(problem), &who);
         }
-        if r.regime.verdict != RegimeVerdict::DiskBound {
+        if !matches!(
+            r.regime.verdict,
+            RegimeVerdict::DiskBound | RegimeVerdict::Unknown
+        ) {
             note(
                 Note::FitsInMemory(
                     format_bytes(r.regime.dataset_bytes),

@@ -1,0 +1,296 @@
+//! A server blobrace does not manage (`db::server::place`): a PostgreSQL started by
+//! hand outside compose, from the compose server's own image, reached through a port
+//! it publishes and through its address behind Docker's bridge (its own network
+//! namespace, a veth pair: not loopback's round trip). Its results claim no cap, say
+//! their cold start only opened a connection, have no disk bytes, and carry the round
+//! trip; the compose container is left alone. Skipped (the reason printed) without
+//! the compose servers; a failure when BLOBRACE_REQUIRE_DOCKER=1, as CI sets it.
+
+mod common;
+
+use common::{docker, run, server_url_or_skip, service_container, stderr};
+use serde_json::Value;
+
+const PASSWORD: &str = "remote-secret";
+
+/// A PostgreSQL container of its own, removed when the test ends however it ends.
+struct HandStarted {
+    name: String,
+}
+
+impl HandStarted {
+    fn start(image: &str) -> HandStarted {
+        let name = format!("blobrace-remote-test-{}", std::process::id());
+        let _ = std::process::Command::new("docker")
+            .args(["rm", "-f", &name])
+            .output();
+        docker(&[
+            "run",
+            "-d",
+            "--name",
+            &name,
+            "-e",
+            "POSTGRES_USER=blobrace",
+            "-e",
+            &format!("POSTGRES_PASSWORD={PASSWORD}"),
+            "-e",
+            "POSTGRES_DB=blobrace",
+            "-p",
+            "127.0.0.1::5432",
+            image,
+            "postgres",
+        ]);
+        let started = HandStarted { name };
+        for _ in 0..240 {
+            let ready = std::process::Command::new("docker")
+                .args([
+                    "exec",
+                    &started.name,
+                    "pg_isready",
+                    "-h",
+                    "127.0.0.1",
+                    "-U",
+                    "blobrace",
+                ])
+                .output()
+                .is_ok_and(|o| o.status.success());
+            if ready {
+                // The image's entry point restarts the server once after initdb.
+                std::thread::sleep(std::time::Duration::from_secs(2));
+                return started;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        panic!("the hand-started PostgreSQL is not ready after 120 s");
+    }
+
+    /// Its URL through the port published on 127.0.0.1.
+    fn published_url(&self) -> String {
+        let port = docker(&["port", &self.name, "5432/tcp"]);
+        let port = port.lines().next().unwrap().rsplit(':').next().unwrap();
+        format!("postgres://blobrace:{PASSWORD}@127.0.0.1:{port}/blobrace")
+    }
+
+    /// Its URL at its address on Docker's bridge.
+    fn bridge_url(&self) -> String {
+        let ip = docker(&[
+            "inspect",
+            "-f",
+            "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+            &self.name,
+        ]);
+        format!("postgres://blobrace:{PASSWORD}@{ip}:5432/blobrace")
+    }
+}
+
+impl Drop for HandStarted {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("docker")
+            .args(["rm", "-f", "-v", &self.name])
+            .output();
+    }
+}
+
+fn started_at(container: &str) -> String {
+    docker(&["inspect", "-f", "{{.State.StartedAt}}", container])
+}
+
+/// Measure postgres-raw at `url`, cold and steady; the run's results.
+fn measure(root: &std::path::Path, url: &str) -> Value {
+    let out = run(
+        root,
+        &[
+            "measure",
+            "--engines",
+            "postgres-raw",
+            "--sizes",
+            "64KiB",
+            "--dataset-bytes",
+            "4MiB",
+            "--warmup",
+            "100ms",
+            "--measure",
+            "300ms",
+            "--cache",
+            "both",
+            "--steady-limit",
+            "5s",
+            "--postgres-url",
+            url,
+        ],
+    );
+    let text = stderr(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains(PASSWORD), "the password was printed: {text}");
+    let (_, results) = common::only_run(root);
+    results
+}
+
+fn assert_remote(results: &Value, shown: &str) {
+    let measured = results["results"].as_array().unwrap();
+    assert_eq!(measured.len(), 2, "cold and steady");
+    for r in measured {
+        let remote = r["remote"].as_str().expect("recorded as remote");
+        assert!(remote.starts_with(shown), "{remote}");
+        assert!(remote.contains("is not the compose container"), "{remote}");
+        assert!(r["cap"].is_null(), "no cap claimed: {}", r["cap"]);
+        assert_eq!(r["regime"]["verdict"], "unknown");
+        assert_eq!(r["regime"]["basis"], "memory not controlled (remote)");
+        assert!(
+            r["eviction"]["method"]
+                .as_str()
+                .unwrap()
+                .starts_with("not controlled (remote server): a fresh connection only"),
+            "{}",
+            r["eviction"]["method"]
+        );
+        assert!(r["measured"]["disk_bytes_per_fetch"].is_null());
+        assert!(
+            r["disk_counter"].as_str().unwrap().contains("not seen"),
+            "{}",
+            r["disk_counter"]
+        );
+        assert!(r["container"].is_null());
+        let rt = &r["round_trip"];
+        assert_eq!(rt["query"], "SELECT 1");
+        let (p50, p99) = (
+            rt["p50_ns"].as_u64().unwrap(),
+            rt["p99_ns"].as_u64().unwrap(),
+        );
+        assert!(rt["count"].as_u64().unwrap() > 0);
+        assert!(0 < p50 && p50 <= p99, "{rt}");
+        // A round trip is part of every fetch: no fetch is faster than its p50's floor.
+        assert!(
+            r["measured"]["latency"]["p50_ns"].as_u64().unwrap() > p50 / 4,
+            "{r}"
+        );
+    }
+}
+
+#[test]
+fn a_server_started_by_hand_is_measured_as_remote_and_the_compose_one_is_left_alone() {
+    let Some(compose_url) = server_url_or_skip("postgres", "remote servers") else {
+        return;
+    };
+    let compose = service_container("postgres");
+    let image = docker(&["inspect", "-f", "{{.Config.Image}}", &compose]);
+    let hand = HandStarted::start(&image);
+    let compose_started = started_at(&compose);
+
+    // Through the port it publishes on loopback.
+    let url = hand.published_url();
+    let root = tempfile::tempdir().unwrap();
+    let results = measure(root.path(), &url);
+    let shown = url.replace(&format!(":{PASSWORD}@"), "@");
+    assert_remote(&results, &shown);
+    let (dir, _) = common::only_run(root.path());
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(
+        page.contains("<b>remote server</b>"),
+        "the yellow box flags it"
+    );
+    assert!(page.contains("not controlled (remote)"));
+    assert!(!page.contains(PASSWORD));
+    // A cold start of a remote server restarted nothing of compose's.
+    assert_eq!(started_at(&compose), compose_started);
+
+    // Through its address behind the bridge (a veth pair, its own namespace).
+    let url = hand.bridge_url();
+    let root = tempfile::tempdir().unwrap();
+    let results = measure(root.path(), &url);
+    assert_remote(&results, &url.replace(&format!(":{PASSWORD}@"), "@"));
+    assert_eq!(started_at(&compose), compose_started);
+
+    // `blobrace env` says the same.
+    let out = common::blobrace()
+        .args([
+            "env",
+            "--sizes",
+            "1KiB",
+            "--engines",
+            "postgres-raw",
+            "--data-dir",
+        ])
+        .arg(root.path())
+        .args(["--postgres-url", &url])
+        .output()
+        .unwrap();
+    let env = common::env_json(&out);
+    let postgres = env["servers"]["postgres"].as_str().unwrap();
+    assert!(postgres.starts_with("not controlled: remote"), "{postgres}");
+
+    // The compose server's URL is the compose container: capped, no remote note,
+    // its round trip measured all the same.
+    let root = tempfile::tempdir().unwrap();
+    let out = run(
+        root.path(),
+        &[
+            "measure",
+            "--engines",
+            "postgres-raw",
+            "--sizes",
+            "64KiB",
+            "--dataset-bytes",
+            "4MiB",
+            "--warmup",
+            "100ms",
+            "--measure",
+            "300ms",
+            "--cache",
+            "steady",
+            "--steady-limit",
+            "5s",
+            "--postgres-url",
+            &compose_url,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, results) = common::only_run(root.path());
+    let r = &results["results"][0];
+    assert!(r["remote"].is_null(), "{}", r["remote"]);
+    assert!(
+        r["cap"]["memory_limit_bytes"].as_u64().is_some(),
+        "{}",
+        r["cap"]
+    );
+    assert!(r["round_trip"]["p50_ns"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_remote_url_that_does_not_answer_is_one_line_naming_it_without_its_password() {
+    if server_url_or_skip("postgres", "an unanswering remote URL").is_none() {
+        return;
+    }
+    // A port nothing listens on: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://blobrace:{PASSWORD}@127.0.0.1:{port}/blobrace");
+    let root = tempfile::tempdir().unwrap();
+    let out = run(
+        root.path(),
+        &[
+            "measure",
+            "--engines",
+            "postgres-raw",
+            "--sizes",
+            "1KiB",
+            "--dataset-bytes",
+            "1MiB",
+            "--postgres-url",
+            &url,
+        ],
+    );
+    assert!(!out.status.success());
+    let text = stderr(&out);
+    let errors: Vec<&str> = text.lines().filter(|l| l.starts_with("Error")).collect();
+    assert_eq!(errors.len(), 1, "{text}");
+    assert!(
+        errors[0].contains(&format!("postgres://blobrace@127.0.0.1:{port}/blobrace")),
+        "{text}"
+    );
+    assert!(errors[0].contains("does not manage"), "{text}");
+    assert!(!text.contains(PASSWORD), "{text}");
+}

@@ -106,13 +106,17 @@ impl Rooms {
             let at = match store.server() {
                 None => 0,
                 Some(server) => {
-                    let source = crate::docker::service_data_source(
-                        server.name(),
-                        server.container_data_dir(),
-                    )
-                    .await
-                    .ok()
-                    .flatten();
+                    // A remote server's disk is not the compose volume's.
+                    let source = match crate::db::server::place::remote(server) {
+                        Some(_) => None,
+                        None => crate::docker::service_data_source(
+                            server.name(),
+                            server.container_data_dir(),
+                        )
+                        .await
+                        .ok()
+                        .flatten(),
+                    };
                     match source {
                         Some((path, volume)) => {
                             let label = format!(

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 const V1_UNLIMITED: u64 = 1 << 62;
 
 /// The cgroup mount and /proc, as this process sees them.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Roots {
     pub cgroup: PathBuf,
     pub proc: PathBuf,
@@ -21,6 +21,11 @@ impl Roots {
             cgroup: PathBuf::from("/sys/fs/cgroup"),
             proc: PathBuf::from("/proc"),
         }
+    }
+
+    /// The machine's own tree (not a test's fake one).
+    pub fn is_system(&self) -> bool {
+        *self == Self::system()
     }
 
     fn pid_alive(&self, pid: &str) -> bool {

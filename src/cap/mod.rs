@@ -60,7 +60,8 @@ pub enum CapMethod {
     V2Sibling,
     /// A cgroup v2 leaf under this process's own cgroup, which it left empty.
     V2ChildLeaf,
-    /// Re-run under `systemd-run --user --scope` with the cap as properties.
+    /// Re-run under `systemd-run --scope` with the cap as properties (the user's
+    /// manager, `--user`, for a normal user; the system's for root under systemd).
     SystemdScope,
     /// The cgroup the process started in already had the cap.
     Inherited,
@@ -285,22 +286,47 @@ fn create(
     reexec: bool,
     guard: &mut CapGuard,
 ) -> Result<(CapMethod, Vec<String>), String> {
+    let v2 = matches!(hierarchy, Hierarchy::V2 { .. });
+    let manager = systemd::Manager::for_this_process();
+    // Root on a v2 host systemd runs: a scope of the system manager first, whose
+    // limits systemd keeps (a leaf of ours in its slices loses its CPU cap on the next
+    // daemon-reload; see `systemd`). Where that cannot be had, the leaf.
+    let system_scope = if reexec
+        && v2
+        && manager == systemd::Manager::System
+        && roots.is_system()
+        && systemd::booted()
+    {
+        Some(systemd::reexec(narrowed, manager))
+    } else {
+        None
+    };
     let direct = match hierarchy {
         Hierarchy::V1 { memory, cpu } => v1::create(roots, memory, cpu.as_deref(), narrowed, guard),
         Hierarchy::V2 { dir, mount } => v2::create(roots, dir, mount, narrowed, guard),
     };
     let why = match direct {
-        Ok(done) => return Ok(done),
+        Ok((method, mut notes)) => {
+            if let Some(scope) = system_scope {
+                notes.push(format!(
+                    "a cgroup of its own in a tree systemd owns, which a `systemctl daemon-reload` during the run may strip of its CPU limit: {scope}"
+                ));
+            }
+            return Ok((method, notes));
+        }
         Err(why) => why,
     };
     // Leave the tree as it was before trying the next way.
     std::mem::take(guard);
     // The user's systemd manager delegates memory and cpu only on cgroup v2.
-    if reexec && narrowed.memory_bytes.is_some() && matches!(hierarchy, Hierarchy::V2 { .. }) {
-        let scope = systemd::reexec(narrowed);
+    if reexec && narrowed.memory_bytes.is_some() && v2 && manager == systemd::Manager::User {
+        let scope = systemd::reexec(narrowed, manager);
         return Err(format!("{why}; {scope}"));
     }
-    Err(why)
+    match system_scope {
+        Some(scope) => Err(format!("{why}; {scope}")),
+        None => Err(why),
+    }
 }
 
 fn apply_at(
@@ -313,10 +339,12 @@ fn apply_at(
     let mut failure = None;
     let hierarchy = cgroupfs::locate(roots);
     let (mem_before, cpu_before, _, _) = observe(roots, hierarchy.as_ref());
+    // The kernel keeps a memory limit in whole pages, rounding a request down: that
+    // rounded figure is the cap asked for (a note says so), not a cap from elsewhere.
+    let page = 4096;
+    let want_memory = req.memory_bytes.map(|b| b - b % page);
     let narrowed = CapRequest {
-        memory_bytes: req
-            .memory_bytes
-            .filter(|&want| mem_before.is_none_or(|have| have > want)),
+        memory_bytes: want_memory.filter(|&want| mem_before.is_none_or(|have| have > want)),
         cpus: req
             .cpus
             .filter(|&want| cpu_before.is_none_or(|have| have > want + 1e-9)),
@@ -369,7 +397,7 @@ fn apply_at(
         notes,
         housekeeping: guard.housekeeping.clone(),
     };
-    match req.memory_bytes {
+    match want_memory {
         Some(want) if memory_limit_bytes != Some(want) => {
             let why = failure.unwrap_or_else(|| match memory_limit_bytes {
                 Some(have) => format!(

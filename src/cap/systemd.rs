@@ -1,8 +1,14 @@
-//! cgroup v2 under systemd as a normal user: cgroupfs is not writable, but the user's
-//! systemd manager owns a delegated subtree with the memory and cpu controllers. So the
-//! process re-executes itself under `systemd-run --user --scope` with the limits as
-//! properties: same pid, same arguments, now inside a capped scope. `cargo bench` gets
-//! the cap with no root and no extra step.
+//! cgroup v2 under systemd: the process re-executes itself under `systemd-run --scope`
+//! with the limits as properties: same pid, same arguments, now inside a capped scope.
+//! - As a normal user (`--user`): cgroupfs is not writable, but the user's systemd
+//!   manager owns a delegated subtree with the memory and cpu controllers. `cargo
+//!   bench` gets the cap with no root and no extra step.
+//! - As root (the system manager): a leaf blobrace writes itself under a slice systemd
+//!   owns is not safe there. Proven on a real v2 host (`scripts/v2-host.sh`): after a
+//!   `systemctl daemon-reload` (any package install does one) systemd rewrote
+//!   `system.slice/cgroup.subtree_control` to what its own units need, and the kernel
+//!   took `cpu.max` off blobrace's leaf mid-run while the results still claimed the CPU
+//!   cap. Limits systemd itself set on a scope it owns survive that.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -23,11 +29,39 @@ pub fn in_own_scope() -> bool {
         .is_ok_and(|v| v == std::process::id().to_string() || v == parent.to_string())
 }
 
+/// Which systemd manager makes the scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Manager {
+    /// The user's (`--user`): a normal user.
+    User,
+    /// The system's: root.
+    System,
+}
+
+impl Manager {
+    /// The one this process asks: root the system's, anyone else their own.
+    pub fn for_this_process() -> Manager {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if unsafe { libc::geteuid() } == 0 {
+            Manager::System
+        } else {
+            Manager::User
+        }
+    }
+}
+
+/// Whether systemd runs this machine (`sd_booted`): it then owns the cgroup tree.
+pub fn booted() -> bool {
+    std::path::Path::new("/run/systemd/system").is_dir()
+}
+
 /// `systemd-run` arguments up to the command: a transient scope with the cap as properties.
-pub fn scope_args(req: &CapRequest) -> Vec<String> {
-    let mut args: Vec<String> = ["--user", "--scope", "--quiet", "--collect"]
-        .map(String::from)
-        .to_vec();
+pub fn scope_args(req: &CapRequest, manager: Manager) -> Vec<String> {
+    let mut args: Vec<String> = match manager {
+        Manager::User => vec!["--user".to_string()],
+        Manager::System => Vec::new(),
+    };
+    args.extend(["--scope", "--quiet", "--collect"].map(String::from));
     if let Some(bytes) = req.memory_bytes {
         // systemd's K/M/G suffixes are powers of 1024.
         let max = if bytes % (1 << 20) == 0 {
@@ -46,23 +80,27 @@ pub fn scope_args(req: &CapRequest) -> Vec<String> {
 
 /// The shell command a user can run themselves for the same scope.
 pub fn scope_command_line(req: &CapRequest, command: &str) -> String {
-    format!("systemd-run {} {command}", scope_args(req).join(" "))
+    format!(
+        "systemd-run {} {command}",
+        scope_args(req, Manager::User).join(" ")
+    )
 }
 
 /// Re-execute this process in a capped scope. Returns only when that cannot be done,
 /// with the reason; on success the process image is replaced.
-pub fn reexec(req: &CapRequest) -> String {
+pub fn reexec(req: &CapRequest, manager: Manager) -> String {
     if std::env::var_os(SCOPE_MARKER).is_some() {
         return "already re-executed under systemd-run, and its scope did not get the cap".into();
     }
-    let args = scope_args(req);
+    let args = scope_args(req, manager);
+    let shown = format!("systemd-run {}", args.join(" "));
     // Probe first: a failed exec would leave nothing to report the failure.
     let probe = Command::new("systemd-run").args(&args).arg("true").output();
     match probe {
         Err(e) => return format!("systemd-run is not available ({e})"),
         Ok(out) if !out.status.success() => {
             return format!(
-                "`systemd-run --user --scope` failed: {}",
+                "`{shown}` failed: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
             );
         }
@@ -73,10 +111,7 @@ pub fn reexec(req: &CapRequest) -> String {
         Err(e) => return format!("cannot find this executable to re-run it: {e}"),
     };
     let rest: Vec<OsString> = std::env::args_os().skip(1).collect();
-    eprintln!(
-        "cap: re-running under {}",
-        scope_command_line(req, &exe.display().to_string())
-    );
+    eprintln!("cap: re-running under {shown} {}", exe.display());
     let err = Command::new("systemd-run")
         .args(&args)
         .arg("--")

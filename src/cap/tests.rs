@@ -326,11 +326,37 @@ fn a_failed_attempt_leaves_no_leaf_behind_and_says_why() {
 #[test]
 fn the_systemd_scope_carries_the_cap_as_properties() {
     assert_eq!(
-        systemd::scope_args(&req(Some(GIB), Some(2.0))).join(" "),
+        systemd::scope_args(&req(Some(GIB), Some(2.0)), systemd::Manager::User).join(" "),
         "--user --scope --quiet --collect -p MemoryMax=1024M -p MemorySwapMax=0 -p CPUQuota=200%"
     );
     assert_eq!(
-        systemd::scope_args(&req(Some(1000), None)).join(" "),
+        systemd::scope_args(&req(Some(1000), None), systemd::Manager::User).join(" "),
         "--user --scope --quiet --collect -p MemoryMax=1000 -p MemorySwapMax=0"
     );
+    // Root asks the system manager: no --user.
+    assert_eq!(
+        systemd::scope_args(&req(Some(GIB), Some(1.0)), systemd::Manager::System).join(" "),
+        "--scope --quiet --collect -p MemoryMax=1024M -p MemorySwapMax=0 -p CPUQuota=100%"
+    );
+}
+
+#[test]
+fn a_memory_cap_that_is_not_whole_pages_is_the_rounded_limit_the_kernel_keeps() {
+    // The kernel kept `--cap 100000000` as 99999744 (whole 4 KiB pages): read back,
+    // that is the cap asked for, not "already capped below the request" by another.
+    let fake = Fake::v2("cpu memory");
+    let own = fake.cgroup("process_api/abc", "memory", "", &[me()]);
+    fs::write(own.join("memory.max"), "99999744").unwrap();
+    fake.own_cgroup_is("0::/process_api/abc\n");
+    let (report, _guard) = apply_at(&fake.roots, req(Some(100_000_000), None), false).unwrap();
+    assert_eq!(report.memory_limit_bytes, Some(99_999_744));
+    assert!(
+        report.notes.iter().any(|n| n.contains("was requested")),
+        "{:?}",
+        report.notes
+    );
+    // One page less is another's cap.
+    fs::write(own.join("memory.max"), "99995648").unwrap();
+    let err = apply_at(&fake.roots, req(Some(100_000_000), None), false).unwrap_err();
+    assert!(err.why.contains("already capped"), "{}", err.why);
 }

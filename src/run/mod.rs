@@ -52,6 +52,7 @@ pub fn stores_for(engines: &[EngineKind]) -> Vec<StoreKind> {
 
 /// Drop server engines whose server cannot be reached, with one line each saying
 /// why and how to start it; an engine asked for by name must run, so there it is an error.
+/// Each server that answers is located (`place`): the compose container or remote.
 pub async fn reachable_engines(config: &mut RunConfig) -> Result<()> {
     let mut unreachable: Vec<(StoreKind, String)> = Vec::new();
     for store in stores_for(&config.engines)
@@ -62,7 +63,11 @@ pub async fn reachable_engines(config: &mut RunConfig) -> Result<()> {
         let at = config.locations();
         let probe = async {
             let url = server.require_url(at.server_url(server))?;
-            server.probe(&url).await
+            server.probe(&url).await?;
+            // Whether it is the compose container, before anything acts on that
+            // (`verify` and `drop` too: SeaweedFS's buckets are dropped inside it).
+            crate::db::server::place::locate(server, &url).await;
+            anyhow::Ok(())
         };
         if let Err(e) = probe.await {
             if config.engines_explicit {

@@ -3,6 +3,10 @@
 # Build context: a directory holding blobrace, blobrace-bench and run.sh.
 ARG BASE=blobrace/debian-base:bookworm
 FROM ${BASE}
+# CA certificates: the S3 client loads them when it is built, even for http://
+# (compose/runner/Dockerfile says why).
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
 COPY blobrace blobrace-bench /usr/local/bin/
 COPY run.sh /usr/local/bin/blobrace-run
 ENTRYPOINT ["blobrace-run"]

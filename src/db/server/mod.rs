@@ -165,7 +165,6 @@ impl Server {
     /// connection opens and closes. For probes that decide whether to use a server.
     pub async fn probe(self, url: &str) -> Result<()> {
         if let Some(address) = url_address(url) {
-            let address_text = address.clone();
             let answers = tokio::task::spawn_blocking(move || {
                 use std::net::ToSocketAddrs;
                 address
@@ -179,18 +178,6 @@ impl Server {
             })
             .await
             .unwrap_or(true);
-            // Not the compose server's address: starting compose would not help.
-            let compose = self
-                .url_from_compose(&compose_env())
-                .and_then(|u| url_address(&u));
-            if !answers && compose.as_deref() != Some(address_text.as_str()) {
-                anyhow::bail!(
-                    "cannot connect to {} at {}: nothing answers there (a server blobrace does not manage: is it up, and does this machine reach that host and port? or leave {} unset for the compose one)",
-                    self.name(),
-                    redact_url(url),
-                    self.url_env()
-                );
-            }
             if !answers
                 && !crate::docker::came_back_up(
                     self.name(),
@@ -199,8 +186,10 @@ impl Server {
                 )
                 .await
             {
+                // Either kind of server: the compose one is started by blobrace's
+                // scripts; one it does not manage (remote) only its owner can start.
                 anyhow::bail!(
-                    "cannot connect to {} at {}: nothing answers there ({})",
+                    "cannot connect to {} at {}: nothing answers there (the compose server: {}; a server blobrace does not manage: is it up, and does this machine reach that host and port?)",
                     self.name(),
                     redact_url(url),
                     self.unreachable_hint()

@@ -95,8 +95,8 @@ fn started_at(container: &str) -> String {
     docker(&["inspect", "-f", "{{.State.StartedAt}}", container])
 }
 
-/// Measure postgres-raw at `url`, cold and steady; the run's results.
-fn measure(root: &std::path::Path, url: &str) -> Value {
+/// Measure postgres-raw at `url` in `cache` (cold, steady, both); the run's results.
+fn measure(root: &std::path::Path, url: &str, cache: &str) -> Value {
     let out = run(
         root,
         &[
@@ -112,7 +112,7 @@ fn measure(root: &std::path::Path, url: &str) -> Value {
             "--measure",
             "300ms",
             "--cache",
-            "both",
+            cache,
             "--steady-limit",
             "5s",
             "--postgres-url",
@@ -180,7 +180,7 @@ fn a_server_started_by_hand_is_measured_as_remote_and_the_compose_one_is_left_al
     // Through the port it publishes on loopback.
     let url = hand.published_url();
     let root = tempfile::tempdir().unwrap();
-    let results = measure(root.path(), &url);
+    let results = measure(root.path(), &url, "both");
     let shown = url.replace(&format!(":{PASSWORD}@"), "@");
     assert_remote(&results, &shown);
     let (dir, _) = common::only_run(root.path());
@@ -197,7 +197,7 @@ fn a_server_started_by_hand_is_measured_as_remote_and_the_compose_one_is_left_al
     // Through its address behind the bridge (a veth pair, its own namespace).
     let url = hand.bridge_url();
     let root = tempfile::tempdir().unwrap();
-    let results = measure(root.path(), &url);
+    let results = measure(root.path(), &url, "both");
     assert_remote(&results, &url.replace(&format!(":{PASSWORD}@"), "@"));
     assert_eq!(started_at(&compose), compose_started);
 
@@ -222,30 +222,7 @@ fn a_server_started_by_hand_is_measured_as_remote_and_the_compose_one_is_left_al
     // The compose server's URL is the compose container: capped, no remote note,
     // its round trip measured all the same.
     let root = tempfile::tempdir().unwrap();
-    let out = run(
-        root.path(),
-        &[
-            "measure",
-            "--engines",
-            "postgres-raw",
-            "--sizes",
-            "64KiB",
-            "--dataset-bytes",
-            "4MiB",
-            "--warmup",
-            "100ms",
-            "--measure",
-            "300ms",
-            "--cache",
-            "steady",
-            "--steady-limit",
-            "5s",
-            "--postgres-url",
-            &compose_url,
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let (_, results) = common::only_run(root.path());
+    let results = measure(root.path(), &compose_url, "steady");
     let r = &results["results"][0];
     assert!(r["remote"].is_null(), "{}", r["remote"]);
     assert!(

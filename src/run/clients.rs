@@ -123,7 +123,7 @@ impl Run {
         let counter = || match engine.store().server() {
             None => DiskReadCounter::open_self(),
             Some(server) if crate::db::server::place::remote(server).is_some() => {
-                Err("a remote server's disk reads are not seen from here".into())
+                Err(crate::db::server::place::NO_DISK_COUNTER.into())
             }
             Some(server) => match rt.block_on(crate::container::attach(
                 server.name(),

@@ -141,10 +141,9 @@ impl Run {
         // server process serving our connection is among them.
         let (disk, container) = match engine.store().server() {
             None => (DiskReadCounter::open_self(), None),
-            Some(server) if crate::db::server::place::remote(server).is_some() => (
-                Err("a remote server's disk reads are not seen from here".into()),
-                None,
-            ),
+            Some(server) if crate::db::server::place::remote(server).is_some() => {
+                (Err(crate::db::server::place::NO_DISK_COUNTER.into()), None)
+            }
             Some(server) => {
                 crate::container::attach(server.name(), server.recording().process_env()).await?
             }

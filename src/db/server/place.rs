@@ -24,6 +24,9 @@ use bollard::query_parameters::InspectContainerOptions;
 
 use super::{Server, redact_url, url_address};
 
+/// Why a remote server's disk bytes per fetch are unavailable.
+pub const NO_DISK_COUNTER: &str = "a remote server's disk reads are not seen from here";
+
 /// Where a run found a server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Place {

@@ -73,6 +73,7 @@ pub mod size;
 pub mod stats;
 pub mod steady;
 pub mod summary;
+pub mod verify;
 
 /// The name serde writes for a unit enum variant (its kebab-case or renamed
 /// form), so `Display` says what results.json says without spelling it twice.

@@ -7,10 +7,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
 use blobrace::config::{RunArgs, RunConfig, parse_duration, parse_percent, usage_error};
-use blobrace::content::check_blob;
 use blobrace::dataset::DatasetState;
-use blobrace::db::engine::Engine;
-use blobrace::db::registry::EngineKind;
 use blobrace::db::server::{COMPOSE_UP, Server};
 use blobrace::db::store::Store;
 use blobrace::error::InputError;
@@ -19,7 +16,6 @@ use blobrace::machine::MachineFacts;
 use blobrace::run::drive::{FixedTime, measure_all};
 use blobrace::run::plan::Plan;
 use blobrace::run::{Run, apply_cap, fit_servers, print_cap, reachable_engines, stores_for};
-use blobrace::size::format_bytes;
 
 #[derive(Parser)]
 #[command(
@@ -414,59 +410,5 @@ fn measure(config: RunConfig) -> Result<()> {
 }
 
 fn verify(config: RunConfig) -> Result<()> {
-    runtime()?.block_on(async {
-        let mut problems = 0;
-        for spec in config.datasets() {
-            for kind in stores_for(&config.engines) {
-                let mut store = kind.open(&config.locations(), spec);
-                let where_ = store.location().display().to_string();
-                if store.state().await? != DatasetState::Complete {
-                    return Err(InputError::NotLoaded { path: store.location().to_path_buf() }.into());
-                }
-                let range = store.id_range().await?;
-                let ids = range.ids.map(|(lo, hi)| format!(" with ids {lo}..={hi}")).unwrap_or_default();
-                let expected_ids = range.ids.map(|_| format!(" with ids 1..={}", spec.rows)).unwrap_or_default();
-                if range.count != spec.rows || range.ids.is_some_and(|ids| ids != (1, spec.rows)) {
-                    eprintln!("BAD {where_}: {} rows{ids}, expected {} rows{expected_ids}", range.count, spec.rows);
-                    problems += 1;
-                    continue;
-                }
-                // A churned dataset's rows are at the version its applied changes say,
-                // a churn killed halfway included.
-                let spec = *store.spec();
-                let applied = if spec.changes() { store.churn_applied().await?.applied } else { 0 };
-                let mut engine = EngineKind::reader_of(kind).open(&config.locations(), spec).await?;
-                let mut out = Vec::new();
-                let mut scratch = Vec::new();
-                let mut bad = 0u64;
-                for id in 1..=spec.rows {
-                    engine.before_fetch(&mut out);
-                    engine.fetch(id, &mut out).await.with_context(|| format!("reading id {id} from {where_}"))?;
-                    let version = spec.version_of(id, applied);
-                    if let Some(what) = check_blob(spec.seed, spec.size, id, &out, Some(version), &mut scratch) {
-                        if bad < 5 {
-                            eprintln!("BAD {where_}: id {id}: {what}");
-                        }
-                        bad += 1;
-                    }
-                }
-                engine.close().await?;
-                if bad > 0 {
-                    problems += 1;
-                } else {
-                    let keys = if spec.key.is_binary() { format!(" as {} keys", spec.key) } else { String::new() };
-                    let churn = match (spec.churn, spec.live) {
-                        (_, true) => format!(", every row at its version after {applied} changes"),
-                        (Some(c), false) => format!(", {applied} of {} rows at their {c} version", spec.churn_rows()),
-                        (None, false) => String::new(),
-                    };
-                    eprintln!("ok  {where_}: ids 1..={}{keys}, {} verified{churn}", spec.rows, format_bytes(spec.bytes()));
-                }
-            }
-        }
-        if problems > 0 {
-            bail!("{problems} dataset(s) failed verification: `blobrace drop` them with the same flags and load again");
-        }
-        Ok(())
-    })
+    runtime()?.block_on(blobrace::verify::verify(&config))
 }

@@ -131,8 +131,12 @@ pub async fn restart_with_limits(
     timeout: std::time::Duration,
 ) -> Result<()> {
     use bollard::query_parameters::{StartContainerOptions, StopContainerOptionsBuilder};
+    let grace = super::stop_seconds(docker, id).await?;
     docker
-        .stop_container(id, Some(StopContainerOptionsBuilder::new().t(30).build()))
+        .stop_container(
+            id,
+            Some(StopContainerOptionsBuilder::new().t(grace).build()),
+        )
         .await
         .with_context(|| format!("cannot stop container {id}"))?;
     update_limits(docker, id, memory_bytes, cpus).await?;

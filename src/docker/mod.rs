@@ -217,14 +217,28 @@ pub async fn restart_and_wait(
     timeout: std::time::Duration,
 ) -> Result<()> {
     use bollard::query_parameters::RestartContainerOptionsBuilder;
+    let grace = stop_seconds(docker, id).await?;
     docker
         .restart_container(
             id,
-            Some(RestartContainerOptionsBuilder::new().t(30).build()),
+            Some(RestartContainerOptionsBuilder::new().t(grace).build()),
         )
         .await
         .with_context(|| format!("cannot restart container {id}"))?;
     wait_healthy(docker, id, timeout).await
+}
+
+/// How long a stop waits for the container's process to exit before Docker kills it:
+/// its own grace period where compose gives one (`stop_grace_period`: SeaweedFS's
+/// 3 s, whose last step never ends by itself), else 30 s, time for a database's
+/// shutdown checkpoint (Docker's own 10 s can cut one short).
+pub async fn stop_seconds(docker: &Docker, id: &str) -> Result<i32> {
+    let inspected = docker
+        .inspect_container(id, None::<InspectContainerOptions>)
+        .await
+        .with_context(|| format!("cannot inspect container {id}"))?;
+    let own = inspected.config.and_then(|c| c.stop_timeout);
+    Ok(own.map_or(30, |s| s.clamp(0, i64::from(i32::MAX)) as i32))
 }
 
 /// Wait until a (re)started container serves: its own health test (the compose

@@ -91,7 +91,7 @@ async fn verify_one(config: &RunConfig, kind: StoreKind, spec: DatasetSpec) -> R
     } else {
         0
     };
-    let readers = readers_for(kind, spec.size.bytes());
+    let readers = readers_for(kind, spec.size.bytes()).min(spec.rows.max(1));
     let mut engines = Vec::new();
     for _ in 0..readers {
         engines.push(

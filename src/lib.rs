@@ -67,6 +67,7 @@ pub mod memory_fit;
 pub mod merge;
 pub mod report;
 pub mod results;
+pub mod rows_progress;
 pub mod run;
 pub mod server_caps;
 pub mod size;

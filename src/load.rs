@@ -2,12 +2,10 @@
 //! write it, repeat) so memory stays at about one batch. Complete datasets are
 //! skipped, partial ones resumed, and nothing starts before the disk check.
 
-use std::io::IsTerminal;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
 use crate::content::{fill_blob, fill_blob_version};
@@ -19,6 +17,7 @@ use crate::db::store::Store;
 use crate::disk_room::Rooms;
 use crate::error::InputError;
 use crate::machine::peak_rss_bytes;
+use crate::rows_progress::RowsProgress;
 use crate::size::format_bytes;
 
 /// What loading one dataset did.
@@ -152,78 +151,6 @@ pub async fn plan(
     Ok(planned)
 }
 
-/// Progress: a bar on a terminal, a line every few seconds otherwise (CI logs).
-struct Progress {
-    bar: Option<ProgressBar>,
-    label: String,
-    row_bytes: u64,
-    total: u64,
-    done: u64,
-    started: Instant,
-    last_line: Instant,
-}
-
-impl Progress {
-    const LINE_EVERY: Duration = Duration::from_secs(5);
-
-    fn new(label: String, row_bytes: u64, total: u64, done: u64) -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = ProgressBar::new(total).with_position(done);
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{prefix:>14} [{bar:30}] {bytes}/{total_bytes} {msg} {binary_bytes_per_sec} ETA {eta}",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
-            );
-            bar.set_prefix(label.clone());
-            bar
-        });
-        Self {
-            bar,
-            label,
-            row_bytes,
-            total,
-            done,
-            started: Instant::now(),
-            last_line: Instant::now(),
-        }
-    }
-
-    fn advance(&mut self, bytes: u64, resumed_at: u64) {
-        self.done += bytes;
-        let rows = format!(
-            "{}/{} rows",
-            self.done / self.row_bytes,
-            self.total / self.row_bytes
-        );
-        if let Some(bar) = &self.bar {
-            bar.set_message(rows);
-            bar.set_position(self.done);
-        } else if self.last_line.elapsed() >= Self::LINE_EVERY {
-            self.last_line = Instant::now();
-            let secs = self.started.elapsed().as_secs_f64();
-            let rate = (self.done - resumed_at) as f64 / secs;
-            let eta = (self.total - self.done) as f64 / rate.max(1.0);
-            eprintln!(
-                "load {}: {rows}, {} / {} ({:.0}%), {:.0} MB/s, ETA {:.0}s",
-                self.label,
-                format_bytes(self.done),
-                format_bytes(self.total),
-                100.0 * self.done as f64 / self.total as f64,
-                rate / 1e6,
-                eta
-            );
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
-    }
-}
-
 /// Load one dataset to completion (resuming a partial one).
 pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadReport> {
     let spec = *store.spec();
@@ -261,7 +188,8 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
     let started = Instant::now();
     let done = store.begin().await?;
     let label = format!("{} {}", kind_name.name(), spec.size);
-    let mut progress = Progress::new(
+    let mut progress = RowsProgress::new(
+        "load",
         label,
         spec.size.bytes(),
         spec.bytes(),
@@ -342,7 +270,8 @@ async fn churn(store: &mut AnyStore) -> Result<Option<ChurnReport>> {
         .extend(store.churn_maintenance(false).await?);
     let started = Instant::now();
     let label = format!("{} {} {churn}", store.kind().name(), spec.size);
-    let mut progress = Progress::new(
+    let mut progress = RowsProgress::new(
+        "load",
         label.clone(),
         spec.size.bytes(),
         total * spec.size.bytes(),

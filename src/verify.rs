@@ -7,8 +7,6 @@
 //! once, each on its own connection, interleaved over the ids. In-process stores
 //! (SQLite, files, the floor) read synchronously, so one reader serves them as fast.
 
-use std::time::{Duration, Instant};
-
 use anyhow::{Context, Result, bail};
 
 use crate::config::RunConfig;
@@ -19,6 +17,7 @@ use crate::db::engine::Engine;
 use crate::db::registry::{EngineKind, StoreKind};
 use crate::db::store::Store;
 use crate::error::InputError;
+use crate::rows_progress::RowsProgress;
 use crate::size::format_bytes;
 
 /// Blob bytes in flight across a server's readers: each reader holds its blob (and
@@ -26,8 +25,6 @@ use crate::size::format_bytes;
 const READERS_BYTES: u64 = 16 << 20;
 /// The most readers on one server dataset.
 const MAX_READERS: u64 = 8;
-/// A progress line this often on a long verify.
-const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 
 /// How many readers verify a dataset of `store` with blobs of `blob_bytes`.
 pub fn readers_for(store: StoreKind, blob_bytes: u64) -> u64 {
@@ -100,7 +97,13 @@ async fn verify_one(config: &RunConfig, kind: StoreKind, spec: DatasetSpec) -> R
                 .await?,
         );
     }
-    let progress = std::cell::RefCell::new(Progress::new(&where_, spec.rows));
+    let progress = std::cell::RefCell::new(RowsProgress::new(
+        "verify",
+        where_.clone(),
+        spec.size.bytes(),
+        spec.bytes(),
+        0,
+    ));
     let checked =
         futures_util::future::join_all(engines.into_iter().enumerate().map(|(reader, engine)| {
             read_every(
@@ -113,6 +116,7 @@ async fn verify_one(config: &RunConfig, kind: StoreKind, spec: DatasetSpec) -> R
             )
         }))
         .await;
+    progress.borrow().finish();
     let mut bad: Vec<(u64, String)> = Vec::new();
     for reader in checked {
         bad.extend(reader?);
@@ -155,7 +159,7 @@ async fn read_every(
     applied: u64,
     (first, step): (u64, u64),
     where_: &str,
-    progress: &std::cell::RefCell<Progress>,
+    progress: &std::cell::RefCell<RowsProgress>,
 ) -> Result<Vec<(u64, String)>> {
     let mut out = Vec::new();
     let mut scratch = Vec::new();
@@ -171,45 +175,10 @@ async fn read_every(
         {
             bad.push((id, what));
         }
-        progress.borrow_mut().one_more();
+        progress.borrow_mut().advance(spec.size.bytes(), 0);
     }
     engine.close().await?;
     Ok(bad)
-}
-
-/// Rows checked so far, said every few seconds on a long verify.
-struct Progress {
-    what: String,
-    rows: u64,
-    done: u64,
-    started: Instant,
-    said: Instant,
-}
-
-impl Progress {
-    fn new(what: &str, rows: u64) -> Self {
-        let now = Instant::now();
-        Self {
-            what: what.to_string(),
-            rows,
-            done: 0,
-            started: now,
-            said: now,
-        }
-    }
-
-    fn one_more(&mut self) {
-        self.done += 1;
-        if self.said.elapsed() >= PROGRESS_EVERY && self.done < self.rows {
-            self.said = Instant::now();
-            let per_s = self.done as f64 / self.started.elapsed().as_secs_f64();
-            let left = (self.rows - self.done) as f64 / per_s.max(1e-9);
-            eprintln!(
-                "verify {}: {}/{} rows, {:.0} rows/s, ETA {:.0}s",
-                self.what, self.done, self.rows, per_s, left
-            );
-        }
-    }
 }
 
 #[cfg(test)]

@@ -64,6 +64,9 @@ fn main() {
             "{}",
             blobrace::run::plan::Plan::of(&config).describe(&config)
         );
+        if let Some(line) = blobrace::run::resume::would_continue(&config) {
+            println!("{line}");
+        }
         return;
     }
     if let Err(e) = bench(config, !profiling) {

@@ -69,6 +69,7 @@ pub mod report;
 pub mod results;
 pub mod rows_progress;
 pub mod run;
+pub mod run_parts;
 pub mod server_caps;
 pub mod size;
 pub mod stats;

@@ -115,6 +115,18 @@ pub async fn plan(
     datasets: &[DatasetSpec],
     one_size_at_a_time: bool,
 ) -> Result<Vec<(AnyStore, Result<DatasetState>)>> {
+    let (planned, rooms) = rooms_of(at, stores, datasets).await?;
+    rooms.check(one_size_at_a_time)?;
+    Ok(planned)
+}
+
+/// Every store the engines need for every dataset opened, its state, and what loading
+/// the missing ones adds to each file system (`Rooms`, size class by size class).
+pub async fn rooms_of(
+    at: &Locations,
+    stores: &[StoreKind],
+    datasets: &[DatasetSpec],
+) -> Result<(Vec<(AnyStore, Result<DatasetState>)>, Rooms)> {
     let data_dir = at.data_dir.as_path();
     check_data_dir(data_dir)?;
     let mut rooms = Rooms::find(data_dir, stores).await;
@@ -147,8 +159,7 @@ pub async fn plan(
             planned.push((store, state));
         }
     }
-    rooms.check(one_size_at_a_time)?;
-    Ok(planned)
+    Ok((planned, rooms))
 }
 
 /// Load one dataset to completion (resuming a partial one).

@@ -389,6 +389,9 @@ fn measure_or_plan(mut config: RunConfig, dry_run: bool) -> Result<()> {
     if dry_run {
         blobrace::run::leave_out_servers_over_cap(&mut config);
         print!("{}", Plan::of(&config).describe(&config));
+        if let Some(line) = blobrace::run::resume::would_continue(&config) {
+            println!("{line}");
+        }
         return Ok(());
     }
     measure(config)

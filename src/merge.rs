@@ -146,6 +146,8 @@ pub fn merge(runs: Vec<RunResults>, results_dir: &std::path::Path) -> Result<Run
     merged.config.sizes.sort();
     merged.config.sizes.dedup();
     merged.merged_from = sources;
+    // A merged run is never continued: its parts are runs of their own.
+    merged.resume_key.clear();
     Ok(merged)
 }
 

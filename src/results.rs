@@ -76,6 +76,17 @@ pub struct RunResults {
     /// The runs this one was merged from (`blobrace merge`); empty for a measured run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<crate::merge::MergedRun>,
+    /// What a later run with the same flags must match to continue this one
+    /// (`run::resume`); empty in merged runs and results from before.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub resume_key: String,
+    /// The processes that measured this run, in order: one, or more where a stopped
+    /// run was continued (`run_parts`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<crate::run_parts::RunPart>,
+    /// The cells measured to their end, and by which part.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub done_cells: Vec<crate::run_parts::DoneCell>,
 }
 
 /// The part of a run a failure stopped.
@@ -498,6 +509,9 @@ pub fn new_run_id() -> String {
     }
 }
 
+/// Held while results.json is written (`RunResults::write`, `run_parts::mark_stopped`).
+pub static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Write to `<path>.tmp`, then rename: readers never see half a file.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension("tmp");
@@ -604,6 +618,8 @@ impl RunResults {
 
     /// Write results.json into the run's directory (created if needed).
     pub fn write(&self) -> Result<PathBuf> {
+        // One writer at a time: the run, or its interrupt marking the part stopped.
+        let _writing = WRITING.lock();
         let dir = self.dir();
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;

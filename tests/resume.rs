@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::os::unix::process::ExitStatusExt;
 use std::time::Duration;
 
 use common::{blobrace, run, signal_after, stderr};
@@ -499,5 +500,258 @@ fn an_sqlite_file_left_with_a_hot_journal_is_rolled_back_and_verifies() {
     assert!(
         err.contains("0 dataset(s) loaded, 1 already complete"),
         "{err}"
+    );
+}
+
+/// Start `blobrace <args>` (its data and results under `root`, uncapped), wait for the
+/// first line of its standard error holding `at`, send `signal`, and return what it
+/// printed and its exit status; None where it finished before saying `at`.
+fn stop_when(
+    root: &std::path::Path,
+    args: &[&str],
+    at: &str,
+    signal: i32,
+) -> Option<(String, std::process::ExitStatus)> {
+    use std::io::{BufRead, BufReader};
+    let mut child = blobrace()
+        .args(args)
+        .args(["--cap", "none", "--cpus", "none", "--data-dir"])
+        .arg(root.join("data"))
+        .arg("--results-dir")
+        .arg(root.join("results"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut said = String::new();
+    let mut signalled = false;
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        said.push_str(&line);
+        said.push('\n');
+        if line.contains(at) {
+            // SAFETY: a plain kill(2) of our own child, not reaped yet.
+            assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+            signalled = true;
+            break;
+        }
+    }
+    for line in lines {
+        said.push_str(&line.unwrap());
+        said.push('\n');
+    }
+    let status = child.wait().unwrap();
+    signalled.then_some((said, status))
+}
+
+/// A run stopped during its bulk loads, during a cold cell and during a steady cell, by
+/// SIGKILL, SIGINT and SIGTERM, is continued by the same command each time: one run
+/// directory, every cell measured once and kept from the part that measured it, one
+/// report naming the parts; `--fresh` starts a new run, and other flags never continue it.
+#[test]
+fn a_run_stopped_at_three_moments_is_continued_and_every_cell_is_measured_once() {
+    let root = tempfile::tempdir().unwrap();
+    let measure = [
+        "measure",
+        "--engines",
+        "sqlite,fs,floor",
+        "--sizes",
+        "1KiB,64KiB",
+        "--dataset-bytes",
+        "16MiB",
+        "--cache",
+        "both",
+        "--warmup",
+        "100ms",
+        "--measure",
+        "300ms",
+    ];
+    // 1. During the loads (SQLite's bulk load of 16,384 rows comes first): nothing
+    // measured, no run saved yet; the next run's loads pick up where these stopped.
+    let (said, status) = stop_when(root.path(), &measure, "run: measuring", libc::SIGKILL)
+        .expect("the run said its plan");
+    assert_eq!(status.signal(), Some(libc::SIGKILL), "{said}");
+    assert!(said.contains("12 cell(s)"), "{said}");
+    // 2. During a cold cell: Ctrl-C says where the run stands and how to go on.
+    let (said, status) = stop_when(
+        root.path(),
+        &measure,
+        "[cell 3 of 12] fs.cold",
+        libc::SIGINT,
+    )
+    .expect("the run reached its third cell");
+    assert_eq!(status.code(), Some(130), "{said}");
+    assert!(
+        !said.contains("continuing run "),
+        "nothing to continue: {said}"
+    );
+    assert!(
+        said.contains("interrupted by SIGINT: 2 of 12 cell(s) measured to their end")
+            && said.contains("The same command continues this run"),
+        "{said}"
+    );
+    // 3. During a steady cell of the second size, by SIGTERM.
+    let (said, status) = stop_when(
+        root.path(),
+        &measure,
+        "[cell 8 of 12] sqlite.steady 64KiB",
+        libc::SIGTERM,
+    )
+    .expect("the run reached its eighth cell");
+    assert_eq!(status.code(), Some(143), "{said}");
+    assert!(said.contains("continuing run "), "{said}");
+    assert!(
+        said.contains("2 measured by earlier parts, 10 to measure"),
+        "{said}"
+    );
+    // 4. Killed outright during a cold cell: no word, and still nothing lost.
+    let (said, status) = stop_when(root.path(), &measure, "[cell 10 of 12]", libc::SIGKILL)
+        .expect("the run reached its tenth cell");
+    assert_eq!(status.signal(), Some(libc::SIGKILL), "{said}");
+    // The same command finishes it.
+    let last = run(root.path(), &measure);
+    let err = stderr(&last);
+    assert!(last.status.success(), "{err}");
+    assert!(
+        err.contains("9 measured by earlier parts, 3 to measure"),
+        "{err}"
+    );
+    assert_eq!(err.matches("[cell ").count(), 3, "{err}");
+    assert!(err.contains("the run's 4 parts: "), "{err}");
+    let (dir, json) = common::only_run(root.path());
+    assert_eq!(json["complete"], true);
+    let cells: std::collections::BTreeSet<String> = json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| format!("{} {} {}", r["engine"], r["size"], r["cache"]))
+        .collect();
+    assert_eq!(json["results"].as_array().unwrap().len(), 12, "{cells:?}");
+    assert_eq!(cells.len(), 12, "every cell once: {cells:?}");
+    assert_eq!(json["done_cells"].as_array().unwrap().len(), 12);
+    let parts = json["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 4, "{parts:?}");
+    let measured: Vec<u64> = parts
+        .iter()
+        .map(|p| p["cells_measured"].as_u64().unwrap())
+        .collect();
+    assert_eq!(measured, [2, 5, 2, 3], "{parts:?}");
+    assert_eq!(parts[0]["ended"], "interrupted by SIGINT");
+    assert_eq!(parts[1]["ended"], "interrupted by SIGTERM");
+    assert!(parts[2].get("ended").is_none(), "a SIGKILL says nothing");
+    assert_eq!(parts[3]["ended"], "complete");
+    // Each cell's result comes from the part that measured it to its end.
+    for d in json["done_cells"].as_array().unwrap() {
+        let part = d["part"].as_u64().unwrap();
+        let r = json["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| {
+                r["engine"] == d["engine"]
+                    && r["size_bytes"] == d["size"]
+                    && r["cache"] == d["cache"]
+            })
+            .unwrap();
+        let started = parts[part as usize]["started_at"].as_str().unwrap();
+        assert!(r["started_at"].as_str().unwrap() >= started, "{r} {d}");
+    }
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(
+        page.contains("<h3>Parts</h3>") && page.contains("part 3, "),
+        "the report names the parts"
+    );
+    // Finished: the same command starts a new run (--fresh and other flags: the unit
+    // tests of `run::resume`).
+    let again = run(root.path(), &measure);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        !stderr(&again).contains("continuing run"),
+        "{}",
+        stderr(&again)
+    );
+    let runs = std::fs::read_dir(root.path().join("results"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .count();
+    assert_eq!(runs, 2);
+}
+
+/// A disk that holds one size class but not all of them: the run plans instead of
+/// refusing. It says what it keeps (the dearest to load again, as far as the disk
+/// allows, and the last size class whole) and what it drops once measured, measures
+/// every cell, and leaves the kept datasets for the next run; `--keep-all` refuses.
+#[test]
+fn a_disk_too_small_for_every_size_class_gets_a_plan_of_what_to_keep() {
+    let root = tempfile::tempdir().unwrap();
+    let Some(_disk) = SmallDisk::mount(root.path(), 300) else {
+        return;
+    };
+    // Per size class about 41 MiB for each of SQLite, fs and the floor: 250 MiB for
+    // both at once, more than 300 MiB less the 64 MiB + 1% kept free; one fits.
+    let measure = [
+        "measure",
+        "--engines",
+        "sqlite,fs,floor",
+        "--sizes",
+        "64KiB,1MiB",
+        "--dataset-bytes",
+        "40MiB",
+        "--warmup",
+        "50ms",
+        "--measure",
+        "200ms",
+    ];
+    let out = run(root.path(), &measure);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("so the run goes size class by size class: its peak is"),
+        "{err}"
+    );
+    // 64 KiB: two of the three fit beside the 1 MiB class; the floor's is the cheapest
+    // to write again (one file in order), so it goes.
+    let kept = err
+        .lines()
+        .find(|l| l.starts_with("disk plan: kept once measured"))
+        .unwrap();
+    let dropped = err
+        .lines()
+        .find(|l| l.starts_with("disk plan: dropped once measured"))
+        .unwrap();
+    for store in [
+        "sqlite 64KiB",
+        "fs 64KiB",
+        "sqlite 1MiB",
+        "fs 1MiB",
+        "floor 1MiB",
+    ] {
+        assert!(kept.contains(store), "{store}: {kept}");
+    }
+    assert!(
+        dropped.contains("floor 64KiB") && !dropped.contains("sqlite"),
+        "{dropped}"
+    );
+    let (_, json) = common::only_run(root.path());
+    assert_eq!(json["results"].as_array().unwrap().len(), 6);
+    assert!(json["parts"][0]["disk_plan"].as_array().unwrap().len() >= 3);
+    let data = root.path().join("data");
+    assert!(
+        !data.join("floor/64KiB-x640.bin").exists(),
+        "dropped once measured"
+    );
+    assert!(data.join("sqlite/64KiB-x640.sqlite").exists() && data.join("fs/64KiB-x640").exists());
+    assert!(
+        data.join("floor/1MiB-x40.bin").exists(),
+        "the last size class stays"
+    );
+    // --keep-all: refused before loading, with the numbers.
+    let keep_all = run(root.path(), &[&measure[..], &["--keep-all"]].concat());
+    assert_eq!(keep_all.status.code(), Some(2), "{}", stderr(&keep_all));
+    assert!(
+        stderr(&keep_all).contains("not enough free disk"),
+        "{}",
+        stderr(&keep_all)
     );
 }

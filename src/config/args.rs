@@ -171,12 +171,27 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_DROP_AFTER")]
     pub drop_after: bool,
 
+    /// Keep every dataset: refuse a run whose loads do not all fit on the disk at
+    /// once. By default such a run goes size class by size class instead, keeping on
+    /// disk the datasets dearest to load again (as far as the disk allows, for the
+    /// next run to reuse) and dropping the others once measured; it says its plan,
+    /// with the arithmetic, before loading.
+    #[arg(long, env = "BLOBRACE_KEEP_ALL", conflicts_with = "drop_after")]
+    pub keep_all: bool,
+
     /// Stop the whole run at the first engine or store that fails. By default a load,
     /// measurement or drop that fails for one engine (a server OOM-killed or gone, a
     /// lost connection) is recorded with its reason, the run goes on with the others,
     /// and it exits non-zero at the end naming what failed.
     #[arg(long, env = "BLOBRACE_FAIL_FAST")]
     pub fail_fast: bool,
+
+    /// Start a new run even where an earlier one with the same flags stopped before
+    /// its end. By default a run stopped part-way (Ctrl-C, SIGTERM, a kill, a reboot,
+    /// a failing server) is continued: the cells it measured are kept, only the
+    /// missing ones are measured, and one report covers the whole.
+    #[arg(long, env = "BLOBRACE_FRESH")]
+    pub fresh: bool,
 
     #[arg(long, env = "BLOBRACE_TARGET_P99", value_parser = parse_duration,
           help = format!("Latency target of the report's verdict: the largest size whose p99 is at or under it. Default {}.", duration_label(DEFAULT_TARGET_P99)))]

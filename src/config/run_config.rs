@@ -76,9 +76,17 @@ pub struct RunConfig {
     pub target_p99: Duration,
     #[serde(default)]
     pub drop_after: bool,
+    /// `--keep-all`: refuse where every dataset does not fit at once, rather than
+    /// plan which to keep (`disk_room::KeepPlan`).
+    #[serde(default)]
+    pub keep_all: bool,
     /// Stop at the first failing engine instead of recording it and going on.
     #[serde(default)]
     pub fail_fast: bool,
+    /// `--fresh`: never continue an earlier run (`run::resume`). Not recorded: a part
+    /// started fresh is a run like any other.
+    #[serde(skip)]
+    pub fresh: bool,
     /// Client counts (results from before: 1).
     #[serde(default = "one_client")]
     pub clients: Vec<u32>,

@@ -35,7 +35,7 @@ pub mod postgres;
 pub mod seaweedfs;
 pub mod sqlite;
 
-pub use database::{Database, EngineDef, Opened};
+pub use database::{Database, EngineDef, LoadCost, Opened};
 
 /// Every database, in the suite's order (report rows, tables, `--engines all`):
 /// embedded first, then the servers. Adding one: its folder, and its line here.

@@ -86,6 +86,11 @@ impl StoreKind {
     }
 
     /// The physical floor's store.
+    /// About what loading `rows` rows of `bytes` takes, where none was recorded.
+    pub fn load_cost(self) -> crate::db::LoadCost {
+        self.db().load_cost()
+    }
+
     pub fn is_floor(self) -> bool {
         self.db().is_floor()
     }

@@ -22,7 +22,7 @@
 //!   drop the size's datasets (--drop-after)
 //! ```
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use tokio::runtime::Runtime;
@@ -60,27 +60,45 @@ pub trait SizeScope {
 
 /// Every engine at every size of the run, in the run's order: in latency mode each
 /// load of `RunConfig::load_points` (1 client through the driver, more through the
-/// load generator), in saturate mode a saturation search per client count.
+/// load generator), in saturate mode a saturation search per client count. Cells an
+/// earlier part of this run measured to their end are not measured again (`resume`);
+/// a size none of whose cells is left is neither loaded nor measured.
 pub fn measure_all<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Result<()> {
     let config = run.config().clone();
     let plan = Plan::of(&config);
     for &spec in plan.sizes() {
+        let left: Vec<&Cell> = plan
+            .cells_at(spec)
+            .filter(|c| !run.results.is_done(&c.key()))
+            .collect();
+        if left.is_empty() {
+            // Measured by an earlier part: with --drop-after its datasets go now if that
+            // part stopped before dropping them.
+            rt.block_on(run.after_size(spec))?;
+            continue;
+        }
         rt.block_on(run.before_size(spec))?;
         let mut scope = driver.size(spec);
-        for cell in plan.cells_at(spec) {
+        for cell in left {
             let (engine, scenario) = (cell.engine, cell.scenario);
+            let label = scenario.label(engine, &config.cache, config.repeat);
             if run.load_failed(engine, spec) {
                 run.progress(Progress::NotLoaded {
-                    cell: &scenario.label(engine, &config.cache, config.repeat),
+                    cell: &label,
                     size: spec.size,
                 });
                 continue;
             }
+            run.cell_starts(&plan, cell, &label);
+            let started = Instant::now();
             // One engine's failure (its server OOM-killed or gone, a lost connection)
             // is recorded and the run goes on with the others.
-            if let Err(e) = measure_cell(run, rt, &mut scope, cell) {
-                let label = scenario.label(engine, &config.cache, config.repeat);
-                run.step_failed(FailedStage::Measure, label, spec, e)?;
+            match measure_cell(run, rt, &mut scope, cell) {
+                Ok(whole) => run.cell_ended(&config, cell, started.elapsed(), whole)?,
+                Err(e) => {
+                    run.cell_ended(&config, cell, started.elapsed(), false)?;
+                    run.step_failed(FailedStage::Measure, label, spec, e)?;
+                }
             }
             // Once its loads are done: each of them started by evicting anyway
             // (786k files of 1 KiB take 6 s to evict).
@@ -96,13 +114,16 @@ pub fn measure_all<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Re
 
 /// Every load of one cell: in latency mode each load (1 client through the driver,
 /// more through the load generator), then, for `--saturate-sizes`, the search; in
-/// saturate mode a saturation search per client count.
+/// saturate mode a saturation search per client count. True where every load was
+/// measured or skipped for the cap; false where the driver left one out (criterion's
+/// filter, `--profile-time`): the cell is then not done, and a later run measures it.
 fn measure_cell<S: SizeScope>(
     run: &mut Run,
     rt: &Runtime,
     scope: &mut S,
     cell: &Cell,
-) -> Result<()> {
+) -> Result<bool> {
+    let mut whole = true;
     let (engine, spec, scenario) = (cell.engine, cell.spec, cell.scenario);
     match &cell.work {
         Work::Latency { loads, search } => {
@@ -112,9 +133,11 @@ fn measure_cell<S: SizeScope>(
             for &point in loads {
                 let then_search = saturate.filter(|&c| point == LoadPoint::closed(c) && c > 1);
                 let one = (engine, spec, scenario, point);
-                if measure_one(run, rt, scope, one, then_search)? {
+                let measured = measure_one(run, rt, scope, one, then_search)?;
+                if measured.searched {
                     saturate = None;
                 }
+                whole &= measured.driven;
             }
             if let Some(clients) = saturate {
                 saturate_one(run, rt, engine, spec, scenario, clients)?;
@@ -126,38 +149,53 @@ fn measure_cell<S: SizeScope>(
             }
         }
     }
-    Ok(())
+    Ok(whole)
+}
+
+/// What `measure_one` did.
+struct One {
+    /// The sustainable-rate search followed the closed loop.
+    searched: bool,
+    /// False where the driver measured nothing (criterion's filter skipped it).
+    driven: bool,
 }
 
 /// One engine at one size, in one scenario, under one load: prepared from its cache
 /// state (evicted, or prefilled and settled), measured, recorded, closed. With
 /// `then_search`, a closed loop of that many clients is followed on the same prepared
-/// engine by the sustainable-rate search below it; true when that search ran.
+/// engine by the sustainable-rate search below it.
 fn measure_one<S: SizeScope>(
     run: &mut Run,
     rt: &Runtime,
     scope: &mut S,
     (engine, spec, scenario, point): (EngineKind, DatasetSpec, Scenario, LoadPoint),
     then_search: Option<u32>,
-) -> Result<bool> {
+) -> Result<One> {
     if !point.is_single_closed()
         && let Some(why) = rt.block_on(run.load_misfit(engine, spec, point))
     {
         run.skip_load(engine, spec, point, why)?;
-        return Ok(false);
+        return Ok(One {
+            searched: false,
+            driven: true,
+        });
     }
+    let mut driven = true;
     let config = run.config();
     let mut label = scenario.label(engine, &config.cache, config.repeat);
     let mut prepared = rt.block_on(run.prepare(engine, spec, scenario))?;
     let mut searched = false;
     if point.is_single_closed() {
-        let driven = run.beside_writer(engine, spec, &mut prepared, |_, prepared| {
+        let driven_by = run.beside_writer(engine, spec, &mut prepared, |_, prepared| {
             scope.drive(rt, &label, prepared)
         })?;
-        if let Driven::Measured { criterion_samples } = driven {
-            rt.block_on(run.record(engine, spec, &prepared, criterion_samples))?;
-            run.profile_fetches(rt, engine, spec, &mut prepared)?;
-            run.time_first_bytes(rt, engine, spec, &mut prepared)?;
+        match driven_by {
+            Driven::Measured { criterion_samples } => {
+                rt.block_on(run.record(engine, spec, &prepared, criterion_samples))?;
+                run.profile_fetches(rt, engine, spec, &mut prepared)?;
+                run.time_first_bytes(rt, engine, spec, &mut prepared)?;
+            }
+            Driven::Skipped => driven = false,
         }
     } else {
         label = format!("{label}.{}", point.label());
@@ -177,7 +215,7 @@ fn measure_one<S: SizeScope>(
         }
     }
     rt.block_on(prepared.fetch_loop.close())?;
-    Ok(searched)
+    Ok(One { searched, driven })
 }
 
 /// The most of the run's client counts whose fetches in flight fit under the caps

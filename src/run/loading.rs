@@ -1,14 +1,19 @@
 //! Filling the datasets a run needs: all at once, or one size class at a time
 //! (`--drop-after`), and which engines lost theirs.
 
+use std::time::{Duration, Instant};
+
 use anyhow::{Context, Result};
 
 use crate::dataset::{DatasetSpec, DatasetState};
-use crate::db::registry::EngineKind;
+use crate::db::registry::{EngineKind, StoreKind};
 use crate::db::store::Store;
-use crate::load::ensure_loaded;
+use crate::load::{LoadOutcome, ensure_loaded};
 use crate::results::{FailedStage, StepFailure};
+use crate::size::format_bytes_approx;
 
+use super::outlook::{LoadsOutlook, Outlook};
+use super::plan::{Estimate, Plan, format_duration};
 use super::{Finding, Progress, Run, fit_servers, reachable_engines, stores_for};
 
 impl Run {
@@ -16,27 +21,196 @@ impl Run {
     /// `drop_after`, only check that the disk can take the largest size class
     /// (each is loaded by `before_size`).
     pub async fn load(&mut self) -> Result<()> {
+        let started = Instant::now();
         self.results.runner_image = crate::docker::own_container_image().await;
         reachable_engines(&mut self.results.config).await?;
         self.server_caps = fit_servers(&mut self.results.config).await?;
         self.results.server_fits = self.server_caps.fits();
-        let config = &self.results.config;
-        let stores = stores_for(&config.engines);
-        if config.drop_after {
-            crate::load::plan(&config.locations(), &stores, &config.datasets(), true).await?;
+        let outlook = self.outlook().await;
+        self.progress(Progress::Outlook(&outlook));
+        self.load_outlook = outlook.loads;
+        self.say_where_it_stands("it was loading");
+        let stores = stores_for(&self.config().engines);
+        // Sizes an earlier part measured whole are not loaded again.
+        let sizes = self.sizes_left();
+        let at = self.config().locations();
+        if self.config().drop_after {
+            crate::load::plan(&at, &stores, &sizes, true).await?;
             return Ok(());
         }
-        let (loads, failed) = ensure_loaded(
-            &config.locations(),
-            &stores,
-            &config.datasets(),
-            config.fail_fast,
-        )
-        .await?;
-        self.results.loads = loads;
+        if !self.config().keep_all {
+            let (_, rooms) = crate::load::rooms_of(&at, &stores, &sizes).await?;
+            if rooms.check(false).is_err() {
+                // Not even one size class at a time fits: refused, with the numbers.
+                rooms.check(true)?;
+                self.plan_what_to_keep(&rooms, sizes);
+                return Ok(());
+            }
+        }
+        let config = &self.results.config;
+        let (loads, failed) = ensure_loaded(&at, &stores, &sizes, config.fail_fast).await?;
+        self.loaded(loads, failed, started.elapsed())
+    }
+
+    /// Loads go size class by size class, whether every one is dropped after it is
+    /// measured (`--drop-after`) or some are kept (`keep_plan`).
+    pub(super) fn one_size_at_a_time(&self) -> bool {
+        self.config().drop_after || self.keep_plan.is_some()
+    }
+
+    /// The disk cannot hold every size class at once but can hold one: go size class
+    /// by size class, keeping what is dearest to load again as far as the disk allows
+    /// (`Rooms::keep_plan`), and say so with the arithmetic before loading.
+    fn plan_what_to_keep(&mut self, rooms: &crate::disk_room::Rooms, sizes: Vec<DatasetSpec>) {
+        let cost = |store: StoreKind, spec: &DatasetSpec| -> f64 {
+            let bytes = spec.rows * spec.size.bytes();
+            self.load_rates
+                .seconds(store, spec.size.bytes(), spec.rows)
+                .unwrap_or_else(|| store.load_cost().seconds(spec.rows, bytes))
+        };
+        let plan = rooms.keep_plan(sizes.len(), |store, i| cost(store, &sizes[i]));
+        let name = |list: &[(StoreKind, usize)]| -> String {
+            let names: Vec<String> = list
+                .iter()
+                .map(|&(store, i)| {
+                    format!(
+                        "{} {} (~{})",
+                        store.name(),
+                        sizes[i].size,
+                        format_duration(Duration::from_secs_f64(cost(store, &sizes[i])))
+                    )
+                })
+                .collect();
+            if names.is_empty() {
+                "none".into()
+            } else {
+                names.join(", ")
+            }
+        };
+        let mut lines: Vec<String> = plan
+            .rooms
+            .iter()
+            .map(|room| {
+                format!(
+                    "disk plan: {} has {} free; every size class at once would add {}, so the run goes size class by size class: its peak is {} (loading {}), with {} kept free",
+                    room.label,
+                    format_bytes_approx(room.available),
+                    format_bytes_approx(room.all_at_once),
+                    format_bytes_approx(room.peak),
+                    sizes[room.peak_at].size,
+                    format_bytes_approx(crate::disk_room::slack_bytes(room.peak)),
+                )
+            })
+            .collect();
+        lines.push(format!(
+            "disk plan: kept once measured, dearest to load again first (the next run reuses them): {}",
+            name(&plan.keep)
+        ));
+        lines.push(format!(
+            "disk plan: dropped once measured (load times from the loads recorded here, else the stores' own figures): {}",
+            name(&plan.drop)
+        ));
+        lines.push(
+            "disk plan: --keep-all (BLOBRACE_KEEP_ALL=true) refuses instead; --drop-after drops every size class once measured".into(),
+        );
+        self.progress(Progress::DiskPlan(&lines));
+        if let Some(part) = self.results.parts.last_mut() {
+            part.disk_plan = lines;
+        }
+        self.keep_plan = Some((plan, sizes));
+    }
+
+    /// The run's size classes with a cell left to measure (all of them unless an
+    /// earlier part of this run measured some whole).
+    fn sizes_left(&self) -> Vec<DatasetSpec> {
+        let plan = Plan::of(self.config());
+        plan.sizes()
+            .iter()
+            .copied()
+            .filter(|&spec| plan.cells_at(spec).any(|c| !self.results.is_done(&c.key())))
+            .collect()
+    }
+
+    /// What the run will do: its cells, those earlier parts measured, the presets'
+    /// time for the rest, and the loads still to make, estimated from the loads
+    /// recorded in the results directory.
+    async fn outlook(&self) -> Outlook {
+        let config = self.config();
+        let plan = Plan::of(config);
+        let left: Vec<_> = plan
+            .cells()
+            .iter()
+            .filter(|c| !self.results.is_done(&c.key()))
+            .collect();
+        let measuring = left.iter().fold(Estimate::default(), |sum, c| {
+            sum + Plan::estimate(config, c)
+        });
+        let at = config.locations();
+        let mut loads = LoadsOutlook::default();
+        for spec in self.sizes_left() {
+            let mut seconds = 0.0;
+            for kind in stores_for(&config.engines) {
+                let rows = match kind.open(&at, spec).state().await {
+                    Ok(DatasetState::Complete) => 0,
+                    Ok(DatasetState::Partial { rows_done }) => spec.rows.saturating_sub(rows_done),
+                    Ok(DatasetState::Absent) | Err(_) => spec.rows,
+                };
+                if rows == 0 {
+                    continue;
+                }
+                loads.datasets += 1;
+                loads.bytes += rows * spec.size.bytes();
+                match self.load_rates.seconds(kind, spec.size.bytes(), rows) {
+                    Some(s) => seconds += s,
+                    None => loads.unknown.push(format!("{} {}", kind.name(), spec.size)),
+                }
+            }
+            loads.seconds += seconds;
+            loads.per_size.push((spec.size, seconds));
+        }
+        Outlook {
+            shape: format!(
+                "{} size(s) × {} repeat(s) × {} engine(s) × {} cache state(s)",
+                plan.sizes().len(),
+                config.repeat,
+                config.engines.len(),
+                config.cache.len()
+            ),
+            cells: plan.cells().len(),
+            done_before: plan.cells().len() - left.len(),
+            measuring,
+            loads,
+        }
+    }
+
+    /// Loads just made (or found made): recorded beside those of earlier parts, which
+    /// keep a first load's figures over this part's "already loaded".
+    fn loaded(
+        &mut self,
+        loads: Vec<crate::load::LoadReport>,
+        failed: Vec<crate::load::FailedLoad>,
+        took: std::time::Duration,
+    ) -> Result<()> {
+        for load in loads {
+            let rows = load.rows.saturating_sub(load.resumed_from_row);
+            if load.outcome != LoadOutcome::AlreadyLoaded {
+                self.load_rates
+                    .learn(load.store, load.size_bytes, rows, load.seconds);
+            }
+            let same = |l: &crate::load::LoadReport| {
+                l.store == load.store && l.size_bytes == load.size_bytes
+            };
+            match self.results.loads.iter_mut().find(|l| same(l)) {
+                Some(earlier)
+                    if earlier.outcome != LoadOutcome::AlreadyLoaded
+                        && load.outcome == LoadOutcome::AlreadyLoaded => {}
+                Some(earlier) => *earlier = load,
+                None => self.results.loads.push(load),
+            }
+        }
         self.record_failed_loads(failed);
-        self.found(|_| Finding::Loads)?;
-        Ok(())
+        self.loading_took(took);
+        self.found(|_| Finding::Loads)
     }
 
     pub(super) fn record_failed_loads(&mut self, failed: Vec<crate::load::FailedLoad>) {
@@ -61,9 +235,11 @@ impl Run {
 
     /// Before measuring a size class: with `drop_after`, load it now.
     pub async fn before_size(&mut self, spec: DatasetSpec) -> Result<()> {
-        if !self.config().drop_after {
+        if !self.one_size_at_a_time() {
             return Ok(());
         }
+        let started = Instant::now();
+        self.say_where_it_stands(&format!("it was loading {}", spec.size));
         let config = &self.results.config;
         let (loads, failed) = ensure_loaded(
             &config.locations(),
@@ -72,19 +248,24 @@ impl Run {
             config.fail_fast,
         )
         .await?;
-        self.results.loads.extend(loads);
-        self.record_failed_loads(failed);
-        self.found(|_| Finding::Loads)?;
-        Ok(())
+        self.loaded(loads, failed, started.elapsed())
     }
 
-    /// After measuring a size class: with `drop_after`, delete its datasets.
+    /// After measuring a size class: with `drop_after`, delete its datasets; with a
+    /// plan of what to keep, those it does not keep.
     pub async fn after_size(&mut self, spec: DatasetSpec) -> Result<()> {
-        if !self.config().drop_after {
-            return Ok(());
-        }
+        let keeps = |run: &Run, kind: StoreKind| match &run.keep_plan {
+            Some((plan, sizes)) => sizes
+                .iter()
+                .position(|s| *s == spec)
+                .is_none_or(|i| plan.keeps(kind, i)),
+            None => !run.config().drop_after,
+        };
         let at = self.config().locations();
         for kind in stores_for(&self.config().engines) {
+            if keeps(self, kind) {
+                continue;
+            }
             let mut store = kind.open(&at, spec);
             let dropped = async {
                 if store.state().await? == DatasetState::Absent {
@@ -97,7 +278,14 @@ impl Run {
                 anyhow::Ok(true)
             };
             match dropped.await {
-                Ok(true) => self.progress(Progress::Dropped(store.location())),
+                Ok(true) => self.progress(Progress::Dropped {
+                    location: store.location(),
+                    why: if self.config().drop_after {
+                        "--drop-after"
+                    } else {
+                        "the disk plan: cheaper to load again than others"
+                    },
+                }),
                 Ok(false) => {}
                 Err(e) => self.step_failed(FailedStage::Drop, kind.name().into(), spec, e)?,
             }

@@ -7,11 +7,15 @@
 
 mod clients;
 pub mod drive;
+pub mod interrupt;
 mod loading;
+pub mod outlook;
+mod parts;
 pub mod plan;
 mod prepare;
 mod progress;
 mod record;
+pub mod resume;
 pub mod sinks;
 mod terminal;
 pub mod writer;
@@ -39,6 +43,16 @@ pub struct Run {
     sinks: Vec<Box<dyn Sink>>,
     /// Dropped first: the servers go back to their own caps when the run ends.
     server_caps: ServerCaps,
+    /// This part's time: loads, measuring, in all (`outlook`).
+    clock: outlook::Clock,
+    /// Rows a second each store loaded at each size, as recorded in the results
+    /// directory: the start's estimate of the loads (`resume::LoadRates`).
+    load_rates: resume::LoadRates,
+    /// The loads still to make when the run started, per size (`outlook`).
+    load_outlook: outlook::LoadsOutlook,
+    /// Where the disk cannot hold every dataset at once: which are kept after their
+    /// size class is measured (the sizes it indexes).
+    keep_plan: Option<(crate::disk_room::KeepPlan, Vec<crate::dataset::DatasetSpec>)>,
     _cap_guard: CapGuard,
 }
 
@@ -174,6 +188,25 @@ impl Run {
             cap.cpu_limit.unwrap_or(machine.logical_cpus.max(1) as f64),
         );
         let on_tmpfs = machine.data_filesystem == "tmpfs";
+        // URLs carry passwords: recorded without them.
+        let command = std::env::args()
+            .map(|a| crate::db::server::redact_url(&a))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let resume_key = resume::resume_key(&config);
+        let earlier_runs = resume::earlier_runs(&config.results_dir);
+        let load_rates = resume::LoadRates::of(&earlier_runs);
+        let earlier = resume::to_continue(&config, &resume_key, earlier_runs);
+        if let Some(pid) = earlier
+            .as_ref()
+            .and_then(|e| resume::still_running(e, &machine.hostname))
+        {
+            anyhow::bail!(
+                "run {} with these flags is still going in process {pid} on this machine: two processes must not measure one run (nor its datasets) at once. Wait for it or stop it (the next run continues it), or start another with --fresh (BLOBRACE_FRESH=1) and another --results-dir",
+                earlier.as_ref().expect("checked").run_id
+            );
+        }
+        let part = resume::new_part(&command, &machine.hostname);
         let results = RunResults {
             schema_version: RESULTS_SCHEMA_VERSION,
             run_id: new_run_id(),
@@ -181,11 +214,7 @@ impl Run {
             finished_at: None,
             complete: false,
             driver: driver.into(),
-            // URLs carry passwords: recorded without them.
-            command: std::env::args()
-                .map(|a| crate::db::server::redact_url(&a))
-                .collect::<Vec<_>>()
-                .join(" "),
+            command,
             config,
             cap,
             machine,
@@ -201,13 +230,30 @@ impl Run {
             first_bytes: Vec::new(),
             failures: Vec::new(),
             merged_from: Vec::new(),
+            resume_key,
+            parts: vec![part],
+            done_cells: Vec::new(),
+        };
+        let continuing = earlier.is_some();
+        let results = match earlier {
+            Some(earlier) => resume::continue_run(earlier, results)?,
+            None => results,
         };
         let run = Self {
             results,
             sinks: sinks::every_sink(),
             server_caps: ServerCaps::default(),
+            clock: outlook::Clock::default(),
+            load_rates,
+            load_outlook: outlook::LoadsOutlook::default(),
+            keep_plan: None,
             _cap_guard: guard,
         };
+        if continuing {
+            run.progress(Progress::Continuing(&run.results));
+        }
+        run.say_where_it_stands("starting");
+        interrupt::catch();
         if on_tmpfs {
             run.progress(Progress::DataOnTmpfs);
         }
@@ -238,6 +284,7 @@ impl Run {
     pub fn finish(&mut self) -> Result<PathBuf> {
         self.results.complete = true;
         self.results.finished_at = Some(crate::now_rfc3339());
+        self.end_part();
         for sink in &mut self.sinks {
             sink.finished(&self.results)?;
         }

@@ -35,6 +35,17 @@ pub struct Cell {
     pub work: Work,
 }
 
+impl Cell {
+    /// Which cell this is, as results.json's `done_cells` names it.
+    pub fn key(&self) -> crate::run_parts::CellKey {
+        crate::run_parts::CellKey {
+            engine: self.engine,
+            size: self.spec.size,
+            scenario: self.scenario,
+        }
+    }
+}
+
 /// Every cell of a run, in the order the run measures them.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -60,12 +71,17 @@ impl std::ops::Add for Estimate {
 }
 
 impl Estimate {
-    fn between(least: Duration, most: Duration) -> Estimate {
+    pub fn between(least: Duration, most: Duration) -> Estimate {
         Estimate { least, most }
     }
 
     fn exactly(time: Duration) -> Estimate {
         Estimate::between(time, time)
+    }
+
+    /// Halfway between the least and the most.
+    pub fn middle(self) -> Duration {
+        (self.least + self.most) / 2
     }
 
     fn times(self, n: u32) -> Estimate {
@@ -255,7 +271,7 @@ impl Work {
 }
 
 /// `45 s`, `3 min 20 s`, `1 h 05 min`: whole seconds, as a person reads a wait.
-fn format_duration(d: Duration) -> String {
+pub(super) fn format_duration(d: Duration) -> String {
     let s = d.as_secs_f64().round() as u64;
     match s {
         0..60 => format!("{s} s"),

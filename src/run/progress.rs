@@ -12,6 +12,14 @@ use crate::size::SizeClass;
 use crate::steady::{Prefill, SteadyReport};
 
 pub enum Progress<'a> {
+    /// This process continues a run an earlier one stopped (`resume`).
+    Continuing(&'a crate::results::RunResults),
+    /// What the run will do and about how long it takes, once its engines are known.
+    Outlook(&'a super::outlook::Outlook),
+    /// The disk cannot hold every dataset at once: what the run keeps and drops.
+    DiskPlan(&'a [String]),
+    /// A cell starts: which of how many, and the time left.
+    Cell(&'a super::outlook::CellProgress<'a>),
     /// The data directory is on tmpfs: RAM the cap does not see as page cache.
     DataOnTmpfs,
     /// One file per blob at this size presses the cap with inodes and dentries.
@@ -69,8 +77,11 @@ pub enum Progress<'a> {
     },
     /// One step of the search.
     SearchStep(&'a SaturationStep),
-    /// A dataset dropped after its measurements (`--drop-after`).
-    Dropped(&'a Path),
+    /// A dataset dropped after its measurements: `--drop-after`, or the disk plan.
+    Dropped {
+        location: &'a Path,
+        why: &'static str,
+    },
     /// The writer beside a measurement stopped (`--write-rate`).
     Wrote {
         engine: EngineKind,

@@ -42,6 +42,8 @@ pub enum Finding<'a> {
     Profile(&'a FetchProfile),
     /// The time to the first bytes of a large blob (or why the engine cannot say).
     FirstBytes(&'a crate::measure::first_bytes::FirstBytes),
+    /// A cell ended (done, or not: `RunResults::done_cells` says); its part's times.
+    CellEnded,
 }
 
 /// What a run's output implements.
@@ -105,7 +107,7 @@ impl Sink for Terminal {
     fn found(&mut self, run: &RunResults, finding: &Finding<'_>) -> Result<()> {
         let config = &run.config;
         match finding {
-            Finding::Loads => {}
+            Finding::Loads | Finding::CellEnded => {}
             Finding::Result(r) => {
                 eprintln!("{}", one_line(r, config));
                 if let Some(changed) = r.disk_probes.as_ref().and_then(DiskProbes::changed) {
@@ -171,6 +173,19 @@ impl Sink for Terminal {
 
     fn finished(&mut self, run: &RunResults) -> Result<()> {
         eprintln!("{}", crate::summary::terminal_table(run));
+        if let Some(part) = run.parts.last() {
+            let all: f64 = run.parts.iter().map(|p| p.total_seconds).sum();
+            eprintln!(
+                "{}",
+                super::outlook::took_line(
+                    part.total_seconds,
+                    part.load_seconds,
+                    part.measure_seconds,
+                    run.parts.len(),
+                    all
+                )
+            );
+        }
         for failure in &run.failures {
             eprintln!("FAILED: {}", failure.line());
         }

@@ -119,6 +119,10 @@ pub(super) fn one_line(r: &EngineResult, config: &RunConfig) -> String {
 /// A step's progress as the terminal says it.
 pub(super) fn progress_line(event: &Progress<'_>) -> String {
     match event {
+        Progress::Continuing(run) => super::resume::continued_line(run),
+        Progress::Outlook(outlook) => outlook.lines().join("\n"),
+        Progress::Cell(cell) => cell.line(),
+        Progress::DiskPlan(lines) => lines.join("\n"),
         Progress::DataOnTmpfs => "warning: the data directory is on tmpfs: that is RAM, not disk, and the cap will not see it as page cache".into(),
         Progress::MetadataPressure { engine, size, why } => {
             format!("note: {} {size}: {why}", engine.name())
@@ -216,7 +220,7 @@ pub(super) fn progress_line(event: &Progress<'_>) -> String {
             },
             if step.met { "meets" } else { "misses" }
         ),
-        Progress::Dropped(location) => format!("dropped {} (--drop-after)", location.display()),
+        Progress::Dropped { location, why } => format!("dropped {} ({why})", location.display()),
         Progress::Wrote {
             engine,
             size,

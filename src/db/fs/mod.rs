@@ -18,6 +18,14 @@ pub const NAME: &str = "fs";
 pub struct Fs;
 
 impl Database for Fs {
+    /// 3 GiB of 1 KiB in 218 s: a file created, written and closed per blob.
+    fn load_cost(&self) -> crate::db::LoadCost {
+        crate::db::LoadCost {
+            micros_per_row: 66.0,
+            mb_per_s: 300.0,
+        }
+    }
+
     fn name(&self) -> &'static str {
         NAME
     }

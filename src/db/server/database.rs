@@ -72,4 +72,8 @@ impl<T: SqlServer> Db for T {
     fn server(&self) -> Option<&dyn ServerDb> {
         Some(self)
     }
+
+    fn load_cost(&self) -> crate::db::LoadCost {
+        super::Loading::load_cost(self)
+    }
 }

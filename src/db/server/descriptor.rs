@@ -218,6 +218,11 @@ pub trait SqlServer: ServerDb + Loading {
 /// How a dataset is written into a server and dropped from it. Every method has the
 /// plain answer as its default: a server overrides what it does otherwise.
 pub trait Loading {
+    /// About what a load costs (`Database::load_cost`).
+    fn load_cost(&self) -> crate::db::LoadCost {
+        crate::db::LoadCost::TYPICAL
+    }
+
     /// A limit on one packet, checked against the largest blob before loading.
     fn packet_limit(&self) -> Option<PacketLimit> {
         None

@@ -24,6 +24,14 @@ use crate::size::format_bytes;
 pub struct Sqlite;
 
 impl Database for Sqlite {
+    /// 3 GiB of 1 KiB rows in 20 s: batched inserts in one transaction.
+    fn load_cost(&self) -> crate::db::LoadCost {
+        crate::db::LoadCost {
+            micros_per_row: 3.0,
+            mb_per_s: 300.0,
+        }
+    }
+
     fn name(&self) -> &'static str {
         "sqlite"
     }

@@ -72,19 +72,39 @@ impl ResultEnvironment {
                 (None, false) => "—".into(),
             },
             criterion: criterion_link(run, run_dir, r),
-            ran_in: r
-                .runs
-                .iter()
-                .map(
-                    |id| match run.merged_from.iter().find(|m| &m.run_id == id) {
-                        Some(m) => format!("{id} on {}", m.machine.hostname),
-                        None => id.clone(),
-                    },
-                )
-                .collect::<Vec<_>>()
-                .join(" + "),
+            ran_in: if r.runs.is_empty() {
+                part_of(run, r)
+            } else {
+                r.runs
+                    .iter()
+                    .map(
+                        |id| match run.merged_from.iter().find(|m| &m.run_id == id) {
+                            Some(m) => format!("{id} on {}", m.machine.hostname),
+                            None => id.clone(),
+                        },
+                    )
+                    .collect::<Vec<_>>()
+                    .join(" + ")
+            },
         }
     }
+}
+
+/// `part 2, 2026-11-27T17:02:11Z`: which part of a run measured in parts measured
+/// `r` (`run_parts`); empty in a run of one part.
+fn part_of(run: &RunResults, r: &EngineResult) -> String {
+    if run.parts.len() < 2 {
+        return String::new();
+    }
+    run.done_cells
+        .iter()
+        .find(|d| {
+            d.cell.engine == r.engine
+                && d.cell.size.bytes() == r.size_bytes
+                && d.cell.scenario == r.scenario
+        })
+        .map(|d| format!("part {}, {}", d.part + 1, r.finished_at))
+        .unwrap_or_else(|| format!("the last part, {}", r.finished_at))
 }
 
 /// An engine's settings, read back from the engine.
@@ -121,6 +141,12 @@ pub(super) struct Environment {
     command: String,
     /// A merged run's runs: id, machine, share, times, the measuring process's cap.
     merged_from: Vec<String>,
+    /// Whether results name where they were measured: a merged run's runs, or the
+    /// parts of a run continued after a stop.
+    show_ran_in: bool,
+    /// A run measured in parts (stopped, then continued by the same command): one
+    /// line per part; empty for a run of one part.
+    parts: Vec<String>,
 }
 
 impl Environment {
@@ -172,6 +198,12 @@ impl Environment {
             warmup: format!("{:?}", run.config.warmup),
             measuring: measuring_label(&run.config),
             command: run.command.clone(),
+            show_ran_in: !run.merged_from.is_empty() || run.parts.len() > 1,
+            parts: if run.parts.len() > 1 {
+                part_lines(run)
+            } else {
+                Vec::new()
+            },
             merged_from: run
                 .merged_from
                 .iter()
@@ -189,6 +221,31 @@ impl Environment {
                 .collect(),
         }
     }
+}
+
+/// `part 1: 2026-11-27T15:02:00Z – stopped without a word (killed?), 37 cell(s); loads
+/// 40 min 00 s, measuring 1 h 02 min, 1 h 50 min in all`.
+fn part_lines(run: &RunResults) -> Vec<String> {
+    let minutes = |s: f64| format!("{:.1} min", s / 60.0);
+    run.parts
+        .iter()
+        .zip(run.cells_per_part())
+        .enumerate()
+        .map(|(i, (p, cells))| {
+            format!(
+                "part {}: {} – {} ({}), pid {} on {}: {cells} cell(s) measured; loads {}, measuring {}, {} in all",
+                i + 1,
+                p.started_at,
+                p.finished_at.as_deref().unwrap_or("?"),
+                p.ended.as_deref().unwrap_or("stopped without a word: killed, or the machine stopped"),
+                p.pid,
+                p.host,
+                minutes(p.load_seconds),
+                minutes(p.measure_seconds),
+                minutes(p.total_seconds)
+            )
+        })
+        .collect()
 }
 
 /// How long each engine and size was measured: to a precision, or a fixed time.

@@ -1,0 +1,87 @@
+//! Ctrl-C and SIGTERM during a run: one line saying where the run stood and how to go
+//! on, then the exit a shell expects (128 + the signal). Without it the process died
+//! with no word of its own after hours of loading.
+//!
+//! A signal handler may do almost nothing, so it writes the signal's number into a
+//! pipe; a thread of ours reads it, prints the run's last status (kept up to date by
+//! the run after each step: `set_status`) and exits. results.json is rewritten after
+//! every finding, so nothing more needs saving: the next run with the same flags
+//! continues from the last cell measured to its end (`resume`). The handler is a
+//! plain `sigaction` (not a blocked mask): processes the run starts (docker, sh)
+//! get the default actions back when they exec.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The run's results.json, and the line an interrupt prints.
+static STATUS: Mutex<(Option<PathBuf>, String)> = Mutex::new((None, String::new()));
+static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
+
+/// What an interrupt marks stopped (`results_json`, where the run has saved anything)
+/// and the line it prints: where the run stands, how to go on.
+pub fn set_status(results_json: PathBuf, status: String) {
+    if let Ok(mut s) = STATUS.lock() {
+        *s = (Some(results_json), status);
+    }
+}
+
+extern "C" fn on_signal(signal: libc::c_int) {
+    let fd = PIPE_WRITE.load(Ordering::Relaxed);
+    let byte = signal as u8;
+    // SAFETY: write(2) on a pipe is async-signal-safe; a full pipe only loses a repeat.
+    unsafe {
+        libc::write(fd, (&byte as *const u8).cast(), 1);
+    }
+}
+
+/// Catch SIGINT and SIGTERM for the rest of the process. Call once, after the cap
+/// is set (which may run the process again under systemd).
+pub fn catch() {
+    if PIPE_WRITE.load(Ordering::Relaxed) >= 0 {
+        return;
+    }
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: a plain pipe(2) into a local array.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return; // Signals keep their default action: the run still resumes.
+    }
+    let [read, write] = fds;
+    PIPE_WRITE.store(write, Ordering::Relaxed);
+    let spawned = std::thread::Builder::new()
+        .name("interrupt".into())
+        .spawn(move || {
+            let mut byte = 0u8;
+            // SAFETY: reading one byte into a local from the pipe made above.
+            let n = unsafe { libc::read(read, (&mut byte as *mut u8).cast(), 1) };
+            if n != 1 {
+                return;
+            }
+            let signal = byte as libc::c_int;
+            let name = if signal == libc::SIGINT {
+                "SIGINT"
+            } else {
+                "SIGTERM"
+            };
+            let (results_json, status) = STATUS.lock().map(|s| s.clone()).unwrap_or_default();
+            let how = format!("interrupted by {name}");
+            if let Some(path) = results_json {
+                crate::run_parts::mark_stopped(&path, &how);
+            }
+            eprintln!("\n{how}: {status}");
+            std::process::exit(128 + signal);
+        });
+    if spawned.is_err() {
+        return;
+    }
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: installing a handler that only calls write(2).
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as *const () as usize;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}

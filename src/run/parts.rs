@@ -1,0 +1,150 @@
+//! This process's part of the run (`run_parts`, `resume`): each cell as it starts
+//! (which of how many, and the time left: `outlook`), each cell measured to its end
+//! credited to this part and saved at once, what an interrupt would say kept up to
+//! date, and the part's times when it ends.
+
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::config::RunConfig;
+use crate::run_parts::{DoneCell, RunPart};
+
+use super::outlook::CellProgress;
+use super::plan::{Cell, Estimate, Plan};
+use super::{Finding, Progress, Run, interrupt};
+
+impl Run {
+    fn part_mut(&mut self) -> &mut RunPart {
+        self.results
+            .parts
+            .last_mut()
+            .expect("a run has this process's part")
+    }
+
+    /// Keep this part's times in results.json up to date: a part killed outright
+    /// keeps those of its last step.
+    fn update_part_times(&mut self) {
+        let (load, measure, total) = (
+            self.clock.load.as_secs_f64(),
+            self.clock.measure.as_secs_f64(),
+            self.clock.elapsed().as_secs_f64(),
+        );
+        let part = self.part_mut();
+        part.load_seconds = load;
+        part.measure_seconds = measure;
+        part.total_seconds = total;
+    }
+
+    /// A load step took `took` (`loading`).
+    pub(super) fn loading_took(&mut self, took: Duration) {
+        self.clock.load += took;
+        self.update_part_times();
+    }
+
+    /// Say which cell starts, of how many, and the time left.
+    pub(super) fn cell_starts(&mut self, plan: &Plan, cell: &Cell, label: &str) {
+        let config = self.config();
+        let n = plan.cells().iter().position(|c| c == cell).unwrap_or(0) + 1;
+        let (mut presets_left, mut cells_left, mut at) = (Estimate::default(), Vec::new(), false);
+        for c in plan.cells() {
+            at |= c == cell;
+            if at && !self.results.is_done(&c.key()) {
+                let estimate = Plan::estimate(config, c);
+                presets_left = presets_left + estimate;
+                cells_left.push((c.scenario.cache, estimate));
+            }
+        }
+        let loads_left = self.loads_left(plan, cell);
+        let progress = CellProgress {
+            n,
+            of: plan.cells().len(),
+            label,
+            size: cell.spec.size,
+            elapsed: self.clock.elapsed(),
+            left: self.clock.left(&cells_left, loads_left),
+            presets_left,
+        };
+        self.progress(Progress::Cell(&progress));
+        self.say_where_it_stands(&format!("it was measuring {label} {}", cell.spec.size));
+    }
+
+    /// Seconds of loading still to come after `cell`'s size, where sizes are loaded
+    /// one at a time (`--drop-after`), from the loads recorded here.
+    fn loads_left(&self, plan: &Plan, cell: &Cell) -> f64 {
+        if !self.one_size_at_a_time() {
+            return 0.0;
+        }
+        self.load_outlook
+            .per_size
+            .iter()
+            .filter(|(size, _)| *size > cell.spec.size)
+            .filter(|(size, _)| {
+                plan.cells()
+                    .iter()
+                    .any(|c| c.spec.size == *size && !self.results.is_done(&c.key()))
+            })
+            .map(|(_, seconds)| seconds)
+            .sum()
+    }
+
+    /// A cell ended after `took`; `whole`: every load of it was measured (or skipped
+    /// for the cap), so it is done and a later part will not measure it again.
+    pub(super) fn cell_ended(
+        &mut self,
+        config: &RunConfig,
+        cell: &Cell,
+        took: Duration,
+        whole: bool,
+    ) -> Result<()> {
+        self.clock
+            .cell_took(cell.scenario.cache, Plan::estimate(config, cell), took);
+        if whole {
+            let part = self.results.parts.len() as u32 - 1;
+            self.results.done_cells.push(DoneCell {
+                cell: cell.key(),
+                part,
+                finished_at: crate::now_rfc3339(),
+            });
+            self.part_mut().cells_measured += 1;
+        }
+        self.update_part_times();
+        self.say_where_it_stands("between cells");
+        self.found(|_| Finding::CellEnded)
+    }
+
+    /// What an interrupt says now (`interrupt`).
+    pub(super) fn say_where_it_stands(&self, doing: &str) {
+        let cells = Plan::of(self.config()).cells().len();
+        let done = self.results.done_cells.len();
+        let servers = if self.results.server_fits.is_empty() {
+            ""
+        } else {
+            "; the servers stay at this run's cap until the next run or `scripts/servers.sh up` puts them back"
+        };
+        let results_json = self.results.dir().join("results.json");
+        interrupt::set_status(
+            results_json.clone(),
+            format!(
+                "{done} of {cells} cell(s) measured to their end and saved in {} ({doing}). The same command continues this run from there, keeping them; --fresh (BLOBRACE_FRESH=1) starts over{servers}",
+                results_json.display()
+            ),
+        );
+    }
+
+    /// This part ends (`finish`): its times, and how.
+    pub(super) fn end_part(&mut self) {
+        self.update_part_times();
+        let failed = !self.results.failures.is_empty();
+        let part = self.part_mut();
+        part.finished_at = Some(crate::now_rfc3339());
+        part.ended = Some(
+            if failed {
+                "complete, with failures (the same command measures them again)"
+            } else {
+                "complete"
+            }
+            .into(),
+        );
+    }
+}

@@ -1,0 +1,322 @@
+//! Continuing a run that stopped before its end. The full profile runs for hours: a
+//! closed laptop lid, a CI timeout, Ctrl-C or a server that failed under it must not
+//! cost the cells already measured. A run whose flags resolve to the same settings
+//! (`resume_key`: the data, the cap asked for, timings, engines, sizes...) finds the
+//! newest run with that key in the results directory; where that one is unfinished
+//! (stopped, or ended with failed steps) it continues it in the same directory, under
+//! the same run id: its measured cells are kept (`RunResults::keep_done_cells_only`),
+//! only the missing ones are measured, and one report covers the whole, part by part.
+//! `--fresh` starts over.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+
+use crate::config::RunConfig;
+use crate::db::registry::StoreKind;
+use crate::load::LoadOutcome;
+use crate::results::{RESULTS_SCHEMA_VERSION, RunResults};
+use crate::run_parts::RunPart;
+
+/// What two runs must share for one to continue the other: the resolved settings,
+/// less those that change nothing measured (stop at the first failure or not, engines
+/// named or defaulted, where results go: the search is inside it anyway).
+pub fn resume_key(config: &RunConfig) -> String {
+    let mut value = serde_json::to_value(config).expect("a RunConfig serializes");
+    if let Some(map) = value.as_object_mut() {
+        for field in ["fail_fast", "engines_explicit", "results_dir"] {
+            map.remove(field);
+        }
+    }
+    value.to_string()
+}
+
+/// Every readable run in `results_dir` (unreadable or foreign directories are not
+/// runs to continue, and are passed over).
+pub fn earlier_runs(results_dir: &Path) -> Vec<RunResults> {
+    let Ok(entries) = std::fs::read_dir(results_dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| RunResults::read(&e.path().join("results.json")).ok())
+        .filter(|r| r.schema_version == RESULTS_SCHEMA_VERSION)
+        .collect()
+}
+
+/// The run this one continues: the newest of `runs` with `key`, where it is
+/// unfinished. None for `--fresh`, or where the newest with that key is complete.
+pub fn to_continue(config: &RunConfig, key: &str, runs: Vec<RunResults>) -> Option<RunResults> {
+    if config.fresh {
+        return None;
+    }
+    let newest = runs
+        .into_iter()
+        .filter(|r| r.resume_key == key && r.merged_from.is_empty())
+        .max_by(|a, b| (&a.started_at, &a.run_id).cmp(&(&b.started_at, &b.run_id)))?;
+    (!newest.complete || !newest.failures.is_empty()).then_some(newest)
+}
+
+/// `earlier`'s last part where it is still running on this host in another process:
+/// two processes must not measure one run (nor, through it, one dataset) at once.
+pub fn still_running(earlier: &RunResults, host: &str) -> Option<u32> {
+    let part = earlier.parts.last()?;
+    if part.finished_at.is_some() || part.host != host || part.pid == std::process::id() {
+        return None;
+    }
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", part.pid)).ok()?;
+    let cmdline = String::from_utf8_lossy(&cmdline);
+    (cmdline.contains("blobrace") || cmdline.contains("fetch")).then_some(part.pid)
+}
+
+/// `now` (a new run's results, its one part) continuing `earlier`: the earlier run's
+/// id, directory, loads and measured cells, this process's settings, cap and machine,
+/// its part added. Refused where the cap this process got is not the one the earlier
+/// parts ran under: their cells and these would not stand under one cap.
+pub fn continue_run(mut earlier: RunResults, now: RunResults) -> Result<RunResults> {
+    let (was, is) = (&earlier.cap, &now.cap);
+    if was.memory_limit_bytes != is.memory_limit_bytes || was.cpu_limit != is.cpu_limit {
+        bail!(
+            "run {} (in {}) stopped before its end and these flags would continue it, but it ran under a cap of {} and {}, and this process got {} and {}: its cells and the next ones would not stand under one cap. Continue it where it got that cap, or start a new run with --fresh (BLOBRACE_FRESH=1)",
+            earlier.run_id,
+            earlier.dir().display(),
+            was.memory_label(),
+            was.cpu_label(),
+            is.memory_label(),
+            is.cpu_label()
+        );
+    }
+    earlier.keep_done_cells_only();
+    earlier.config = now.config;
+    earlier.cap = now.cap;
+    earlier.machine = now.machine;
+    earlier.complete = false;
+    earlier.finished_at = None;
+    earlier.server_fits = Vec::new();
+    earlier.parts.extend(now.parts);
+    Ok(earlier)
+}
+
+/// This process's part, starting now.
+pub fn new_part(command: &str, host: &str) -> RunPart {
+    RunPart {
+        started_at: crate::now_rfc3339(),
+        finished_at: None,
+        command: command.to_string(),
+        host: host.to_string(),
+        pid: std::process::id(),
+        cells_measured: 0,
+        load_seconds: 0.0,
+        measure_seconds: 0.0,
+        total_seconds: 0.0,
+        disk_plan: Vec::new(),
+        ended: None,
+    }
+}
+
+/// Seconds a row of each store took to load at each size, from the loads recorded
+/// in `runs` (the newest first load of each): what the start of a run estimates its
+/// loads from.
+#[derive(Debug, Default, Clone)]
+pub struct LoadRates {
+    /// (store, blob size in bytes) → (seconds per row, when recorded).
+    rates: Vec<((StoreKind, u64), (f64, String))>,
+}
+
+impl LoadRates {
+    pub fn of(runs: &[RunResults]) -> Self {
+        let mut rates = LoadRates::default();
+        for run in runs {
+            for load in &run.loads {
+                let rows = load.rows.saturating_sub(load.resumed_from_row);
+                if load.outcome != LoadOutcome::Loaded || rows == 0 || load.seconds <= 0.0 {
+                    continue;
+                }
+                let key = (load.store, load.size_bytes);
+                let rate = (load.seconds / rows as f64, run.started_at.clone());
+                match rates.rates.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, old)) if old.1 < rate.1 => *old = rate,
+                    Some(_) => {}
+                    None => rates.rates.push((key, rate)),
+                }
+            }
+        }
+        rates
+    }
+
+    /// About how long `rows` rows of `store` at `size_bytes` take to load; None where
+    /// no load of that store and size was recorded here.
+    pub fn seconds(&self, store: StoreKind, size_bytes: u64, rows: u64) -> Option<f64> {
+        self.rates
+            .iter()
+            .find(|(k, _)| *k == (store, size_bytes))
+            .map(|(_, (per_row, _))| per_row * rows as f64)
+    }
+
+    /// Record a load just made (it estimates the next sizes' loads better than a
+    /// guess).
+    pub fn learn(&mut self, store: StoreKind, size_bytes: u64, rows: u64, seconds: f64) {
+        if rows == 0 || seconds <= 0.0 {
+            return;
+        }
+        let rate = (seconds / rows as f64, crate::now_rfc3339());
+        match self
+            .rates
+            .iter_mut()
+            .find(|(k, _)| *k == (store, size_bytes))
+        {
+            Some((_, old)) => *old = rate,
+            None => self.rates.push(((store, size_bytes), rate)),
+        }
+    }
+}
+
+/// For a dry run: the run these flags would continue and what it has measured; None
+/// where they start a new one.
+pub fn would_continue(config: &RunConfig) -> Option<String> {
+    let key = resume_key(config);
+    let earlier = to_continue(config, &key, earlier_runs(&config.results_dir))?;
+    Some(format!(
+        "continues: run {} in {}, stopped with {} cell(s) measured to their end: those are kept, the rest measured (--fresh starts a new run)",
+        earlier.run_id,
+        earlier.dir().display(),
+        earlier.done_cells.len()
+    ))
+}
+
+/// `37 of 168 cells measured (run X, part 1 from 15:02, interrupted)`: what a
+/// continued run says it starts from.
+pub fn continued_line(run: &RunResults) -> String {
+    let per_part = run.cells_per_part();
+    let parts: Vec<String> = run
+        .parts
+        .iter()
+        .zip(&per_part)
+        .take(run.parts.len().saturating_sub(1))
+        .enumerate()
+        .map(|(i, (part, cells))| {
+            format!(
+                "part {} from {}: {} cell(s), {}",
+                i + 1,
+                part.started_at,
+                cells,
+                part.ended
+                    .as_deref()
+                    .unwrap_or("stopped without a word (killed?)")
+            )
+        })
+        .collect();
+    format!(
+        "continuing run {} in {} ({}); `--fresh` (BLOBRACE_FRESH=1) starts a new run instead",
+        run.run_id,
+        run.dir().display(),
+        parts.join("; ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(args: &[&str]) -> RunConfig {
+        crate::config::resolve_flags(args).unwrap()
+    }
+
+    fn cap() -> crate::cap::CapReport {
+        use crate::cap::{CapMethod, CapReport, CapRequest};
+        CapReport {
+            requested: CapRequest {
+                memory_bytes: Some(1 << 30),
+                cpus: Some(2.0),
+            },
+            memory_limit_bytes: Some(1 << 30),
+            cpu_limit: Some(2.0),
+            origin: CapMethod::V1Child.origin(),
+            method: CapMethod::V1Child,
+            cgroup_version: "v1".into(),
+            cgroup: "/x".into(),
+            notes: vec![],
+            housekeeping: vec![],
+        }
+    }
+
+    fn run(config: &RunConfig, started_at: &str, complete: bool, failed: bool) -> RunResults {
+        let json = serde_json::json!({
+            "schema_version": RESULTS_SCHEMA_VERSION,
+            "run_id": format!("run-{started_at}"),
+            "started_at": started_at,
+            "finished_at": null,
+            "complete": complete,
+            "driver": "blobrace measure",
+            "command": "blobrace measure",
+            "config": config,
+            "cap": cap(),
+            "machine": crate::machine::MachineFacts::collect(std::path::Path::new(".")),
+            "loads": [],
+            "results": [],
+            "failures": if failed {
+                serde_json::json!([{"stage": "measure", "who": "sqlite", "size": 1024, "why": "gone", "at": started_at}])
+            } else {
+                serde_json::json!([])
+            },
+            "resume_key": resume_key(config),
+        });
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn only_the_newest_run_with_the_same_settings_is_continued_and_only_unfinished() {
+        let asked = config(&["--engines", "floor", "--sizes", "1KiB"]);
+        let key = resume_key(&asked);
+        let ids = |runs| to_continue(&asked, &key, runs).map(|r| r.run_id);
+        // Stopped: continued.
+        assert_eq!(
+            ids(vec![run(&asked, "1", false, false)]).as_deref(),
+            Some("run-1")
+        );
+        // Ended with failed steps: continued (they are measured again).
+        assert_eq!(
+            ids(vec![run(&asked, "1", true, true)]).as_deref(),
+            Some("run-1")
+        );
+        // The newest with these settings is complete: a new run, even where an older
+        // one stopped.
+        let runs = vec![
+            run(&asked, "1", false, false),
+            run(&asked, "2", true, false),
+        ];
+        assert_eq!(ids(runs), None);
+        // Other settings: never continued.
+        let other = config(&["--engines", "floor", "--sizes", "1KiB", "--measure", "3s"]);
+        assert_eq!(ids(vec![run(&other, "1", false, false)]), None);
+        // --fresh: never.
+        let fresh = config(&["--engines", "floor", "--sizes", "1KiB", "--fresh"]);
+        assert_eq!(
+            resume_key(&fresh),
+            key,
+            "--fresh is not a setting of the run"
+        );
+        assert!(to_continue(&fresh, &key, vec![run(&asked, "1", false, false)]).is_none());
+        // Stopping at the first failure or not changes nothing measured.
+        let fail_fast = config(&["--engines", "floor", "--sizes", "1KiB", "--fail-fast"]);
+        assert_eq!(resume_key(&fail_fast), key);
+    }
+
+    #[test]
+    fn a_run_under_another_cap_is_not_continued() {
+        let asked = config(&["--engines", "floor", "--sizes", "1KiB"]);
+        let earlier = run(&asked, "1", false, false);
+        let mut now = run(&asked, "2", false, false);
+        now.cap.memory_limit_bytes = Some(512 << 20);
+        let refused = continue_run(earlier.clone(), now).unwrap_err().to_string();
+        assert!(
+            refused.contains("run run-1")
+                && refused.contains("512MiB")
+                && refused.contains("--fresh"),
+            "{refused}"
+        );
+        let same = run(&asked, "2", false, false);
+        let continued = continue_run(earlier, same).unwrap();
+        assert_eq!(continued.run_id, "run-1");
+    }
+}

@@ -127,26 +127,17 @@ impl Clock {
         }
     }
 
-    /// How this part's cells in `cache` compared with their presets (all its cells'
-    /// where none in `cache` was measured yet); None before any cell.
+    /// How this part's cells in `cache` compared with their presets; None before one
+    /// was measured (a steady cell's presets span its whole prefill limit, a cold
+    /// cell's do not: one says nothing of the other).
     fn pace(&self, cache: CacheState) -> Option<f64> {
-        let ratio =
-            |p: Duration, a: Duration| (!p.is_zero()).then(|| a.as_secs_f64() / p.as_secs_f64());
-        if let Some((_, p, a)) = self.done.iter().find(|(c, _, _)| *c == cache) {
-            return ratio(*p, *a);
-        }
-        let (p, a) = self
-            .done
-            .iter()
-            .fold((Duration::ZERO, Duration::ZERO), |(p, a), (_, dp, da)| {
-                (p + *dp, a + *da)
-            });
-        ratio(p, a)
+        let (_, presets, actual) = self.done.iter().find(|(c, _, _)| *c == cache)?;
+        (!presets.is_zero()).then(|| actual.as_secs_f64() / presets.as_secs_f64())
     }
 
     /// What is left: each cell left's presets scaled by this part's pace in its
-    /// cache state, once a cell has been measured (None before), plus the loads still
-    /// to come.
+    /// cache state, plus the loads still to come; None until a cell of every cache
+    /// state left has been measured (the presets' range says it until then).
     pub fn left(&self, cells_left: &[(CacheState, Estimate)], loads_left: f64) -> Option<Duration> {
         let mut seconds = loads_left;
         for &(cache, estimate) in cells_left {
@@ -227,7 +218,7 @@ mod tests {
             "no pace before a cell"
         );
         // A cold cell the presets gave 10 s took 20 s: cold cells left take twice
-        // their presets, and so do steady ones until one is measured.
+        // their presets.
         clock.cell_took(cold, ten, Duration::from_secs(20));
         assert_eq!(
             clock.left(&[(cold, ten)], 0.0),
@@ -237,10 +228,8 @@ mod tests {
             clock.left(&[(cold, ten)], 30.0),
             Some(Duration::from_secs(50))
         );
-        assert_eq!(
-            clock.left(&[(steady, hundred)], 0.0),
-            Some(Duration::from_secs(200))
-        );
+        // Steady cells are not known until one is measured: the presets say it.
+        assert_eq!(clock.left(&[(cold, ten), (steady, hundred)], 0.0), None);
         // A steady cell settled at once: 10 s of its 100 s middle; steady cells follow it.
         clock.cell_took(steady, hundred, Duration::from_secs(10));
         let left = clock.left(&[(cold, ten), (steady, hundred)], 0.0);

@@ -509,7 +509,7 @@ pub fn new_run_id() -> String {
     }
 }
 
-/// Held while results.json is written (`RunResults::write`, `run_parts::mark_stopped`).
+/// Held while results.json is written (`RunResults::write`, `run::interrupt`).
 pub static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Write to `<path>.tmp`, then rename: readers never see half a file.

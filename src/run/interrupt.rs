@@ -66,7 +66,7 @@ pub fn catch() {
             let (results_json, status) = STATUS.lock().map(|s| s.clone()).unwrap_or_default();
             let how = format!("interrupted by {name}");
             if let Some(path) = results_json {
-                crate::run_parts::mark_stopped(&path, &how);
+                mark_stopped(&path, &how);
             }
             eprintln!("\n{how}: {status}");
             std::process::exit(128 + signal);
@@ -84,4 +84,22 @@ pub fn catch() {
             libc::sigaction(signal, &action, std::ptr::null_mut());
         }
     }
+}
+
+/// Mark the running part of the run in `results_json` stopped by `how` ("interrupted
+/// by SIGINT"), with its end time; then no other write follows in this process (the
+/// write lock is kept: the caller exits).
+fn mark_stopped(results_json: &std::path::Path, how: &str) {
+    let writing = crate::results::WRITING.lock();
+    let Ok(mut run) = crate::results::RunResults::read(results_json) else {
+        return; // Nothing saved yet: nothing to mark.
+    };
+    if let Some(part) = run.parts.last_mut() {
+        part.finished_at = Some(crate::now_rfc3339());
+        part.ended = Some(how.to_string());
+    }
+    if let Ok(bytes) = serde_json::to_vec_pretty(&run) {
+        let _ = crate::results::write_atomic(results_json, &bytes);
+    }
+    std::mem::forget(writing);
 }

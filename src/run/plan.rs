@@ -41,7 +41,8 @@ impl Cell {
         crate::run_parts::CellKey {
             engine: self.engine,
             size: self.spec.size,
-            scenario: self.scenario,
+            cache: self.scenario.cache,
+            repeat: self.scenario.repeat,
         }
     }
 }

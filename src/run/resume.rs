@@ -13,10 +13,11 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 use crate::config::RunConfig;
+use crate::db::registry::EngineKind;
 use crate::db::registry::StoreKind;
 use crate::load::LoadOutcome;
-use crate::results::{RESULTS_SCHEMA_VERSION, RunResults};
-use crate::run_parts::RunPart;
+use crate::results::{RESULTS_SCHEMA_VERSION, RunResults, Scenario};
+use crate::run_parts::{CellKey, RunPart, cells_per_part};
 
 /// What two runs must share for one to continue the other: the resolved settings,
 /// less those that change nothing measured (stop at the first failure or not, engines
@@ -187,7 +188,7 @@ pub fn would_continue(config: &RunConfig) -> Option<String> {
 /// `37 of 168 cells measured (run X, part 1 from 15:02, interrupted)`: what a
 /// continued run says it starts from.
 pub fn continued_line(run: &RunResults) -> String {
-    let per_part = run.cells_per_part();
+    let per_part = cells_per_part(&run.parts, &run.done_cells);
     let parts: Vec<String> = run
         .parts
         .iter()
@@ -212,6 +213,84 @@ pub fn continued_line(run: &RunResults) -> String {
         run.dir().display(),
         parts.join("; ")
     )
+}
+
+/// What a continued run keeps of the run it continues.
+impl RunResults {
+    /// Whether `cell` was measured to its end in this run (in any part).
+    pub fn is_done(&self, cell: &CellKey) -> bool {
+        self.done_cells.iter().any(|d| d.cell == *cell)
+    }
+
+    /// Forget what a stopped part recorded of cells it did not finish (a cell's 1-client
+    /// result whose 16-client load was cut off, a cell whose server failed) and every
+    /// failure, so the next part measures those cells once, whole. Loads, disk limits
+    /// and done cells stay.
+    pub fn keep_done_cells_only(&mut self) {
+        let done = |engine: EngineKind, size_bytes: u64, scenario: Scenario| {
+            self.done_cells.iter().any(|d| {
+                d.cell.engine == engine
+                    && d.cell.size.bytes() == size_bytes
+                    && (d.cell.cache, d.cell.repeat) == (scenario.cache, scenario.repeat)
+            })
+        };
+        let done_in = |engine: &str, size: &str, cache: &str| {
+            self.done_cells.iter().any(|d| {
+                d.cell.engine.name() == engine
+                    && d.cell.size.to_string() == size
+                    && d.cell.cache.name() == cache
+            })
+        };
+        let results = self
+            .results
+            .iter()
+            .filter(|r| done(r.engine, r.size_bytes, r.scenario))
+            .cloned()
+            .collect();
+        let load_results = self
+            .load_results
+            .iter()
+            .filter(|l| done(l.result.engine, l.result.size_bytes, l.result.scenario))
+            .cloned()
+            .collect();
+        let saturations = self
+            .saturations
+            .iter()
+            .filter(|s| done(s.engine, s.size_bytes, s.scenario))
+            .cloned()
+            .collect();
+        // A skipped load names no scenario: kept where any of its engine's cells at
+        // that size is done (it is skipped again, the same way, where not).
+        let skipped_loads = self
+            .skipped_loads
+            .iter()
+            .filter(|s| {
+                self.done_cells
+                    .iter()
+                    .any(|d| d.cell.engine == s.engine && d.cell.size.bytes() == s.size_bytes)
+            })
+            .cloned()
+            .collect();
+        let profiles = self
+            .profiles
+            .iter()
+            .filter(|p| done_in(&p.engine, &p.size, &p.cache))
+            .cloned()
+            .collect();
+        let first_bytes = self
+            .first_bytes
+            .iter()
+            .filter(|f| done_in(f.engine.name(), &f.size, &f.cache))
+            .cloned()
+            .collect();
+        self.results = results;
+        self.load_results = load_results;
+        self.saturations = saturations;
+        self.skipped_loads = skipped_loads;
+        self.profiles = profiles;
+        self.first_bytes = first_bytes;
+        self.failures.clear();
+    }
 }
 
 #[cfg(test)]

@@ -101,7 +101,7 @@ fn part_of(run: &RunResults, r: &EngineResult) -> String {
         .find(|d| {
             d.cell.engine == r.engine
                 && d.cell.size.bytes() == r.size_bytes
-                && d.cell.scenario == r.scenario
+                && (d.cell.cache, d.cell.repeat) == (r.scenario.cache, r.scenario.repeat)
         })
         .map(|d| format!("part {}, {}", d.part + 1, r.finished_at))
         .unwrap_or_else(|| format!("the last part, {}", r.finished_at))
@@ -229,7 +229,7 @@ fn part_lines(run: &RunResults) -> Vec<String> {
     let minutes = |s: f64| format!("{:.1} min", s / 60.0);
     run.parts
         .iter()
-        .zip(run.cells_per_part())
+        .zip(crate::run_parts::cells_per_part(&run.parts, &run.done_cells))
         .enumerate()
         .map(|(i, (p, cells))| {
             format!(

@@ -65,6 +65,8 @@ pub mod machine;
 pub mod measure;
 pub mod memory_fit;
 pub mod merge;
+pub mod merged_run;
+pub mod regime;
 pub mod report;
 pub mod results;
 pub mod rows_progress;

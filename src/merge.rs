@@ -13,66 +13,32 @@
 use std::collections::BTreeMap;
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 
 use crate::cap::CapReport;
 use crate::error::InputError;
-use crate::machine::MachineFacts;
+use crate::merged_run::MergedRun;
 use crate::results::{EngineResult, RunResults, new_run_id};
 use crate::stats::{Summary, hdr, interval};
 
-/// One of the runs a merged run was made of.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct MergedRun {
-    pub run_id: String,
-    pub machine: MachineFacts,
-    /// The measuring process's cap (each result keeps its own, servers' included).
-    pub cap: CapReport,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub share: Option<crate::config::Share>,
-    pub started_at: String,
-    pub finished_at: Option<String>,
-    pub complete: bool,
-    pub command: String,
-    /// One-client results it contributed.
-    pub results: usize,
-}
-
-impl MergedRun {
-    fn of(run: &RunResults) -> Self {
-        Self {
-            run_id: run.run_id.clone(),
-            machine: run.machine.clone(),
-            cap: run.cap.clone(),
-            share: run.config.share,
-            started_at: run.started_at.clone(),
-            finished_at: run.finished_at.clone(),
-            complete: run.complete,
-            command: run.command.clone(),
-            results: run.results.len(),
-        }
-    }
-
-    /// `20261127-031500-42 on host-a (share 1/2, 03:15 to 03:40)`.
-    pub fn label(&self) -> String {
-        let share = self
-            .share
-            .map(|s| format!("share {s}, "))
-            .unwrap_or_default();
-        format!(
-            "{} on {} ({share}{} to {})",
-            self.run_id,
-            self.machine.hostname,
-            self.started_at,
-            self.finished_at.as_deref().unwrap_or("unfinished")
-        )
+/// The record of `run` as one of a merged run's runs.
+fn merged_run_of(run: &RunResults) -> MergedRun {
+    MergedRun {
+        run_id: run.run_id.clone(),
+        machine: run.machine.clone(),
+        cap: run.cap.clone(),
+        share: run.config.share,
+        started_at: run.started_at.clone(),
+        finished_at: run.finished_at.clone(),
+        complete: run.complete,
+        command: run.command.clone(),
+        results: run.results.len(),
     }
 }
 
 /// The runs `run` holds: itself, or for a merged run the runs it was merged from.
 fn sources_of(run: &RunResults) -> Vec<MergedRun> {
     if run.merged_from.is_empty() {
-        vec![MergedRun::of(run)]
+        vec![merged_run_of(run)]
     } else {
         run.merged_from.clone()
     }

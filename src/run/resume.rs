@@ -227,68 +227,35 @@ impl RunResults {
     /// failure, so the next part measures those cells once, whole. Loads, disk limits
     /// and done cells stay.
     pub fn keep_done_cells_only(&mut self) {
-        let done = |engine: EngineKind, size_bytes: u64, scenario: Scenario| {
-            self.done_cells.iter().any(|d| {
-                d.cell.engine == engine
-                    && d.cell.size.bytes() == size_bytes
-                    && (d.cell.cache, d.cell.repeat) == (scenario.cache, scenario.repeat)
+        let done: Vec<CellKey> = self.done_cells.iter().map(|d| d.cell).collect();
+        let is_done = |engine: EngineKind, size_bytes: u64, s: Scenario| {
+            done.iter().any(|c| {
+                (c.engine, c.size.bytes(), c.cache, c.repeat)
+                    == (engine, size_bytes, s.cache, s.repeat)
             })
         };
-        let done_in = |engine: &str, size: &str, cache: &str| {
-            self.done_cells.iter().any(|d| {
-                d.cell.engine.name() == engine
-                    && d.cell.size.to_string() == size
-                    && d.cell.cache.name() == cache
+        // Profiles and streamed fetches name their cell by words, without a repeat.
+        let named_done = |engine: &str, size: &str, cache: &str| {
+            done.iter().any(|c| {
+                c.engine.name() == engine && c.size.to_string() == size && c.cache.name() == cache
             })
         };
-        let results = self
-            .results
-            .iter()
-            .filter(|r| done(r.engine, r.size_bytes, r.scenario))
-            .cloned()
-            .collect();
-        let load_results = self
-            .load_results
-            .iter()
-            .filter(|l| done(l.result.engine, l.result.size_bytes, l.result.scenario))
-            .cloned()
-            .collect();
-        let saturations = self
-            .saturations
-            .iter()
-            .filter(|s| done(s.engine, s.size_bytes, s.scenario))
-            .cloned()
-            .collect();
+        self.results
+            .retain(|r| is_done(r.engine, r.size_bytes, r.scenario));
+        self.load_results
+            .retain(|l| is_done(l.result.engine, l.result.size_bytes, l.result.scenario));
+        self.saturations
+            .retain(|s| is_done(s.engine, s.size_bytes, s.scenario));
         // A skipped load names no scenario: kept where any of its engine's cells at
         // that size is done (it is skipped again, the same way, where not).
-        let skipped_loads = self
-            .skipped_loads
-            .iter()
-            .filter(|s| {
-                self.done_cells
-                    .iter()
-                    .any(|d| d.cell.engine == s.engine && d.cell.size.bytes() == s.size_bytes)
-            })
-            .cloned()
-            .collect();
-        let profiles = self
-            .profiles
-            .iter()
-            .filter(|p| done_in(&p.engine, &p.size, &p.cache))
-            .cloned()
-            .collect();
-        let first_bytes = self
-            .first_bytes
-            .iter()
-            .filter(|f| done_in(f.engine.name(), &f.size, &f.cache))
-            .cloned()
-            .collect();
-        self.results = results;
-        self.load_results = load_results;
-        self.saturations = saturations;
-        self.skipped_loads = skipped_loads;
-        self.profiles = profiles;
-        self.first_bytes = first_bytes;
+        self.skipped_loads.retain(|s| {
+            done.iter()
+                .any(|c| c.engine == s.engine && c.size.bytes() == s.size_bytes)
+        });
+        self.profiles
+            .retain(|p| named_done(&p.engine, &p.size, &p.cache));
+        self.first_bytes
+            .retain(|f| named_done(f.engine.name(), &f.size, &f.cache));
         self.failures.clear();
     }
 }

@@ -8,6 +8,7 @@
 pub mod blobio;
 pub mod c_api;
 mod orm;
+mod pragmas;
 pub mod stmt;
 pub mod store;
 mod writer;

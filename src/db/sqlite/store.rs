@@ -11,6 +11,7 @@
 //! process killed mid-batch in bulk mode can leave the file inconsistent, so a resumed
 //! load first runs `PRAGMA quick_check` and starts the file again if it fails.
 
+use super::pragmas::{LOAD_PRAGMAS, READ_PRAGMAS};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -31,13 +32,6 @@ const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// Rows per batch (one transaction each) at most; 4 MiB of blobs otherwise.
 const MAX_ROWS_PER_INSERT: u64 = 8000;
 const BATCH_BYTES: u64 = 4 << 20;
-
-/// While loading: the rollback journal in memory (a failed statement still rolls
-/// back; nothing is written twice, as WAL does) and no fsync per commit.
-pub(super) const LOAD_PRAGMAS: [&str; 2] =
-    ["PRAGMA journal_mode = MEMORY", "PRAGMA synchronous = OFF"];
-/// What readers run with, restored before the dataset is marked complete.
-const READ_PRAGMAS: [&str; 2] = ["PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"];
 
 /// Connection settings shared by the loader and both SQLite engines: WAL with
 /// synchronous=NORMAL (the usual application setting), no statement logging,

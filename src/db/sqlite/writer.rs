@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::store::LOAD_PRAGMAS;
+use super::pragmas::LOAD_PRAGMAS;
 use crate::dataset::DatasetSpec;
 
 /// Above this size a blob is written through incremental blob I/O: the row goes in

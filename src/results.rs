@@ -378,7 +378,7 @@ pub struct EngineResult {
     pub runs: Vec<String>,
 }
 
-/// `20261122-103105-4242`: sortable, unique per process. A process that is its
+/// `20261122-103105-0004242`: sortable, unique per process. A process that is its
 /// container's pid 1 (every pod of a Kubernetes Job, `deploy/helm`) is told apart by
 /// its host name instead: shares started in the same second would share an id.
 pub fn new_run_id() -> String {
@@ -399,7 +399,9 @@ pub fn new_run_id() -> String {
                 .collect();
             format!("{time}-{host}")
         }
-        pid => format!("{time}-{pid}"),
+        // Zero-padded: ids of one second sort by pid across 9999 -> 10000 (they sorted
+        // "-10001" before "-9988", and the newest run was taken for an older one).
+        pid => format!("{time}-{pid:07}"),
     }
 }
 

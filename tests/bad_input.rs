@@ -384,3 +384,20 @@ fn write_rates_that_are_not_rates_and_engines_that_cannot_be_written() {
         );
     }
 }
+
+#[test]
+fn keeping_every_dataset_and_dropping_each_are_refused_together() {
+    rejects(
+        &[
+            "--engines",
+            "floor",
+            "--sizes",
+            "1KiB",
+            "--dataset-bytes",
+            "1MiB",
+            "--keep-all",
+            "--drop-after",
+        ],
+        "choose one",
+    );
+}

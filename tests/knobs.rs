@@ -45,3 +45,59 @@ fn every_flag_knob_reaches_the_compose_runner_and_the_docs() {
         "knobs docs/knobs.md does not list: {undocumented:?}"
     );
 }
+
+/// The runner's environment as compose gives it when the user sets nothing (each
+/// `${BLOBRACE_X:-default}` at its default, the empty ones unset as the runner's
+/// run.sh does) is a valid run: every knob at once, the switches' "false" included. Two switches that exclude each other
+/// both passed as "false" once stopped every `scripts/compose-run.sh` before its start.
+#[test]
+fn the_compose_runners_default_environment_is_a_valid_run() {
+    let compose = read("compose/compose.yaml");
+    let runner = &compose[compose.find("\n  runner:").expect("a runner service")..];
+    let runner = &runner[runner.find("\n    environment:").expect("an environment")..];
+    let root = tempfile::tempdir().unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_blobrace"));
+    for (key, _) in std::env::vars() {
+        if key.starts_with("BLOBRACE_") {
+            cmd.env_remove(key);
+        }
+    }
+    let mut defaults = 0;
+    for line in runner.lines().skip(2) {
+        let line = line.trim();
+        if !line.starts_with("BLOBRACE_") {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            break;
+        }
+        let (key, value) = line.split_once(": ").expect("KEY: value");
+        // Where the runner's volumes are mounted, and the servers it reaches: here.
+        let value = match key {
+            "BLOBRACE_DATA_DIR" => root.path().join("data").display().to_string(),
+            "BLOBRACE_RESULTS_DIR" => root.path().join("results").display().to_string(),
+            _ if key.ends_with("_URL") => continue,
+            _ => match value.strip_prefix(&format!("${{{key}:-")) {
+                Some(default) => {
+                    defaults += 1;
+                    default.trim_end_matches('}').to_string()
+                }
+                None => value.to_string(),
+            },
+        };
+        // compose/runner/run.sh unsets the empty ones: empty is not "default" to clap.
+        if !value.is_empty() {
+            cmd.env(key, value);
+        }
+    }
+    assert!(defaults > 30, "the runner's knobs were read: {defaults}");
+    cmd.env("BLOBRACE_COMPOSE_ENV", "/nonexistent/compose.env");
+    let out = cmd.args(["measure", "--dry-run"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("cell(s)"),
+        "a plan was printed:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -176,7 +176,9 @@ pub struct RunArgs {
     /// disk the datasets dearest to load again (as far as the disk allows, for the
     /// next run to reuse) and dropping the others once measured; it says its plan,
     /// with the arithmetic, before loading.
-    #[arg(long, env = "BLOBRACE_KEEP_ALL", conflicts_with = "drop_after")]
+    // Not clap's `conflicts_with`: it counts a variable set to "false" (as compose's
+    // runner passes every knob) as given, so the pair is checked on values in resolve.
+    #[arg(long, env = "BLOBRACE_KEEP_ALL")]
     pub keep_all: bool,
 
     /// Stop the whole run at the first engine or store that fails. By default a load,

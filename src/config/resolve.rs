@@ -57,6 +57,13 @@ impl RunArgs {
                 ),
             });
         }
+        if self.drop_after && self.keep_all {
+            return Err(InputError::Value {
+                what: "keep-all",
+                input: "true".into(),
+                why: "--keep-all (BLOBRACE_KEEP_ALL) keeps every dataset, --drop-after (BLOBRACE_DROP_AFTER) drops each size class once measured: choose one".into(),
+            });
+        }
         if let Some(SizeList(asked)) = &self.saturate_sizes
             && let Some(missing) = asked.iter().find(|s| !sizes.contains(s))
         {

@@ -14,7 +14,7 @@ use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
 use tokio::runtime::Runtime;
 
-use blobrace::config::{RunArgs, RunConfig, usage_error};
+use blobrace::config::{RunArgs, RunConfig, parse_args};
 use blobrace::dataset::DatasetSpec;
 use blobrace::measure::{CriterionPhases, PrecisionGoal};
 use blobrace::run::drive::{Driven, Driver, SizeScope, measure_all};
@@ -46,10 +46,8 @@ fn main() {
     }
     // Under --profile-time criterion runs the routine without measuring: nothing to record.
     let profiling = args.iter().any(|a| a == "--profile-time");
-    let config = match EnvOnly::try_parse_from(["fetch"]) {
-        Ok(cli) => cli.run.resolve().map_err(|e| format!("Error: {e}")),
-        Err(e) => Err(usage_error(&e).unwrap_or_else(|| e.to_string())),
-    };
+    let config = parse_args::<EnvOnly>(["fetch".into()])
+        .and_then(|cli| cli.run.resolve().map_err(|e| format!("Error: {e}")));
     let mut config = match config {
         Ok(config) => config,
         Err(line) => {

@@ -43,6 +43,11 @@ pub enum InputError {
     #[error("data directory {dir} is not usable: {why}")]
     DataDir { dir: PathBuf, why: String },
 
+    #[error(
+        "results directory {dir} is not usable: {why}. Nothing was loaded or measured: fix it or choose another --results-dir (BLOBRACE_RESULTS_DIR)"
+    )]
+    ResultsDir { dir: PathBuf, why: String },
+
     #[error("{path} is not a blobrace dataset: {why}. Move it away or choose another --data-dir")]
     ForeignFile { path: PathBuf, why: String },
 

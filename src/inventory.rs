@@ -41,6 +41,9 @@ pub struct Volume {
 #[derive(Debug, Default, Serialize)]
 pub struct Inventory {
     pub datasets: Vec<Found>,
+    /// Files in a store's folder that are no dataset: a temporary file of a write that
+    /// was stopped (`.json.tmp`), what a cut-short drop set aside, or not blobrace's.
+    pub others: Vec<Found>,
     pub volumes: Vec<Volume>,
     /// Stores that could not be listed, and why.
     pub unlisted: Vec<String>,
@@ -64,6 +67,22 @@ fn dataset_name(file_name: &str) -> &str {
     file_name
 }
 
+/// Whether `name` (suffixes stripped) is a dataset's stem (`DatasetSpec::stem`):
+/// `<size>-x<rows>`, then nothing or `-<layout>` parts.
+fn is_dataset_name(name: &str) -> bool {
+    let Some((size, rest)) = name.split_once("-x") else {
+        return false;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let tail = &rest[digits..];
+    size.parse::<crate::size::SizeClass>().is_ok()
+        && digits > 0
+        && (tail.is_empty()
+            || tail.strip_prefix('-').is_some_and(|t| {
+                !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            }))
+}
+
 fn local(data_dir: &Path, inventory: &mut Inventory) {
     for store in LOCAL_STORES {
         let dir = data_dir.join(store);
@@ -84,13 +103,18 @@ fn local(data_dir: &Path, inventory: &mut Inventory) {
                 .or_insert(Some(0));
             *total = total.zip(bytes).map(|(a, b)| a + b);
         }
-        inventory
-            .datasets
-            .extend(by_name.into_iter().map(|(name, bytes)| Found {
+        for (name, bytes) in by_name {
+            let found = Found {
                 store: store.to_string(),
                 name,
                 bytes,
-            }));
+            };
+            if is_dataset_name(&found.name) {
+                inventory.datasets.push(found);
+            } else {
+                inventory.others.push(found);
+            }
+        }
     }
 }
 
@@ -210,6 +234,14 @@ impl Inventory {
                 v.path.display()
             ));
         }
+        for o in &self.others {
+            lines.push(format!(
+                "{:<9} {:<34} {:>10}  (not a dataset: a leftover of a stopped write or drop, or not blobrace's; `blobrace drop` removes a drop's, the rest is yours to remove)",
+                o.store,
+                o.name,
+                label(o.bytes)
+            ));
+        }
         for u in &self.unlisted {
             lines.push(format!("not listed: {u}"));
         }
@@ -231,6 +263,23 @@ mod tests {
     }
 
     #[test]
+    fn dataset_names_are_told_from_other_files() {
+        for name in ["1KiB-x10", "64KiB-x49152-kuuidv7", "4MiB-x768-churn30-live"] {
+            assert!(is_dataset_name(name), "{name}");
+        }
+        for name in [
+            "1KiB-x10.json.tmp",
+            "notes",
+            "1KiB-x",
+            "big-x10",
+            "1KiB-x10-",
+            "1KiB-x10.old",
+        ] {
+            assert!(!is_dataset_name(name), "{name}");
+        }
+    }
+
+    #[test]
     fn local_datasets_are_listed_with_their_bytes_on_disk() {
         let dir = tempfile::tempdir().unwrap();
         let sqlite = dir.path().join("sqlite");
@@ -242,8 +291,13 @@ mod tests {
         for i in 0..10 {
             std::fs::write(fs.join("00").join(i.to_string()), vec![2u8; 1024]).unwrap();
         }
+        // A stopped write's temporary file and a stranger's file are no datasets.
+        std::fs::write(sqlite.join("1KiB-x10.json.tmp"), b"{").unwrap();
+        std::fs::write(sqlite.join("notes.txt"), b"mine").unwrap();
         let mut inventory = Inventory::default();
         local(dir.path(), &mut inventory);
+        let others: Vec<&str> = inventory.others.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(others, ["1KiB-x10.json.tmp", "notes.txt"]);
         let names: Vec<(&str, &str)> = inventory
             .datasets
             .iter()

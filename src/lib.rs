@@ -46,6 +46,7 @@ pub mod container;
 pub mod content;
 pub mod cpu_profile;
 pub mod dataset;
+pub mod dataset_lock;
 pub mod db;
 pub mod disk_room;
 pub mod diskio;

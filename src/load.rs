@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::content::{fill_blob, fill_blob_version};
 use crate::dataset::{DatasetSpec, DatasetState};
+use crate::dataset_lock::{Access, release, take};
 use crate::db::locations::Locations;
 use crate::db::registry::AnyStore;
 use crate::db::registry::StoreKind;
@@ -94,15 +95,10 @@ impl std::fmt::Display for LoadOutcome {
 
 /// Make sure `dir` exists and is writable, without leaving anything behind but the directory.
 pub fn check_data_dir(dir: &Path) -> Result<(), InputError> {
-    let fail = |why: String| InputError::DataDir {
+    crate::machine::check_writable_dir(dir).map_err(|why| InputError::DataDir {
         dir: dir.to_path_buf(),
         why,
-    };
-    std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create it: {e}")))?;
-    let probe = dir.join(format!(".blobrace-write-test-{}", std::process::id()));
-    std::fs::write(&probe, b"x").map_err(|e| fail(format!("cannot write in it: {e}")))?;
-    std::fs::remove_file(&probe).map_err(|e| fail(format!("cannot remove a file in it: {e}")))?;
-    Ok(())
+    })
 }
 
 /// Open every store the engines need for every dataset, check what is there, and
@@ -443,13 +439,41 @@ pub async fn ensure_loaded(
     let mut reports = Vec::new();
     let mut failed = Vec::new();
     for (mut store, state) in plan(at, stores, datasets, false).await? {
-        let loaded = match state {
-            Ok(state) => load(&mut store, state).await,
-            Err(e) => Err(e.context(format!(
-                "cannot tell whether {} is loaded",
-                store.location().display()
-            ))),
-        };
+        let loaded = async {
+            // A complete dataset is only read (beside other readers, a run measuring
+            // it); any other is loaded by one process at a time. One that waited reads
+            // its state again: the other process may have loaded or dropped it meanwhile.
+            let complete = matches!(state, Ok(DatasetState::Complete));
+            let (access, doing) = if complete {
+                (Access::Read, "reading")
+            } else {
+                (Access::Write, "loading")
+            };
+            let waited = take(store.location(), access, doing, at.lock_waiting)?;
+            let mut state = if waited { store.state().await } else { state };
+            if complete && !matches!(state, Ok(DatasetState::Complete)) {
+                // Dropped while this process waited to read it: load it after all.
+                take(store.location(), Access::Write, "loading", at.lock_waiting)?;
+                state = store.state().await;
+            }
+            let report = match state {
+                Ok(state) => load(&mut store, state).await,
+                Err(e) => Err(e.context(format!(
+                    "cannot tell whether {} is loaded",
+                    store.location().display()
+                ))),
+            };
+            // Loaded, it is read from here on: others may read it too, none change it.
+            match &report {
+                Ok(_) => take(store.location(), Access::Read, "reading", at.lock_waiting)?,
+                Err(_) => {
+                    release(store.location());
+                    false
+                }
+            };
+            report
+        }
+        .await;
         let report = match loaded {
             Ok(report) => report,
             Err(e) => {

@@ -47,6 +47,16 @@ fn read(path: &str) -> String {
         .unwrap_or_default()
 }
 
+/// Make sure `dir` exists and is writable, leaving nothing behind but the directory:
+/// `Err` says why not.
+pub fn check_writable_dir(dir: &Path) -> Result<(), String> {
+    fs::create_dir_all(dir).map_err(|e| format!("cannot create it: {e}"))?;
+    let probe = dir.join(format!(".blobrace-write-test-{}", std::process::id()));
+    fs::write(&probe, b"x").map_err(|e| format!("cannot write in it: {e}"))?;
+    fs::remove_file(&probe).map_err(|e| format!("cannot remove a file in it: {e}"))?;
+    Ok(())
+}
+
 /// MemTotal from /proc/meminfo.
 pub fn mem_total_bytes() -> Option<u64> {
     let text = fs::read_to_string("/proc/meminfo").ok()?;

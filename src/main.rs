@@ -6,8 +6,9 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
-use blobrace::config::{RunArgs, RunConfig, parse_duration, parse_percent, usage_error};
+use blobrace::config::{RunArgs, RunConfig, parse_args, parse_duration, parse_percent};
 use blobrace::dataset::DatasetState;
+use blobrace::dataset_lock::{Access, release, take};
 use blobrace::db::server::{COMPOSE_UP, Server};
 use blobrace::db::store::Store;
 use blobrace::error::InputError;
@@ -126,16 +127,34 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
+/// Output to a pipe its reader closed (`blobrace env | head -n 1`) ends the process
+/// quietly, as a tool killed by SIGPIPE does (exit 141), not with a panic and a
+/// backtrace. SIGPIPE itself stays ignored (Rust's default): a server closing a socket
+/// must be an error the run handles, not a silent death.
+fn quiet_on_closed_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if payload.starts_with("failed printing to std") && payload.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    quiet_on_closed_pipe();
+    let cli = match parse_args::<Cli>(std::env::args_os()) {
         Ok(cli) => cli,
-        Err(e) => match usage_error(&e) {
-            Some(line) => {
-                eprintln!("{line}");
-                return ExitCode::from(2);
-            }
-            None => e.exit(),
-        },
+        Err(line) => {
+            eprintln!("{line}");
+            return ExitCode::from(2);
+        }
     };
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
@@ -205,21 +224,7 @@ fn run(command: Command) -> Result<()> {
             let mut config = args.resolve()?;
             // Default engines whose server is not up have nothing here to drop.
             runtime()?.block_on(reachable_engines(&mut config))?;
-            runtime()?.block_on(async {
-                for spec in config.datasets() {
-                    for kind in stores_for(&config.engines) {
-                        let mut store = kind.open(&config.locations(), spec);
-                        if store.state().await? != DatasetState::Absent {
-                            store.remove().await?;
-                            eprintln!("removed {}", store.location().display());
-                        }
-                        if let Some(aside) = store.remove_leftovers().await? {
-                            eprintln!("removed {} (an earlier drop cut short)", aside.display());
-                        }
-                    }
-                }
-                Ok(())
-            })
+            runtime()?.block_on(drop_datasets(&config))
         }
         Command::Report(args) => report(args),
         Command::Variants(args) => variants(args),
@@ -409,6 +414,58 @@ fn measure(config: RunConfig) -> Result<()> {
     rt.block_on(run.load())?;
     measure_all(&mut run, &rt, &mut driver)?;
     run.finish()?;
+    Ok(())
+}
+
+/// Remove every dataset of `config`'s engines that is there, each said on its own line
+/// (removed, not there, or why it could not be), then one line for the whole: Err when
+/// any could not be removed. One store that fails does not keep the others.
+async fn drop_datasets(config: &RunConfig) -> Result<()> {
+    let (mut removed, mut absent, mut failed) = (0, 0, Vec::new());
+    for spec in config.datasets() {
+        for kind in stores_for(&config.engines) {
+            let mut store = kind.open(&config.locations(), spec);
+            let location = store.location().display().to_string();
+            let dropped = async {
+                let at = config.locations();
+                take(store.location(), Access::Write, "dropping", at.lock_waiting)?;
+                let there = store.state().await? != DatasetState::Absent;
+                if there {
+                    store.remove().await?;
+                }
+                let aside = store.remove_leftovers().await?;
+                release(store.location());
+                anyhow::Ok((there, aside))
+            }
+            .await;
+            match dropped {
+                Ok((there, aside)) => {
+                    if let Some(aside) = aside {
+                        eprintln!("removed {} (an earlier drop cut short)", aside.display());
+                    }
+                    if there {
+                        eprintln!("removed {location}");
+                        removed += 1;
+                    } else {
+                        eprintln!("not there: {location}");
+                        absent += 1;
+                    }
+                }
+                Err(e) => {
+                    eprintln!("cannot remove {location}: {e:#}");
+                    failed.push(location);
+                }
+            }
+        }
+    }
+    let whole = format!(
+        "{removed} dataset(s) removed, {absent} not there, {} could not be removed",
+        failed.len()
+    );
+    if !failed.is_empty() {
+        bail!("{whole} (the reasons are above): {}", failed.join(", "));
+    }
+    eprintln!("{whole}");
     Ok(())
 }
 

@@ -523,10 +523,35 @@ impl RunResults {
         Ok(dir)
     }
 
+    /// A results file of another schema is refused with both versions: fields it
+    /// names differently would otherwise read as missing, silently.
     pub fn read(path: &Path) -> Result<Self> {
         let bytes =
             std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        serde_json::from_slice(&bytes)
-            .with_context(|| format!("{} is not a blobrace results file", path.display()))
+        Self::parse(&bytes, path)
+    }
+
+    /// results.json's `bytes` (read from `path`), checked for its schema first.
+    pub fn parse(bytes: &[u8], path: &Path) -> Result<Self> {
+        #[derive(Deserialize)]
+        struct Schema {
+            schema_version: Option<u32>,
+        }
+        if let Ok(Schema {
+            schema_version: Some(found),
+        }) = serde_json::from_slice::<Schema>(bytes)
+            && found != RESULTS_SCHEMA_VERSION
+        {
+            anyhow::bail!(
+                "{} is a results file of schema {found}, and this blobrace reads schema {RESULTS_SCHEMA_VERSION}: read it with the blobrace version that wrote it, or measure again",
+                path.display()
+            );
+        }
+        serde_json::from_slice(bytes).with_context(|| {
+            format!(
+                "{} is not a blobrace results file (corrupt or from another tool)",
+                path.display()
+            )
+        })
     }
 }

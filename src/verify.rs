@@ -12,6 +12,7 @@ use anyhow::{Context, Result, bail};
 use crate::config::RunConfig;
 use crate::content::check_blob;
 use crate::dataset::{DatasetSpec, DatasetState};
+use crate::dataset_lock::Access;
 use crate::db::any_engine::AnyEngine;
 use crate::db::engine::Engine;
 use crate::db::registry::{EngineKind, StoreKind};
@@ -35,22 +36,46 @@ pub fn readers_for(store: StoreKind, blob_bytes: u64) -> u64 {
     }
 }
 
-/// Verify every dataset of `config`'s engines; Err when any row is wrong or missing
-/// (each problem printed on its own line first).
+/// Verify every dataset of `config`'s engines, each said on its own line (ok, BAD, not
+/// loaded, or why it could not be read), then one line for the whole: Err when any was
+/// not right. One store that cannot be read (a full disk, a server gone) does not stop
+/// the others from being checked.
 pub async fn verify(config: &RunConfig) -> Result<()> {
-    let mut problems = 0;
+    let (mut verified, mut bad, mut not_loaded, mut unreadable) = (0, 0, Vec::new(), 0);
     for spec in config.datasets() {
         for kind in crate::run::stores_for(&config.engines) {
-            if !verify_one(config, kind, spec).await? {
-                problems += 1;
+            match verify_one(config, kind, spec).await {
+                Ok(true) => verified += 1,
+                Ok(false) => bad += 1,
+                Err(e) => match e.downcast_ref::<InputError>() {
+                    Some(InputError::NotLoaded { path }) => {
+                        eprintln!("--  {}: not loaded", path.display());
+                        not_loaded.push(path.clone());
+                    }
+                    _ => {
+                        let at = kind.open(&config.locations(), spec);
+                        eprintln!("??  {}: cannot verify: {e:#}", at.location().display());
+                        unreadable += 1;
+                    }
+                },
             }
         }
     }
-    if problems > 0 {
+    let whole = format!(
+        "{verified} dataset(s) verified, {bad} wrong, {} not loaded, {unreadable} could not be read",
+        not_loaded.len()
+    );
+    if bad > 0 || unreadable > 0 {
         bail!(
-            "{problems} dataset(s) failed verification: `blobrace drop` them with the same flags and load again"
+            "{whole}: `blobrace drop` the wrong ones with the same flags and load again; fix what kept the others from being read (above) and verify again"
         );
     }
+    if let [path, ..] = &not_loaded[..] {
+        return Err(
+            anyhow::Error::new(InputError::NotLoaded { path: path.clone() }).context(whole),
+        );
+    }
+    eprintln!("{whole}");
     Ok(())
 }
 
@@ -58,6 +83,9 @@ pub async fn verify(config: &RunConfig) -> Result<()> {
 async fn verify_one(config: &RunConfig, kind: StoreKind, spec: DatasetSpec) -> Result<bool> {
     let mut store = kind.open(&config.locations(), spec);
     let where_ = store.location().display().to_string();
+    // Not while another process loads, churns or drops it.
+    let waiting = config.locations().lock_waiting;
+    crate::dataset_lock::take(store.location(), Access::Read, "verifying", waiting)?;
     if store.state().await? != DatasetState::Complete {
         return Err(InputError::NotLoaded {
             path: store.location().to_path_buf(),

@@ -401,3 +401,195 @@ fn keeping_every_dataset_and_dropping_each_are_refused_together() {
         "choose one",
     );
 }
+
+/// `blobrace load` with `vars` set and no flags but `args`: its exit code and stderr.
+fn with_variables(vars: &[(&str, &str)], args: &[&str]) -> (Option<i32>, String) {
+    let root = tempfile::tempdir().unwrap();
+    let mut cmd = common::blobrace();
+    cmd.arg("load")
+        .args(args)
+        .arg("--data-dir")
+        .arg(root.path().join("data"));
+    for (name, value) in vars {
+        cmd.env(name, value);
+    }
+    let out = cmd.output().unwrap();
+    assert!(files_under(root.path()).is_empty(), "nothing written");
+    (out.status.code(), stderr(&out))
+}
+
+#[test]
+fn a_misspelt_variable_is_refused_naming_the_one_meant() {
+    let (code, err) = with_variables(&[("BLOBRACE_ENGIENS", "sqlite")], &["--sizes", "1KiB"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("BLOBRACE_ENGIENS"), "{err}");
+    assert!(err.contains("did you mean BLOBRACE_ENGINES?"), "{err}");
+    assert_eq!(err.matches("Error:").count(), 1, "{err}");
+}
+
+#[test]
+fn a_bad_value_in_a_variable_is_said_against_the_variable() {
+    let (code, err) = with_variables(&[("BLOBRACE_SIZES", "12XB")], &["--engines", "floor"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("12XB"), "{err}");
+    assert!(
+        err.contains("BLOBRACE_SIZES (the variable of --sizes)"),
+        "{err}"
+    );
+    // Typed as a flag, it is the flag's.
+    let (_, typed) = with_variables(&[], &["--sizes", "12XB"]);
+    assert!(typed.contains("'--sizes <SIZES>'"), "{typed}");
+}
+
+#[test]
+fn a_measure_limit_below_the_measure_time_is_refused() {
+    rejects(
+        &[
+            "--engines",
+            "floor",
+            "--sizes",
+            "1KiB",
+            "--dataset-bytes",
+            "1MiB",
+            "--measure",
+            "2s",
+            "--measure-limit",
+            "1s",
+        ],
+        "below the time each cell is measured",
+    );
+}
+
+#[test]
+fn a_cap_above_the_machines_memory_is_refused() {
+    rejects(
+        &[
+            "--engines",
+            "floor",
+            "--sizes",
+            "1KiB",
+            "--dataset-bytes",
+            "1MiB",
+            "--cap",
+            "1000TiB",
+        ],
+        "above this machine's memory",
+    );
+}
+
+/// Results are first written after the loads: a results directory that cannot be
+/// written is said before anything is loaded.
+#[test]
+fn a_results_directory_that_cannot_be_written_is_refused_before_loading() {
+    let root = tempfile::tempdir().unwrap();
+    let not_a_dir = root.path().join("a-file");
+    std::fs::write(&not_a_dir, b"x").unwrap();
+    let out = common::blobrace()
+        .args([
+            "measure",
+            "--engines",
+            "floor",
+            "--sizes",
+            "1KiB",
+            "--dataset-bytes",
+            "1MiB",
+        ])
+        .args(["--cap", "none", "--cpus", "none"])
+        .arg("--data-dir")
+        .arg(root.path().join("data"))
+        .arg("--results-dir")
+        .arg(not_a_dir.join("results"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("results directory"), "{err}");
+    assert!(err.contains("Nothing was loaded"), "{err}");
+    assert!(files_under(&root.path().join("data")).is_empty(), "{err}");
+}
+
+/// `blobrace env | head -n 1`: the reader goes away, blobrace ends without a panic.
+#[test]
+fn output_to_a_closed_pipe_ends_quietly() {
+    use std::process::Stdio;
+    let root = tempfile::tempdir().unwrap();
+    let mut child = common::blobrace()
+        .args(["env", "--engines", "floor,fs,sqlite"])
+        .arg("--data-dir")
+        .arg(root.path().join("data"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(141)),
+        "{:?} {err}",
+        out.status
+    );
+}
+
+/// A data directory whose name is no URL ("my data", a '?', a '#', a ':') holds every
+/// local store: SQLite's connection was once built by pasting the path into a URL, so
+/// fs and the floor loaded and every SQLite engine failed.
+#[test]
+fn a_data_directory_whose_name_is_no_url_holds_every_local_store() {
+    let root = tempfile::tempdir().unwrap();
+    let data = root.path().join("my data?x=1#y:z");
+    let args = |command: &str| {
+        let mut cmd = common::blobrace();
+        cmd.args([
+            command,
+            "--engines",
+            "sqlite,sqlite-raw,sqlite-blobio,fs,floor",
+        ])
+        .args([
+            "--sizes",
+            "1KiB",
+            "--dataset-bytes",
+            "256KiB",
+            "--cap",
+            "none",
+            "--cpus",
+            "none",
+        ])
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("--results-dir")
+        .arg(root.path().join("results"));
+        cmd.output().unwrap()
+    };
+    let load = args("load");
+    assert!(load.status.success(), "{}", stderr(&load));
+    assert!(data.join("sqlite").read_dir().unwrap().count() > 0);
+    let verify = args("verify");
+    assert!(verify.status.success(), "{}", stderr(&verify));
+}
+
+/// A results file of another schema is refused naming both versions, not read with
+/// whatever fields happen to match.
+#[test]
+fn a_results_file_of_another_schema_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let run_dir = root.path().join("results").join("20260101-000000-0000001");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    std::fs::write(
+        run_dir.join("results.json"),
+        br#"{"schema_version": 99, "results": []}"#,
+    )
+    .unwrap();
+    let out = common::blobrace()
+        .args(["report", "--results-dir"])
+        .arg(root.path().join("results"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("schema 99") && err.contains("reads schema 1"),
+        "{err}"
+    );
+}

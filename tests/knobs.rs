@@ -101,3 +101,53 @@ fn the_compose_runners_default_environment_is_a_valid_run() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// Every `BLOBRACE_*` name the project's files use (its code, scripts, compose files,
+/// chart, CI and docs) is one blobrace accepts: a flag's variable or one of
+/// config::OTHER_VARIABLES. Any other is refused as a misspelling, so a name used here
+/// and missing there would stop a user's run.
+#[test]
+fn every_variable_the_project_uses_is_one_blobrace_accepts() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut names = BTreeSet::new();
+    let mut stack: Vec<_> = [
+        "src",
+        "benches",
+        "scripts",
+        "compose",
+        "charts",
+        ".ci",
+        "tests",
+        "docs",
+        "README.md",
+    ]
+    .iter()
+    .map(|p| root.join(p))
+    .collect();
+    while let Some(path) = stack.pop() {
+        if path.is_dir() {
+            stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else if let Ok(text) = std::fs::read_to_string(&path) {
+            names.extend(
+                names_after(&text, "BLOBRACE_")
+                    .into_iter()
+                    .filter(|n| n.len() > "BLOBRACE_".len() + 1 && !n.ends_with('_'))
+                    // The misspelling the tests and docs show being refused.
+                    .filter(|n| n != "BLOBRACE_ENGIENS"),
+            );
+        }
+    }
+    assert!(names.len() > 60, "{names:?}");
+    for name in &names {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_blobrace"))
+            .env(name, "1")
+            .arg("--version")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !err.contains("no flag or script of blobrace reads it"),
+            "{name} is used in the project but refused (add it to config::OTHER_VARIABLES): {err}"
+        );
+    }
+}

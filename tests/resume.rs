@@ -755,3 +755,130 @@ fn a_disk_too_small_for_every_size_class_gets_a_plan_of_what_to_keep() {
         stderr(&keep_all)
     );
 }
+
+/// `blobrace <args>` on `root`'s data and results, started now (stderr kept).
+fn spawn_on(root: &std::path::Path, args: &[&str]) -> std::process::Child {
+    blobrace()
+        .args(args)
+        .args(["--cap", "none", "--cpus", "none", "--data-dir"])
+        .arg(root.join("data"))
+        .arg("--results-dir")
+        .arg(root.join("results"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Two loads of the same datasets at once: the second waits for the first, saying
+/// for whom, instead of writing beside it; both end well and every store verifies.
+#[test]
+fn two_loads_of_one_dataset_at_once_take_turns_and_verify() {
+    let root = tempfile::tempdir().unwrap();
+    let load = [
+        "load",
+        "--engines",
+        "sqlite,fs,floor",
+        "--sizes",
+        "1KiB",
+        "--dataset-bytes",
+        "96MiB",
+    ];
+    let first = spawn_on(root.path(), &load);
+    std::thread::sleep(Duration::from_millis(300));
+    let second = spawn_on(root.path(), &load);
+    let (first, second) = (
+        first.wait_with_output().unwrap(),
+        second.wait_with_output().unwrap(),
+    );
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(second.status.success(), "{}", stderr(&second));
+    let waited = stderr(&second);
+    assert!(
+        waited.contains("waiting:") && waited.contains("is in use by process"),
+        "the second load said it waited:\n{waited}"
+    );
+    assert!(waited.contains("(loading: "), "and for whom:\n{waited}");
+    let verify = run(
+        root.path(),
+        &[
+            "verify",
+            "--engines",
+            "sqlite,fs,floor",
+            "--sizes",
+            "1KiB",
+            "--dataset-bytes",
+            "96MiB",
+        ],
+    );
+    assert!(verify.status.success(), "{}", stderr(&verify));
+    assert!(
+        stderr(&verify).contains("3 dataset(s) verified, 0 wrong"),
+        "{}",
+        stderr(&verify)
+    );
+}
+
+/// A drop while a run reads the dataset: refused with --no-wait, naming the run;
+/// otherwise it waits for the run's end. The run measures to its end either way.
+#[test]
+fn a_dataset_a_run_reads_is_not_dropped_under_it() {
+    let root = tempfile::tempdir().unwrap();
+    let flags = [
+        "--engines",
+        "floor",
+        "--sizes",
+        "64KiB",
+        "--dataset-bytes",
+        "8MiB",
+    ];
+    let loaded = run(root.path(), &[&["load"][..], &flags].concat());
+    assert!(loaded.status.success(), "{}", stderr(&loaded));
+    let measure = spawn_on(
+        root.path(),
+        &[
+            &["measure"][..],
+            &flags,
+            &["--warmup", "200ms", "--measure", "3s", "--disk-probe", "0s"],
+        ]
+        .concat(),
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    let refused = run(root.path(), &[&["drop", "--no-wait"][..], &flags].concat());
+    assert!(!refused.status.success(), "{}", stderr(&refused));
+    let said = stderr(&refused);
+    assert!(
+        said.contains("is in use by process") && said.contains("(reading: "),
+        "{said}"
+    );
+    assert!(said.contains("0 dataset(s) removed"), "{said}");
+    let dropped = run(root.path(), &[&["drop"][..], &flags].concat());
+    let measured = measure.wait_with_output().unwrap();
+    assert!(measured.status.success(), "{}", stderr(&measured));
+    assert!(dropped.status.success(), "{}", stderr(&dropped));
+    assert!(
+        stderr(&dropped).contains("waiting:"),
+        "{}",
+        stderr(&dropped)
+    );
+    assert!(
+        stderr(&dropped).contains("1 dataset(s) removed"),
+        "{}",
+        stderr(&dropped)
+    );
+    let json: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            std::fs::read_dir(root.path().join("results"))
+                .unwrap()
+                .flatten()
+                .find(|e| e.path().is_dir())
+                .unwrap()
+                .path()
+                .join("results.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(json["failures"].as_array().unwrap().len(), 0, "{json}");
+    assert_eq!(json["results"].as_array().unwrap().len(), 1);
+}

@@ -21,6 +21,7 @@ mod v1;
 mod v2;
 
 pub use peaks::{StepMemory, read_step, start_step};
+pub use systemd::SCOPE_MARKER;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -181,6 +181,12 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_KEEP_ALL")]
     pub keep_all: bool,
 
+    /// Refuse instead of waiting where another blobrace process holds a dataset (loading,
+    /// churning or dropping it, or reading one this process would load or drop). By
+    /// default the process waits, saying for whom.
+    #[arg(long, env = "BLOBRACE_NO_WAIT")]
+    pub no_wait: bool,
+
     /// Stop the whole run at the first engine or store that fails. By default a load,
     /// measurement or drop that fails for one engine (a server OOM-killed or gone, a
     /// lost connection) is recorded with its reason, the run goes on with the others,
@@ -317,16 +323,4 @@ pub struct RunArgs {
     /// criterion samples per engine and size (at least 10).
     #[arg(long, env = "BLOBRACE_SAMPLES", value_parser = parse_samples, default_value = "10")]
     pub samples: usize,
-}
-
-/// A clap error as the one line the tools print: `Error: <what> ...`, exit code 2.
-/// None for `--help` and `--version`, which clap prints itself.
-pub fn usage_error(e: &clap::Error) -> Option<String> {
-    use clap::error::ErrorKind;
-    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-        return None;
-    }
-    let text = e.render().to_string();
-    let text = text.trim_start_matches("error: ").trim_end();
-    Some(format!("Error: {text}"))
 }

@@ -8,6 +8,8 @@
 //! involves two flags at once and builds a `RunConfig`, `run_config`).
 
 mod args;
+mod command_line;
+mod environment;
 mod parse;
 mod preset;
 mod resolve;
@@ -18,7 +20,9 @@ mod tests;
 
 use std::time::Duration;
 
-pub use args::{Mode, RunArgs, ServerUrls, usage_error};
+pub use args::{Mode, RunArgs, ServerUrls};
+pub use command_line::{parse_args, usage_error};
+pub use environment::{OTHER_VARIABLES, check_variables, known_variables};
 pub use parse::{
     ClientList, EngineList, Limit, MAX_CLIENTS, MAX_RATE, Precision, RateList, SizeList,
     parse_duration, parse_duration_or_zero, parse_percent, parse_precision,

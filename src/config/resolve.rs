@@ -9,6 +9,7 @@ use crate::size::{SizeClass, format_bytes};
 
 use super::args::{Mode, RunArgs};
 use super::parse::{ClientList, EngineList, Limit, Precision, RateList, SizeList};
+use super::preset::duration_label;
 use super::run_config::RunConfig;
 use super::{DEFAULT_SEED, DEFAULT_TARGET_P99, MIN_CAP_BYTES};
 
@@ -40,6 +41,7 @@ impl RunArgs {
             .into_option();
         if let Some(bytes) = memory_bytes {
             check_cap_fits_blobs(bytes, &sizes)?;
+            check_cap_fits_machine(bytes)?;
         }
         let cpus = self.cpus.unwrap_or(Limit::Some(preset.cpus)).into_option();
         let clients = match &self.clients {
@@ -54,6 +56,21 @@ impl RunArgs {
                 input: self.max_in_flight.to_string(),
                 why: format!(
                     "below the {most_clients} clients: the open loop could never keep them all busy, so no rate they serve can be offered; raise --max-in-flight to at least {most_clients} or use fewer --clients"
+                ),
+            });
+        }
+        let measure = match (precision, self.measure) {
+            (_, Some(measure)) => measure,
+            (Some(_), None) => preset.precision_min,
+            (None, None) => preset.measure,
+        };
+        if let Some(limit) = self.measure_limit.filter(|limit| *limit < measure) {
+            return Err(InputError::Value {
+                what: "measure-limit",
+                input: duration_label(limit),
+                why: format!(
+                    "below the time each cell is measured for at least ({}, --measure or the profile's): raise --measure-limit or lower --measure",
+                    duration_label(measure)
                 ),
             });
         }
@@ -206,11 +223,7 @@ impl RunArgs {
             data_dir: self.data_dir.clone(),
             results_dir: self.results_dir.clone(),
             warmup: self.warmup.unwrap_or(preset.warmup),
-            measure: match (precision, self.measure) {
-                (_, Some(measure)) => measure,
-                (Some(_), None) => preset.precision_min,
-                (None, None) => preset.measure,
-            },
+            measure,
             precision,
             measure_limit: self.measure_limit.unwrap_or(preset.measure_limit),
             disk_probe: self.disk_probe.unwrap_or(preset.disk_probe),
@@ -226,6 +239,7 @@ impl RunArgs {
             target_p99: self.target_p99.unwrap_or(DEFAULT_TARGET_P99),
             drop_after: self.drop_after,
             keep_all: self.keep_all,
+            no_wait: self.no_wait,
             fail_fast: self.fail_fast,
             fresh: self.fresh,
             clients,
@@ -259,6 +273,22 @@ impl RunArgs {
 /// Loading or fetching one blob holds a few copies of it (our buffer, the driver's
 /// argument or result buffer, SQLite's bind copy): measured peak ~4.4x a 32MiB
 /// blob. Below this the kernel kills the run mid-way.
+/// A cap above the machine's memory never binds: a run "capped at 10TiB" on 24 GiB
+/// would be recorded and reported as capped while nothing held it.
+fn check_cap_fits_machine(cap_bytes: u64) -> Result<(), InputError> {
+    match crate::machine::mem_total_bytes() {
+        Some(machine) if cap_bytes > machine => Err(InputError::Value {
+            what: "cap",
+            input: format_bytes(cap_bytes),
+            why: format!(
+                "above this machine's memory ({}): the cap would never bind; give a cap below it, or --cap none for a run that says it was uncapped",
+                format_bytes(machine)
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
 fn check_cap_fits_blobs(cap_bytes: u64, sizes: &[SizeClass]) -> Result<(), InputError> {
     let largest = sizes.iter().map(|s| s.bytes()).max().unwrap_or(0);
     let needed = MIN_CAP_BYTES + 5 * largest;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cap::CapRequest;
 use crate::dataset::DatasetSpec;
+use crate::dataset_lock::Waiting;
 use crate::db::locations::Locations;
 use crate::db::postgres::PgStorage;
 use crate::db::registry::EngineKind;
@@ -80,6 +81,9 @@ pub struct RunConfig {
     /// plan which to keep (`disk_room::KeepPlan`).
     #[serde(default)]
     pub keep_all: bool,
+    /// Refuse, instead of waiting, where another process holds a dataset.
+    #[serde(default)]
+    pub no_wait: bool,
     /// Stop at the first failing engine instead of recording it and going on.
     #[serde(default)]
     pub fail_fast: bool,
@@ -170,6 +174,11 @@ impl RunConfig {
             },
             sqlite_page_size: self.sqlite_page_size,
             sqlite_mmap_size: self.sqlite_mmap_size,
+            lock_waiting: if self.no_wait {
+                Waiting::Refuse
+            } else {
+                Waiting::Wait
+            },
         }
     }
 

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use crate::dataset_lock::Waiting;
 use crate::db::server::{Server, ServerOptions};
 
 /// SQLite's default page size, the SQLite datasets' default layout.
@@ -20,6 +21,8 @@ pub struct Locations {
     pub sqlite_page_size: u32,
     /// SQLite's mmap_size on the engines' connections (a read setting: same file).
     pub sqlite_mmap_size: u64,
+    /// A dataset another process holds: wait for it, or refuse (`--no-wait`).
+    pub lock_waiting: Waiting,
 }
 
 impl Locations {
@@ -37,6 +40,7 @@ impl Default for Locations {
             server_options: ServerOptions::default(),
             sqlite_page_size: DEFAULT_SQLITE_PAGE_SIZE,
             sqlite_mmap_size: 0,
+            lock_waiting: Waiting::Wait,
         }
     }
 }

@@ -67,12 +67,7 @@ pub fn load_run(run_dir: &Path) -> Result<RunResults> {
             run_dir.display()
         )
     })?;
-    let run: RunResults = serde_json::from_slice(&bytes).with_context(|| {
-        format!(
-            "{} is not a blobrace results file (corrupt or from another tool)",
-            path.display()
-        )
-    })?;
+    let run = RunResults::parse(&bytes, &path)?;
     if run.results.is_empty()
         && run.load_results.is_empty()
         && run.saturations.is_empty()

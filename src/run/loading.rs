@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use crate::dataset::{DatasetSpec, DatasetState};
+use crate::dataset_lock::{Access, release, take};
 use crate::db::registry::{EngineKind, StoreKind};
 use crate::db::store::Store;
 use crate::load::{LoadOutcome, ensure_loaded};
@@ -268,6 +269,8 @@ impl Run {
             }
             let mut store = kind.open(&at, spec);
             let dropped = async {
+                // Its reads end here: another process reading it keeps it (we wait).
+                take(store.location(), Access::Write, "dropping", at.lock_waiting)?;
                 if store.state().await? == DatasetState::Absent {
                     return Ok(false);
                 }
@@ -275,6 +278,7 @@ impl Run {
                     .remove()
                     .await
                     .with_context(|| format!("cannot drop {}", store.location().display()))?;
+                release(store.location());
                 anyhow::Ok(true)
             };
             match dropped.await {

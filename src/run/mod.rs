@@ -179,9 +179,32 @@ pub async fn fit_servers(config: &mut RunConfig) -> Result<ServerCaps> {
     crate::server_caps::fit_servers(&servers, config.cap, largest_blob).await
 }
 
+/// What a run's files need at least (results.json with every fetch's histogram, the
+/// charts and the report of a full run stay well under it).
+const RESULTS_ROOM: u64 = 64 << 20;
+
+/// Results are first written once the loads are done (hours at full scale): a results
+/// directory that is read-only or full is said before anything is loaded.
+fn check_results_dir(dir: &std::path::Path) -> Result<(), crate::error::InputError> {
+    let fail = |why: String| crate::error::InputError::ResultsDir {
+        dir: dir.to_path_buf(),
+        why,
+    };
+    crate::machine::check_writable_dir(dir).map_err(fail)?;
+    match crate::machine::available_bytes(dir) {
+        Ok(free) if free < RESULTS_ROOM => Err(fail(format!(
+            "{} free on its disk, and a run's files need about {}",
+            crate::size::format_bytes(free),
+            crate::size::format_bytes(RESULTS_ROOM)
+        ))),
+        _ => Ok(()),
+    }
+}
+
 impl Run {
     /// Cap the process and describe the run. Call before building the tokio runtime.
     pub fn start(config: RunConfig, driver: &str) -> Result<Self> {
+        check_results_dir(&config.results_dir)?;
         let (cap, guard) = apply_cap(&config)?;
         let machine = MachineFacts::collect(&config.data_dir);
         crate::machine::one_malloc_arena_per_cpu(

@@ -25,7 +25,7 @@ use crate::run_parts::{CellKey, RunPart, cells_per_part};
 pub fn resume_key(config: &RunConfig) -> String {
     let mut value = serde_json::to_value(config).expect("a RunConfig serializes");
     if let Some(map) = value.as_object_mut() {
-        for field in ["fail_fast", "engines_explicit", "results_dir"] {
+        for field in ["fail_fast", "no_wait", "engines_explicit", "results_dir"] {
             map.remove(field);
         }
     }

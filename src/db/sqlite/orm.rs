@@ -20,9 +20,8 @@ async fn connect(
 ) -> Result<(DatabaseConnection, EngineSettings)> {
     let store = SqliteStore::new(&at.data_dir, spec, at.sqlite_page_size);
     let path = store.path();
-    let mut options = sqlite_connect_options(path, false, at.sqlite_page_size);
-    let mmap_size = at.sqlite_mmap_size.to_string();
-    options.map_sqlx_sqlite_opts(move |o| o.pragma("mmap_size", mmap_size.clone()));
+    let options =
+        sqlite_connect_options(path, false, at.sqlite_page_size, Some(at.sqlite_mmap_size));
     let db = Database::connect(options)
         .await
         .with_context(|| format!("cannot open {}", path.display()))?;

@@ -33,24 +33,42 @@ const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 const MAX_ROWS_PER_INSERT: u64 = 8000;
 const BATCH_BYTES: u64 = 4 << 20;
 
+/// SeaORM wants a URL that parses and names SQLite; the file itself is given as a path
+/// (`filename`) in `map_sqlx_sqlite_opts`. The path pasted into the URL broke on a data
+/// directory named "my data" (not a URL), "a?b" (a query) or "a#b" (a fragment): fs and
+/// the floor loaded, then every SQLite engine failed.
+const URL_OF_THE_FILE_GIVEN_BELOW: &str = "sqlite://the-file-given-by-path";
+
 /// Connection settings shared by the loader and both SQLite engines: WAL with
 /// synchronous=NORMAL (the usual application setting), no statement logging,
 /// no ping per pool checkout, one connection.
 /// `page_size` only takes effect when the file is created (sqlx sets it before the
 /// journal mode: never once a file is in WAL mode); an existing file keeps its own.
-pub fn sqlite_connect_options(path: &Path, create: bool, page_size: u32) -> ConnectOptions {
+/// `mmap_size`: SQLite's pragma for the readers (None: SQLite's own, for the loader).
+/// One closure sets every option: SeaORM keeps only the last `map_sqlx_sqlite_opts`.
+pub fn sqlite_connect_options(
+    path: &Path,
+    create: bool,
+    page_size: u32,
+    mmap_size: Option<u64>,
+) -> ConnectOptions {
     let file = path.to_path_buf();
-    let mut opts = ConnectOptions::new(format!("sqlite://{}", path.display()));
+    let mut opts = ConnectOptions::new(URL_OF_THE_FILE_GIVEN_BELOW);
     opts.sqlx_logging(false)
         .test_before_acquire(false)
         .max_connections(1)
         .min_connections(1)
         .map_sqlx_sqlite_opts(move |o| {
-            o.filename(&file)
+            let o = o
+                .filename(&file)
                 .create_if_missing(create)
                 .page_size(page_size)
                 .journal_mode(SqliteJournalMode::Wal)
-                .synchronous(SqliteSynchronous::Normal)
+                .synchronous(SqliteSynchronous::Normal);
+            match mmap_size {
+                Some(bytes) => o.pragma("mmap_size", bytes.to_string()),
+                None => o,
+            }
         });
     opts
 }
@@ -148,9 +166,14 @@ impl SqliteStore {
                 std::fs::create_dir_all(dir)
                     .with_context(|| format!("cannot create {}", dir.display()))?;
             }
-            let db = Database::connect(sqlite_connect_options(&self.path, create, self.page_size))
-                .await
-                .with_context(|| format!("cannot open SQLite database {}", self.path.display()))?;
+            let db = Database::connect(sqlite_connect_options(
+                &self.path,
+                create,
+                self.page_size,
+                None,
+            ))
+            .await
+            .with_context(|| format!("cannot open SQLite database {}", self.path.display()))?;
             self.db = Some(db);
         }
         Ok(self.db.as_ref().expect("just connected"))
@@ -161,7 +184,7 @@ impl SqliteStore {
     /// may roll a hot journal back (`roll_back_hot_journal`).
     async fn open_plain(path: &Path, read_only: bool) -> Result<DatabaseConnection> {
         let file = path.to_path_buf();
-        let mut opts = ConnectOptions::new(format!("sqlite://{}", path.display()));
+        let mut opts = ConnectOptions::new(URL_OF_THE_FILE_GIVEN_BELOW);
         opts.sqlx_logging(false)
             .max_connections(1)
             .min_connections(1)

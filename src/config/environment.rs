@@ -1,0 +1,211 @@
+//! The `BLOBRACE_*` variables. clap reads each flag's own; any other name is either one
+//! of the few below (read by the scripts, the tests or a lower layer) or a mistake: a
+//! misspelt `BLOBRACE_ENGIENS=sqlite` was silently ignored and the run measured every
+//! engine. Checked before the flags are parsed, for `blobrace` and `cargo bench` alike.
+
+use std::collections::BTreeSet;
+
+use crate::error::InputError;
+
+/// Variables that are no flag's, with who reads them. tests/knobs.rs checks that every
+/// `BLOBRACE_*` name the project's files use is a flag's or listed here.
+pub const OTHER_VARIABLES: &[(&str, &str)] = &[
+    ("BLOBRACE_DRY_RUN", "cargo bench: print the plan and stop"),
+    (
+        "BLOBRACE_COMPOSE_ENV",
+        "where the servers' passwords are (default compose/.env)",
+    ),
+    (
+        "BLOBRACE_COMPOSE_PROJECT",
+        "the compose project whose servers a run uses",
+    ),
+    (
+        crate::cap::SCOPE_MARKER,
+        "set by blobrace itself inside the systemd scope it caps itself with",
+    ),
+    (
+        crate::db::floor::engine::PIN_VARIABLE,
+        "pins the floor's read pattern",
+    ),
+    (
+        "BLOBRACE_RUNNER_IMAGE",
+        "scripts/compose-run.sh: the runner's image",
+    ),
+    (
+        "BLOBRACE_CHARTS_DIR",
+        "scripts/compose-run.sh: where results go",
+    ),
+    (
+        "BLOBRACE_SHARES",
+        "the runner's run.sh: how many shares (Helm)",
+    ),
+    ("BLOBRACE_BASE_IMAGE", "scripts: the stand-in images' base"),
+    ("BLOBRACE_POSTGRES_IMAGE", "scripts/servers.sh: the image"),
+    ("BLOBRACE_MARIADB_IMAGE", "scripts/servers.sh: the image"),
+    ("BLOBRACE_MYSQL_IMAGE", "scripts/servers.sh: the image"),
+    ("BLOBRACE_DOLT_IMAGE", "scripts/servers.sh: the image"),
+    ("BLOBRACE_SEAWEEDFS_IMAGE", "scripts/servers.sh: the image"),
+    (
+        "BLOBRACE_DOLT_VERSION",
+        "scripts: the Dolt stand-in's version",
+    ),
+    (
+        "BLOBRACE_SEAWEEDFS_VERSION",
+        "scripts: the SeaweedFS stand-in's version",
+    ),
+    (
+        "BLOBRACE_POSTGRES_PORT",
+        "scripts/servers.sh: the published port",
+    ),
+    (
+        "BLOBRACE_MARIADB_PORT",
+        "scripts/servers.sh: the published port",
+    ),
+    (
+        "BLOBRACE_MYSQL_PORT",
+        "scripts/servers.sh: the published port",
+    ),
+    (
+        "BLOBRACE_DOLT_PORT",
+        "scripts/servers.sh: the published port",
+    ),
+    (
+        "BLOBRACE_SEAWEEDFS_PORT",
+        "scripts/servers.sh: the published port",
+    ),
+    (
+        "BLOBRACE_MARIADB_BUFFER_POOL",
+        "compose: MariaDB's own buffer pool",
+    ),
+    ("BLOBRACE_DOLT_GOMEMLIMIT", "compose: Dolt's GOMEMLIMIT"),
+    (
+        "BLOBRACE_SEAWEEDFS_GOMEMLIMIT",
+        "compose: SeaweedFS's GOMEMLIMIT",
+    ),
+    ("BLOBRACE_BIN", "scripts: the blobrace binary they run"),
+    (
+        "BLOBRACE_VARIANTS_LAYOUTS",
+        "scripts/variants.sh: its layouts",
+    ),
+    (
+        "BLOBRACE_REQUIRE_DOCKER",
+        "tests: fail, not skip, without Docker",
+    ),
+    ("BLOBRACE_HDR_JAR", "tests: HdrHistogram's log processor"),
+    (
+        "BLOBRACE_CHROMIUM",
+        "tests: the browser that opens the report",
+    ),
+    ("BLOBRACE_V2_VM", "tests: run the cgroup v2 VM test"),
+];
+
+/// Every `BLOBRACE_*` name `command` (its subcommands included) or the list above knows.
+pub fn known_variables(command: &clap::Command) -> BTreeSet<String> {
+    fn walk(command: &clap::Command, into: &mut BTreeSet<String>) {
+        into.extend(
+            command
+                .get_arguments()
+                .filter_map(|a| a.get_env())
+                .map(|e| e.to_string_lossy().into_owned()),
+        );
+        for sub in command.get_subcommands() {
+            walk(sub, into);
+        }
+    }
+    let mut known: BTreeSet<String> = OTHER_VARIABLES.iter().map(|(n, _)| n.to_string()).collect();
+    walk(command, &mut known);
+    known
+}
+
+/// An error for the first `BLOBRACE_*` variable in `set` that nothing reads, naming the
+/// closest known one.
+pub fn check_variables(
+    command: &clap::Command,
+    set: impl IntoIterator<Item = String>,
+) -> Result<(), InputError> {
+    let known = known_variables(command);
+    let Some(unknown) = set
+        .into_iter()
+        .filter(|name| name.starts_with("BLOBRACE_") && !known.contains(name))
+        .min()
+    else {
+        return Ok(());
+    };
+    let closest = known
+        .iter()
+        .map(|k| (edit_distance(&unknown, k), k))
+        .min()
+        .filter(|(distance, _)| *distance <= 3)
+        .map(|(_, k)| format!("did you mean {k}? "))
+        .unwrap_or_default();
+    Err(InputError::Value {
+        what: "variable",
+        input: unknown,
+        why: format!(
+            "no flag or script of blobrace reads it, so it would be ignored; {closest}docs/knobs.md lists every variable (unset it: `unset NAME`)"
+        ),
+    })
+}
+
+/// Levenshtein distance over bytes (the names are ASCII).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b = b.as_bytes();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.bytes().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{Args, Command};
+
+    fn command() -> Command {
+        crate::config::RunArgs::augment_args(Command::new("blobrace"))
+    }
+
+    #[test]
+    fn a_misspelt_variable_is_refused_naming_the_closest() {
+        let err = check_variables(&command(), ["BLOBRACE_ENGIENS".to_string()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("BLOBRACE_ENGIENS"), "{err}");
+        assert!(err.contains("did you mean BLOBRACE_ENGINES?"), "{err}");
+        let far = check_variables(
+            &command(),
+            [concat!("BLOBRACE", "_SOMETHING_ELSE").to_string()],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(!far.contains("did you mean"), "{far}");
+    }
+
+    #[test]
+    fn flags_variables_and_the_listed_ones_pass_and_others_are_not_ours() {
+        let set = [
+            "BLOBRACE_ENGINES",
+            "BLOBRACE_POSTGRES_URL",
+            "BLOBRACE_COMPOSE_PROJECT",
+            "PATH",
+            "BLOBRACEFOO",
+        ];
+        check_variables(&command(), set.map(String::from)).unwrap();
+    }
+
+    #[test]
+    fn distances() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("same", "same"), 0);
+    }
+}

@@ -256,20 +256,37 @@ fn merged_result(a: &EngineResult, b: &EngineResult) -> Result<EngineResult> {
     compare("cap", cap(&a.cap), cap(&b.cap));
     // What the engine reported of itself (versions, caches, the floor's read pattern):
     // another server or method is another measurement. Not where its files are (each
-    // machine has its own) nor what a calibration measured on the way.
-    let settings = |r: &EngineResult| {
-        let kept: Vec<(&String, &String)> = r
-            .settings
+    // machine has its own) nor what a calibration measured on the way. Each setting
+    // that differs is named, with how to pin it where one can.
+    let kept = |k: &String| {
+        !["measured", "file", "path", "location"]
             .iter()
-            .filter(|(k, _)| {
-                !["measured", "file", "path", "location"]
-                    .iter()
-                    .any(|w| k.contains(w))
-            })
-            .collect();
-        format!("{kept:?}")
+            .any(|w| k.contains(w))
     };
-    compare("settings (version, caches)", settings(a), settings(b));
+    let keys: std::collections::BTreeSet<&String> = a
+        .settings
+        .keys()
+        .chain(b.settings.keys())
+        .filter(|k| kept(k))
+        .collect();
+    let unset = String::from("(not set)");
+    for key in keys {
+        let (x, y) = (
+            a.settings.get(key).unwrap_or(&unset),
+            b.settings.get(key).unwrap_or(&unset),
+        );
+        if x != y {
+            let pin = if key == "read pattern" {
+                format!(
+                    " (the floor times its read patterns when it opens and takes the fastest, so two machines or two hours may pick apart: measure again with {}={x} on every share)",
+                    crate::db::floor::engine::PIN_VARIABLE
+                )
+            } else {
+                String::new()
+            };
+            compare(&format!("setting '{key}'{pin}:"), x.clone(), y.clone());
+        }
+    }
     if !differs.is_empty() {
         return Err(InputError::Merge(format!(
             "{} at {} {} was measured in both, differently: {}",

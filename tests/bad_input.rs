@@ -195,7 +195,7 @@ fn a_cap_too_small_for_the_largest_blob_is_refused_before_loading() {
             "--cap",
             "64MiB",
         ],
-        "32MiB blobs need a cap of at least 176MiB",
+        "32MiB blobs need a cap of at least 208MiB",
     );
     assert!(err.contains("raise --cap"), "{err}");
     drop(root);

@@ -408,3 +408,70 @@ fn hdrhistograms_own_log_processor_reads_the_runs_histograms() {
         assert_eq!(last.2, measured["count"].as_u64().unwrap(), "{tag}: {text}");
     }
 }
+
+/// The same cell measured twice, the floor reading it two ways: the merge names the
+/// setting that differs and how to pin it, and `variants` refuses two runs of one
+/// layout instead of showing the first alone.
+#[test]
+fn a_setting_that_differs_is_named_with_how_to_pin_it_and_variants_keeps_every_run() {
+    let root = tempfile::tempdir().unwrap();
+    let pinned = |pattern: &str| {
+        let before = runs_in(root.path());
+        let out = blobrace()
+            .env("BLOBRACE_FLOOR_READ", pattern)
+            .args([
+                "measure",
+                "--engines",
+                "floor,sqlite-raw",
+                "--sizes",
+                "64KiB",
+            ])
+            .args([
+                "--dataset-bytes",
+                "4MiB",
+                "--warmup",
+                "100ms",
+                "--measure",
+                "300ms",
+            ])
+            .args([
+                "--clients",
+                "1",
+                "--fresh",
+                "--cap",
+                "none",
+                "--cpus",
+                "none",
+            ])
+            .arg("--data-dir")
+            .arg(root.path().join("data"))
+            .arg("--results-dir")
+            .arg(root.path().join("results"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let new: Vec<_> = runs_in(root.path())
+            .into_iter()
+            .filter(|d| !before.contains(d))
+            .collect();
+        new[0].clone()
+    };
+    let (a, b) = (pinned("pread"), pinned("pieces"));
+    let out = merge(&root.path().join("results"), &[&a, &b]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("setting 'read pattern'"), "{err}");
+    assert!(err.contains("BLOBRACE_FLOOR_READ=pread"), "{err}");
+
+    let out = blobrace()
+        .arg("variants")
+        .args([&a, &b])
+        .arg("--results-dir")
+        .arg(root.path().join("results"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("measured the same layout"), "{err}");
+    assert!(err.contains("--baseline"), "{err}");
+}

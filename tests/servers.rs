@@ -307,7 +307,11 @@ fn servers_load_verify_and_measure_32mib_blobs_byte_equal() {
         assert_eq!(ids, ["3", "7", "40000"], "{err}");
         assert!(bad[0].contains("content differs from byte 100"), "{err}");
     }
-    assert!(err.contains("2 dataset(s) failed verification"), "{err}");
+    // Every dataset checked, the whole in one line.
+    assert!(
+        err.contains("2 dataset(s) verified, 2 wrong, 0 not loaded"),
+        "{err}"
+    );
     let drop = run_s(
         root.path(),
         &with_servers(&[&["drop"][..], &base].concat(), &urls),
@@ -713,14 +717,25 @@ fn a_run_sets_the_servers_containers_and_caches_to_its_cap() {
         (160u64 << 20).to_string()
     );
     assert_eq!(setting("postgres-raw", "shared_buffers"), "40MB");
-    // A run that fails after setting them puts them back too (its results cannot
-    // be written, a file stands where its directory goes: found after the load).
+    // Results that cannot be written are refused before the servers are touched.
     let blocked = tempfile::tempdir().unwrap();
     std::fs::write(blocked.path().join("results"), "not a directory").unwrap();
+    let refused = capped_server_run(blocked.path(), "measure", "320MiB", "1.5", &[], &urls);
+    let err = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("results directory") && !err.contains("set to the run's cap"),
+        "{err}"
+    );
+    // A run that fails after setting them puts them back too (a file stands where its
+    // data directory goes: found when the loads are planned, after the servers are set).
+    let blocked = tempfile::tempdir().unwrap();
+    std::fs::write(blocked.path().join("data"), "not a directory").unwrap();
     let failed = capped_server_run(blocked.path(), "measure", "320MiB", "1.5", &[], &urls);
     let err = stderr(&failed);
     assert!(!failed.status.success(), "{err}");
     assert!(err.contains("set to the run's cap"), "{err}");
+    assert!(err.contains("data directory"), "{err}");
     for name in ["postgres", "mariadb"] {
         assert_eq!(server_limits(name), (memory, cpus), "{name}");
     }

@@ -183,9 +183,58 @@ pub fn leaf_name(pid: u32) -> String {
     format!("blobrace-{pid}")
 }
 
+/// A stale cgroup removed, and what its counters said of how its process ended.
+pub struct StaleLeaf {
+    pub path: PathBuf,
+    pub pid: String,
+    /// Times the kernel killed a process inside it for its memory limit.
+    pub oom_kills: u64,
+    /// That limit.
+    pub limit_bytes: Option<u64>,
+}
+
+impl StaleLeaf {
+    /// The line for the run that found it.
+    pub fn describe(&self) -> String {
+        if self.oom_kills == 0 {
+            return format!(
+                "removed {} (left by a process that no longer runs)",
+                self.path.display()
+            );
+        }
+        let cap = self
+            .limit_bytes
+            .map(|b| format!("{} MiB", b >> 20))
+            .unwrap_or_else(|| "its cap".into());
+        format!(
+            "the blobrace process {} was killed by the kernel for memory inside its own cap of {cap} (its cgroup {} counted {} OOM kill(s); it ended with exit 137 and no word of its own): that cap was too small for what it ran. Raise --cap, load and measure fewer or smaller size classes at once, or take a smaller --dataset-bytes; the cgroup is removed",
+            self.pid,
+            self.path.display(),
+            self.oom_kills
+        )
+    }
+}
+
+/// The kernel's count of OOM kills in a cgroup: v1's memory.oom_control, v2's
+/// memory.events, each a line `oom_kill N`.
+pub fn oom_kills(dir: &Path) -> u64 {
+    ["memory.oom_control", "memory.events"]
+        .iter()
+        .filter_map(|f| fs::read_to_string(dir.join(f)).ok())
+        .flat_map(|text| {
+            text.lines()
+                .filter_map(|l| l.strip_prefix("oom_kill "))
+                .filter_map(|n| n.trim().parse::<u64>().ok())
+                .collect::<Vec<_>>()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 /// Remove empty cgroups left under `parent` by blobrace processes that no longer run
-/// (a run killed with kill -9 never gets to remove its own).
-pub fn remove_stale_leaves(parent: &Path, roots: &Roots) -> Vec<PathBuf> {
+/// (a run killed with kill -9 never gets to remove its own; one the kernel killed for
+/// memory inside its own cap neither, and its counters say so).
+pub fn remove_stale_leaves(parent: &Path, roots: &Roots) -> Vec<StaleLeaf> {
     let mut removed = Vec::new();
     let Ok(entries) = fs::read_dir(parent) else {
         return removed;
@@ -200,8 +249,19 @@ pub fn remove_stale_leaves(parent: &Path, roots: &Roots) -> Vec<PathBuf> {
         }
         // rmdir removes a cgroup with its interface files, and only an empty one.
         let path = entry.path();
+        let oom_kills = oom_kills(&path);
+        let limit_bytes = ["memory.limit_in_bytes", "memory.max"]
+            .iter()
+            .filter_map(|f| read_trimmed(&path.join(f)))
+            .find_map(|v| v.parse::<u64>().ok())
+            .filter(|b| *b < V1_UNLIMITED);
         if fs::remove_dir(&path).is_ok() {
-            removed.push(path);
+            removed.push(StaleLeaf {
+                path,
+                pid: pid.to_string(),
+                oom_kills,
+                limit_bytes,
+            });
         }
     }
     removed

@@ -167,10 +167,7 @@ impl CapGuard {
         return_to: &Path,
     ) -> Result<PathBuf, String> {
         for stale in cgroupfs::remove_stale_leaves(parent, roots) {
-            self.housekeeping.push(format!(
-                "removed {} (left by a process that no longer runs)",
-                stale.display()
-            ));
+            self.housekeeping.push(stale.describe());
         }
         let leaf = parent.join(cgroupfs::leaf_name(std::process::id()));
         fs::create_dir_all(&leaf)

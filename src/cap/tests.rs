@@ -262,8 +262,46 @@ fn leaves_of_dead_processes_are_removed_and_live_or_foreign_ones_kept() {
         fs::create_dir(d).unwrap();
     }
     let removed = cgroupfs::remove_stale_leaves(&parent, &fake.roots);
-    assert_eq!(removed, vec![dead.clone()]);
+    let paths: Vec<_> = removed.iter().map(|s| s.path.clone()).collect();
+    assert_eq!(paths, vec![dead.clone()]);
+    assert_eq!(removed[0].oom_kills, 0);
+    assert!(removed[0].describe().contains("no longer runs"));
     assert!(!dead.exists() && alive.exists() && foreign.exists());
+}
+
+/// A process the kernel killed inside its own cap dies without a word (exit 137): the
+/// next run finds its cgroup, and the kernel's count there says what happened.
+#[test]
+fn a_leaf_whose_process_the_kernel_killed_for_memory_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("memory.oom_control"),
+        "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n",
+    )
+    .unwrap();
+    assert_eq!(cgroupfs::oom_kills(dir.path()), 2);
+    let v2 = tempfile::tempdir().unwrap();
+    fs::write(
+        v2.path().join("memory.events"),
+        "low 0\nhigh 0\nmax 9\noom 1\noom_kill 1\n",
+    )
+    .unwrap();
+    assert_eq!(cgroupfs::oom_kills(v2.path()), 1);
+    let line = cgroupfs::StaleLeaf {
+        path: dir.path().join("blobrace-123"),
+        pid: "123".into(),
+        oom_kills: 2,
+        limit_bytes: Some(17 << 20),
+    }
+    .describe();
+    assert!(
+        line.contains("process 123 was killed by the kernel"),
+        "{line}"
+    );
+    assert!(
+        line.contains("cap of 17 MiB") && line.contains("Raise --cap"),
+        "{line}"
+    );
 }
 
 #[test]

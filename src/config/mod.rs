@@ -37,8 +37,14 @@ pub const DEFAULT_SEED: u64 = 0x626c_6f62_7261_6365;
 /// The verdict's default: a fetch whose p99 is over this is too slow.
 pub const DEFAULT_TARGET_P99: Duration = Duration::from_millis(50);
 
-/// Smallest memory cap the measuring process itself fits in.
-const MIN_CAP_BYTES: u64 = 16 << 20;
+/// Smallest memory cap the measuring process itself fits in, measured (2026-11-27,
+/// cgroup v1, 64 MiB per size class, sqlite, fs and the floor loaded then measured with
+/// 1 and 16 clients): at 1 KiB, 20 MiB killed the measurement, 24 MiB the load, and
+/// 32 MiB fs's measurement (its 65,536 files' inodes and dentries, charged to the cap,
+/// are not reclaimed fast enough); 48 MiB ran every size of the quick profile. It was
+/// 16 MiB, and `--cap 17MiB` passed the check, then the kernel killed the process
+/// without a word.
+const MIN_CAP_BYTES: u64 = 48 << 20;
 
 /// A run's config from its flags, resolved as `blobrace measure` resolves them: for
 /// the tests of every layer that takes a `RunConfig`.

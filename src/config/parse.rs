@@ -74,7 +74,10 @@ pub(super) fn parse_memory_cap(text: &str) -> Result<Limit<u64>, InputError> {
         return Err(InputError::Value {
             what: "cap",
             input: text.into(),
-            why: "below 16MiB the process itself does not fit".into(),
+            why: format!(
+                "below {} the process itself does not fit (measured: the kernel killed it there)",
+                crate::size::format_bytes(MIN_CAP_BYTES)
+            ),
         });
     }
     Ok(Limit::Some(bytes))

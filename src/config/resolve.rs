@@ -297,9 +297,10 @@ fn check_cap_fits_blobs(cap_bytes: u64, sizes: &[SizeClass]) -> Result<(), Input
             what: "cap",
             input: format_bytes(cap_bytes),
             why: format!(
-                "{} blobs need a cap of at least {} (16MiB + 5 copies of a blob): raise --cap or drop the largest size",
+                "{} blobs need a cap of at least {} ({} for the process + 5 copies of a blob): raise --cap or drop the largest size",
                 format_bytes(largest),
-                format_bytes(needed)
+                format_bytes(needed),
+                format_bytes(MIN_CAP_BYTES)
             ),
         });
     }

@@ -98,7 +98,7 @@ fn bad_values_name_the_problem() {
     assert!(resolve(&["--disk-probe", "-1s"]).is_err());
     assert!(resolve(&["--cap", "1MiB"]).is_err());
     let tight = resolve(&["--cap", "64MiB", "--sizes", "32MiB"]).unwrap_err();
-    assert!(tight.contains("at least 176MiB"), "{tight}");
+    assert!(tight.contains("at least 208MiB"), "{tight}");
     assert!(resolve(&["--cpus", "two"]).is_err());
     assert!(resolve(&["--samples", "3"]).is_err());
 }

@@ -34,6 +34,23 @@ pub fn write(runs: &[RunResults], dir: &Path) -> Result<Written> {
             "variants compares layouts measured in separate runs: give at least two run ids (one per layout; scripts/variants.sh runs them)"
         );
     }
+    // Each row is one layout: a second run of a layout would be left out unseen (two
+    // runs whose p99s differed tenfold showed as one).
+    for (i, a) in runs.iter().enumerate() {
+        if let Some(b) = runs[..i]
+            .iter()
+            .find(|b| b.config.layout_label() == a.config.layout_label())
+        {
+            bail!(
+                "runs {} and {} measured the same layout ({}): variants shows one run per layout. Compare the two with `blobrace report --run {} --baseline {}`, or `blobrace merge` them into one run and give that",
+                b.run_id,
+                a.run_id,
+                a.config.layout_label(),
+                a.run_id,
+                b.run_id
+            );
+        }
+    }
     let rows = rows(runs);
     if rows.is_empty() {
         bail!(

@@ -116,6 +116,7 @@ fn every_variable_the_project_uses_is_one_blobrace_accepts() {
         "scripts",
         "compose",
         "charts",
+        "deploy",
         ".ci",
         "tests",
         "docs",

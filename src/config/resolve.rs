@@ -282,7 +282,7 @@ fn check_cap_fits_machine(cap_bytes: u64) -> Result<(), InputError> {
             input: format_bytes(cap_bytes),
             why: format!(
                 "above this machine's memory ({}): the cap would never bind; give a cap below it, or --cap none for a run that says it was uncapped",
-                format_bytes(machine)
+                crate::size::format_bytes_approx(machine)
             ),
         }),
         _ => Ok(()),

@@ -31,10 +31,12 @@ pub struct LoadsOutlook {
     pub datasets: usize,
     /// Blob bytes still to write.
     pub bytes: u64,
-    /// Seconds estimated from loads recorded here, for those with a record.
+    /// Seconds estimated from loads recorded here, else from the store's own figures
+    /// (`Database::load_cost`, as the disk plan weighs them).
     pub seconds: f64,
-    /// `fs 1KiB`: datasets with no load of their store and size recorded here.
-    pub unknown: Vec<String>,
+    /// `fs 1KiB`: datasets with no load of their store and size recorded here, whose
+    /// seconds are the store's own figures.
+    pub from_store_figures: Vec<String>,
     /// Seconds estimated per size class, for the loads made size by size.
     pub per_size: Vec<(SizeClass, f64)>,
 }
@@ -64,17 +66,18 @@ impl Outlook {
                 loads.datasets,
                 format_bytes_approx(loads.bytes)
             );
-            if loads.seconds > 0.0 {
+            let about = format_duration(Duration::from_secs_f64(loads.seconds));
+            let guessed = &loads.from_store_figures;
+            if guessed.is_empty() {
+                words.push_str(&format!(": about {about} from the loads recorded here"));
+            } else if guessed.len() == loads.datasets {
                 words.push_str(&format!(
-                    ": about {} from the loads recorded here",
-                    format_duration(Duration::from_secs_f64(loads.seconds))
+                    ": about {about} from the stores' own figures (no load recorded here)"
                 ));
-            }
-            if !loads.unknown.is_empty() {
+            } else {
                 words.push_str(&format!(
-                    "{} no load recorded for {}, not in the estimate",
-                    if loads.seconds > 0.0 { ";" } else { ":" },
-                    loads.unknown.join(", ")
+                    ": about {about} from the loads recorded here, else the stores' own figures (no load recorded for {})",
+                    guessed.join(", ")
                 ));
             }
             words

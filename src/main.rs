@@ -422,12 +422,12 @@ fn measure(config: RunConfig) -> Result<()> {
 /// any could not be removed. One store that fails does not keep the others.
 async fn drop_datasets(config: &RunConfig) -> Result<()> {
     let (mut removed, mut absent, mut failed) = (0, 0, Vec::new());
+    let at = config.locations();
     for spec in config.datasets() {
         for kind in stores_for(&config.engines) {
-            let mut store = kind.open(&config.locations(), spec);
+            let mut store = kind.open(&at, spec);
             let location = store.location().display().to_string();
             let dropped = async {
-                let at = config.locations();
                 take(store.location(), Access::Write, "dropping", at.lock_waiting)?;
                 let there = store.state().await? != DatasetState::Absent;
                 if there {

@@ -866,19 +866,7 @@ fn a_dataset_a_run_reads_is_not_dropped_under_it() {
         "{}",
         stderr(&dropped)
     );
-    let json: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(
-            std::fs::read_dir(root.path().join("results"))
-                .unwrap()
-                .flatten()
-                .find(|e| e.path().is_dir())
-                .unwrap()
-                .path()
-                .join("results.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let (_, json) = common::only_run(root.path());
     assert_eq!(json["failures"].as_array().unwrap().len(), 0, "{json}");
     assert_eq!(json["results"].as_array().unwrap().len(), 1);
 }

@@ -7,7 +7,8 @@ use anyhow::{Context, Result};
 use sea_orm::{Database, DatabaseConnection};
 
 use super::c_api::SETTINGS;
-use super::store::{SqliteStore, sqlite_connect_options};
+use super::pragmas::sqlite_connect_options;
+use super::store::SqliteStore;
 use crate::dataset::DatasetSpec;
 use crate::db::engine::EngineSettings;
 use crate::db::locations::Locations;

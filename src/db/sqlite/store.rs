@@ -11,12 +11,12 @@
 //! process killed mid-batch in bulk mode can leave the file inconsistent, so a resumed
 //! load first runs `PRAGMA quick_check` and starts the file again if it fails.
 
-use super::pragmas::{LOAD_PRAGMAS, READ_PRAGMAS};
+use super::pragmas::sqlite_connect_options;
+use super::pragmas::{LOAD_PRAGMAS, READ_PRAGMAS, URL_OF_THE_FILE_GIVEN_BELOW};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, Statement};
 
 use crate::dataset::{DatasetSpec, DatasetState};
@@ -32,46 +32,6 @@ const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// Rows per batch (one transaction each) at most; 4 MiB of blobs otherwise.
 const MAX_ROWS_PER_INSERT: u64 = 8000;
 const BATCH_BYTES: u64 = 4 << 20;
-
-/// SeaORM wants a URL that parses and names SQLite; the file itself is given as a path
-/// (`filename`) in `map_sqlx_sqlite_opts`. The path pasted into the URL broke on a data
-/// directory named "my data" (not a URL), "a?b" (a query) or "a#b" (a fragment): fs and
-/// the floor loaded, then every SQLite engine failed.
-const URL_OF_THE_FILE_GIVEN_BELOW: &str = "sqlite://the-file-given-by-path";
-
-/// Connection settings shared by the loader and both SQLite engines: WAL with
-/// synchronous=NORMAL (the usual application setting), no statement logging,
-/// no ping per pool checkout, one connection.
-/// `page_size` only takes effect when the file is created (sqlx sets it before the
-/// journal mode: never once a file is in WAL mode); an existing file keeps its own.
-/// `mmap_size`: SQLite's pragma for the readers (None: SQLite's own, for the loader).
-/// One closure sets every option: SeaORM keeps only the last `map_sqlx_sqlite_opts`.
-pub fn sqlite_connect_options(
-    path: &Path,
-    create: bool,
-    page_size: u32,
-    mmap_size: Option<u64>,
-) -> ConnectOptions {
-    let file = path.to_path_buf();
-    let mut opts = ConnectOptions::new(URL_OF_THE_FILE_GIVEN_BELOW);
-    opts.sqlx_logging(false)
-        .test_before_acquire(false)
-        .max_connections(1)
-        .min_connections(1)
-        .map_sqlx_sqlite_opts(move |o| {
-            let o = o
-                .filename(&file)
-                .create_if_missing(create)
-                .page_size(page_size)
-                .journal_mode(SqliteJournalMode::Wal)
-                .synchronous(SqliteSynchronous::Normal);
-            match mmap_size {
-                Some(bytes) => o.pragma("mmap_size", bytes.to_string()),
-                None => o,
-            }
-        });
-    opts
-}
 
 /// SQLite's own words for a file it cannot read as a database although its header
 /// says it is one (SQLITE_CORRUPT, SQLITE_NOTADB).

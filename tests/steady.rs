@@ -7,7 +7,7 @@ mod common;
 use common::{only_run, run, stderr};
 use serde_json::Value;
 
-/// Measure under a 48 MiB cap (needs cgroups: root on this machine) or say why not.
+/// Measure under a 64 MiB cap (needs cgroups: root on this machine) or say why not.
 fn capped(root: &std::path::Path, args: &[&str]) -> Option<Value> {
     let mut all = vec![
         "measure",
@@ -20,7 +20,7 @@ fn capped(root: &std::path::Path, args: &[&str]) -> Option<Value> {
         "--steady-limit",
         "15s",
         "--cap",
-        "48MiB",
+        "64MiB",
     ];
     all.extend_from_slice(args);
     let out = run(root, &all);
@@ -56,7 +56,7 @@ fn a_steady_run_fills_the_cap_settles_and_meets_the_model() {
             "--engines",
             "floor,sqlite-raw",
             "--dataset-bytes",
-            "128MiB",
+            "192MiB",
             "--cache",
             "both",
         ],
@@ -76,20 +76,20 @@ fn a_steady_run_fills_the_cap_settles_and_meets_the_model() {
         let s = &r["steady"];
         let prefill = &s["prefill"];
         // The prefill read more than the cap and stopped because the cache was full.
-        assert!(prefill["bytes_read"].as_u64().unwrap() >= 48 << 20, "{s}");
+        assert!(prefill["bytes_read"].as_u64().unwrap() >= 64 << 20, "{s}");
         assert!(
             prefill["stopped"].as_str().unwrap().starts_with("full"),
             "{s}"
         );
         let after = prefill["cache_bytes_after"].as_u64().unwrap();
         assert!(
-            (24 << 20..=48 << 20).contains(&after),
+            (32 << 20..=64 << 20).contains(&after),
             "the cgroup's page cache is near the cap: {s}"
         );
         assert!(s["settle_fetches"].as_u64().unwrap() >= 600, "{s}");
         assert_eq!(s["fits_in_memory"], false);
         let model = s["model_hit_ratio"].as_f64().unwrap();
-        assert!((0.15..0.4).contains(&model), "cache ÷ 128 MiB: {s}");
+        assert!((0.15..0.4).contains(&model), "cache ÷ 192 MiB: {s}");
         if r["engine"] == "floor" {
             // A uniform random read of a packed file hits as often as the model says.
             assert_eq!(s["converged"], true, "{s}");
@@ -218,7 +218,7 @@ fn a_zipfian_steady_run_prefills_by_the_access_and_the_floor_meets_its_model() {
             "--engines",
             "floor",
             "--dataset-bytes",
-            "128MiB",
+            "192MiB",
             "--cache",
             "steady",
             "--access",

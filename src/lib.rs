@@ -39,6 +39,7 @@ macro_rules! by_name {
 }
 
 pub mod access;
+pub mod atomic_file;
 pub mod cap;
 pub mod churn;
 pub mod config;

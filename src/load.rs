@@ -389,21 +389,6 @@ pub fn disk_label(bytes: Option<u64>) -> String {
         .unwrap_or_else(|| "unavailable".into())
 }
 
-/// What each writer says when its file system filled: the kernel (ENOSPC), PostgreSQL
-/// ("could not extend file ... No space left on device"), InnoDB ("The table ... is
-/// full", error 1114), MariaDB's "Disk full".
-fn disk_filled(e: &anyhow::Error) -> bool {
-    let text = format!("{e:#}");
-    [
-        "No space left on device",
-        "os error 28",
-        "is full",
-        "Disk full",
-    ]
-    .iter()
-    .any(|m| text.contains(m))
-}
-
 /// A load that filled its disk cannot finish: remove what it wrote, so the machine
 /// (Docker, every other program writing there) stays usable, and say so.
 async fn free_the_disk(store: &mut AnyStore, e: anyhow::Error) -> anyhow::Error {
@@ -482,7 +467,7 @@ pub async fn ensure_loaded(
                     Some(server) => crate::docker::explain_service_failure(server.name(), e).await,
                     None => e,
                 };
-                let e = if disk_filled(&e) {
+                let e = if crate::atomic_file::is_disk_full(&e) {
                     free_the_disk(&mut store, e).await
                 } else {
                     e

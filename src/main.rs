@@ -339,7 +339,12 @@ fn report(args: ReportArgs) -> Result<()> {
             print!("{}", comparison.table());
         }
     }
-    let rendered = report::render(&run_dir, baseline.as_deref(), &options)?;
+    let rendered = report::render(&run_dir, baseline.as_deref(), &options).with_context(|| {
+        format!(
+            "the report of {} is not finished (its results are untouched, and each file is whole or not written): fix the cause below and run this command again",
+            run_dir.display()
+        )
+    })?;
     eprintln!("{}", rendered.line());
     Ok(())
 }

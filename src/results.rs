@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::atomic_file::write_atomic;
 use crate::cap::CapReport;
 use crate::config::RunConfig;
 use crate::container::ContainerStats;
@@ -407,14 +408,6 @@ pub fn new_run_id() -> String {
 
 /// Held while results.json is written (`RunResults::write`, `run::interrupt`).
 pub static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Write to `<path>.tmp`, then rename: readers never see half a file.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("cannot move {} into place", path.display()))
-}
 
 impl RunResults {
     /// The result of one engine at one size class, if it was measured (the first

@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::results::{RunResults, write_atomic};
+use crate::atomic_file::write_atomic;
+use crate::results::RunResults;
 use crate::steady::CacheState;
 use charts::AnyChart;
 use compare::Comparison;

@@ -16,7 +16,8 @@ use anyhow::{Result, bail};
 use super::charts::{LayoutRatios, render};
 use super::page;
 use super::variant_rows::rows;
-use crate::results::{RunResults, write_atomic};
+use crate::atomic_file::write_atomic;
+use crate::results::RunResults;
 use crate::steady::CacheState;
 
 /// What `write` produced.

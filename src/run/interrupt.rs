@@ -99,7 +99,7 @@ fn mark_stopped(results_json: &std::path::Path, how: &str) {
         part.ended = Some(how.to_string());
     }
     if let Ok(bytes) = serde_json::to_vec_pretty(&run) {
-        let _ = crate::results::write_atomic(results_json, &bytes);
+        let _ = crate::atomic_file::write_atomic(results_json, &bytes);
     }
     std::mem::forget(writing);
 }

@@ -9,13 +9,14 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
+use crate::atomic_file::write_atomic;
 use crate::cpu_profile::FetchProfile;
 use crate::diskprobe::DiskProbes;
 use crate::load_gen::rate_label;
 use crate::memory_fit::SkippedLoad;
 use crate::report::export::{Csv, Exporter, LoadsCsv};
 use crate::results::{
-    DiskLimit, EngineResult, LoadResult, RunResults, SaturationResult, StepFailure, write_atomic,
+    DiskLimit, EngineResult, LoadResult, RunResults, SaturationResult, StepFailure,
 };
 use crate::stats::format_ns;
 
@@ -88,11 +89,20 @@ impl ResultFiles {
 
 impl Sink for ResultFiles {
     fn found(&mut self, run: &RunResults, _: &Finding<'_>) -> Result<()> {
-        Self::write(run).map(drop)
+        Self::write(run).map(drop).with_context(|| not_saved(run))
     }
     fn finished(&mut self, run: &RunResults) -> Result<()> {
-        Self::write(run).map(drop)
+        Self::write(run).map(drop).with_context(|| not_saved(run))
     }
+}
+
+/// Why a run stops when its results cannot be written, and what it kept: every write
+/// is whole or not at all, so results.json holds the run up to its last saved finding.
+fn not_saved(run: &RunResults) -> String {
+    format!(
+        "the run stopped: its results could not be saved in {} (what was saved before is kept whole there); fix that and run the same command again: it continues the run, measuring only what is missing",
+        run.dir().display()
+    )
 }
 
 /// A line or two on standard error per finding; at the end the summary table, the

@@ -257,3 +257,44 @@ pub fn sql_exec(url: &str, statements: &[&str]) {
 pub fn sqlite_url(file: &Path) -> String {
     format!("sqlite://{}?mode=rwc", file.display())
 }
+
+/// A file system of `mib` MiB mounted at `dir` (tmpfs) for as long as it lives.
+pub struct SmallDisk(std::path::PathBuf);
+
+impl SmallDisk {
+    /// None, having said why, where this process may not mount (not root).
+    pub fn mount(dir: &std::path::Path, mib: u64) -> Option<SmallDisk> {
+        let out = std::process::Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={mib}m"),
+                "blobrace-small",
+            ])
+            .arg(dir)
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            eprintln!(
+                "skipping: cannot mount a small file system here: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return None;
+        }
+        Some(SmallDisk(dir.to_path_buf()))
+    }
+
+    pub fn free_bytes(&self) -> u64 {
+        let path = std::ffi::CString::new(self.0.to_str().unwrap()).unwrap();
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::statvfs(path.as_ptr(), &mut st) }, 0);
+        st.f_bavail as u64 * st.f_frsize as u64
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}

@@ -22,6 +22,7 @@ use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::atomic_file::{make_atomic, write_atomic};
 use crate::results::RunResults;
 
 pub use amplification::Amplification;
@@ -116,18 +117,22 @@ pub fn render<C: Chart>(chart: &C, input: &C::Input, dir: &Path) -> Result<PathB
     let height = chart.height();
     let svg = dir.join(format!("{stem}.svg"));
     let png = dir.join(format!("{stem}.png"));
+    // Each file drawn whole, then put in place: a full disk or a failing chart never
+    // leaves half a picture under a chart's name.
+    let mut text = String::new();
     {
-        let area = SVGBackend::new(&svg, (WIDTH, height)).into_drawing_area();
+        let area = SVGBackend::with_string(&mut text, (WIDTH, height)).into_drawing_area();
         area.fill(&WHITE).map_err(plot_err)?;
         chart.draw(input, &area)?;
         area.present().map_err(plot_err)?;
     }
-    {
-        let area = BitMapBackend::new(&png, (WIDTH, height)).into_drawing_area();
+    write_atomic(&svg, text.as_bytes())?;
+    make_atomic(&png, |partial| {
+        let area = BitMapBackend::new(partial, (WIDTH, height)).into_drawing_area();
         area.fill(&WHITE).map_err(plot_err)?;
         chart.draw(input, &area)?;
-        area.present().map_err(plot_err)?;
-    }
+        area.present().map_err(plot_err)
+    })?;
     Ok(svg)
 }
 

@@ -1,0 +1,252 @@
+//! A disk that fills up under blobrace, at every step that writes: a load, a run saving
+//! its results, verify, and a report. Each says which disk filled and what to do, leaves
+//! no half-written file, and loses nothing that was loaded or measured.
+
+mod common;
+
+use std::io::Write;
+use std::time::Duration;
+
+use common::{SmallDisk, blobrace, run, stderr};
+
+/// Fill the disk holding `file` until it refuses another MiB.
+fn fill(file: &std::path::Path) {
+    let mut f = std::fs::File::create(file).unwrap();
+    let chunk = vec![0u8; 1 << 20];
+    while f.write_all(&chunk).is_ok() {}
+}
+
+/// `blobrace report` of the newest run under `root`'s results.
+fn report(root: &std::path::Path) -> std::process::Output {
+    blobrace()
+        .arg("report")
+        .arg("--results-dir")
+        .arg(root.join("results"))
+        .output()
+        .unwrap()
+}
+
+/// Files whose names say they were never finished (`.tmp`, `.partial.`).
+fn unfinished(dir: &std::path::Path) -> Vec<String> {
+    common::files_under(dir)
+        .into_iter()
+        .filter(|f| f.ends_with(".tmp") || f.contains(".partial."))
+        .collect()
+}
+
+/// The free-space check passes, then another program fills the disk mid-load (as a
+/// second run or a database's WAL would): the load meets ENOSPC for real, and must stop
+/// that store saying which file system filled, give the space back, and leave a dataset
+/// that the next load (with room again) loads whole.
+#[test]
+fn a_load_that_meets_a_full_disk_says_which_gives_the_space_back_and_loads_later() {
+    let root = tempfile::tempdir().unwrap();
+    let Some(disk) = SmallDisk::mount(root.path(), 200) else {
+        return;
+    };
+    let mount = root.path();
+    // 96 MiB of 64 KiB blobs: with the 64 MiB + 1% kept free it passes the check on 200 MiB.
+    let load = [
+        "load",
+        "--engines",
+        "sqlite",
+        "--sizes",
+        "64KiB",
+        "--dataset-bytes",
+        "96MiB",
+    ];
+    let mut cmd = blobrace();
+    cmd.args(load)
+        .arg("--data-dir")
+        .arg(mount.join("data"))
+        .arg("--results-dir")
+        .arg(mount.join("results"))
+        .args(["--cap", "none", "--cpus", "none"])
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    // Fill the disk the moment the load has begun writing.
+    let sqlite_dir = mount.join("data/sqlite");
+    let started = std::time::Instant::now();
+    let filler = mount.join("filler");
+    loop {
+        // Rows are going in: its files (the database and its WAL) hold a few MiB.
+        let written: u64 = std::fs::read_dir(&sqlite_dir)
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| e.metadata().ok())
+                    .map(|m| m.len())
+                    .sum()
+            })
+            .unwrap_or(0);
+        let writing = written >= 4 << 20;
+        if writing {
+            // Hold the load still while the disk fills, 1 MiB at a time: a 96 MiB load
+            // can finish in 0.1 s, faster than a filler racing it.
+            let pid = child.id() as libc::pid_t;
+            assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+            fill(&filler);
+            assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the load never began"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert!(
+        !out.status.success(),
+        "the load cannot have finished: {err}"
+    );
+    let mount_text = mount.display().to_string();
+    assert!(
+        err.contains("filled up while loading")
+            && err.contains(&mount_text)
+            && err.contains("its partial dataset was removed to give the space back")
+            && err.contains("blobrace env"),
+        "{err}"
+    );
+    assert_eq!(err.matches("Error").count(), 1, "one error: {err}");
+    // Everything it wrote is gone: the disk holds the filler and little else.
+    let filler_bytes = std::fs::metadata(&filler).unwrap().len();
+    let total = 200u64 << 20;
+    assert!(
+        disk.free_bytes() + filler_bytes > total - (4 << 20),
+        "free {} + filler {filler_bytes} of {total}: {:?}",
+        disk.free_bytes(),
+        common::files_under(&mount.join("data"))
+    );
+    // With room again, the same command loads it whole.
+    std::fs::remove_file(&filler).unwrap();
+    let again = run(mount, &load);
+    assert!(again.status.success(), "{}", stderr(&again));
+    let verify = run(mount, &[&["verify"][..], &load[1..]].concat());
+    assert!(verify.status.success(), "{}", stderr(&verify));
+    assert!(
+        stderr(&verify).contains("ids 1..=1536"),
+        "{}",
+        stderr(&verify)
+    );
+}
+
+/// Another program fills the disk while a run measures: the run stops at its next save
+/// saying which disk filled and how to go on, keeps what it saved whole, and the same
+/// command continues it once there is room. verify on the full disk still answers for
+/// every store; a report on a full disk fails the same way and is written once there
+/// is room again.
+#[test]
+fn a_disk_filled_while_measuring_verifying_and_reporting_loses_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let Some(_disk) = SmallDisk::mount(root.path(), 200) else {
+        return;
+    };
+    let mount = root.path();
+    let dataset = [
+        "--engines",
+        "sqlite,fs,floor",
+        "--sizes",
+        "64KiB",
+        "--dataset-bytes",
+        "32MiB",
+    ];
+    let load = run(mount, &[&["load"][..], &dataset].concat());
+    assert!(load.status.success(), "{}", stderr(&load));
+    let measure: Vec<&str> = [&["measure"][..], &dataset]
+        .concat()
+        .into_iter()
+        .chain(["--warmup", "100ms", "--measure", "300ms", "--cache", "cold"])
+        .collect();
+    // Its lines go to a file off the small disk, read while it runs.
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = log_dir.path().join("measure.err");
+    let child = blobrace()
+        .args(&measure)
+        .arg("--data-dir")
+        .arg(mount.join("data"))
+        .arg("--results-dir")
+        .arg(mount.join("results"))
+        .args(["--cap", "none", "--cpus", "none"])
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let filler = mount.join("filler");
+    let started = std::time::Instant::now();
+    // Held still at its first cell while the disk fills: the save after it meets ENOSPC.
+    while !std::fs::read_to_string(&log)
+        .unwrap()
+        .contains("[cell 1 of 3]")
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no cell began: {}",
+            std::fs::read_to_string(&log).unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let pid = child.id() as libc::pid_t;
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    fill(&filler);
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert!(!out.status.success(), "it cannot have saved: {err}");
+    assert!(
+        err.contains("the run stopped: its results could not be saved")
+            && err.contains(&format!("the disk holding {}", mount.display()))
+            && err.contains("is full")
+            && err.contains("run the same command again: it continues the run"),
+        "{err}"
+    );
+    assert_eq!(err.matches("Error").count(), 1, "one error: {err}");
+    let results = mount.join("results");
+    assert_eq!(unfinished(&results), Vec::<String>::new());
+
+    // verify needs no room: every store answers, and every blob is as loaded.
+    let verify = [&["verify"][..], &dataset].concat();
+    let checked = run(mount, &verify);
+    assert!(checked.status.success(), "{}", stderr(&checked));
+    assert!(
+        stderr(&checked).contains("3 dataset(s) verified, 0 wrong"),
+        "{}",
+        stderr(&checked)
+    );
+
+    // With room again the same command continues the run: each cell measured once.
+    std::fs::remove_file(&filler).unwrap();
+    let again = run(mount, &measure);
+    assert!(again.status.success(), "{}", stderr(&again));
+    let (dir, json) = common::only_run(mount);
+    assert_eq!(
+        json["parts"].as_array().unwrap().len(),
+        2,
+        "{}",
+        json["parts"]
+    );
+    assert_eq!(json["results"].as_array().unwrap().len(), 3);
+    assert_eq!(json["complete"], true);
+
+    // A report on a full disk: one clear error, the files before it whole.
+    let page = std::fs::read(dir.join("index.html")).unwrap();
+    fill(&filler);
+    let refused = report(mount);
+    let err = stderr(&refused);
+    assert!(!refused.status.success(), "{err}");
+    assert!(
+        err.contains("the report of")
+            && err.contains("is full")
+            && err.contains("run this command again"),
+        "{err}"
+    );
+    assert_eq!(unfinished(&results), Vec::<String>::new());
+    assert_eq!(std::fs::read(dir.join("index.html")).unwrap(), page);
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+    assert_eq!(saved, json, "the results are untouched");
+    std::fs::remove_file(&filler).unwrap();
+    let reported = report(mount);
+    assert!(reported.status.success(), "{}", stderr(&reported));
+    let checked = run(mount, &verify);
+    assert!(checked.status.success(), "{}", stderr(&checked));
+}

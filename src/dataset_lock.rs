@@ -76,19 +76,54 @@ pub fn take(location: &Path, access: Access, doing: &str, waiting: Waiting) -> R
         .with_context(|| format!("cannot create the lock directory {}", dir.display()))?;
     // Every user's processes lock here (sticky, like /tmp).
     let _ = std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o1777));
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| sweep(&dir));
     let key = key_of(location);
+    let path = dir.join(format!("{key}.lock"));
     let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
-    if !held.contains_key(&key) {
-        let path = dir.join(format!("{key}.lock"));
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .with_context(|| format!("cannot open the lock {}", path.display()))?;
-        held.insert(key.clone(), file);
+    let mut waited = false;
+    loop {
+        if !held.contains_key(&key) {
+            let file = OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .with_context(|| format!("cannot open the lock {}", path.display()))?;
+            held.insert(key.clone(), file);
+        }
+        waited |= lock(&held[&key], location, access, doing, waiting, &dir, &key)?;
+        // Another process's sweep may have removed the file between our open and our
+        // lock: a lock on a file no longer under its name guards nothing. Open it again.
+        if same_file(&held[&key], &path) {
+            break;
+        }
+        held.remove(&key);
     }
-    let file = &held[&key];
+    let me = dir.join(format!("{key}.{}.holder", std::process::id()));
+    // The program and its subcommand only: the rest may hold a server's password.
+    let command: Vec<String> = std::env::args().take(2).collect();
+    if let Ok(mut f) = File::create(&me) {
+        let _ = write!(
+            f,
+            "process {} ({doing}: {})",
+            std::process::id(),
+            command.join(" ")
+        );
+    }
+    Ok(waited)
+}
+
+/// Lock `file` for `access`, waiting with a line or refusing; whether it waited.
+fn lock(
+    file: &File,
+    location: &Path,
+    access: Access,
+    doing: &str,
+    waiting: Waiting,
+    dir: &Path,
+    key: &str,
+) -> Result<bool> {
     let tried = match access {
         Access::Write => file.try_lock(),
         Access::Read => file.try_lock_shared(),
@@ -96,7 +131,7 @@ pub fn take(location: &Path, access: Access, doing: &str, waiting: Waiting) -> R
     let waited = match tried {
         Ok(()) => false,
         Err(std::fs::TryLockError::WouldBlock) => {
-            let holders = holders(&dir, &key);
+            let holders = holders(dir, key);
             let what = format!(
                 "{} is in use by {holders}: {doing} it must wait until {}",
                 location.display(),
@@ -121,18 +156,108 @@ pub fn take(location: &Path, access: Access, doing: &str, waiting: Waiting) -> R
             return Err(e).with_context(|| format!("cannot lock {}", location.display()));
         }
     };
-    let me = dir.join(format!("{key}.{}.holder", std::process::id()));
-    // The program and its subcommand only: the rest may hold a server's password.
-    let command: Vec<String> = std::env::args().take(2).collect();
-    if let Ok(mut f) = File::create(&me) {
-        let _ = write!(
-            f,
-            "process {} ({doing}: {})",
-            std::process::id(),
-            command.join(" ")
-        );
-    }
     Ok(waited)
+}
+
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+        _ => false,
+    }
+}
+
+/// What ended processes left in the lock directory, once per process: the holder
+/// files of processes no longer alive (a killed process never removes its own), and
+/// the lock files no one holds (one per dataset location ever used; tests alone made
+/// thousands). A lock file is removed while locked here, and `take` opens it again
+/// where another process locked the removed one.
+fn sweep(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(pid) = name
+            .strip_suffix(".holder")
+            .and_then(|rest| rest.rsplit_once('.'))
+            .map(|(_, pid)| pid)
+        {
+            if !Path::new("/proc").join(pid).exists() {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        } else if name.ends_with(".lock")
+            && let Ok(file) = File::open(entry.path())
+            && file.try_lock().is_ok()
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// A dataset another process is loading, churning or dropping: where it stands is
+/// read once that process is done with it.
+#[derive(Debug)]
+pub struct InUse(pub PathBuf);
+
+impl std::fmt::Display for InUse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} is being written by {}",
+            self.0.display(),
+            holders(&lock_dir(), &key_of(&self.0))
+        )
+    }
+}
+
+impl std::error::Error for InUse {}
+
+/// Held while a glance reads a dataset's state: the shared lock, where one was taken.
+pub struct Glance {
+    _shared: Option<File>,
+}
+
+/// Read access to `location`'s dataset while the `Glance` lives, unless another process
+/// writes it now (`InUse`): reading a dataset being loaded can fail its writer (an
+/// SQLite reader holds off the loader's commit in the rollback-journal mode a load
+/// runs in), and what it read would be stale anyway. Never waits.
+pub fn glance(location: &Path) -> Result<Glance, InUse> {
+    let key = key_of(location);
+    if HELD
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains_key(&key)
+    {
+        // Held by this process: no other writes it.
+        return Ok(Glance { _shared: None });
+    }
+    let dir = lock_dir();
+    if std::fs::create_dir_all(&dir).is_err() {
+        // No locks here at all (`take` says why): nothing to glance past.
+        return Ok(Glance { _shared: None });
+    }
+    let path = dir.join(format!("{key}.lock"));
+    loop {
+        let Ok(file) = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+        else {
+            return Ok(Glance { _shared: None });
+        };
+        match file.try_lock_shared() {
+            Ok(()) if same_file(&file, &path) => {
+                return Ok(Glance {
+                    _shared: Some(file),
+                });
+            }
+            Ok(()) => continue,
+            Err(std::fs::TryLockError::WouldBlock) => return Err(InUse(location.to_path_buf())),
+            Err(std::fs::TryLockError::Error(_)) => return Ok(Glance { _shared: None }),
+        }
+    }
 }
 
 /// Let go of `location`'s dataset (after dropping it).

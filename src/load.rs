@@ -132,7 +132,7 @@ pub async fn rooms_of(
             let mut store = kind.open(at, *spec);
             // A store that cannot say where its dataset stands (its server failing)
             // fails that load alone; bad input (a foreign file) stops the run.
-            let state = match store.state().await {
+            let state = match state_at_a_glance(&mut store).await {
                 Err(e) if e.downcast_ref::<InputError>().is_some() => return Err(e),
                 state => state,
             };
@@ -156,6 +156,13 @@ pub async fn rooms_of(
         }
     }
     Ok((planned, rooms))
+}
+
+/// Where `store`'s dataset stands, read under a shared lock; `Err(InUse)` where another
+/// process is writing it (`ensure_loaded` then waits for it and reads it again).
+pub async fn state_at_a_glance(store: &mut AnyStore) -> Result<DatasetState> {
+    let _reading = crate::dataset_lock::glance(store.location())?;
+    store.state().await
 }
 
 /// Load one dataset to completion (resuming a partial one).
@@ -434,8 +441,15 @@ pub async fn ensure_loaded(
             } else {
                 (Access::Write, "loading")
             };
+            let in_use = state
+                .as_ref()
+                .is_err_and(|e| e.downcast_ref::<crate::dataset_lock::InUse>().is_some());
             let waited = take(store.location(), access, doing, at.lock_waiting)?;
-            let mut state = if waited { store.state().await } else { state };
+            let mut state = if waited || in_use {
+                store.state().await
+            } else {
+                state
+            };
             if complete && !matches!(state, Ok(DatasetState::Complete)) {
                 // Dropped while this process waited to read it: load it after all.
                 take(store.location(), Access::Write, "loading", at.lock_waiting)?;

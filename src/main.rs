@@ -266,7 +266,7 @@ fn run(command: Command) -> Result<()> {
                 for spec in config.datasets() {
                     for &kind in &stores {
                         let mut store = kind.open(&config.locations(), spec);
-                        let state = match store.state().await {
+                        let state = match blobrace::load::state_at_a_glance(&mut store).await {
                             Ok(s) => format!("{s:?}"),
                             Err(e) => format!("error: {e:#}"),
                         };

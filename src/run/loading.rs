@@ -151,7 +151,7 @@ impl Run {
         for spec in self.sizes_left() {
             let mut seconds = 0.0;
             for kind in stores_for(&config.engines) {
-                let rows = match kind.open(&at, spec).state().await {
+                let rows = match crate::load::state_at_a_glance(&mut kind.open(&at, spec)).await {
                     Ok(DatasetState::Complete) => 0,
                     Ok(DatasetState::Partial { rows_done }) => spec.rows.saturating_sub(rows_done),
                     Ok(DatasetState::Absent) | Err(_) => spec.rows,

@@ -52,11 +52,18 @@ fn main() {
         Ok(config) => config,
         Err(line) => {
             eprintln!("{line}");
+            flags_are_variables_here(&line);
             std::process::exit(2);
         }
     };
     // BLOBRACE_DRY_RUN=1: the plan and the time the presets give it, nothing run.
-    if std::env::var("BLOBRACE_DRY_RUN").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false")) {
+    // The same words as the flags' variables take (clap's BoolishValueParser).
+    if std::env::var("BLOBRACE_DRY_RUN").is_ok_and(|v| {
+        !matches!(
+            v.to_ascii_lowercase().as_str(),
+            "" | "0" | "false" | "f" | "no" | "n" | "off"
+        )
+    }) {
         blobrace::run::leave_out_servers_over_cap(&mut config);
         print!(
             "{}",
@@ -70,7 +77,19 @@ fn main() {
     if let Err(e) = bench(config, !profiling) {
         eprintln!("Error: {e:#}");
         let input = e.downcast_ref::<blobrace::error::InputError>().is_some();
+        if input {
+            flags_are_variables_here(&format!("{e:#}"));
+        }
         std::process::exit(if input { 2 } else { 1 });
+    }
+}
+
+/// An error's advice names blobrace's flags; `cargo bench` takes none of them.
+fn flags_are_variables_here(said: &str) {
+    if said.contains(" --") {
+        eprintln!(
+            "note: under `cargo bench` each flag is set by its variable (--churn by BLOBRACE_CHURN, --sizes by BLOBRACE_SIZES): docs/knobs.md lists them"
+        );
     }
 }
 

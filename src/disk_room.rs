@@ -195,6 +195,7 @@ impl Rooms {
                     breakdown: room.breakdown(one_size_at_a_time),
                     slack: format_bytes_approx(slack),
                     available: format_bytes_approx(available),
+                    one_size_at_a_time,
                 });
             }
         }

@@ -11,7 +11,7 @@ pub enum InputError {
     Size { input: String, why: String },
 
     #[error(
-        "a dataset of {dataset} is smaller than one {size} blob: raise --dataset-bytes or drop that size class"
+        "a dataset of {dataset} is smaller than one {size} blob: raise --dataset-bytes (BLOBRACE_DATASET_BYTES) or leave {size} out of --sizes (BLOBRACE_SIZES)"
     )]
     DatasetTooSmall { dataset: String, size: String },
 
@@ -26,7 +26,7 @@ pub enum InputError {
     },
 
     #[error(
-        "not enough free disk on {room}: this run's loads need about {needed} more there ({breakdown}) and {slack} kept free (1% + 64MiB: a full disk takes Docker and the machine down with it), {available} is available. Drop datasets you no longer need (`blobrace env` lists what is loaded; `blobrace drop` with their flags), load one size class at a time (--drop-after, BLOBRACE_DROP_AFTER=true), load fewer size classes or a smaller --dataset-bytes, or pick another --data-dir"
+        "not enough free disk on {room}: this run's loads need about {needed} more there ({breakdown}) and {slack} kept free (1% + 64MiB: a full disk takes Docker and the machine down with it), {available} is available. {}", room_advice(*.one_size_at_a_time)
     )]
     NotEnoughDisk {
         room: String,
@@ -34,13 +34,18 @@ pub enum InputError {
         breakdown: String,
         slack: String,
         available: String,
+        /// Whether the loads already go one size class at a time: then that is no way
+        /// out, and the advice does not offer it.
+        one_size_at_a_time: bool,
     },
 
     /// `blobrace merge` of runs that do not go together: what differs, and which runs.
     #[error("cannot merge these runs: {0}")]
     Merge(String),
 
-    #[error("data directory {dir} is not usable: {why}")]
+    #[error(
+        "data directory {dir} is not usable: {why}. Nothing was loaded: fix it or choose another --data-dir (BLOBRACE_DATA_DIR)"
+    )]
     DataDir { dir: PathBuf, why: String },
 
     #[error(
@@ -52,13 +57,18 @@ pub enum InputError {
     ForeignFile { path: PathBuf, why: String },
 
     #[error(
-        "{path} holds a dataset loaded with {found}, but this run asks for {wanted}. Delete it (`blobrace drop` or rm) to reload, or run with the settings it was loaded with"
+        "{path} holds a dataset loaded with {found}, but this run asks for {wanted}. Run with the settings it was loaded with, or remove it with `blobrace drop` and this command's flags (drop removes what is at that place, whatever it was loaded with) and load again"
     )]
     DatasetMismatch {
         path: PathBuf,
         found: String,
         wanted: String,
     },
+
+    #[error(
+        "{path} is not what its manifest says was loaded there: {why}. `blobrace drop` with this command's flags removes it, then `blobrace load` loads it again"
+    )]
+    DatasetDamaged { path: PathBuf, why: String },
 
     /// The whole explanation, with the ways to get a cap (`cap::CapUnavailable`'s
     /// text: this module imports nothing of the crate, so every layer can use it).
@@ -79,4 +89,17 @@ pub struct FetchMismatch {
     pub size: String,
     pub id: u64,
     pub what: String,
+}
+
+/// The ways to make room that can work: where the loads already go one size class at a
+/// time, going one size class at a time is no way out.
+fn room_advice(one_size_at_a_time: bool) -> String {
+    let always = "drop datasets you no longer need (`blobrace env` lists what is loaded; `blobrace drop` with their flags), load fewer size classes (--sizes) or a smaller --dataset-bytes, or pick another --data-dir";
+    if one_size_at_a_time {
+        format!("Even one size class at a time does not fit: {always}")
+    } else {
+        format!(
+            "Make room: {always}; or let the run go size class by size class: `cargo bench` and `blobrace measure` do that by themselves unless given --keep-all (BLOBRACE_KEEP_ALL), while `blobrace load` loads every size class at once"
+        )
+    }
 }

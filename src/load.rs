@@ -406,7 +406,7 @@ async fn free_the_disk(store: &mut AnyStore, e: anyhow::Error) -> anyhow::Error 
         }
     };
     e.context(format!(
-        "the disk holding {} filled up while loading; {removed}. Make room (`blobrace env` lists what is loaded) or load one size class at a time (--drop-after)",
+        "the disk holding {} filled up while loading; {removed}. Make room there (`blobrace env` lists what is loaded; another program may have filled it) and run the same command again",
         store.location().display()
     ))
 }

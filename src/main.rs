@@ -43,7 +43,7 @@ struct MeasureArgs {
     /// Print the run's plan and stop: every cell (size, repeat, engine, cache state,
     /// what it measures) and the time the presets give it, then the total. Nothing is
     /// capped, loaded or measured. `cargo bench` takes BLOBRACE_DRY_RUN=1.
-    #[arg(long, env = "BLOBRACE_DRY_RUN")]
+    #[arg(long, env = "BLOBRACE_DRY_RUN", value_parser = clap::builder::BoolishValueParser::new())]
     dry_run: bool,
 }
 
@@ -199,7 +199,7 @@ fn run(command: Command) -> Result<()> {
                     .map(|f| format!("{} {}", f.store.name(), f.spec.size))
                     .collect();
                 bail!(
-                    "{} load(s) failed (the reasons are above): {}; a re-run resumes each where it stopped, or loads it afresh where it was removed",
+                    "{} load(s) failed (the reasons are above): {}; fix each reason; a load cut short (killed, a server gone, a full disk) is resumed, or loaded afresh where it was removed, by the same command again",
                     failed.len(),
                     what.join(", ")
                 );
@@ -434,7 +434,23 @@ async fn drop_datasets(config: &RunConfig) -> Result<()> {
             let location = store.location().display().to_string();
             let dropped = async {
                 take(store.location(), Access::Write, "dropping", at.lock_waiting)?;
-                let there = store.state().await? != DatasetState::Absent;
+                // A dataset of other settings, or one changed since, is still blobrace's
+                // own at this place: what a drop with these flags is asked to remove.
+                let there = match store.state().await {
+                    Ok(state) => state != DatasetState::Absent,
+                    Err(e)
+                        if matches!(
+                            e.downcast_ref::<InputError>(),
+                            Some(
+                                InputError::DatasetMismatch { .. }
+                                    | InputError::DatasetDamaged { .. }
+                            )
+                        ) =>
+                    {
+                        true
+                    }
+                    Err(e) => return Err(e),
+                };
                 if there {
                     store.remove().await?;
                 }

@@ -42,11 +42,16 @@ pub fn readers_for(store: StoreKind, blob_bytes: u64) -> u64 {
 /// the others from being checked.
 pub async fn verify(config: &RunConfig) -> Result<()> {
     let (mut verified, mut bad, mut not_loaded, mut unreadable) = (0, 0, Vec::new(), 0);
+    // How to name each wrong one alone: the same flags drop every dataset, good ones too.
+    let mut wrong = Vec::new();
     for spec in config.datasets() {
         for kind in crate::run::stores_for(&config.engines) {
             match verify_one(config, kind, spec).await {
                 Ok(true) => verified += 1,
-                Ok(false) => bad += 1,
+                Ok(false) => {
+                    bad += 1;
+                    wrong.push(format!("--engines {} --sizes {}", kind.name(), spec.size));
+                }
                 Err(e) => match e.downcast_ref::<InputError>() {
                     Some(InputError::NotLoaded { path }) => {
                         eprintln!("--  {}: not loaded", path.display());
@@ -66,9 +71,15 @@ pub async fn verify(config: &RunConfig) -> Result<()> {
         not_loaded.len()
     );
     if bad > 0 || unreadable > 0 {
-        bail!(
-            "{whole}: `blobrace drop` the wrong ones with the same flags and load again; fix what kept the others from being read (above) and verify again"
-        );
+        let redo = if wrong.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "drop each wrong one alone and load it again (`blobrace drop` then `blobrace load`, with this command's other flags and {}); ",
+                wrong.join(", then ")
+            )
+        };
+        bail!("{whole}: {redo}fix what kept any from being read (above) and verify again");
     }
     if let [path, ..] = &not_loaded[..] {
         return Err(

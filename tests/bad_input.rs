@@ -119,7 +119,8 @@ fn not_enough_free_disk() {
             && err.contains("(floor ")
             && err.contains("kept free")
             && err.contains("available")
-            && err.contains("blobrace drop"),
+            && err.contains("blobrace drop")
+            && err.contains("`blobrace load` loads every size class at once"),
         "{err}"
     );
     assert!(
@@ -127,6 +128,24 @@ fn not_enough_free_disk() {
         "refused before writing: {:?}",
         files_under(root.path())
     );
+    // A run already goes one size class at a time: --drop-after is no way out there.
+    for extra in [&[][..], &["--drop-after"][..]] {
+        let args = [
+            &["measure", "--engines", "floor", "--sizes", "1KiB"][..],
+            &["--dataset-bytes", "900TiB"],
+            extra,
+        ]
+        .concat();
+        let out = run(root.path(), &args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("Even one size class at a time does not fit")
+                && !err.contains("--drop-after")
+                && !err.contains("DROP_AFTER"),
+            "{err}"
+        );
+    }
 }
 
 #[test]
@@ -180,6 +199,107 @@ fn a_dataset_of_another_seed_is_refused_and_left_alone() {
         if !f.ends_with("-shm") && !f.ends_with("-wal") {
             assert_eq!(std::fs::read(&f).unwrap(), bytes, "{f} changed");
         }
+    }
+    // The way out it names works: a drop with the refused run's flags removes what is
+    // at that place, whatever seed loaded it, and the load then goes through.
+    assert!(err.contains("`blobrace drop`"), "{err}");
+    let drop = [&["drop"][..], &base[1..], &["--seed", "2"]].concat();
+    let dropped = run(root.path(), &drop);
+    assert!(dropped.status.success(), "{}", stderr(&dropped));
+    assert!(
+        stderr(&dropped).contains("removed, 0 not there, 0 could not be removed"),
+        "{}",
+        stderr(&dropped)
+    );
+    let again = run(root.path(), &[&base[..], &["--seed", "2"]].concat());
+    assert!(again.status.success(), "{}", stderr(&again));
+}
+
+/// A floor file changed after its load: said as such, and `drop` (which the line names)
+/// removes it.
+#[test]
+fn a_changed_floor_file_is_said_and_dropped() {
+    let root = tempfile::tempdir().unwrap();
+    let flags = [
+        "--engines",
+        "floor",
+        "--sizes",
+        "1KiB",
+        "--dataset-bytes",
+        "64KiB",
+    ];
+    let loaded = run(root.path(), &[&["load"][..], &flags].concat());
+    assert!(loaded.status.success(), "{}", stderr(&loaded));
+    let file = root.path().join("data/floor/1KiB-x64.bin");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
+    std::io::Write::write_all(&mut f, b"xx").unwrap();
+    let refused = run(root.path(), &[&["load"][..], &flags].concat());
+    let err = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is not what its manifest says") && err.contains("`blobrace drop`"),
+        "{err}"
+    );
+    let dropped = run(root.path(), &[&["drop"][..], &flags].concat());
+    assert!(dropped.status.success(), "{}", stderr(&dropped));
+    assert!(!file.exists());
+}
+
+/// Switches set by variables take the words people write: BLOBRACE_FRESH=1 as the
+/// run's own advice writes it, yes, on, true; and 0, no, off, false.
+#[test]
+fn switch_variables_take_1_yes_and_0_no() {
+    for value in ["1", "yes", "on", "true", "0", "no", "off", "false"] {
+        let root = tempfile::tempdir().unwrap();
+        let mut cmd = common::blobrace();
+        cmd.args([
+            "measure",
+            "--dry-run",
+            "--engines",
+            "floor",
+            "--sizes",
+            "1KiB",
+        ])
+        .arg("--data-dir")
+        .arg(root.path().join("data"))
+        .arg("--results-dir")
+        .arg(root.path().join("results"));
+        for name in [
+            "BLOBRACE_FRESH",
+            "BLOBRACE_NO_WAIT",
+            "BLOBRACE_FAIL_FAST",
+            "BLOBRACE_DROP_AFTER",
+        ] {
+            cmd.env(name, value);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{value}: {}", stderr(&out));
+    }
+}
+
+/// A report asked of a results directory where no run was made says how to make one.
+#[test]
+fn a_report_where_no_run_was_made_says_how_to_make_one() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("nothing-here");
+    for args in [&[][..], &["--run", "20261127-000000-0000001"][..]] {
+        let out = common::blobrace()
+            .arg("report")
+            .args(args)
+            .arg("--results-dir")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{err}");
+        assert!(
+            err.contains("no run has been made in")
+                && err.contains(&format!("blobrace measure --results-dir {}", dir.display())),
+            "{err}"
+        );
     }
 }
 

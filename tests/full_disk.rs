@@ -250,3 +250,90 @@ fn a_disk_filled_while_measuring_verifying_and_reporting_loses_nothing() {
     let checked = run(mount, &verify);
     assert!(checked.status.success(), "{}", stderr(&checked));
 }
+
+/// A disk that fills between size classes of a run that goes one size class at a time
+/// (another program, or a drop that failed): the next size class no longer fits as
+/// planned. The run does not end there: its stores load one by one where there is
+/// room, the others fail alone saying why, every other cell is measured, and the run
+/// ends non-zero naming what failed.
+#[test]
+fn a_size_class_that_no_longer_fits_fails_alone_and_the_run_goes_on() {
+    let root = tempfile::tempdir().unwrap();
+    let Some(disk) = SmallDisk::mount(root.path(), 300) else {
+        return;
+    };
+    let mount = root.path();
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = log_dir.path().join("measure.err");
+    // About 41 MiB per store and size class; 64 MiB + 1% kept free.
+    let child = blobrace()
+        .args([
+            "measure",
+            "--engines",
+            "sqlite,fs,floor",
+            "--sizes",
+            "64KiB,1MiB",
+        ])
+        .args([
+            "--dataset-bytes",
+            "40MiB",
+            "--drop-after",
+            "--cache",
+            "cold",
+        ])
+        .args(["--warmup", "100ms", "--measure", "300ms"])
+        .arg("--data-dir")
+        .arg(mount.join("data"))
+        .arg("--results-dir")
+        .arg(mount.join("results"))
+        .args(["--cap", "none", "--cpus", "none"])
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&log)
+        .unwrap()
+        .contains("[cell 3 of 6]")
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "{}",
+            std::fs::read_to_string(&log).unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // Held at its last 64 KiB cell while the disk fills to 30 MiB free: once the 64 KiB
+    // datasets are dropped, one 1 MiB store fits beside the room kept free, not three.
+    let pid = child.id() as libc::pid_t;
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    let mut f = std::fs::File::create(mount.join("filler")).unwrap();
+    let chunk = vec![0u8; 1 << 20];
+    while disk.free_bytes() > 30 << 20 {
+        f.write_all(&chunk).unwrap();
+    }
+    drop(f);
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("1MiB no longer fits as planned"),
+        "said, not ended: {err}"
+    );
+    let (_, json) = common::only_run(mount);
+    let results = json["results"].as_array().unwrap();
+    let failures = json["failures"].as_array().unwrap();
+    let measured_1mib = results.iter().filter(|r| r["size"] == "1MiB").count();
+    assert_eq!(results.len() - measured_1mib, 3, "every 64 KiB cell: {err}");
+    assert!(measured_1mib >= 1, "a store that fits is measured: {err}");
+    let no_room = failures
+        .iter()
+        .filter(|f| {
+            f["why"]
+                .as_str()
+                .unwrap_or("")
+                .contains("not enough free disk")
+        })
+        .count();
+    assert_eq!(measured_1mib + no_room, 3, "{failures:?}");
+}

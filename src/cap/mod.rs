@@ -200,6 +200,23 @@ pub struct CapUnavailable {
     pub why: String,
 }
 
+/// The command the user ran, to put under systemd-run: `cargo bench` for the bench, else
+/// this program and its subcommand (the flags left to the user: they may hold a
+/// server's password).
+fn this_command() -> String {
+    let args: Vec<String> = std::env::args().take(2).collect();
+    match args.first() {
+        Some(program)
+            if std::path::Path::new(program)
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("blobrace")) =>
+        {
+            format!("{} <its flags>", args.join(" "))
+        }
+        _ => "cargo bench".into(),
+    }
+}
+
 impl std::fmt::Display for CapUnavailable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let want = self.report.requested;
@@ -208,7 +225,7 @@ impl std::fmt::Display for CapUnavailable {
             f,
             "cannot run under the requested {memory} memory cap: {}. A number measured without the cap it claims is not a result. Three ways to get the cap: run as root (blobrace makes its own cgroup); on cgroup v2 under systemd as a normal user, `{}` (blobrace tries this itself when systemd-run works); or the capped compose runner, `scripts/compose-run.sh`. To measure uncapped on purpose, pass --cap none",
             self.why,
-            systemd::scope_command_line(&want, "cargo bench"),
+            systemd::scope_command_line(&want, &this_command()),
         )
     }
 }
@@ -362,7 +379,7 @@ fn apply_at(
             ))
         }
         Some(_) if wants_change && systemd::in_own_scope() => {
-            failure = Some("re-run under systemd-run, but its scope did not get the cap: the user's systemd manager may not delegate the memory controller (`systemctl --user show -p DelegateControllers`)".into())
+            failure = Some("re-run under systemd-run, but its scope did not get the cap: the user's systemd manager may not delegate the memory controller (`systemctl show -p DelegateControllers --value user@$(id -u).service` lists what it delegates)".into())
         }
         Some(h) if wants_change => {
             match create(roots, h, &narrowed, reexec, &mut guard) {

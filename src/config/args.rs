@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::BoolishValueParser;
 use clap::{Arg, ArgMatches, Args, FromArgMatches, ValueEnum};
 use serde::{Deserialize, Serialize};
 
@@ -168,7 +169,7 @@ pub struct RunArgs {
 
     /// Load, measure and drop one size class at a time, so the disk holds one size
     /// class per store instead of all of them (the full matrix needs ~60GB otherwise).
-    #[arg(long, env = "BLOBRACE_DROP_AFTER")]
+    #[arg(long, env = "BLOBRACE_DROP_AFTER", value_parser = BoolishValueParser::new())]
     pub drop_after: bool,
 
     /// Keep every dataset: refuse a run whose loads do not all fit on the disk at
@@ -178,27 +179,27 @@ pub struct RunArgs {
     /// with the arithmetic, before loading.
     // Not clap's `conflicts_with`: it counts a variable set to "false" (as compose's
     // runner passes every knob) as given, so the pair is checked on values in resolve.
-    #[arg(long, env = "BLOBRACE_KEEP_ALL")]
+    #[arg(long, env = "BLOBRACE_KEEP_ALL", value_parser = BoolishValueParser::new())]
     pub keep_all: bool,
 
     /// Refuse instead of waiting where another blobrace process holds a dataset (loading,
     /// churning or dropping it, or reading one this process would load or drop). By
     /// default the process waits, saying for whom.
-    #[arg(long, env = "BLOBRACE_NO_WAIT")]
+    #[arg(long, env = "BLOBRACE_NO_WAIT", value_parser = BoolishValueParser::new())]
     pub no_wait: bool,
 
     /// Stop the whole run at the first engine or store that fails. By default a load,
     /// measurement or drop that fails for one engine (a server OOM-killed or gone, a
     /// lost connection) is recorded with its reason, the run goes on with the others,
     /// and it exits non-zero at the end naming what failed.
-    #[arg(long, env = "BLOBRACE_FAIL_FAST")]
+    #[arg(long, env = "BLOBRACE_FAIL_FAST", value_parser = BoolishValueParser::new())]
     pub fail_fast: bool,
 
     /// Start a new run even where an earlier one with the same flags stopped before
     /// its end. By default a run stopped part-way (Ctrl-C, SIGTERM, a kill, a reboot,
     /// a failing server) is continued: the cells it measured are kept, only the
     /// missing ones are measured, and one report covers the whole.
-    #[arg(long, env = "BLOBRACE_FRESH")]
+    #[arg(long, env = "BLOBRACE_FRESH", value_parser = BoolishValueParser::new())]
     pub fresh: bool,
 
     #[arg(long, env = "BLOBRACE_TARGET_P99", value_parser = parse_duration,

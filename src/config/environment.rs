@@ -138,12 +138,13 @@ pub fn check_variables(
         .filter(|(distance, _)| *distance <= 3)
         .map(|(_, k)| format!("did you mean {k}? "))
         .unwrap_or_default();
+    let why = format!(
+        "no flag or script of blobrace reads it, so it would be ignored; {closest}docs/knobs.md lists every variable (unset it: `unset {unknown}`)"
+    );
     Err(InputError::Value {
         what: "variable",
         input: unknown,
-        why: format!(
-            "no flag or script of blobrace reads it, so it would be ignored; {closest}docs/knobs.md lists every variable (unset it: `unset NAME`)"
-        ),
+        why,
     })
 }
 

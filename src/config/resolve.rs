@@ -297,7 +297,7 @@ fn check_cap_fits_blobs(cap_bytes: u64, sizes: &[SizeClass]) -> Result<(), Input
             what: "cap",
             input: format_bytes(cap_bytes),
             why: format!(
-                "{} blobs need a cap of at least {} ({} for the process + 5 copies of a blob): raise --cap or drop the largest size",
+                "{} blobs need a cap of at least {} ({} for the process + 5 copies of a blob): raise --cap (BLOBRACE_CAP) or leave the largest size out of --sizes (BLOBRACE_SIZES)",
                 format_bytes(largest),
                 format_bytes(needed),
                 format_bytes(MIN_CAP_BYTES)

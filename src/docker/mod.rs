@@ -30,6 +30,17 @@ pub fn compose_project() -> Option<String> {
     std::env::var("BLOBRACE_COMPOSE_PROJECT").ok()
 }
 
+/// Which projects were searched for a service, for the line that found none: one that
+/// BLOBRACE_COMPOSE_PROJECT names may be the wrong one; unset, every project was.
+pub fn project_hint() -> String {
+    match compose_project() {
+        Some(project) => format!(
+            "BLOBRACE_COMPOSE_PROJECT={project} has none: correct it, or unset it to search every project"
+        ),
+        None => "none in any compose project".into(),
+    }
+}
+
 /// Connect to the local Docker engine and agree on an API version.
 pub async fn connect() -> Result<Docker> {
     let docker = Docker::connect_with_local_defaults().context(

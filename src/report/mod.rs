@@ -82,10 +82,14 @@ pub fn load_run(run_dir: &Path) -> Result<RunResults> {
 /// Run directories under `results_dir` (those holding a results.json), oldest first.
 pub fn runs(results_dir: &Path) -> Result<Vec<PathBuf>> {
     let entries = std::fs::read_dir(results_dir).with_context(|| {
-        format!(
-            "cannot read the results directory {}",
-            results_dir.display()
-        )
+        if results_dir.exists() {
+            format!(
+                "cannot read the results directory {}",
+                results_dir.display()
+            )
+        } else {
+            no_runs_there(results_dir)
+        }
     })?;
     let mut runs: Vec<PathBuf> = entries
         .flatten()
@@ -103,21 +107,33 @@ pub fn run_dir(results_dir: &Path, run: Option<&str>) -> Result<PathBuf> {
         Some(id) => {
             let dir = results_dir.join(id);
             if !dir.is_dir() {
+                let ids: Vec<String> = runs(results_dir)?
+                    .iter()
+                    .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .collect();
+                if ids.is_empty() {
+                    bail!("no run {id}: {}", no_runs_there(results_dir));
+                }
                 bail!(
-                    "no run {id} in {} (runs are listed in {})",
+                    "no run {id} in {}; its runs: {}",
                     results_dir.display(),
-                    results_dir.join("index.html").display()
+                    ids.join(", ")
                 );
             }
             Ok(dir)
         }
-        None => runs(results_dir)?.pop().with_context(|| {
-            format!(
-                "no runs in {}: run `cargo bench` or `blobrace measure` first",
-                results_dir.display()
-            )
-        }),
+        None => runs(results_dir)?
+            .pop()
+            .with_context(|| no_runs_there(results_dir)),
     }
+}
+
+/// No run was made in `results_dir`: how to make one there, or look elsewhere.
+fn no_runs_there(results_dir: &Path) -> String {
+    format!(
+        "no run has been made in {dir}: make one there with `blobrace measure --results-dir {dir}` (or `cargo bench` with BLOBRACE_RESULTS_DIR={dir}), or point --results-dir (BLOBRACE_RESULTS_DIR) at where your runs are",
+        dir = results_dir.display()
+    )
 }
 
 /// The cache state a run's main page shows: steady where it was measured (what a

@@ -248,13 +248,36 @@ impl Run {
         let started = Instant::now();
         self.say_where_it_stands(&format!("it was loading {}", spec.size));
         let config = &self.results.config;
-        let (loads, failed) = ensure_loaded(
-            &config.locations(),
-            &stores_for(&config.engines),
-            &[spec],
-            config.fail_fast,
-        )
-        .await?;
+        let (at, stores) = (config.locations(), stores_for(&config.engines));
+        let (loads, failed) = match ensure_loaded(&at, &stores, &[spec], config.fail_fast).await {
+            Err(e) if no_room(&e) => {
+                // The plan had room for this size class at the start: something holds it
+                // now (a drop that failed, another program). Not the user's input, so not
+                // the end of the run: each store loads where it still fits, one by one,
+                // and the others fail alone, saying why (a re-run continues them).
+                eprintln!(
+                    "note: {} no longer fits as planned ({e}): its stores load one by one where there is room",
+                    spec.size
+                );
+                let (mut loads, mut failed) = (Vec::new(), Vec::new());
+                for store in stores {
+                    match ensure_loaded(&at, &[store], &[spec], config.fail_fast).await {
+                        Ok((l, f)) => {
+                            loads.extend(l);
+                            failed.extend(f);
+                        }
+                        Err(e) if no_room(&e) => failed.push(crate::load::FailedLoad {
+                            store,
+                            spec,
+                            error: e,
+                        }),
+                        Err(e) => return Err(e),
+                    }
+                }
+                (loads, failed)
+            }
+            loaded => loaded?,
+        };
         self.loaded(loads, failed, started.elapsed())
     }
 
@@ -302,4 +325,12 @@ impl Run {
         }
         Ok(())
     }
+}
+
+/// The disk's room check refused a load.
+fn no_room(e: &anyhow::Error) -> bool {
+    matches!(
+        e.downcast_ref::<crate::error::InputError>(),
+        Some(crate::error::InputError::NotEnoughDisk { .. })
+    )
 }

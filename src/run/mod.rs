@@ -225,7 +225,7 @@ impl Run {
             .and_then(|e| resume::still_running(e, &machine.hostname))
         {
             anyhow::bail!(
-                "run {} with these flags is still going in process {pid} on this machine: two processes must not measure one run (nor its datasets) at once. Wait for it or stop it (the next run continues it), or start another with --fresh (BLOBRACE_FRESH=1) and another --results-dir",
+                "run {} with these flags is still going in process {pid} on this machine: two processes must not measure one run (nor its datasets) at once. Wait for it, or stop it (the same command then continues it)",
                 earlier.as_ref().expect("checked").run_id
             );
         }

@@ -223,9 +223,10 @@ impl Sink for HtmlReport {
         };
         let rendered = crate::report::render(&dir, None, &options).with_context(|| {
             format!(
-                "the results are saved in {}, but the report failed (retry with `blobrace report --run {}`)",
+                "the results are saved in {}, but the report failed (retry with `blobrace report --run {} --results-dir {}`)",
                 dir.display(),
-                run.run_id
+                run.run_id,
+                run.config.results_dir.display()
             )
         })?;
         eprintln!("{}", rendered.line());

@@ -69,10 +69,12 @@ impl FloorEngine {
         let store = FloorStore::new(data_dir, spec);
         let path = store.location();
         if !path.exists() {
-            anyhow::bail!(
-                "cannot open {}: load the floor dataset first",
-                path.display()
-            );
+            let path = path.to_path_buf();
+            // Its text, not the input error: one engine not loaded fails that engine alone.
+            return Err(anyhow::anyhow!(
+                "{}",
+                crate::error::InputError::NotLoaded { path }
+            ));
         }
         let calibration = calibration_of(path, &spec)?;
         let reader = PatternReader::open(path, calibration.chosen)

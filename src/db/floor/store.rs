@@ -84,11 +84,14 @@ impl Store for FloorStore {
         let len = self.len()?;
         if manifest.complete {
             if len != self.spec.bytes() {
-                anyhow::bail!(
-                    "{} is {len} bytes but its manifest says {} complete bytes: the file was changed. Delete it and reload",
-                    self.path.display(),
-                    self.spec.bytes()
-                );
+                return Err(InputError::DatasetDamaged {
+                    path: self.path.clone(),
+                    why: format!(
+                        "it is {len} bytes and its manifest says {} were loaded whole (the file was changed)",
+                        self.spec.bytes()
+                    ),
+                }
+                .into());
             }
             return Ok(DatasetState::Complete);
         }

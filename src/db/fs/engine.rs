@@ -20,10 +20,11 @@ impl FsEngine {
     pub fn open(data_dir: &Path, spec: DatasetSpec) -> Result<Self> {
         let dir = data_dir.join("fs").join(spec.stem());
         if !dir.is_dir() {
-            bail!(
-                "{} does not exist: load the fs dataset first",
-                dir.display()
-            );
+            // Its text, not the input error: one engine not loaded fails that engine alone.
+            return Err(anyhow::anyhow!(
+                "{}",
+                crate::error::InputError::NotLoaded { path: dir }
+            ));
         }
         let dir = dir.as_os_str().as_bytes().to_vec();
         // Room for "/xx/xx/<20 digits>\0" so formatting a path never reallocates.

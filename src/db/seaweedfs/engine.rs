@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use futures_util::StreamExt;
 use object_store::ObjectStoreExt;
 use object_store::aws::AmazonS3;
@@ -34,11 +34,12 @@ impl S3Engine {
         // The manifest alone, over S3: no `weed shell` per client (see `version_once`).
         let mut store = super::store::S3Store::new(server, Some(&url), spec);
         if !store.is_complete().await? {
-            bail!(
-                "{}: bucket {bucket} is not loaded: load it first (blobrace load --engines {})",
-                server.name(),
-                server.name()
-            );
+            let path = crate::db::store::Store::location(&store).to_path_buf();
+            // Its text, not the input error: one engine not loaded fails that engine alone.
+            return Err(anyhow::anyhow!(
+                "{}",
+                crate::error::InputError::NotLoaded { path }
+            ));
         }
         let version = super::admin::version_once(server.name()).await;
         let settings = EngineSettings::from([

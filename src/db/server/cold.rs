@@ -25,8 +25,10 @@ pub async fn restart_cold(server: Server, url: Option<&str>) -> Result<EvictionR
     let docker = crate::docker::connect().await?;
     let Some((id, name, _)) = crate::docker::find_service(&docker, server.name()).await? else {
         bail!(
-            "no running compose container for {}: cannot start it cold (set BLOBRACE_COMPOSE_PROJECT if it runs under another project)",
-            server.name()
+            "no running compose container for {}: cannot start it cold ({}): start it with: {}",
+            server.name(),
+            crate::docker::project_hint(),
+            crate::db::server::COMPOSE_UP
         );
     };
     // 1. A restart empties the server's own cache (shared_buffers / buffer pool;
@@ -85,7 +87,7 @@ async fn drop_data_files(
     let root = std::path::PathBuf::from(format!("/proc/{pid}/root"));
     if data_dir.contains('$') || std::fs::read_dir(&root).is_err() {
         bail!(
-            "cannot drop {name}'s files from the page cache: its image's dd has no iflag=nocache (busybox), and its files are not reachable from here through {}: run blobrace as root on the Docker host or in the compose runner, use an image with coreutils' dd, or measure with --cache steady",
+            "cannot drop {name}'s files from the page cache: its image's dd has no iflag=nocache (busybox), and its files are not reachable from here through {}: run blobrace as root on the Docker host or in the compose runner, use an image with coreutils' dd, or leave {name} out of --engines (a steady cell empties its cache too, before its prefill)",
             root.display()
         );
     }

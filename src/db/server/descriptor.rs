@@ -12,9 +12,11 @@ use sea_orm::{ConnectOptions, DbBackend};
 
 use crate::db::postgres::storage::PgStorage;
 
-/// The command that starts the compose servers, for every message that needs it.
-pub const COMPOSE_UP: &str =
-    "docker compose -f compose/compose.yaml --env-file compose/.env up -d --wait";
+/// The command that starts the compose servers, for every message that needs it: the
+/// script, not a bare `docker compose up` (compose/.env with the passwords is written
+/// by it, and it names the project the volumes belong to; a bare command would fail on
+/// a fresh checkout or start a second, empty project).
+pub const COMPOSE_UP: &str = "scripts/servers.sh up";
 
 /// KEY=VALUE pairs of compose/.env: passwords and published ports.
 pub type ComposeEnv = HashMap<String, String>;

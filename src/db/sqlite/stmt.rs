@@ -33,10 +33,12 @@ pub fn open_loaded(at: &Locations, spec: DatasetSpec) -> Result<(Connection, Eng
     let store = SqliteStore::new(&at.data_dir, spec, at.sqlite_page_size);
     let path = store.path();
     if !path.exists() {
-        bail!(
-            "{} does not exist: load the sqlite dataset first (blobrace load --engines sqlite)",
-            path.display()
-        );
+        let path = path.to_path_buf();
+        // Its text, not the input error: one engine not loaded fails that engine alone.
+        return Err(anyhow::anyhow!(
+            "{}",
+            crate::error::InputError::NotLoaded { path }
+        ));
     }
     let conn = Connection::open_path(path)?;
     conn.execute(&format!("PRAGMA mmap_size = {}", at.sqlite_mmap_size))?;

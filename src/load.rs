@@ -433,23 +433,18 @@ pub async fn ensure_loaded(
     for (mut store, state) in plan(at, stores, datasets, false).await? {
         let loaded = async {
             // A complete dataset is only read (beside other readers, a run measuring
-            // it); any other is loaded by one process at a time. One that waited reads
-            // its state again: the other process may have loaded or dropped it meanwhile.
+            // it); any other is loaded by one process at a time.
             let complete = matches!(state, Ok(DatasetState::Complete));
             let (access, doing) = if complete {
                 (Access::Read, "reading")
             } else {
                 (Access::Write, "loading")
             };
-            let in_use = state
-                .as_ref()
-                .is_err_and(|e| e.downcast_ref::<crate::dataset_lock::InUse>().is_some());
-            let waited = take(store.location(), access, doing, at.lock_waiting)?;
-            let mut state = if waited || in_use {
-                store.state().await
-            } else {
-                state
-            };
+            take(store.location(), access, doing, at.lock_waiting)?;
+            // Read again under the lock: the plan's glance may be minutes old, and
+            // another process may have loaded it since (a second load, which waited on
+            // an earlier dataset, loaded the floor again from its stale "absent").
+            let mut state = store.state().await;
             if complete && !matches!(state, Ok(DatasetState::Complete)) {
                 // Dropped while this process waited to read it: load it after all.
                 take(store.location(), Access::Write, "loading", at.lock_waiting)?;

@@ -334,7 +334,7 @@ fn a_dolt_server_that_is_down_is_an_error_naming_the_url_and_the_fix() {
         err.contains("cannot connect to dolt at mysql://root@127.0.0.1:1"),
         "{err}"
     );
-    assert!(err.contains("docker compose"), "{err}");
+    assert!(err.contains("scripts/servers.sh up"), "{err}");
     assert!(!err.contains("s3cret"), "{err}");
 }
 

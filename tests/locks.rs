@@ -51,6 +51,11 @@ fn two_loads_of_one_dataset_at_once_take_turns_and_verify() {
         "the second load said it waited:\n{waited}"
     );
     assert!(waited.contains("(loading: "), "and for whom:\n{waited}");
+    // What the first loaded, the second found loaded: nothing written twice.
+    assert!(
+        waited.contains("0 dataset(s) loaded, 3 already complete"),
+        "{waited}"
+    );
     let verify = run(
         root.path(),
         &[

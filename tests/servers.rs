@@ -70,7 +70,7 @@ fn default_engines_skip_unreachable_servers_with_the_reason() {
         "{err}"
     );
     assert!(
-        err.contains("docker compose -f compose/compose.yaml"),
+        err.contains("start it with: scripts/servers.sh up"),
         "says how to start them: {err}"
     );
     let (_, json) = only_run(root.path());
@@ -109,7 +109,7 @@ fn an_unreachable_server_asked_for_by_name_is_an_error_naming_the_url() {
         err.contains("cannot connect to postgres at postgres://blobrace@127.0.0.1:1/blobrace"),
         "{err}"
     );
-    assert!(err.contains("docker compose"), "{err}");
+    assert!(err.contains("scripts/servers.sh up"), "{err}");
     assert!(
         !err.contains("s3cret"),
         "the password must not be printed: {err}"

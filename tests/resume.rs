@@ -613,3 +613,47 @@ fn a_disk_too_small_for_every_size_class_gets_a_plan_of_what_to_keep() {
         stderr(&keep_all)
     );
 }
+
+/// A part that ends on an error of its own (here `--fail-fast` on a fetch that fails:
+/// a blob file removed under fs) records how it ended, and the next part names it
+/// instead of taking it for a kill.
+#[test]
+fn a_part_ended_by_an_error_is_named_by_the_next() {
+    let root = tempfile::tempdir().unwrap();
+    let flags = [
+        "--engines",
+        "fs,floor",
+        "--sizes",
+        "1KiB",
+        "--dataset-bytes",
+        "1MiB",
+    ];
+    let loaded = run(root.path(), &[&["load"][..], &flags].concat());
+    assert!(loaded.status.success(), "{}", stderr(&loaded));
+    let blob = common::files_under(&root.path().join("data/fs"))
+        .into_iter()
+        .find(|f| !f.ends_with(".json"))
+        .unwrap();
+    std::fs::remove_file(&blob).unwrap();
+    let measure = [
+        &["measure"][..],
+        &flags,
+        &["--warmup", "50ms", "--measure", "300ms", "--cache", "cold"],
+    ]
+    .concat();
+    let first = run(root.path(), &[&measure[..], &["--fail-fast"]].concat());
+    assert!(!first.status.success(), "{}", stderr(&first));
+    let (_, json) = common::only_run(root.path());
+    let ended = json["parts"][0]["ended"].as_str().unwrap_or_default();
+    assert!(
+        ended.starts_with("ended by an error: "),
+        "{}",
+        json["parts"]
+    );
+    let next = run(root.path(), &measure);
+    assert!(
+        stderr(&next).contains("ended by an error: "),
+        "{}",
+        stderr(&next)
+    );
+}

@@ -64,6 +64,15 @@ pub trait SizeScope {
 /// earlier part of this run measured to their end are not measured again (`resume`);
 /// a size none of whose cells is left is neither loaded nor measured.
 pub fn measure_all<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Result<()> {
+    let measured = measure_sizes(run, rt, driver);
+    if let Err(e) = &measured {
+        // Said in results.json: the next part names how this one ended.
+        run.part_ended_by(e);
+    }
+    measured
+}
+
+fn measure_sizes<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Result<()> {
     let config = run.config().clone();
     let plan = Plan::of(&config);
     for &spec in plan.sizes() {

@@ -132,6 +132,16 @@ impl Run {
         );
     }
 
+    /// This part ends on an error of its own (not a signal): its times and the error,
+    /// saved, so that the next part does not take it for a kill.
+    pub(super) fn part_ended_by(&mut self, e: &anyhow::Error) {
+        self.update_part_times();
+        let part = self.part_mut();
+        part.finished_at = Some(crate::now_rfc3339());
+        part.ended = Some(format!("ended by an error: {e:#}"));
+        let _ = super::sinks::ResultFiles::write(&self.results);
+    }
+
     /// This part ends (`finish`): its times, and how.
     pub(super) fn end_part(&mut self) {
         self.update_part_times();

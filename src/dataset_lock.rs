@@ -84,11 +84,7 @@ pub fn take(location: &Path, access: Access, doing: &str, waiting: Waiting) -> R
     let mut waited = false;
     loop {
         if !held.contains_key(&key) {
-            let file = OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(&path)
+            let file = open_lock(&path)
                 .with_context(|| format!("cannot open the lock {}", path.display()))?;
             held.insert(key.clone(), file);
         }
@@ -157,6 +153,15 @@ fn lock(
         }
     };
     Ok(waited)
+}
+
+/// A lock file, created where missing, never truncated (another process may hold it).
+fn open_lock(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
 }
 
 fn same_file(file: &File, path: &Path) -> bool {
@@ -239,12 +244,7 @@ pub fn glance(location: &Path) -> Result<Glance, InUse> {
     }
     let path = dir.join(format!("{key}.lock"));
     loop {
-        let Ok(file) = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-        else {
+        let Ok(file) = open_lock(&path) else {
             return Ok(Glance { _shared: None });
         };
         match file.try_lock_shared() {

@@ -16,6 +16,38 @@ fn fill(file: &std::path::Path) {
     while f.write_all(&chunk).is_ok() {}
 }
 
+/// `blobrace <args>` uncapped on `mount`'s data and results, its stderr to `log` (off
+/// the small disk), started now.
+fn spawn_logged(
+    mount: &std::path::Path,
+    args: &[&str],
+    log: &std::path::Path,
+) -> std::process::Child {
+    blobrace()
+        .args(args)
+        .arg("--data-dir")
+        .arg(mount.join("data"))
+        .arg("--results-dir")
+        .arg(mount.join("results"))
+        .args(["--cap", "none", "--cpus", "none"])
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+/// Wait until `log` holds `line`, for at most `limit`.
+fn wait_for(log: &std::path::Path, line: &str, limit: Duration) {
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(log).unwrap().contains(line) {
+        assert!(
+            started.elapsed() < limit,
+            "{line:?} never came: {}",
+            std::fs::read_to_string(log).unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 /// `blobrace report` of the newest run under `root`'s results.
 fn report(root: &std::path::Path) -> std::process::Output {
     blobrace()
@@ -161,30 +193,10 @@ fn a_disk_filled_while_measuring_verifying_and_reporting_loses_nothing() {
     // Its lines go to a file off the small disk, read while it runs.
     let log_dir = tempfile::tempdir().unwrap();
     let log = log_dir.path().join("measure.err");
-    let child = blobrace()
-        .args(&measure)
-        .arg("--data-dir")
-        .arg(mount.join("data"))
-        .arg("--results-dir")
-        .arg(mount.join("results"))
-        .args(["--cap", "none", "--cpus", "none"])
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
+    let child = spawn_logged(mount, &measure, &log);
     let filler = mount.join("filler");
-    let started = std::time::Instant::now();
     // Held still at its first cell while the disk fills: the save after it meets ENOSPC.
-    while !std::fs::read_to_string(&log)
-        .unwrap()
-        .contains("[cell 1 of 3]")
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no cell began: {}",
-            std::fs::read_to_string(&log).unwrap()
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    wait_for(&log, "[cell 1 of 3]", Duration::from_secs(60));
     let pid = child.id() as libc::pid_t;
     assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
     fill(&filler);
@@ -266,42 +278,24 @@ fn a_size_class_that_no_longer_fits_fails_alone_and_the_run_goes_on() {
     let log_dir = tempfile::tempdir().unwrap();
     let log = log_dir.path().join("measure.err");
     // About 41 MiB per store and size class; 64 MiB + 1% kept free.
-    let child = blobrace()
-        .args([
-            "measure",
-            "--engines",
-            "sqlite,fs,floor",
-            "--sizes",
-            "64KiB,1MiB",
-        ])
-        .args([
-            "--dataset-bytes",
-            "40MiB",
-            "--drop-after",
-            "--cache",
-            "cold",
-        ])
-        .args(["--warmup", "100ms", "--measure", "300ms"])
-        .arg("--data-dir")
-        .arg(mount.join("data"))
-        .arg("--results-dir")
-        .arg(mount.join("results"))
-        .args(["--cap", "none", "--cpus", "none"])
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let started = std::time::Instant::now();
-    while !std::fs::read_to_string(&log)
-        .unwrap()
-        .contains("[cell 3 of 6]")
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "{}",
-            std::fs::read_to_string(&log).unwrap()
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    let measure = [
+        "measure",
+        "--engines",
+        "sqlite,fs,floor",
+        "--sizes",
+        "64KiB,1MiB",
+        "--dataset-bytes",
+        "40MiB",
+        "--drop-after",
+        "--cache",
+        "cold",
+        "--warmup",
+        "100ms",
+        "--measure",
+        "300ms",
+    ];
+    let child = spawn_logged(mount, &measure, &log);
+    wait_for(&log, "[cell 3 of 6]", Duration::from_secs(120));
     // Held at its last 64 KiB cell while the disk fills to 30 MiB free: once the 64 KiB
     // datasets are dropped, one 1 MiB store fits beside the room kept free, not three.
     let pid = child.id() as libc::pid_t;

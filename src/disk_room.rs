@@ -30,7 +30,44 @@ pub struct Room {
     /// server, a volume outside Docker's root seen from a container).
     pub available: Option<u64>,
     /// Bytes each store will add there: (store, bytes) per size class.
-    needed: Vec<(StoreKind, Vec<u64>)>,
+    needed: Table,
+    /// Bytes the run's datasets already take there (loaded by an earlier run, whole
+    /// or in part): (store, bytes) per size class. Freed when their size class is
+    /// measured and dropped, so a run measures them first (`Rooms::order`).
+    on_disk: Table,
+}
+
+/// Bytes per store per size class: (store, bytes by size class index).
+type Table = Vec<(StoreKind, Vec<u64>)>;
+
+/// `table[store][size_index] += bytes`, growing the table as needed.
+fn add_to(table: &mut Table, store: StoreKind, size_index: usize, bytes: u64) {
+    let entry = match table.iter_mut().position(|(s, _)| *s == store) {
+        Some(i) => &mut table[i].1,
+        None => {
+            table.push((store, Vec::new()));
+            &mut table.last_mut().expect("just pushed").1
+        }
+    };
+    if entry.len() <= size_index {
+        entry.resize(size_index + 1, 0);
+    }
+    entry[size_index] += bytes;
+}
+
+fn size_total(table: &[(StoreKind, Vec<u64>)], size_index: usize) -> u64 {
+    table
+        .iter()
+        .map(|(_, b)| b.get(size_index).copied().unwrap_or(0))
+        .sum()
+}
+
+fn cell(table: &[(StoreKind, Vec<u64>)], store: StoreKind, size_index: usize) -> u64 {
+    table
+        .iter()
+        .find(|(s, _)| *s == store)
+        .and_then(|(_, b)| b.get(size_index).copied())
+        .unwrap_or(0)
 }
 
 impl Room {
@@ -39,24 +76,34 @@ impl Room {
             label,
             available,
             needed: Vec::new(),
+            on_disk: Vec::new(),
         }
     }
 
-    /// What the run's loads add here: every size class at once, or (`--drop-after`)
-    /// the largest one, since each is dropped before the next is loaded.
-    pub fn needed(&self, one_size_at_a_time: bool) -> u64 {
-        let sizes = self.needed.iter().map(|(_, b)| b.len()).max().unwrap_or(0);
-        let per_size = (0..sizes).map(|i| {
-            self.needed
-                .iter()
-                .map(|(_, b)| b.get(i).copied().unwrap_or(0))
-                .sum::<u64>()
-        });
-        if one_size_at_a_time {
-            per_size.max().unwrap_or(0)
-        } else {
-            per_size.sum()
+    /// What the run's loads add here: every size class at once, or, one size class
+    /// at a time in `order`, the most at any step: that size class's loads less what
+    /// the ones measured before it freed (each dropped once measured).
+    pub fn needed(&self, one_size_at_a_time: bool, order: &[usize]) -> u64 {
+        let sizes = self.sizes();
+        if !one_size_at_a_time {
+            return (0..sizes).map(|i| size_total(&self.needed, i)).sum();
         }
+        let mut freed = 0u64;
+        let mut most = 0u64;
+        for &i in order {
+            most = most.max(size_total(&self.needed, i).saturating_sub(freed));
+            freed += size_total(&self.on_disk, i);
+        }
+        most
+    }
+
+    fn sizes(&self) -> usize {
+        self.needed
+            .iter()
+            .chain(&self.on_disk)
+            .map(|(_, b)| b.len())
+            .max()
+            .unwrap_or(0)
     }
 
     fn breakdown(&self, one_size_at_a_time: bool) -> String {
@@ -153,29 +200,44 @@ impl Rooms {
 
     /// Count `bytes` that loading size class number `size_index` adds for `store`.
     pub fn add(&mut self, store: StoreKind, size_index: usize, bytes: u64) {
-        let Some(&(_, at)) = self.of_store.iter().find(|(s, _)| *s == store) else {
-            return;
-        };
-        let room = &mut self.rooms[at];
-        let entry = match room.needed.iter_mut().position(|(s, _)| *s == store) {
-            Some(i) => &mut room.needed[i].1,
-            None => {
-                room.needed.push((store, Vec::new()));
-                &mut room.needed.last_mut().expect("just pushed").1
-            }
-        };
-        if entry.len() <= size_index {
-            entry.resize(size_index + 1, 0);
+        if let Some(&(_, at)) = self.of_store.iter().find(|(s, _)| *s == store) {
+            add_to(&mut self.rooms[at].needed, store, size_index, bytes);
         }
-        entry[size_index] += bytes;
+    }
+
+    /// Count `bytes` that `store`'s dataset of size class number `size_index` already
+    /// takes (loaded whole or in part).
+    pub fn found(&mut self, store: StoreKind, size_index: usize, bytes: u64) {
+        if let Some(&(_, at)) = self.of_store.iter().find(|(s, _)| *s == store) {
+            add_to(&mut self.rooms[at].on_disk, store, size_index, bytes);
+        }
+    }
+
+    /// The order to measure `sizes` size classes in, one at a time: those already on
+    /// disk whole first, then those in part (most bytes first), then the rest, each
+    /// group in the run's order. Measured and dropped first, their bytes make room for
+    /// the loads after them; measured last, they would sit on the disk beside every
+    /// load (a re-run on a disk that holds one size class at a time found the last
+    /// run's kept size class in the way of its first load, and refused).
+    pub fn order(&self, sizes: usize) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..sizes).collect();
+        let total = |table: fn(&Room) -> &Table, i: usize| -> u64 {
+            self.rooms.iter().map(|r| size_total(table(r), i)).sum()
+        };
+        order.sort_by_key(|&i| {
+            let (to_add, there) = (total(|r| &r.needed, i), total(|r| &r.on_disk, i));
+            (to_add > 0, there == 0, std::cmp::Reverse(there))
+        });
+        order
     }
 
     /// Refuse when any file system cannot take what is loaded onto it, with the numbers
     /// and what to drop. A file system whose free space cannot be seen is named in a note
     /// and not checked.
     pub fn check(&self, one_size_at_a_time: bool) -> Result<(), InputError> {
+        let order = self.order(self.rooms.iter().map(Room::sizes).max().unwrap_or(0));
         for room in &self.rooms {
-            let needed = room.needed(one_size_at_a_time);
+            let needed = room.needed(one_size_at_a_time, &order);
             if needed == 0 {
                 continue;
             }
@@ -216,6 +278,8 @@ pub struct KeepPlan {
     /// Per file system: its free bytes, what every size class at once would need, and
     /// the plan's peak (at which size class index).
     pub rooms: Vec<PlannedRoom>,
+    /// The size class indices in the order they are measured (`Rooms::order`).
+    pub order: Vec<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -235,49 +299,60 @@ impl KeepPlan {
 
 impl Rooms {
     /// Keep the datasets dearest to load again (`cost`: seconds to load a store's
-    /// size class), as far as each file system allows: loading size class `j` must
-    /// fit beside what is kept of the ones before it, with the slack kept free. The
-    /// last size class is kept whole (nothing is loaded after it). Greedy, dearest
-    /// first; a dataset already on disk (nothing to add) is kept. Call where
-    /// `check(true)` passed: one size class at a time fits.
+    /// size class), as far as each file system allows, the size classes measured in
+    /// `order` (`Rooms::order`): loading the one at step `j` must fit beside what is
+    /// kept of the steps before it, less what was dropped of those already on disk,
+    /// with the slack kept free. The last size class is kept whole (nothing is loaded
+    /// after it). Greedy, dearest first. Call where `check(true)` passed: one size
+    /// class at a time fits.
     pub fn keep_plan(&self, sizes: usize, cost: impl Fn(StoreKind, usize) -> f64) -> KeepPlan {
+        let order = self.order(sizes);
+        let step_of = |i: usize| order.iter().position(|&o| o == i).unwrap_or(i);
         let mut plan = KeepPlan {
             keep: Vec::new(),
             drop: Vec::new(),
             rooms: Vec::new(),
+            order: order.clone(),
         };
         for room in &self.rooms {
-            let per_size: Vec<u64> = (0..sizes)
-                .map(|i| {
-                    room.needed
-                        .iter()
-                        .map(|(_, b)| b.get(i).copied().unwrap_or(0))
-                        .sum()
+            // base[j]: what step j adds to the disk as it is now, every earlier step's
+            // datasets dropped (those already there freeing their bytes).
+            let mut freed = 0i128;
+            let base: Vec<i128> = order
+                .iter()
+                .map(|&i| {
+                    let b = size_total(&room.needed, i) as i128 - freed;
+                    freed += size_total(&room.on_disk, i) as i128;
+                    b
                 })
                 .collect();
+            // Keeping a dataset past its step holds what it added and what was there.
             let bytes = |store: StoreKind, i: usize| -> u64 {
-                room.needed
-                    .iter()
-                    .find(|(s, _)| *s == store)
-                    .and_then(|(_, b)| b.get(i).copied())
-                    .unwrap_or(0)
+                cell(&room.needed, store, i) + cell(&room.on_disk, store, i)
             };
             let mut candidates: Vec<(StoreKind, usize)> = room
                 .needed
                 .iter()
-                .flat_map(|(store, _)| (0..sizes).map(move |i| (*store, i)))
+                .chain(&room.on_disk)
+                .map(|(store, _)| *store)
+                .fold(Vec::new(), |mut stores, s| {
+                    if !stores.contains(&s) {
+                        stores.push(s);
+                    }
+                    stores
+                })
+                .into_iter()
+                .flat_map(|store| (0..sizes).map(move |i| (store, i)))
                 .collect();
             let Some(available) = room.available else {
                 plan.keep.extend(candidates); // Its free space is unknown: not planned.
                 continue;
             };
-            // kept[j]: bytes kept of the size classes before j.
-            let mut kept = vec![0u64; sizes + 1];
-            let fits = |kept: &[u64]| {
-                (0..sizes).all(|j| {
-                    let peak = kept[j] + per_size[j];
-                    peak + slack_bytes(peak) <= available
-                })
+            let peak = |kept: &[i128], j: usize| -> u64 { (base[j] + kept[j]).max(0) as u64 };
+            // kept[j]: bytes kept of the steps before j.
+            let mut kept = vec![0i128; sizes + 1];
+            let fits = |kept: &[i128]| {
+                (0..sizes).all(|j| peak(kept, j) + slack_bytes(peak(kept, j)) <= available)
             };
             candidates.sort_by(|a, b| {
                 cost(b.0, b.1)
@@ -285,14 +360,14 @@ impl Rooms {
                     .then(bytes(a.0, a.1).cmp(&bytes(b.0, b.1)))
             });
             for (store, i) in candidates {
-                let b = bytes(store, i);
-                if i + 1 == sizes || b == 0 {
+                let (b, step) = (bytes(store, i), step_of(i));
+                if step + 1 == sizes || b == 0 {
                     plan.keep.push((store, i));
                     continue;
                 }
                 let mut trial = kept.clone();
-                for k in trial.iter_mut().skip(i + 1) {
-                    *k += b;
+                for k in trial.iter_mut().skip(step + 1) {
+                    *k += b as i128;
                 }
                 if fits(&trial) {
                     kept = trial;
@@ -301,16 +376,16 @@ impl Rooms {
                     plan.drop.push((store, i));
                 }
             }
-            let (peak_at, peak) = (0..sizes)
-                .map(|j| (j, kept[j] + per_size[j]))
+            let (peak_step, peak) = (0..sizes)
+                .map(|j| (j, peak(&kept, j)))
                 .max_by_key(|&(_, p)| p)
                 .unwrap_or((0, 0));
             plan.rooms.push(PlannedRoom {
                 label: room.label.clone(),
                 available,
-                all_at_once: per_size.iter().sum(),
+                all_at_once: (0..sizes).map(|i| size_total(&room.needed, i)).sum(),
                 peak,
-                peak_at,
+                peak_at: order.get(peak_step).copied().unwrap_or(0),
             });
         }
         plan.keep.sort();
@@ -435,8 +510,8 @@ mod tests {
         rooms.add(sqlite, 0, 3 << 30);
         rooms.add(floor, 0, 3 << 30);
         rooms.add(sqlite, 1, 1 << 30);
-        assert_eq!(rooms.rooms[0].needed(true), 6 << 30);
-        assert_eq!(rooms.rooms[0].needed(false), 7 << 30);
+        assert_eq!(rooms.rooms[0].needed(true, &[0, 1]), 6 << 30);
+        assert_eq!(rooms.rooms[0].needed(false, &[0, 1]), 7 << 30);
         assert!(rooms.check(false).is_ok());
         rooms.add(floor, 1, 3 << 30);
         let refused = rooms.check(false).unwrap_err().to_string();
@@ -446,5 +521,42 @@ mod tests {
             "{refused}"
         );
         assert!(rooms.check(true).is_ok(), "one size class at a time: 6 GiB");
+    }
+
+    #[test]
+    fn a_size_class_already_on_disk_is_measured_first_and_frees_room_for_the_others() {
+        let [sqlite, floor] = ["sqlite", "floor"].map(|n| StoreKind::named(n).unwrap());
+        // Three size classes of 2 GiB per store (4 GiB each); the last run kept size
+        // 2 whole (4 GiB on disk) and 3 GiB is free.
+        let mut rooms = Rooms {
+            rooms: vec![Room::new("disk".into(), Some(3 << 30))],
+            of_store: vec![(sqlite, 0), (floor, 0)],
+        };
+        for store in [sqlite, floor] {
+            rooms.add(store, 0, 1 << 30);
+            rooms.add(store, 1, 1 << 30);
+            rooms.found(store, 2, 2 << 30);
+        }
+        assert_eq!(rooms.order(3), [2, 0, 1]);
+        // Measured in the run's order, loading size 0 beside size 2 needs 2 GiB of 3:
+        // fits; make it not fit, then only the order that drops size 2 first fits.
+        rooms.rooms[0].available = Some((2 << 30) + (40 << 20));
+        assert!(rooms.rooms[0].needed(true, &[0, 1, 2]) == 2 << 30);
+        assert_eq!(rooms.rooms[0].needed(true, &[2, 0, 1]), 0);
+        assert!(rooms.check(true).is_ok());
+        let plan = rooms.keep_plan(3, |_, _| 1.0);
+        assert_eq!(plan.order, [2, 0, 1]);
+        // Nothing of size 2 can stay beside size 0's 2 GiB load; size 1 is loaded last
+        // and kept whole.
+        assert!(plan.drop.contains(&(sqlite, 2)) && plan.drop.contains(&(floor, 2)));
+        assert!(plan.keeps(sqlite, 1) && plan.keeps(floor, 1));
+        let room = &plan.rooms[0];
+        assert!(
+            room.peak + slack_bytes(room.peak) <= room.available,
+            "{room:?}"
+        );
+        // Partly loaded comes after whole, before absent.
+        rooms.found(sqlite, 1, 1 << 20);
+        assert_eq!(rooms.order(3), [2, 1, 0]);
     }
 }

@@ -152,6 +152,9 @@ pub async fn rooms_of(
                 size_index,
                 store.estimated_disk_bytes(spec.rows - done + churn_rows),
             );
+            if done > 0 {
+                rooms.found(kind, size_index, store.estimated_disk_bytes(done));
+            }
             planned.push((store, state));
         }
     }

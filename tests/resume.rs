@@ -604,6 +604,34 @@ fn a_disk_too_small_for_every_size_class_gets_a_plan_of_what_to_keep() {
         data.join("floor/1MiB-x40.bin").exists(),
         "the last size class stays"
     );
+    // The same command again: what the first run kept (the whole 1 MiB class, two
+    // thirds of 64 KiB) leaves too little beside the floor's 64 KiB load plus the slack,
+    // so the class already on disk is measured first and makes room once measured.
+    // (Measured last, it refused: "Even one size class at a time does not fit".)
+    let again = run(root.path(), &measure);
+    let err = stderr(&again);
+    assert!(again.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "disk plan: size classes in the order 1MiB, 64KiB: those already on disk first"
+        ),
+        "{err}"
+    );
+    for dataset in [
+        "sqlite/1MiB-x40.sqlite",
+        "fs/1MiB-x40",
+        "floor/1MiB-x40.bin",
+    ] {
+        assert!(
+            err.contains(&format!("{dataset}: already loaded")),
+            "{dataset} reused: {err}"
+        );
+    }
+    let first_cell = err
+        .lines()
+        .find(|l| l.contains("[cell 1 of 6]"))
+        .unwrap_or("");
+    assert!(first_cell.contains("1MiB"), "1 MiB measured first: {err}");
     // --keep-all: refused before loading, with the numbers.
     let keep_all = run(root.path(), &[&measure[..], &["--keep-all"]].concat());
     assert_eq!(keep_all.status.code(), Some(2), "{}", stderr(&keep_all));

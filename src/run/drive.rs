@@ -75,7 +75,7 @@ pub fn measure_all<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Re
 fn measure_sizes<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Result<()> {
     let config = run.config().clone();
     let plan = Plan::of(&config);
-    for &spec in plan.sizes() {
+    for spec in run.sizes_in_order(&plan) {
         let left: Vec<&Cell> = plan
             .cells_at(spec)
             .filter(|c| !run.results.is_done(&c.key()))

@@ -36,7 +36,9 @@ impl Run {
         let sizes = self.sizes_left();
         let at = self.config().locations();
         if self.config().drop_after {
-            crate::load::plan(&at, &stores, &sizes, true).await?;
+            let (_, rooms) = crate::load::rooms_of(&at, &stores, &sizes).await?;
+            rooms.check(true)?;
+            self.measure_in_order(&rooms.order(sizes.len()), &sizes);
             return Ok(());
         }
         if !self.config().keep_all {
@@ -51,6 +53,32 @@ impl Run {
         let config = &self.results.config;
         let (loads, failed) = ensure_loaded(&at, &stores, &sizes, config.fail_fast).await?;
         self.loaded(loads, failed, started.elapsed())
+    }
+
+    /// One size class at a time, those already on disk go first (`Rooms::order`): the
+    /// run measures `sizes` in `order`, and says so where that is not its own order.
+    fn measure_in_order(&mut self, order: &[usize], sizes: &[DatasetSpec]) {
+        self.size_order = order.iter().map(|&i| sizes[i]).collect();
+        if order.windows(2).any(|w| w[0] > w[1]) {
+            let names: Vec<String> = self.size_order.iter().map(|s| s.size.to_string()).collect();
+            let line = format!(
+                "disk plan: size classes in the order {}: those already on disk first, so that dropping them once measured makes room for the loads after them",
+                names.join(", ")
+            );
+            self.progress(Progress::DiskPlan(std::slice::from_ref(&line)));
+            if let Some(part) = self.results.parts.last_mut() {
+                part.disk_plan.push(line);
+            }
+        }
+    }
+
+    /// The size classes of `plan` in the order they are measured: the plan's, unless
+    /// loading one at a time put those already on disk first (`measure_in_order`).
+    pub(super) fn sizes_in_order(&self, plan: &Plan) -> Vec<DatasetSpec> {
+        let mut sizes: Vec<DatasetSpec> = self.size_order.clone();
+        sizes.retain(|s| plan.sizes().contains(s));
+        sizes.extend(plan.sizes().iter().filter(|s| !self.size_order.contains(s)));
+        sizes
     }
 
     /// Loads go size class by size class, whether every one is dropped after it is
@@ -118,6 +146,7 @@ impl Run {
         if let Some(part) = self.results.parts.last_mut() {
             part.disk_plan = lines;
         }
+        self.measure_in_order(&plan.order, &sizes);
         self.keep_plan = Some((plan, sizes));
     }
 

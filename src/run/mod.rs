@@ -53,6 +53,9 @@ pub struct Run {
     /// Where the disk cannot hold every dataset at once: which are kept after their
     /// size class is measured (the sizes it indexes).
     keep_plan: Option<(crate::disk_room::KeepPlan, Vec<crate::dataset::DatasetSpec>)>,
+    /// The size classes in the order they are measured, where loading them one at a
+    /// time put those already on disk first; empty: the plan's order.
+    size_order: Vec<crate::dataset::DatasetSpec>,
     _cap_guard: CapGuard,
 }
 
@@ -270,6 +273,7 @@ impl Run {
             load_rates,
             load_outlook: outlook::LoadsOutlook::default(),
             keep_plan: None,
+            size_order: Vec::new(),
             _cap_guard: guard,
         };
         if continuing {

@@ -45,9 +45,15 @@ impl Run {
     /// Say which cell starts, of how many, and the time left.
     pub(super) fn cell_starts(&mut self, plan: &Plan, cell: &Cell, label: &str) {
         let config = self.config();
-        let n = plan.cells().iter().position(|c| c == cell).unwrap_or(0) + 1;
+        // In the order the run measures them (those already on disk may go first).
+        let in_order: Vec<&Cell> = self
+            .sizes_in_order(plan)
+            .into_iter()
+            .flat_map(|spec| plan.cells_at(spec))
+            .collect();
+        let n = in_order.iter().position(|c| *c == cell).unwrap_or(0) + 1;
         let (mut presets_left, mut cells_left, mut at) = (Estimate::default(), Vec::new(), false);
-        for c in plan.cells() {
+        for c in in_order {
             at |= c == cell;
             if at && !self.results.is_done(&c.key()) {
                 let estimate = Plan::estimate(config, c);
@@ -70,7 +76,8 @@ impl Run {
     }
 
     /// Seconds of loading still to come after `cell`'s size, where sizes are loaded
-    /// one at a time (`--drop-after`), from the loads recorded here.
+    /// one at a time (`--drop-after`), from the loads recorded here: those of the other
+    /// size classes with a cell left (loaded before theirs are measured, in any order).
     fn loads_left(&self, plan: &Plan, cell: &Cell) -> f64 {
         if !self.one_size_at_a_time() {
             return 0.0;
@@ -78,7 +85,7 @@ impl Run {
         self.load_outlook
             .per_size
             .iter()
-            .filter(|(size, _)| *size > cell.spec.size)
+            .filter(|(size, _)| *size != cell.spec.size)
             .filter(|(size, _)| {
                 plan.cells()
                     .iter()

@@ -284,14 +284,15 @@ impl Store for ServerStore {
 
     fn estimated_disk_bytes(&self, rows: u64) -> u64 {
         // What the server writes into its volume (`disk_room` places that on its file
-        // system): the blobs, TOAST's or InnoDB's pages around them (3.49 GiB for 3 GiB
-        // of 1 KiB rows in InnoDB, measured), a random key's half-filled index pages
-        // (4.93 GiB with uuidv4), and some of the write-ahead log a load grows (at
-        // most PostgreSQL's max_wal_size, 1 GB, for the server: not per dataset).
+        // system): the blobs with the pages around them (`disk_bytes_per_blob_byte`),
+        // a random key's half-filled index pages (4.93 GiB with uuidv4), and some of
+        // the write-ahead log a load grows (at most PostgreSQL's max_wal_size, 1 GB,
+        // for the server: not per dataset).
         if rows == 0 {
             return 0;
         }
-        let per_row = self.spec.size.bytes() as f64 * 1.2
+        let size = self.spec.size.bytes();
+        let per_row = size as f64 * self.sql.disk_bytes_per_blob_byte(size)
             + if self.spec.key.is_binary() {
                 640.0
             } else {

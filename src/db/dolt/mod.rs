@@ -132,9 +132,9 @@ impl Loading for Dolt {
     /// the disk where the plan had allowed the other servers' 1.2.
     fn disk_bytes_per_blob_byte(&self, blob_bytes: u64) -> f64 {
         match blob_bytes {
-            ..=1024 => 4.1,
-            ..=8192 => 2.8,
-            ..=65536 => 2.4,
+            0..=1024 => 4.1,
+            1025..=8192 => 2.8,
+            8193..=65536 => 2.4,
             _ => 2.25,
         }
     }

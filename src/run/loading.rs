@@ -74,10 +74,16 @@ impl Run {
 
     /// The size classes of `plan` in the order they are measured: the plan's, unless
     /// loading one at a time put those already on disk first (`measure_in_order`).
+    /// Those it did not order (measured whole by earlier parts) keep their places
+    /// ahead, so a continued run's cells keep their numbers.
     pub(super) fn sizes_in_order(&self, plan: &Plan) -> Vec<DatasetSpec> {
-        let mut sizes: Vec<DatasetSpec> = self.size_order.clone();
-        sizes.retain(|s| plan.sizes().contains(s));
-        sizes.extend(plan.sizes().iter().filter(|s| !self.size_order.contains(s)));
+        let mut sizes: Vec<DatasetSpec> = plan
+            .sizes()
+            .iter()
+            .copied()
+            .filter(|s| !self.size_order.contains(s))
+            .collect();
+        sizes.extend(self.size_order.iter().filter(|s| plan.sizes().contains(s)));
         sizes
     }
 

@@ -147,13 +147,17 @@ pub async fn rooms_of(
             } else {
                 0
             };
-            rooms.add(
-                kind,
-                size_index,
-                store.estimated_disk_bytes(spec.rows - done + churn_rows),
-            );
+            // A complete dataset adds nothing (an estimate of 0 rows is not always 0:
+            // SQLite's file header and schema).
+            let to_write = spec.rows - done + churn_rows;
+            if to_write > 0 {
+                rooms.add(kind, size_index, store.estimated_disk_bytes(to_write));
+            }
+            // What dropping it frees, at least: its blobs' own bytes (random, so stored
+            // whole); not the estimate's fixed parts, such as a server's write-ahead log,
+            // which a drop does not give back.
             if done > 0 {
-                rooms.found(kind, size_index, store.estimated_disk_bytes(done));
+                rooms.found(kind, size_index, done * spec.size.bytes());
             }
             planned.push((store, state));
         }

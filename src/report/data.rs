@@ -183,7 +183,8 @@ pub fn judge(measured: &Summary, target_ns: u64) -> SizeJudgement {
         // 1 fetch in 100 above) would give that with a chance under 2 in 10,000. The
         // full profile's servers at 32 MiB took 150-280 ms a fetch, 230-410 fetches
         // in their cells: "cannot judge" said nothing a reader could not see.
-        if measured.count >= 50 && measured.latency.p90_ns > target_ns {
+        // Spread over 10 windows or more: not one stall's neighbouring fetches.
+        if measured.count >= 50 && iv.windows >= 10 && measured.latency.p90_ns > target_ns {
             return SizeJudgement::Misses { p99_ns: p99 };
         }
         return SizeJudgement::CannotJudge { why };
@@ -527,6 +528,17 @@ mod tests {
         ));
         assert!(matches!(
             judge(&cell(20, 230 * ms), 50 * ms),
+            SizeJudgement::CannotJudge { .. }
+        ));
+        // Nor does one stall: the fetches over the target all in a few windows.
+        let mut stalled = cell(347, 230 * ms);
+        stalled.intervals = Some(crate::stats::Intervals {
+            windows: 5,
+            fetches: 347,
+            ..Default::default()
+        });
+        assert!(matches!(
+            judge(&stalled, 50 * ms),
             SizeJudgement::CannotJudge { .. }
         ));
     }

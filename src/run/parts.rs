@@ -82,10 +82,18 @@ impl Run {
         if !self.one_size_at_a_time() {
             return 0.0;
         }
+        // The size classes after this one, in the order the run measures them.
+        let after: Vec<_> = self
+            .sizes_in_order(plan)
+            .into_iter()
+            .skip_while(|s| s.size != cell.spec.size)
+            .skip(1)
+            .map(|s| s.size)
+            .collect();
         self.load_outlook
             .per_size
             .iter()
-            .filter(|(size, _)| *size != cell.spec.size)
+            .filter(|(size, _)| after.contains(size))
             .filter(|(size, _)| {
                 plan.cells()
                     .iter()

@@ -93,6 +93,9 @@ pub struct ServerCaps {
     /// Each server to put back when the run ends: its URL and its own limits (declared
     /// by compose, else those it had before the run; no memory limit: none to put back).
     put_back: Vec<(Server, String, Option<u64>, Option<f64>)>,
+    /// Servers that stopped when restarted under the run's cap (OOM-killed by it,
+    /// say), already put back to their own: none of their engines can be measured.
+    unfit: Vec<(Server, String)>,
     largest_blob: u64,
 }
 
@@ -100,6 +103,11 @@ impl ServerCaps {
     /// What the run changed, for its results.
     pub fn fits(&self) -> Vec<ServerFit> {
         self.changed.clone()
+    }
+
+    /// Servers that did not come up under the run's cap, and why (`fit_servers`).
+    pub fn unfit(&self) -> &[(Server, String)] {
+        &self.unfit
     }
 
     /// Put back every server of this run: its container's own limits, its cache sized
@@ -213,6 +221,7 @@ pub async fn fit_servers(
     let mut caps = ServerCaps {
         changed: Vec::new(),
         put_back: Vec::new(),
+        unfit: Vec::new(),
         largest_blob,
     };
     for (server, url) in servers {
@@ -235,13 +244,60 @@ pub async fn fit_servers(
                     Err(_) => {}
                 }
             }
-            Err(e) => eprintln!(
-                "note: {}: cannot set its container to the run's cap ({e:#}); it runs with the cap it has, recorded with its results",
-                server.name()
-            ),
+            Err(e) => match crate::docker::service_why_down(server.name()).await {
+                // It stopped under the run's cap: it cannot serve this run. Put back
+                // now, not at the end: left stopped under that cap, `compose up`
+                // would start it under it again, and it would stop again.
+                Some(down) => {
+                    let back = match own {
+                        Ok((Some(memory), cpus)) => put_back_now(*server, memory, cpus).await,
+                        Ok((None, _)) => "its container had no memory limit to put back".into(),
+                        Err(e) => format!("its own cap cannot be read ({e:#})"),
+                    };
+                    let memory = cap
+                        .memory_bytes
+                        .map(format_bytes)
+                        .unwrap_or_else(|| "its own cap".into());
+                    caps.unfit.push((
+                        *server,
+                        format!(
+                            "{} did not come up under the run's cap of {memory}: {down}. What it holds already may need more (`blobrace env` lists its datasets; `blobrace drop` frees them); {back}",
+                            server.name()
+                        ),
+                    ));
+                }
+                None => eprintln!(
+                    "note: {}: cannot set its container to the run's cap ({e:#}); it runs with the cap it has, recorded with its results",
+                    server.name()
+                ),
+            },
         }
     }
     Ok(caps)
+}
+
+/// Start a server that stopped under a run's cap again under its own: what was said
+/// of it for the run's line.
+async fn put_back_now(server: Server, memory: u64, cpus: Option<f64>) -> String {
+    let back = async {
+        let docker = crate::docker::connect().await?;
+        let Some((id, _, _)) = crate::docker::find_service_any(&docker, server.name()).await?
+        else {
+            bail!("its container is gone");
+        };
+        crate::docker::restart_with_limits(&docker, &id, memory, cpus, Duration::from_secs(180))
+            .await
+    };
+    match back.await {
+        Ok(()) => format!(
+            "it was put back to its own cap ({}) and runs",
+            format_bytes(memory)
+        ),
+        Err(e) => format!(
+            "putting it back to its own cap ({}) failed too ({e:#}): `scripts/servers.sh up` sets the compose caps again",
+            format_bytes(memory)
+        ),
+    }
 }
 
 /// A server's compose container: Docker, its id and name, its limits now and those

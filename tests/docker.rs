@@ -273,3 +273,77 @@ fn a_server_killed_by_its_cap_is_named_as_the_cause() {
     assert!(killed.contains("BLOBRACE_CAP"), "{killed}");
     assert_eq!(running, None, "a running container is not down");
 }
+
+/// A server that stops while starting under a smaller cap (Dolt holding a full run's
+/// datasets under the quick 256 MiB) is said at once with Docker's reason, not after
+/// the whole wait for its health; its stopped container is still found (its limits to
+/// put back, its volume on the disk) and started again under its own cap.
+#[test]
+fn a_container_that_stops_while_starting_under_a_cap_is_said_at_once_and_put_back() {
+    if !available("a container stopping under a cap") {
+        return;
+    }
+    let Some(image) = base_image() else {
+        return;
+    };
+    let service = format!("blobrace-stops-{}", std::process::id());
+    // 48 MiB held at start (`tail -c` keeps what it will print): fine under 256 MiB,
+    // killed under 16 MiB, and then the container exits.
+    let started = Command::new("docker")
+        .args(["run", "-d", "-m", "256m", "--memory-swap", "256m"])
+        .args(["--label", &format!("com.docker.compose.service={service}")])
+        .args([
+            "--health-cmd",
+            "true",
+            "--health-interval",
+            "1s",
+            "--stop-timeout",
+            "1",
+        ])
+        .args(["--entrypoint", "sh", image, "-c"])
+        .arg("head -c 48m /dev/zero | tail -c 48m > /dev/null || exit 3; exec sleep 600")
+        .output()
+        .unwrap();
+    assert!(started.status.success(), "{}", stderr(&started));
+    let id = stdout(&started).trim().to_string();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let docker = rt.block_on(blobrace::docker::connect()).unwrap();
+    let outcome = rt.block_on(async {
+        let found = blobrace::docker::find_service_any(&docker, &service).await?;
+        assert_eq!(
+            found.map(|f| f.0),
+            Some(id.clone()),
+            "the running container"
+        );
+        let timeout = std::time::Duration::from_secs(120);
+        let began = std::time::Instant::now();
+        let small =
+            blobrace::docker::restart_with_limits(&docker, &id, 16 << 20, None, timeout).await;
+        let took = began.elapsed();
+        let running = blobrace::docker::find_service(&docker, &service).await?;
+        let stopped = blobrace::docker::find_service_any(&docker, &service).await?;
+        let back =
+            blobrace::docker::restart_with_limits(&docker, &id, 256 << 20, None, timeout).await;
+        anyhow::Ok((small, took, running, stopped, back))
+    });
+    let _ = Command::new("docker").args(["rm", "-f", &id]).output();
+    let (small, took, running, stopped, back) = outcome.unwrap();
+    let why = format!("{:#}", small.expect_err("it cannot start under 16 MiB"));
+    eprintln!("{why}");
+    assert!(why.contains("stopped while starting"), "{why}");
+    assert!(
+        why.contains("OOM-killed") || why.contains("exit code 3"),
+        "Docker's reason: {why}"
+    );
+    assert!(
+        took < std::time::Duration::from_secs(60),
+        "said after {took:?}, not at the end of the 120 s wait: {why}"
+    );
+    assert!(running.is_none(), "it is not running: {running:?}");
+    assert_eq!(
+        stopped.map(|f| f.0),
+        Some(id),
+        "the stopped container is found"
+    );
+    back.expect("started again under its own cap, a stopped container is not stopped first");
+}

@@ -28,7 +28,7 @@ pub use parse::{
     parse_duration, parse_duration_or_zero, parse_percent, parse_precision,
 };
 pub use preset::{CacheChoice, Preset, PresetValues};
-pub use run_config::{NO_WRITER, RunConfig};
+pub use run_config::{LeftOut, NO_WRITER, RunConfig};
 pub use share::{Share, parse_share};
 
 /// "blobrace" in ASCII: the default seed.

@@ -216,6 +216,7 @@ impl RunArgs {
             preset: self.preset,
             engines,
             engines_explicit: self.engines.is_some(),
+            left_out: Vec::new(),
             sizes,
             dataset_bytes,
             cap: CapRequest { memory_bytes, cpus },

@@ -27,6 +27,13 @@ use super::args::Mode;
 use super::parse::default_sqlite_page_size;
 use super::preset::Preset;
 
+/// Default engines a run left out (`run::leave_out`): their names and why.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LeftOut {
+    pub engines: Vec<String>,
+    pub why: String,
+}
+
 /// Validated settings of one run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunConfig {
@@ -36,6 +43,11 @@ pub struct RunConfig {
     pub engines: Vec<EngineKind>,
     /// Engines named on the command line must run; defaults may be skipped (servers not up).
     pub engines_explicit: bool,
+    /// Default engines this run left out, and why (a server not up, one needing a
+    /// larger cap, one that did not come up under the run's cap): said in the report,
+    /// never a silent gap.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOut>,
     pub sizes: Vec<SizeClass>,
     pub dataset_bytes: u64,
     pub cap: CapRequest,

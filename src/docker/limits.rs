@@ -132,13 +132,24 @@ pub async fn restart_with_limits(
 ) -> Result<()> {
     use bollard::query_parameters::{StartContainerOptions, StopContainerOptionsBuilder};
     let grace = super::stop_seconds(docker, id).await?;
-    docker
-        .stop_container(
-            id,
-            Some(StopContainerOptionsBuilder::new().t(grace).build()),
-        )
+    // One that stopped already (exited while starting under a run's cap) is only
+    // started again: Docker refuses to stop a stopped container.
+    let running = docker
+        .inspect_container(id, None::<InspectContainerOptions>)
         .await
-        .with_context(|| format!("cannot stop container {id}"))?;
+        .with_context(|| format!("cannot inspect container {id}"))?
+        .state
+        .and_then(|s| s.running)
+        .unwrap_or(false);
+    if running {
+        docker
+            .stop_container(
+                id,
+                Some(StopContainerOptionsBuilder::new().t(grace).build()),
+            )
+            .await
+            .with_context(|| format!("cannot stop container {id}"))?;
+    }
     update_limits(docker, id, memory_bytes, cpus).await?;
     docker
         .start_container(id, None::<StartContainerOptions>)

@@ -97,15 +97,37 @@ pub async fn find_service(
             projects.join(", ")
         );
     }
-    Ok(found.into_iter().next().map(|c| {
-        let name = c
-            .names
-            .and_then(|n| n.into_iter().next())
-            .unwrap_or_default()
-            .trim_start_matches('/')
-            .to_string();
-        (c.id.unwrap_or_default(), name, c.image.unwrap_or_default())
-    }))
+    Ok(found.into_iter().next().map(id_name_image))
+}
+
+fn id_name_image(c: bollard::models::ContainerSummary) -> (String, String, String) {
+    let name = c
+        .names
+        .and_then(|n| n.into_iter().next())
+        .unwrap_or_default()
+        .trim_start_matches('/')
+        .to_string();
+    (c.id.unwrap_or_default(), name, c.image.unwrap_or_default())
+}
+
+/// A compose service's container, running or not: the running one where there is
+/// one, else the only one there is (a server that stopped while starting under a
+/// run's cap still has its limits to put back and its volume on the disk).
+pub async fn find_service_any(
+    docker: &Docker,
+    service: &str,
+) -> Result<Option<(String, String, String)>> {
+    if let Some(running) = find_service(docker, service).await? {
+        return Ok(Some(running));
+    }
+    let found = docker
+        .list_containers(Some(service_containers(service, true)))
+        .await
+        .context("cannot list Docker containers")?;
+    Ok(match <[_; 1]>::try_from(found) {
+        Ok([one]) => Some(id_name_image(one)),
+        Err(_) => None,
+    })
 }
 
 /// After a connection failed: whether the compose service's container was on its way
@@ -259,7 +281,7 @@ pub async fn stop_seconds(docker: &Docker, id: &str) -> Result<i32> {
 /// its status alone made a cold start take 3-4 s where the server was ready in 0.3 s.
 /// A container without a health test is ready when it runs.
 async fn wait_healthy(docker: &Docker, id: &str, timeout: std::time::Duration) -> Result<()> {
-    use bollard::models::HealthStatusEnum;
+    use bollard::models::{ContainerStateStatusEnum, HealthStatusEnum};
     let started = std::time::Instant::now();
     let test = health_test(docker, id).await?;
     loop {
@@ -273,12 +295,32 @@ async fn wait_healthy(docker: &Docker, id: &str, timeout: std::time::Duration) -
             Some(HealthStatusEnum::HEALTHY) => true,
             _ if running => match &test {
                 None => true,
-                Some(cmd) => exec_status(docker, id, cmd.clone()).await? == Some(0),
+                // An exec that fails (the container dying as it starts) is not
+                // healthy yet: the loop then sees it stopped, and why.
+                Some(cmd) => matches!(exec_status(docker, id, cmd.clone()).await, Ok(Some(0))),
             },
             _ => false,
         };
         if healthy {
             return Ok(());
+        }
+        // Exited while starting (a server OOM-killed by a cap too small for what it
+        // loads at start, Dolt's 12 GiB at 1 KiB under 256 MiB): no health check will
+        // pass, so say why now instead of after the whole timeout. Compose gives these
+        // containers no restart policy.
+        if !running
+            && state.restarting != Some(true)
+            && state.status.is_some_and(|s| {
+                matches!(
+                    s,
+                    ContainerStateStatusEnum::EXITED | ContainerStateStatusEnum::DEAD
+                )
+            })
+        {
+            let why = why_down(docker, id, None)
+                .await
+                .unwrap_or_else(|| format!("container {id} stopped"));
+            anyhow::bail!("it stopped while starting: {why}");
         }
         if started.elapsed() > timeout {
             anyhow::bail!(

@@ -51,7 +51,8 @@ pub async fn service_data_source(
     data_dir: &str,
 ) -> Result<Option<(PathBuf, Option<String>)>> {
     let docker = connect().await?;
-    let Some((id, _, _)) = find_service(&docker, service).await? else {
+    // A stopped container's volume still holds its datasets, and the disk they take.
+    let Some((id, _, _)) = super::find_service_any(&docker, service).await? else {
         return Ok(None);
     };
     mount_source(&docker, &id, data_dir).await

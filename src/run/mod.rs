@@ -108,6 +108,12 @@ fn leave_out(config: &mut RunConfig, store: StoreKind, why: &str) {
         .map(|e| e.name())
         .collect();
     eprintln!("skipping {}: {why}", skipped.join(", "));
+    if !skipped.is_empty() {
+        config.left_out.push(crate::config::LeftOut {
+            engines: skipped.iter().map(|s| s.to_string()).collect(),
+            why: why.to_string(),
+        });
+    }
     config.engines.retain(|e| e.store() != store);
 }
 
@@ -179,7 +185,31 @@ pub async fn fit_servers(config: &mut RunConfig) -> Result<ServerCaps> {
         .filter_map(|server| Some((server, at.server_url(server)?.to_string())))
         .collect();
     let largest_blob = config.largest_blob();
-    crate::server_caps::fit_servers(&servers, config.cap, largest_blob).await
+    let caps = crate::server_caps::fit_servers(&servers, config.cap, largest_blob).await?;
+    // A server that stopped under the run's cap serves none of its engines: left out
+    // like one that is not up, or the run refused where they were asked for by name.
+    for (server, why) in caps.unfit() {
+        if config.engines_explicit {
+            anyhow::bail!(crate::error::InputError::Value {
+                what: "memory cap for the servers",
+                input: config
+                    .cap
+                    .memory_bytes
+                    .map(crate::size::format_bytes)
+                    .unwrap_or_else(|| "none".into()),
+                why: format!(
+                    "{why}. Raise --cap, or leave {} out with --engines",
+                    server.name()
+                ),
+            });
+        }
+        for store in stores_for(&config.engines) {
+            if store.server() == Some(*server) {
+                leave_out(config, store, why);
+            }
+        }
+    }
+    Ok(caps)
 }
 
 /// What a run's files need at least (results.json with every fetch's histogram, the

@@ -199,6 +199,9 @@ impl Sink for Terminal {
         for failure in &run.failures {
             eprintln!("FAILED: {}", failure.line());
         }
+        for left in &run.config.left_out {
+            eprintln!("LEFT OUT: {}: {}", left.engines.join(", "), left.why);
+        }
         for beat in crate::floor_check::beating_the_floor(run) {
             eprintln!("NOTE: {}", beat.line());
         }

@@ -28,6 +28,8 @@ pub(super) enum Note {
 pub(super) enum Warning {
     /// Stage, who, size, why.
     Failed(String, String, String, String),
+    /// Engines, why.
+    LeftOut(String, String),
     BeatFloor(String, String),
     /// How many results, of how many, which.
     Imprecise(usize, usize, String),
@@ -68,6 +70,9 @@ fn warnings(run: &RunResults) -> Vec<Warning> {
             f.size.to_string(),
             f.why.clone(),
         ));
+    }
+    for l in &run.config.left_out {
+        w.push(Warning::LeftOut(l.engines.join(", "), l.why.clone()));
     }
     for beat in crate::floor_check::beating_the_floor(run) {
         w.push(Warning::BeatFloor(

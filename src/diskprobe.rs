@@ -38,6 +38,36 @@ pub struct DiskProbe {
 pub struct DiskProbes {
     pub before: Result<DiskProbe, String>,
     pub after: Result<DiskProbe, String>,
+    /// Right after `after`, the engine's own dataset (`probe_files`): whether this
+    /// disk served its bytes as fast as the floor's file in the same minute (a VM's
+    /// disk once read a dataset just written several times slower than one read
+    /// before). None for the floor (its file is `after`'s) and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_after: Option<Result<DiskProbe, String>>,
+}
+
+/// An engine's own files read faster than the floor's file by more than this factor
+/// (p50, the same minute): the floor was no floor for it then.
+pub const OWN_FASTER_FACTOR: f64 = 1.5;
+
+impl DiskProbes {
+    /// "O_DIRECT 4KiB p50 52.1µs on its own files against 230.4µs on the floor's,
+    /// just after its cell", where both were probed.
+    pub fn own_against_floor(&self) -> Option<(f64, String)> {
+        let (Ok(floor), Some(Ok(own))) = (&self.after, &self.own_after) else {
+            return None;
+        };
+        let ratio = floor.p50_ns.max(1) as f64 / own.p50_ns.max(1) as f64;
+        Some((
+            ratio,
+            format!(
+                "O_DIRECT {} reads p50 {} on its own files against {} on the floor's, just after its cell",
+                crate::size::format_bytes(own.block_bytes),
+                crate::stats::format_ns(own.p50_ns as f64),
+                crate::stats::format_ns(floor.p50_ns as f64)
+            ),
+        ))
+    }
 }
 
 /// Probes whose p50 moved by more than this factor say the disk changed.
@@ -75,6 +105,71 @@ pub fn probe(path: &Path, block: u64, budget: Duration, seed: u64) -> Result<Dis
     let p = crate::stats::Percentiles::of(&latencies);
     Ok(DiskProbe {
         file: path.display().to_string(),
+        block_bytes: block,
+        reads: p.count,
+        seconds: started.elapsed().as_secs_f64(),
+        p50_ns: p.p50_ns,
+        p90_ns: p.p90_ns,
+        p99_ns: p.p99_ns,
+    })
+}
+
+/// Random O_DIRECT reads of `block` bytes from `files` (each read from one file
+/// drawn at random, at a random aligned offset; a file shorter than a block is read
+/// from its start, a short read) for `budget`, at least 5 reads: the dataset's own
+/// bytes, where `probe` reads the floor's file. Opening the files is not timed.
+pub fn probe_files(
+    files: &[std::path::PathBuf],
+    block: u64,
+    budget: Duration,
+    seed: u64,
+) -> Result<DiskProbe, String> {
+    let opened: Vec<(File, u64)> = files
+        .iter()
+        .map(|path| {
+            let file = File::options()
+                .read(true)
+                .custom_flags(libc::O_DIRECT)
+                .open(path)
+                .map_err(|e| format!("cannot open {} with O_DIRECT: {e}", path.display()))?;
+            let len = file
+                .metadata()
+                .map_err(|e| format!("cannot stat {}: {e}", path.display()))?
+                .len();
+            Ok((file, len))
+        })
+        .filter(|f: &Result<(File, u64), String>| f.as_ref().map_or(true, |(_, len)| *len > 0))
+        .collect::<Result<_, String>>()?;
+    if opened.is_empty() {
+        return Err("no file of the dataset holds a byte to read".into());
+    }
+    let mut raw = vec![0u8; (block + ALIGN) as usize];
+    let skew = raw.as_ptr().align_offset(ALIGN as usize);
+    let buf = &mut raw[skew..skew + block as usize];
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut latencies = crate::stats::new_histogram();
+    let started = Instant::now();
+    while started.elapsed() < budget || latencies.len() < 5 {
+        let (file, len) = &opened[rng.random_range(0..opened.len())];
+        let slots = len.saturating_sub(block) / ALIGN + 1;
+        let offset = rng.random_range(0..slots) * ALIGN;
+        let t = Instant::now();
+        let n = file
+            .read_at(buf, offset)
+            .map_err(|e| format!("O_DIRECT read of the dataset's files failed: {e}"))?;
+        let took = t.elapsed();
+        if n == 0 {
+            return Err(format!("a file of the dataset read nothing at {offset}"));
+        }
+        latencies.saturating_record(took.as_nanos().max(1) as u64);
+    }
+    let p = crate::stats::Percentiles::of(&latencies);
+    let file = match files {
+        [one] => one.display().to_string(),
+        many => format!("{} of the dataset's files", many.len()),
+    };
+    Ok(DiskProbe {
+        file,
         block_bytes: block,
         reads: p.count,
         seconds: started.elapsed().as_secs_f64(),
@@ -213,18 +308,50 @@ mod tests {
         let steady = DiskProbes {
             before: Ok(p(400_000)),
             after: Ok(p(600_000)),
+            own_after: None,
         };
         assert_eq!(steady.changed(), None);
         let moved = DiskProbes {
             before: Ok(p(400_000)),
             after: Ok(p(2_300_000)),
+            own_after: None,
         };
         let why = moved.changed().unwrap();
         assert!(why.contains("400.0µs before, 2.30ms after (5.8x)"), "{why}");
         let unknown = DiskProbes {
             before: Err("tmpfs".into()),
             after: Ok(p(1)),
+            own_after: None,
         };
         assert_eq!(unknown.changed(), None);
+    }
+
+    #[test]
+    fn an_engine_s_own_files_are_set_against_the_floor_s_file() {
+        let p = |p50_ns| DiskProbe {
+            file: "f".into(),
+            block_bytes: 4096,
+            reads: 100,
+            seconds: 1.0,
+            p50_ns,
+            p90_ns: p50_ns,
+            p99_ns: p50_ns,
+        };
+        let slow_floor = DiskProbes {
+            before: Ok(p(40_000)),
+            after: Ok(p(230_000)),
+            own_after: Some(Ok(p(50_000))),
+        };
+        let (ratio, line) = slow_floor.own_against_floor().unwrap();
+        assert!((ratio - 4.6).abs() < 1e-9, "{ratio}");
+        assert!(
+            line.contains("p50 50.0µs on its own files against 230.0µs"),
+            "{line}"
+        );
+        let floor_itself = DiskProbes {
+            own_after: None,
+            ..slow_floor
+        };
+        assert_eq!(floor_itself.own_against_floor(), None);
     }
 }

@@ -84,6 +84,26 @@ fn why(r: &EngineResult, floor: &EngineResult) -> String {
             return format!("{changed} of {who}: compare them again in a calmer minute");
         }
     }
+    // Measured, not guessed: the engine's own files against the floor's file, read
+    // the same way in the same minute.
+    let own = r.disk_probes.as_ref().and_then(|p| p.own_against_floor());
+    if let Some((ratio, line)) = &own
+        && *ratio > crate::diskprobe::OWN_FASTER_FACTOR
+    {
+        return format!(
+            "this disk served its dataset {ratio:.1}x faster than the floor's file ({line}): the floor's file was slower to read then, not its way of reading; compare them again with the floor measured on a disk that reads its file as fast (another order, a calmer minute, or files read before)"
+        );
+    }
+    let same_disk = match (
+        &own,
+        r.disk_probes.as_ref().and_then(|p| p.own_after.as_ref()),
+    ) {
+        (Some((_, line)), _) => format!(" Its own files read like the floor's ({line})."),
+        (None, Some(Err(why))) => format!(
+            " Whether this disk serves its files as fast as the floor's is unknown (its own files were not probed: {why})."
+        ),
+        _ => String::new(),
+    };
     let pattern = floor
         .settings
         .get("read pattern")
@@ -97,7 +117,7 @@ fn why(r: &EngineResult, floor: &EngineResult) -> String {
     }
     let measured = measured.map(|m| format!(" ({m})")).unwrap_or_default();
     format!(
-        "its reads ({} from disk per fetch) were served faster than the floor's {pattern}, the fastest of the patterns it timed{measured}: this disk rewards a way of reading the floor does not try",
+        "its reads ({} from disk per fetch) were served faster than the floor's {pattern}, the fastest of the patterns it timed{measured}: this disk rewards a way of reading the floor does not try.{same_disk}",
         crate::stats::disk_per_fetch_label(e.disk_bytes_per_fetch)
     )
 }

@@ -119,7 +119,8 @@ fn orm_questions(run: &RunResults) -> usize {
 }
 
 impl SummaryRow {
-    /// "p50 410.0µs → 1.20ms" (before → after the engine), "off", or "unavailable".
+    /// "p50 410.0µs → 1.20ms" (the floor's file before → after the engine), then
+    /// "(own 380.0µs)" (its own files, just after), "off", or "unavailable".
     pub fn disk_probe_label(r: &EngineResult) -> String {
         match &r.disk_probes {
             None => "off".into(),
@@ -128,7 +129,11 @@ impl SummaryRow {
                     Ok(p) => format_ns(p.p50_ns as f64),
                     Err(_) => "unavailable".into(),
                 };
-                format!("p50 {} → {}", label(&p.before), label(&p.after))
+                let own = match &p.own_after {
+                    Some(own) => format!(" (own {})", label(own)),
+                    None => String::new(),
+                };
+                format!("p50 {} → {}{own}", label(&p.before), label(&p.after))
             }
         }
     }

@@ -32,3 +32,34 @@ fn throughput_counts_every_reader_and_refuses_a_short_file() {
     let short = throughput(&path, 2 << 20, 2, Duration::from_millis(10), 1).unwrap_err();
     assert!(short.contains("less than one"), "{short}");
 }
+
+/// The dataset's own files, read as the floor's file is (`probe_files`): a file
+/// shorter than a block is read from its start; one that cannot be opened is said.
+#[test]
+fn a_dataset_s_own_files_are_probed_and_a_missing_one_is_said() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let files: Vec<std::path::PathBuf> = [1024usize, 256 << 10]
+        .iter()
+        .enumerate()
+        .map(|(i, &len)| {
+            let path = dir.path().join(format!("f{i}"));
+            std::fs::write(&path, vec![7u8; len]).unwrap();
+            path
+        })
+        .collect();
+    match blobrace::diskprobe::probe_files(&files, 4096, Duration::from_millis(20), 1) {
+        Ok(probe) => {
+            assert!(probe.reads >= 5, "{probe:?}");
+            assert_eq!(probe.file, "2 of the dataset's files");
+            assert!(
+                probe.p50_ns > 0 && probe.p50_ns <= probe.p99_ns,
+                "{probe:?}"
+            );
+        }
+        Err(why) if why.contains("O_DIRECT") => return eprintln!("skipped: {why}"),
+        Err(why) => panic!("{why}"),
+    }
+    let gone = dir.path().join("gone");
+    let missing = blobrace::diskprobe::probe_files(&[gone], 4096, Duration::ZERO, 1);
+    assert!(missing.unwrap_err().contains("cannot open"));
+}

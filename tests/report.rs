@@ -202,6 +202,22 @@ fn report_regenerates_and_exports_the_summary() {
                 r["engine"]
             );
         }
+        // Just after, the engine's own dataset read the same way: SQLite's file.
+        // The floor has none of its own (its file is the one probed).
+        let own = &r["disk_probes"]["own_after"];
+        if r["engine"] == "floor" {
+            assert!(own.is_null(), "{own}");
+        } else {
+            assert!(
+                own["Ok"]["file"]
+                    .as_str()
+                    .is_some_and(|f| f.ends_with(".sqlite"))
+                    && own["Ok"]["reads"].as_u64().is_some_and(|n| n >= 5)
+                    || own["Err"].as_str().is_some_and(|e| e.contains("O_DIRECT")),
+                "{}: {own}",
+                r["engine"]
+            );
+        }
     }
     for r in rows {
         assert!(r["floor_p50_ratio"].as_f64().is_some(), "{r}");

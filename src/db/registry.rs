@@ -161,6 +161,9 @@ impl Store for AnyStore {
     async fn disk_bytes(&mut self) -> Result<Option<u64>> {
         self.store.disk_bytes().await
     }
+    fn own_files(&mut self, count: usize, seed: u64) -> Result<Vec<PathBuf>, String> {
+        self.store.own_files(count, seed)
+    }
     fn can_churn(&self) -> bool {
         self.store.can_churn()
     }

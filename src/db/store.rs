@@ -64,6 +64,14 @@ pub trait Store {
     async fn disk_bytes(&mut self) -> Result<Option<u64>> {
         Ok(None)
     }
+    /// Up to `count` files holding the dataset's own bytes, for the disk probe after a
+    /// cell (`diskprobe::probe_files`): whether the disk serves this dataset as fast as
+    /// the floor's file in the same minute. Err says why there are none to read here (a
+    /// server's files are in its container).
+    fn own_files(&mut self, count: usize, seed: u64) -> Result<Vec<PathBuf>, String> {
+        let _ = (count, seed);
+        Err("its files are not this process's to read".into())
+    }
     /// Whether this store can change rows (`--churn`): checked before a churned
     /// dataset is loaded.
     fn can_churn(&self) -> bool {
@@ -137,6 +145,7 @@ pub trait DynStore {
     fn finish_interrupted(&mut self) -> Boxed<'_, Option<String>>;
     fn read_chunk(&mut self, at: f64, bytes: u64) -> Boxed<'_, u64>;
     fn disk_bytes(&mut self) -> Boxed<'_, Option<u64>>;
+    fn own_files(&mut self, count: usize, seed: u64) -> Result<Vec<PathBuf>, String>;
     fn can_churn(&self) -> bool;
     fn churn_applied(&mut self) -> Boxed<'_, crate::churn::ChurnProgress>;
     fn churn_maintenance(&mut self, after: bool) -> Boxed<'_, Option<String>>;
@@ -195,6 +204,9 @@ impl<S: Store> DynStore for S {
     }
     fn disk_bytes(&mut self) -> Boxed<'_, Option<u64>> {
         Box::pin(Store::disk_bytes(self))
+    }
+    fn own_files(&mut self, count: usize, seed: u64) -> Result<Vec<PathBuf>, String> {
+        Store::own_files(self, count, seed)
     }
     fn can_churn(&self) -> bool {
         Store::can_churn(self)

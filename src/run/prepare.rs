@@ -11,6 +11,9 @@ use crate::db::registry::EngineKind;
 use crate::db::store::Store;
 use crate::diskio::DiskReadCounter;
 use crate::diskprobe::DiskProbe;
+
+/// Files of a file-per-blob dataset the probe of its own bytes reads among.
+const OWN_FILES: usize = 64;
 use crate::evict::EvictionReport;
 use crate::measure::FetchLoop;
 use crate::results::Scenario;
@@ -283,6 +286,29 @@ impl Run {
                 spec.size
             )),
         })
+    }
+
+    /// Right after the floor's file is probed after a cell: the engine's own dataset,
+    /// read the same way (`diskprobe::probe_files`), so a disk that serves one dataset
+    /// slower than another in the same minute is seen, not guessed at. After the cell
+    /// only: before it, opening its files would cache their metadata in a cold cell.
+    /// None for the floor (its own file is the one probed).
+    pub(super) fn probe_own_files(
+        &self,
+        engine: EngineKind,
+        spec: DatasetSpec,
+    ) -> Option<Result<DiskProbe, String>> {
+        if engine.store().is_floor() {
+            return None;
+        }
+        let budget = self.config().disk_probe;
+        let block = crate::diskprobe::block_for(spec.size.bytes());
+        let mut store = engine.store().open(&self.config().locations(), spec);
+        Some(
+            store
+                .own_files(OWN_FILES, spec.seed)
+                .and_then(|files| crate::diskprobe::probe_files(&files, block, budget, spec.seed)),
+        )
     }
 
     /// After an engine is measured: drop its dataset from the page cache now, so its

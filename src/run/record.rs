@@ -81,6 +81,7 @@ impl Run {
             after: self
                 .probe_disk(spec)
                 .expect("probing is on: it probed before"),
+            own_after: self.probe_own_files(engine, spec),
         });
         let cap = self.cap_of(engine).await;
         let remote = engine

@@ -66,6 +66,11 @@ impl Store for FloorStore {
         &self.path
     }
 
+    /// The dataset is one file.
+    fn own_files(&mut self, _: usize, _: u64) -> Result<Vec<PathBuf>, String> {
+        Ok(vec![self.path.clone()])
+    }
+
     async fn state(&mut self) -> Result<DatasetState> {
         let Some(manifest) = read_manifest(&self.manifest_path())? else {
             if self.path.exists() {

@@ -143,6 +143,21 @@ impl Store for FsStore {
         &self.dir
     }
 
+    /// The files of `count` blobs drawn at random (seeded): their paths are computed,
+    /// not listed (a directory walk over 3 million files would fill the cap with
+    /// dentries).
+    fn own_files(&mut self, count: usize, seed: u64) -> Result<Vec<PathBuf>, String> {
+        use rand::{RngExt, SeedableRng};
+        let rows = self.spec.rows;
+        if rows == 0 {
+            return Err("the dataset has no rows".into());
+        }
+        let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(seed);
+        Ok((0..count.max(1))
+            .map(|_| self.blob_path(rng.random_range(1..=rows)))
+            .collect())
+    }
+
     async fn state(&mut self) -> Result<DatasetState> {
         if !self.dir.exists() {
             return Ok(DatasetState::Absent);

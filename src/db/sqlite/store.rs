@@ -295,6 +295,11 @@ impl Store for SqliteStore {
         &self.path
     }
 
+    /// The dataset is one file.
+    fn own_files(&mut self, _: usize, _: u64) -> Result<Vec<PathBuf>, String> {
+        Ok(vec![self.path.clone()])
+    }
+
     async fn state(&mut self) -> Result<DatasetState> {
         if !self.path.exists() {
             return Ok(DatasetState::Absent);

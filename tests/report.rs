@@ -422,8 +422,35 @@ fn the_floor_says_how_it_reads_and_an_engine_that_beats_it_is_named_with_why() {
             && warnings.contains("30%"),
         "{warnings}"
     );
+    // Its own files read 4x faster than the floor's file just after its cell: the
+    // floor's file was slow then, said with the figures (not a better way of reading).
+    let results = json["results"].as_array_mut().unwrap();
+    results[sqlite]["measured"]["hit_ratio"] = serde_json::json!(0.3);
+    let probe = |p50: u64| {
+        serde_json::json!({"Ok": {"file": "f", "block_bytes": 65536, "reads": 100,
+            "seconds": 0.25, "p50_ns": p50, "p90_ns": p50, "p99_ns": p50}})
+    };
+    results[sqlite]["disk_probes"] = serde_json::json!({
+        "before": probe(200_000), "after": probe(200_000), "own_after": probe(50_000)
+    });
+    let warnings = report_again(&json);
+    assert!(
+        warnings.contains("served its dataset 4.0x faster than the floor")
+            && warnings.contains("p50 50.0µs on its own files against 200.0µs"),
+        "{warnings}"
+    );
+    // Alike: the way of reading stays the reason, with the probe that shows it.
+    let results = json["results"].as_array_mut().unwrap();
+    results[sqlite]["disk_probes"]["own_after"] = probe(190_000);
+    let warnings = report_again(&json);
+    assert!(
+        warnings.contains("the fastest of the patterns it timed")
+            && warnings.contains("Its own files read like the floor"),
+        "{warnings}"
+    );
     // And an engine within noise of the floor is not named.
     let results = json["results"].as_array_mut().unwrap();
+    results[sqlite]["disk_probes"] = serde_json::Value::Null;
     let p50 = floor_p50 * 1.01;
     results[sqlite]["measured"]["latency"]["p50_ns"] = serde_json::json!(p50 as u64);
     results[sqlite]["measured"]["intervals"]["p50"] =

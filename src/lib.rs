@@ -42,6 +42,7 @@ pub mod access;
 pub mod atomic_file;
 pub mod cap;
 pub mod churn;
+pub mod cold_fill;
 pub mod config;
 pub mod container;
 pub mod content;

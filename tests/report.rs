@@ -381,9 +381,13 @@ fn the_floor_says_how_it_reads_and_an_engine_that_beats_it_is_named_with_why() {
             serde_json::json!({"lo_ns": p50 * 0.95, "hi_ns": p50 * 1.05});
         r["measured"]["hit_ratio"] = serde_json::json!(hits);
     };
-    // No disk probe that moved, which would be the reason given first.
+    // No disk probe that moved, which would be the reason given first, and no
+    // windows to compare them at equal fill (checked at the end).
     for r in results.iter_mut() {
         r["disk_probes"] = serde_json::Value::Null;
+        for phase in ["warm_up", "measured"] {
+            r[phase]["windows"] = serde_json::json!([]);
+        }
     }
     set(&mut results[floor], floor_p50, 0.3);
     set(&mut results[sqlite], floor_p50 / 3.0, 0.3);
@@ -457,6 +461,30 @@ fn the_floor_says_how_it_reads_and_an_engine_that_beats_it_is_named_with_why() {
         serde_json::json!({"lo_ns": p50 * 0.95, "hi_ns": p50 * 1.05});
     let warnings = report_again(&json);
     assert!(!warnings.contains("Beat the floor"), "{warnings}");
+    // Beating it again, but only over a longer cell: over the first 1,000 fetches of
+    // each from its cold start, sqlite read at 300 µs and the floor at 100 µs.
+    let results = json["results"].as_array_mut().unwrap();
+    set(&mut results[sqlite], floor_p50 / 3.0, 0.3);
+    // The windows' fine bins: 100 per decade from 100 ns.
+    let bin = |ns: f64| ((ns / 100.0).log10() * 100.0).floor() as u64;
+    let window = |fetches: u64, ns: f64| {
+        serde_json::json!({"start_s": 0.0, "fetches": fetches, "hits": 0,
+            "disk_bytes": null, "bins": [[bin(ns), fetches]]})
+    };
+    results[sqlite]["warm_up"]["windows"] = serde_json::json!([window(1000, 300_000.0)]);
+    results[sqlite]["measured"]["windows"] = serde_json::json!([window(50_000, 1_000.0)]);
+    results[floor]["warm_up"]["windows"] = serde_json::json!([window(1000, 100_000.0)]);
+    let warnings = report_again(&json);
+    assert!(
+        warnings.contains("over the first 1000 fetches from the cold start of each")
+            && warnings.contains("on the same number of fetches it did not beat the floor"),
+        "{warnings}"
+    );
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(
+        page.contains("id=cold-fill") && page.contains("N = 1000"),
+        "the equal-fill table"
+    );
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //! they declare (`Chart::section`).
 
 mod baseline;
+mod cold_fill;
 mod environment;
 mod first_bytes;
 mod index;
@@ -92,6 +93,7 @@ struct Page {
     disk: Figures,
     loads: loading::Loads,
     steady: Option<steady::Steady>,
+    cold_fill: Option<cold_fill::ColdFill>,
     first_bytes: Option<first_bytes::FirstBytes>,
     writes: Option<writes::Writes>,
     object_store: Option<object_store::ObjectStore>,
@@ -174,6 +176,10 @@ pub fn page(
         disk: Figures::of(charts, Section::Disk),
         loads: loading::Loads::of(run),
         steady: steady::Steady::of(run),
+        // Only on the cold page: a steady cell starts from a full cache.
+        cold_fill: (context.cache == crate::steady::CacheState::Cold)
+            .then(|| cold_fill::ColdFill::of(run))
+            .flatten(),
         first_bytes: first_bytes::FirstBytes::of(run),
         writes: writes::Writes::of(run),
         object_store: object_store::ObjectStore::of(run),

@@ -4,9 +4,9 @@
 //! cell ran 239k fetches and ended at a 21% hit ratio, Dolt's 4.8k at 25% of far
 //! fewer, so their cold percentiles described different caches. Here each engine of a
 //! size and cold round is read over its first N fetches (warm-up included: it is
-//! where a cold cache starts filling), N the fewest any of them made; under uniform
-//! access the same count of fetches draws the same share of the dataset, so the
-//! caches are as full as each engine's caching lets them be. Cut at the 200 ms
+//! where a cold cache starts filling), N the fewest any of them made;
+//! every engine fetches the same seeded sequence of ids, so their first N fetches drew
+//! the same blobs, and the caches are as full as each engine's caching lets them be. Cut at the 200 ms
 //! windows the fetches were recorded in (`stats::Window`): at least N, the count used
 //! is said.
 
@@ -74,8 +74,10 @@ pub fn rounds(run: &RunResults) -> Vec<EqualFillRound> {
         .collect()
 }
 
+/// Windows from one cold start: a cell merged from several runs (`blobrace merge`)
+/// holds each run's windows one after another, so it has no first N fetches.
 fn has_windows(r: &EngineResult) -> bool {
-    !r.warm_up.windows.is_empty() || !r.measured.windows.is_empty()
+    r.runs.len() <= 1 && (!r.warm_up.windows.is_empty() || !r.measured.windows.is_empty())
 }
 
 fn all_windows(r: &EngineResult) -> impl Iterator<Item = &Window> {

@@ -114,8 +114,8 @@ pub fn probe(path: &Path, block: u64, budget: Duration, seed: u64) -> Result<Dis
     })
 }
 
-/// Random O_DIRECT reads of `block` bytes from `files` (each read from one file
-/// drawn at random, at a random aligned offset; a file shorter than a block is read
+/// Random O_DIRECT reads of `block` bytes from `files` (the files in a shuffled order,
+/// each once before any again, at a random aligned offset; a file shorter than a block is read
 /// from its start, a short read) for `budget`, at least 5 reads: the dataset's own
 /// bytes, where `probe` reads the floor's file. Opening the files is not timed.
 pub fn probe_files(
@@ -149,8 +149,19 @@ pub fn probe_files(
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut latencies = crate::stats::new_histogram();
     let started = Instant::now();
+    // Files in a shuffled order, each read once while they last: a few files read
+    // again and again would be served by a device's or host's cache.
+    let mut order: Vec<usize> = (0..opened.len()).collect();
+    let mut next = order.len();
     while started.elapsed() < budget || latencies.len() < 5 {
-        let (file, len) = &opened[rng.random_range(0..opened.len())];
+        if next == order.len() {
+            for i in (1..order.len()).rev() {
+                order.swap(i, rng.random_range(0..=i));
+            }
+            next = 0;
+        }
+        let (file, len) = &opened[order[next]];
+        next += 1;
         let slots = len.saturating_sub(block) / ALIGN + 1;
         let offset = rng.random_range(0..slots) * ALIGN;
         let t = Instant::now();

@@ -57,10 +57,16 @@ fn fuller_cache(
     })?;
     let of = |name: &str| round.rows.iter().find(|row| row.engine == name);
     let (e, f) = (of(r.engine.name())?, of(floor.engine.name())?);
-    (e.p50_ns >= f.p50_ns).then(|| {
+    // Over a few hundred fetches the one-time costs of a cold start weigh too much to
+    // say anything; and only a longer cell fills its cache further.
+    let judged = round.fetches >= crate::cold_fill::P99_FETCHES
+        && e.cell_fetches > f.cell_fetches
+        && e.p50_ns >= f.p50_ns;
+    judged.then(|| {
         format!(
-            "over the first {} fetches from the cold start of each (equal fill) its p50 is {} against the floor's {}: on the same number of fetches it did not beat the floor. Its cell ran {} fetches against the floor's {} (hit ratio {} against {}): its figure is of a cache filled by more fetches",
-            round.fetches,
+            "over its first {} fetches from its cold start against the floor's first {} (equal fill, the same ids) its p50 is {} against the floor's {}: on the same number of fetches it did not beat the floor. Its cell ran {} fetches against the floor's {} (hit ratio {} against {}): its figure is of a cache filled by more fetches",
+            e.fetches,
+            f.fetches,
             format_ns(e.p50_ns),
             format_ns(f.p50_ns),
             e.cell_fetches,
@@ -101,13 +107,17 @@ fn judge(
     Some(BeatFloor {
         who: format!("{} {} {}", r.engine, r.size, r.scenario.cache.name()),
         by,
-        why: fuller_cache(r, floor, fills).unwrap_or_else(|| why(r, floor)),
+        why: why(r, floor, fills),
     })
 }
 
 /// The first explanation the results support: more cache hits, a disk that moved,
 /// or reads this disk serves faster than any pattern the floor timed.
-fn why(r: &EngineResult, floor: &EngineResult) -> String {
+fn why(
+    r: &EngineResult,
+    floor: &EngineResult,
+    fills: &[crate::cold_fill::EqualFillRound],
+) -> String {
     let (e, f) = (&r.measured, &floor.measured);
     if let (Some(eh), Some(fh)) = (e.hit_ratio, f.hit_ratio)
         && eh > fh + HIT_RATIO_GAP
@@ -123,6 +133,9 @@ fn why(r: &EngineResult, floor: &EngineResult) -> String {
             return format!("{changed} of {who}: compare them again in a calmer minute");
         }
     }
+    if let Some(line) = fuller_cache(r, floor, fills) {
+        return line;
+    }
     // Measured, not guessed: the engine's own files against the floor's file, read
     // the same way in the same minute.
     let own = r.disk_probes.as_ref().and_then(|p| p.own_against_floor());
@@ -137,6 +150,9 @@ fn why(r: &EngineResult, floor: &EngineResult) -> String {
         &own,
         r.disk_probes.as_ref().and_then(|p| p.own_after.as_ref()),
     ) {
+        (Some((ratio, line)), _) if *ratio < 1.0 / crate::diskprobe::OWN_FASTER_FACTOR => {
+            format!(" Its own files read slower than the floor's ({line}).")
+        }
         (Some((_, line)), _) => format!(" Its own files read like the floor's ({line})."),
         (None, Some(Err(why))) => format!(
             " Whether this disk serves its files as fast as the floor's is unknown (its own files were not probed: {why})."

@@ -250,9 +250,14 @@ pub async fn fit_servers(
                 // would start it under it again, and it would stop again.
                 Some(down) => {
                     let back = match own {
-                        Ok((Some(memory), cpus)) => put_back_now(*server, memory, cpus).await,
-                        Ok((None, _)) => "its container had no memory limit to put back".into(),
-                        Err(e) => format!("its own cap cannot be read ({e:#})"),
+                        Ok((Some(memory), cpus)) => {
+                            // Its cache may have been set for the run's cap before the
+                            // restart: the end of the run sizes it for its own again.
+                            caps.put_back.push((*server, url.clone(), Some(memory), cpus));
+                            put_back_now(*server, memory, cpus).await
+                        }
+                        Ok((None, _)) => "its container had no memory limit of its own, and Docker cannot lift one: it is left stopped under the run's cap; recreate it (`scripts/servers.sh down`, then `up`)".into(),
+                        Err(e) => format!("its own cap cannot be read ({e:#}); `scripts/servers.sh up` sets the compose caps again"),
                     };
                     let memory = cap
                         .memory_bytes

@@ -292,16 +292,11 @@ fn a_container_that_stops_while_starting_under_a_cap_is_said_at_once_and_put_bac
     let started = Command::new("docker")
         .args(["run", "-d", "-m", "256m", "--memory-swap", "256m"])
         .args(["--label", &format!("com.docker.compose.service={service}")])
-        .args([
-            "--health-cmd",
-            "true",
-            "--health-interval",
-            "1s",
-            "--stop-timeout",
-            "1",
-        ])
-        .args(["--entrypoint", "sh", image, "-c"])
-        .arg("head -c 48m /dev/zero | tail -c 48m > /dev/null || exit 3; exec sleep 600")
+        // Healthy once its start is done (the file is made after the 48 MiB): a
+        // health test that passed while `tail` still ran would hide the kill.
+        .args(["--health-cmd", "test -f /tmp/ready", "--health-interval", "1s"])
+        .args(["--stop-timeout", "1", "--entrypoint", "sh", image, "-c"])
+        .arg("rm -f /tmp/ready; head -c 48m /dev/zero | tail -c 48m > /dev/null || exit 3; touch /tmp/ready; exec sleep 600")
         .output()
         .unwrap();
     assert!(started.status.success(), "{}", stderr(&started));
@@ -310,11 +305,6 @@ fn a_container_that_stops_while_starting_under_a_cap_is_said_at_once_and_put_bac
     let docker = rt.block_on(blobrace::docker::connect()).unwrap();
     let outcome = rt.block_on(async {
         let found = blobrace::docker::find_service_any(&docker, &service).await?;
-        assert_eq!(
-            found.map(|f| f.0),
-            Some(id.clone()),
-            "the running container"
-        );
         let timeout = std::time::Duration::from_secs(120);
         let began = std::time::Instant::now();
         let small =
@@ -324,10 +314,15 @@ fn a_container_that_stops_while_starting_under_a_cap_is_said_at_once_and_put_bac
         let stopped = blobrace::docker::find_service_any(&docker, &service).await?;
         let back =
             blobrace::docker::restart_with_limits(&docker, &id, 256 << 20, None, timeout).await;
-        anyhow::Ok((small, took, running, stopped, back))
+        anyhow::Ok((found, small, took, running, stopped, back))
     });
     let _ = Command::new("docker").args(["rm", "-f", &id]).output();
-    let (small, took, running, stopped, back) = outcome.unwrap();
+    let (found, small, took, running, stopped, back) = outcome.unwrap();
+    assert_eq!(
+        found.map(|f| f.0),
+        Some(id.clone()),
+        "the running container"
+    );
     let why = format!("{:#}", small.expect_err("it cannot start under 16 MiB"));
     eprintln!("{why}");
     assert!(why.contains("stopped while starting"), "{why}");

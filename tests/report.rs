@@ -476,7 +476,8 @@ fn the_floor_says_how_it_reads_and_an_engine_that_beats_it_is_named_with_why() {
     results[floor]["warm_up"]["windows"] = serde_json::json!([window(1000, 100_000.0)]);
     let warnings = report_again(&json);
     assert!(
-        warnings.contains("over the first 1000 fetches from the cold start of each")
+        warnings.contains("over its first 1000 fetches from its cold start against the floor")
+            && warnings.contains("first 1000 (equal fill, the same ids)")
             && warnings.contains("on the same number of fetches it did not beat the floor"),
         "{warnings}"
     );

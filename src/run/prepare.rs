@@ -12,8 +12,10 @@ use crate::db::store::Store;
 use crate::diskio::DiskReadCounter;
 use crate::diskprobe::DiskProbe;
 
-/// Files of a file-per-blob dataset the probe of its own bytes reads among.
-const OWN_FILES: usize = 64;
+/// Files of a file-per-blob dataset the probe of its own bytes reads among, each once
+/// before any again (a few files read over and over would be served by a device's
+/// cache); opening them is not timed.
+const OWN_FILES: usize = 4096;
 use crate::evict::EvictionReport;
 use crate::measure::FetchLoop;
 use crate::results::Scenario;

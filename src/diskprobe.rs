@@ -33,6 +33,22 @@ pub struct DiskProbe {
     pub p99_ns: u64,
 }
 
+impl DiskProbe {
+    /// A probe of `file` begun at `started`, from its reads' latencies.
+    fn of(file: String, block_bytes: u64, started: Instant, latencies: &Histogram<u64>) -> Self {
+        let p = crate::stats::Percentiles::of(latencies);
+        Self {
+            file,
+            block_bytes,
+            reads: p.count,
+            seconds: started.elapsed().as_secs_f64(),
+            p50_ns: p.p50_ns,
+            p90_ns: p.p90_ns,
+            p99_ns: p.p99_ns,
+        }
+    }
+}
+
 /// The probes around one engine's measurement; each a probe or why there is none.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiskProbes {
@@ -45,6 +61,9 @@ pub struct DiskProbes {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own_after: Option<Result<DiskProbe, String>>,
 }
+
+/// Probes whose p50 moved by more than this factor say the disk changed.
+pub const CHANGED_FACTOR: f64 = 2.0;
 
 /// An engine's own files read faster than the floor's file by more than this factor
 /// (p50, the same minute): the floor was no floor for it then.
@@ -68,12 +87,7 @@ impl DiskProbes {
             ),
         ))
     }
-}
 
-/// Probes whose p50 moved by more than this factor say the disk changed.
-pub const CHANGED_FACTOR: f64 = 2.0;
-
-impl DiskProbes {
     /// "disk p50 0.41ms → 2.3ms (5.6x) during the measurement", when it moved by
     /// more than `CHANGED_FACTOR` either way; None when steady or not probed.
     pub fn changed(&self) -> Option<String> {
@@ -102,16 +116,12 @@ pub fn block_for(size_bytes: u64) -> u64 {
 pub fn probe(path: &Path, block: u64, budget: Duration, seed: u64) -> Result<DiskProbe, String> {
     let started = Instant::now();
     let latencies = read_randomly(path, block, started, budget, seed)?;
-    let p = crate::stats::Percentiles::of(&latencies);
-    Ok(DiskProbe {
-        file: path.display().to_string(),
-        block_bytes: block,
-        reads: p.count,
-        seconds: started.elapsed().as_secs_f64(),
-        p50_ns: p.p50_ns,
-        p90_ns: p.p90_ns,
-        p99_ns: p.p99_ns,
-    })
+    Ok(DiskProbe::of(
+        path.display().to_string(),
+        block,
+        started,
+        &latencies,
+    ))
 }
 
 /// Random O_DIRECT reads of `block` bytes from `files` (the files in a shuffled order,
@@ -126,18 +136,7 @@ pub fn probe_files(
 ) -> Result<DiskProbe, String> {
     let opened: Vec<(File, u64)> = files
         .iter()
-        .map(|path| {
-            let file = File::options()
-                .read(true)
-                .custom_flags(libc::O_DIRECT)
-                .open(path)
-                .map_err(|e| format!("cannot open {} with O_DIRECT: {e}", path.display()))?;
-            let len = file
-                .metadata()
-                .map_err(|e| format!("cannot stat {}: {e}", path.display()))?
-                .len();
-            Ok((file, len))
-        })
+        .map(|path| open_direct(path))
         .filter(|f: &Result<(File, u64), String>| f.as_ref().map_or(true, |(_, len)| *len > 0))
         .collect::<Result<_, String>>()?;
     if opened.is_empty() {
@@ -174,20 +173,11 @@ pub fn probe_files(
         }
         latencies.saturating_record(took.as_nanos().max(1) as u64);
     }
-    let p = crate::stats::Percentiles::of(&latencies);
     let file = match files {
         [one] => one.display().to_string(),
         many => format!("{} of the dataset's files", many.len()),
     };
-    Ok(DiskProbe {
-        file,
-        block_bytes: block,
-        reads: p.count,
-        seconds: started.elapsed().as_secs_f64(),
-        p50_ns: p.p50_ns,
-        p90_ns: p.p90_ns,
-        p99_ns: p.p99_ns,
-    })
+    Ok(DiskProbe::of(file, block, started, &latencies))
 }
 
 /// The disk's own random-read throughput at one block size and queue depth: the
@@ -248,15 +238,8 @@ pub fn throughput(
     })
 }
 
-/// Random aligned O_DIRECT reads of `block` bytes from `path` until `budget` after
-/// `started` (at least 5), each read's latency recorded.
-fn read_randomly(
-    path: &Path,
-    block: u64,
-    started: Instant,
-    budget: Duration,
-    seed: u64,
-) -> Result<Histogram<u64>, String> {
+/// `path` opened for O_DIRECT reads, and its length.
+fn open_direct(path: &Path) -> Result<(File, u64), String> {
     let file = File::options()
         .read(true)
         .custom_flags(libc::O_DIRECT)
@@ -266,6 +249,19 @@ fn read_randomly(
         .metadata()
         .map_err(|e| format!("cannot stat {}: {e}", path.display()))?
         .len();
+    Ok((file, len))
+}
+
+/// Random aligned O_DIRECT reads of `block` bytes from `path` until `budget` after
+/// `started` (at least 5), each read's latency recorded.
+fn read_randomly(
+    path: &Path,
+    block: u64,
+    started: Instant,
+    budget: Duration,
+    seed: u64,
+) -> Result<Histogram<u64>, String> {
+    let (file, len) = open_direct(path)?;
     if len < block {
         return Err(format!(
             "{} holds {len} bytes, less than one {block}-byte block",

@@ -289,9 +289,13 @@ fn a_container_that_stops_while_starting_under_a_cap_is_said_at_once_and_put_bac
     let service = format!("blobrace-stops-{}", std::process::id());
     // 48 MiB held at start (`tail -c` keeps what it will print): fine under 256 MiB,
     // killed under 16 MiB, and then the container exits.
+    // Labelled with the project the run searches (CI sets BLOBRACE_COMPOSE_PROJECT),
+    // else find_service would look for it in that project and not find it.
+    let project = blobrace::docker::compose_project().unwrap_or_else(|| service.clone());
     let started = Command::new("docker")
         .args(["run", "-d", "-m", "256m", "--memory-swap", "256m"])
         .args(["--label", &format!("com.docker.compose.service={service}")])
+        .args(["--label", &format!("com.docker.compose.project={project}")])
         // Healthy once its start is done (the file is made after the 48 MiB): a
         // health test that passed while `tail` still ran would hide the kill.
         .args(["--health-cmd", "test -f /tmp/ready", "--health-interval", "1s"])

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use crate::error::InputError;
 
-/// Variables that are no flag's, with who reads them. tests/knobs.rs checks that every
+/// Variables that are no flag's, with who reads them. tests/it/knobs.rs checks that every
 /// `BLOBRACE_*` name the project's files use is a flag's or listed here.
 pub const OTHER_VARIABLES: &[(&str, &str)] = &[
     ("BLOBRACE_DRY_RUN", "cargo bench: print the plan and stop"),

@@ -3,13 +3,11 @@
 //! latency is recorded, and `verify` afterwards finds every row at the version the
 //! committed changes give it.
 
-mod common;
-
-use common::{files_under, run, server_url_or_skip, stderr};
+use crate::common::{files_under, run, server_url_or_skip, stderr};
 use serde_json::Value;
 
 fn newest(root: &std::path::Path) -> (String, Value) {
-    let dir = common::newest_run(root);
+    let dir = crate::common::newest_run(root);
     let json = serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
     (dir.file_name().unwrap().to_str().unwrap().to_string(), json)
 }
@@ -121,7 +119,8 @@ fn a_writer_replaces_sqlite_rows_while_one_and_four_clients_read_and_every_row_v
             .any(|f| f.ends_with("sqlite/64KiB-x256.sqlite")),
         "{files:?}"
     );
-    let page = std::fs::read_to_string(common::newest_run(root.path()).join("index.html")).unwrap();
+    let page =
+        std::fs::read_to_string(crate::common::newest_run(root.path()).join("index.html")).unwrap();
     assert!(page.contains("<h2 id=writes>Reads while writing</h2>"));
     assert!(page.contains("one writer replaced rows at 200 a second"));
 
@@ -171,7 +170,7 @@ fn a_writer_replaces_sqlite_rows_while_one_and_four_clients_read_and_every_row_v
     }
 
     // Side by side: two workloads of the same engine, not one "default" twice.
-    let out = common::blobrace()
+    let out = crate::common::blobrace()
         .arg("variants")
         .args([&written_run, &quiet_run])
         .arg("--results-dir")

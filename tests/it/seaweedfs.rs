@@ -4,18 +4,9 @@
 //! store and the fix. Needs the compose `seaweedfs` service (skipped where absent, a
 //! failure under BLOBRACE_REQUIRE_DOCKER=1).
 
-mod common;
-
-use common::{BringBack, docker, only_run, run, server_url_or_skip, service_container, stderr};
-
-/// One test at a time: a cold measurement restarts the store's container.
-static STORE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn alone() -> std::sync::MutexGuard<'static, ()> {
-    STORE
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+use crate::common::{
+    BringBack, docker, only_run, run, server_url_or_skip, service_container, stderr,
+};
 
 fn url_or_skip(what: &str) -> Option<String> {
     server_url_or_skip("seaweedfs", what)
@@ -29,7 +20,8 @@ fn run_with(root: &std::path::Path, args: &[&str], url: &str) -> std::process::O
 
 #[test]
 fn seaweedfs_loads_verifies_and_measures_objects_byte_equal() {
-    let _alone = alone();
+    // One test at a time: a cold measurement restarts the store's container.
+    crate::common::hold_servers();
     let Some(url) = url_or_skip("the SeaweedFS round trip") else {
         return;
     };
@@ -141,7 +133,8 @@ fn seaweedfs_loads_verifies_and_measures_objects_byte_equal() {
 
 #[test]
 fn a_seaweedfs_load_killed_outright_resumes_and_every_object_verifies() {
-    let _alone = alone();
+    // One test at a time: a cold measurement restarts the store's container.
+    crate::common::hold_servers();
     let Some(url) = url_or_skip("the SeaweedFS killed load") else {
         return;
     };
@@ -159,7 +152,7 @@ fn a_seaweedfs_load_killed_outright_resumes_and_every_object_verifies() {
     // Killed once its first progress line is out: a line comes every 5 s and counts
     // rows already PUT and in the manifest's resume point (a fixed delay raced the
     // store's speed: at 2 MB/s in CI, 6 s could pass before the first batch was in).
-    let mut child = common::blobrace()
+    let mut child = crate::common::blobrace()
         .args([&["load"][..], &base, &["--seaweedfs-url", &url]].concat())
         .args(["--cap", "none", "--cpus", "none", "--data-dir"])
         .arg(root.path().join("data"))
@@ -196,7 +189,8 @@ fn a_seaweedfs_load_killed_outright_resumes_and_every_object_verifies() {
 
 #[test]
 fn wrong_credentials_and_a_store_that_does_not_answer_are_said_with_the_fix() {
-    let _alone = alone();
+    // One test at a time: a cold measurement restarts the store's container.
+    crate::common::hold_servers();
     let Some(url) = url_or_skip("SeaweedFS's bad inputs") else {
         return;
     };
@@ -240,7 +234,8 @@ fn wrong_credentials_and_a_store_that_does_not_answer_are_said_with_the_fix() {
 
 #[test]
 fn the_store_killed_mid_measurement_fails_its_step_and_the_floor_is_kept() {
-    let _alone = alone();
+    // One test at a time: a cold measurement restarts the store's container.
+    crate::common::hold_servers();
     let Some(url) = url_or_skip("the SeaweedFS killed mid-measurement") else {
         return;
     };
@@ -257,7 +252,7 @@ fn the_store_killed_mid_measurement_fails_its_step_and_the_floor_is_kept() {
     let load = run_with(root.path(), &[&["load"][..], &base].concat(), &url);
     assert!(load.status.success(), "{}", stderr(&load));
     let store = service_container("seaweedfs");
-    let mut child = common::blobrace()
+    let mut child = crate::common::blobrace()
         .args(
             [
                 &["measure"][..],

@@ -2,12 +2,10 @@
 //! Chromium, every chart loaded and drawn, the verdict there. Plus the bad inputs
 //! of `blobrace report`.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{blobrace, only_run, run, stderr, stdout};
+use crate::common::{blobrace, only_run, run, stderr, stdout};
 
 /// A small real run (two sizes, two engines) whose report `measure` wrote.
 fn quick_run(root: &Path, sizes: &str) -> (PathBuf, serde_json::Value) {
@@ -594,5 +592,22 @@ fn files_whose_inodes_press_the_cap_are_said_before_measuring_and_in_the_report(
     if let Some(peak) = fs["step_memory"]["kernel_peak_bytes"].as_u64() {
         assert!(line.contains("its steps peaked at: cold "), "{line}");
         assert!(peak > 0, "{fs}");
+    }
+    // Each engine's cold start empties the cap of what the one before left, kernel
+    // memory (fs's dentries and inodes) included, and records it before and after.
+    if json["cap"]["origin"] == "created" {
+        for r in json["results"].as_array().unwrap() {
+            let e = &r["eviction"];
+            let before = e["cgroup_kernel_before_bytes"].as_u64();
+            let after = e["cgroup_kernel_after_bytes"].as_u64();
+            let (Some(before), Some(after)) = (before, after) else {
+                panic!("kernel memory before and after unrecorded: {e}");
+            };
+            assert!(
+                after <= before.max(1 << 20) + (4 << 20),
+                "{}: {e}",
+                r["engine"]
+            );
+        }
     }
 }

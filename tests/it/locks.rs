@@ -2,11 +2,9 @@
 //! dataset, and a process killed at any moment while holding or waiting for a dataset
 //! leaves it to the other, whole (dataset_lock.rs).
 
-mod common;
-
 use std::time::Duration;
 
-use common::{blobrace, run, stderr};
+use crate::common::{blobrace, run, stderr};
 
 /// `blobrace <args>` on `root`'s data and results, started now (stderr kept).
 fn spawn_on(root: &std::path::Path, args: &[&str]) -> std::process::Child {
@@ -123,7 +121,7 @@ fn a_dataset_a_run_reads_is_not_dropped_under_it() {
         "{}",
         stderr(&dropped)
     );
-    let (_, json) = common::only_run(root.path());
+    let (_, json) = crate::common::only_run(root.path());
     assert_eq!(json["failures"].as_array().unwrap().len(), 0, "{json}");
     assert_eq!(json["results"].as_array().unwrap().len(), 1);
 }

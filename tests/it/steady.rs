@@ -2,9 +2,7 @@
 //! capped run whose dataset is larger than the cap is prefilled until the cgroup's
 //! page cache is full, settles, and records it; `--repeat` rotates the engine list.
 
-mod common;
-
-use common::{only_run, run, stderr};
+use crate::common::{only_run, run, stderr};
 use serde_json::Value;
 
 /// Measure under a 64 MiB cap (needs cgroups: root on this machine) or say why not.

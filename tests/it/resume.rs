@@ -1,11 +1,9 @@
 //! A load killed with SIGKILL at any moment, then re-run, ends with exactly
 //! ids 1..=N and the right content in every store.
 
-mod common;
-
 use std::os::unix::process::ExitStatusExt;
 
-use common::{blobrace, run, signal_after, stderr};
+use crate::common::{blobrace, run, signal_after, stderr};
 
 /// Start `blobrace <args>` uncapped on `root`'s data, and SIGKILL it after `delay_ms`
 /// unless it has finished; whether it was killed.
@@ -78,7 +76,7 @@ fn an_fs_drop_killed_at_any_moment_never_leaves_a_partial_dataset_under_its_name
     eprintln!("{cut_short} of 5 drops were cut short mid-delete");
     let drop = run(root.path(), &with("drop"));
     assert!(drop.status.success(), "{}", stderr(&drop));
-    let left = common::files_under(&root.path().join("data/fs"));
+    let left = crate::common::files_under(&root.path().join("data/fs"));
     assert!(
         left.is_empty(),
         "files left after drop: {:?}",
@@ -199,7 +197,7 @@ fn an_sqlite_file_killed_before_its_manifest_table_is_loaded() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("1KiB-x1024.sqlite");
     let table = "CREATE TABLE blobs (id bigint NOT NULL PRIMARY KEY, data blob NOT NULL)";
-    common::sql_exec(&common::sqlite_url(&file), &[table]);
+    crate::common::sql_exec(&crate::common::sqlite_url(&file), &[table]);
     let load = run(root.path(), &with("load"));
     assert!(load.status.success(), "{}", stderr(&load));
     let verify = run(root.path(), &with("verify"));
@@ -216,7 +214,7 @@ fn an_sqlite_file_killed_before_its_manifest_table_is_loaded() {
         ),
     ] {
         let other = dir.join(name);
-        common::sql_exec(&common::sqlite_url(&other), &statements);
+        crate::common::sql_exec(&crate::common::sqlite_url(&other), &statements);
         let before = std::fs::read(&other).unwrap();
         let rows = name
             .trim_start_matches("1KiB-x")
@@ -319,7 +317,7 @@ fn an_sqlite_file_left_with_a_hot_journal_is_rolled_back_and_verifies() {
     let dir = stopped.path().join("data/sqlite");
     std::fs::create_dir_all(&dir).unwrap();
     let copy = dir.join("1KiB-x1024.sqlite");
-    common::block_on(async {
+    crate::common::block_on(async {
         let url = format!("sqlite://{}", file.display());
         let mut opts = sea_orm::ConnectOptions::new(url);
         opts.max_connections(1).sqlx_logging(false);
@@ -476,7 +474,7 @@ fn a_run_stopped_at_three_moments_is_continued_and_every_cell_is_measured_once()
     );
     assert_eq!(err.matches("[cell ").count(), 3, "{err}");
     assert!(err.contains("the run's 4 parts: "), "{err}");
-    let (dir, json) = common::only_run(root.path());
+    let (dir, json) = crate::common::only_run(root.path());
     assert_eq!(json["complete"], true);
     let cells: std::collections::BTreeSet<String> = json["results"]
         .as_array()
@@ -543,7 +541,7 @@ fn a_run_stopped_at_three_moments_is_continued_and_every_cell_is_measured_once()
 #[test]
 fn a_disk_too_small_for_every_size_class_gets_a_plan_of_what_to_keep() {
     let root = tempfile::tempdir().unwrap();
-    let Some(_disk) = common::SmallDisk::mount(root.path(), 300) else {
+    let Some(_disk) = crate::common::SmallDisk::mount(root.path(), 300) else {
         return;
     };
     // Per size class about 41 MiB for each of SQLite, fs and the floor: 250 MiB for
@@ -591,7 +589,7 @@ fn a_disk_too_small_for_every_size_class_gets_a_plan_of_what_to_keep() {
         dropped.contains("floor 64KiB") && !dropped.contains("sqlite"),
         "{dropped}"
     );
-    let (_, json) = common::only_run(root.path());
+    let (_, json) = crate::common::only_run(root.path());
     assert_eq!(json["results"].as_array().unwrap().len(), 6);
     assert!(json["parts"][0]["disk_plan"].as_array().unwrap().len() >= 3);
     let data = root.path().join("data");
@@ -658,7 +656,7 @@ fn a_part_ended_by_an_error_is_named_by_the_next() {
     ];
     let loaded = run(root.path(), &[&["load"][..], &flags].concat());
     assert!(loaded.status.success(), "{}", stderr(&loaded));
-    let blob = common::files_under(&root.path().join("data/fs"))
+    let blob = crate::common::files_under(&root.path().join("data/fs"))
         .into_iter()
         .find(|f| !f.ends_with(".json"))
         .unwrap();
@@ -671,7 +669,7 @@ fn a_part_ended_by_an_error_is_named_by_the_next() {
     .concat();
     let first = run(root.path(), &[&measure[..], &["--fail-fast"]].concat());
     assert!(!first.status.success(), "{}", stderr(&first));
-    let (_, json) = common::only_run(root.path());
+    let (_, json) = crate::common::only_run(root.path());
     let ended = json["parts"][0]["ended"].as_str().unwrap_or_default();
     assert!(
         ended.starts_with("ended by an error: "),

@@ -1,8 +1,6 @@
 //! Bad input: one clear error, a non-zero exit, and nothing half-written.
 
-mod common;
-
-use common::{files_under, run, stderr};
+use crate::common::{files_under, run, stderr};
 
 /// Runs `load` with `args`, expects a failure whose message contains `needle`.
 fn rejects(args: &[&str], needle: &str) -> (tempfile::TempDir, String) {
@@ -77,7 +75,7 @@ fn unwritable_data_dir() {
     // A regular file where a directory is needed fails even for root.
     let blocker = root.path().join("not-a-dir");
     std::fs::write(&blocker, b"x").unwrap();
-    let out = common::blobrace()
+    let out = crate::common::blobrace()
         .args([
             "load",
             "--cap",
@@ -254,7 +252,7 @@ fn a_changed_floor_file_is_said_and_dropped() {
 fn switch_variables_take_1_yes_and_0_no() {
     for value in ["1", "yes", "on", "true", "0", "no", "off", "false"] {
         let root = tempfile::tempdir().unwrap();
-        let mut cmd = common::blobrace();
+        let mut cmd = crate::common::blobrace();
         cmd.args([
             "measure",
             "--dry-run",
@@ -286,7 +284,7 @@ fn a_report_where_no_run_was_made_says_how_to_make_one() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("nothing-here");
     for args in [&[][..], &["--run", "20261127-000000-0000001"][..]] {
-        let out = common::blobrace()
+        let out = crate::common::blobrace()
             .arg("report")
             .args(args)
             .arg("--results-dir")
@@ -525,7 +523,7 @@ fn keeping_every_dataset_and_dropping_each_are_refused_together() {
 /// `blobrace load` with `vars` set and no flags but `args`: its exit code and stderr.
 fn with_variables(vars: &[(&str, &str)], args: &[&str]) -> (Option<i32>, String) {
     let root = tempfile::tempdir().unwrap();
-    let mut cmd = common::blobrace();
+    let mut cmd = crate::common::blobrace();
     cmd.arg("load")
         .args(args)
         .arg("--data-dir")
@@ -604,7 +602,7 @@ fn a_results_directory_that_cannot_be_written_is_refused_before_loading() {
     let root = tempfile::tempdir().unwrap();
     let not_a_dir = root.path().join("a-file");
     std::fs::write(&not_a_dir, b"x").unwrap();
-    let out = common::blobrace()
+    let out = crate::common::blobrace()
         .args([
             "measure",
             "--engines",
@@ -633,7 +631,7 @@ fn a_results_directory_that_cannot_be_written_is_refused_before_loading() {
 fn output_to_a_closed_pipe_ends_quietly() {
     use std::process::Stdio;
     let root = tempfile::tempdir().unwrap();
-    let mut child = common::blobrace()
+    let mut child = crate::common::blobrace()
         .args(["env", "--engines", "floor,fs,sqlite"])
         .arg("--data-dir")
         .arg(root.path().join("data"))
@@ -660,7 +658,7 @@ fn a_data_directory_whose_name_is_no_url_holds_every_local_store() {
     let root = tempfile::tempdir().unwrap();
     let data = root.path().join("my data?x=1#y:z");
     let args = |command: &str| {
-        let mut cmd = common::blobrace();
+        let mut cmd = crate::common::blobrace();
         cmd.args([
             command,
             "--engines",
@@ -701,7 +699,7 @@ fn a_results_file_of_another_schema_is_refused() {
         br#"{"schema_version": 99, "results": []}"#,
     )
     .unwrap();
-    let out = common::blobrace()
+    let out = crate::common::blobrace()
         .args(["report", "--results-dir"])
         .arg(root.path().join("results"))
         .output()

@@ -90,12 +90,37 @@ pub fn port_answers(port: &str) -> bool {
     }
 }
 
+/// Holds the compose servers for the calling test alone, until the test ends (its thread
+/// exits); a second call from the same test is a no-op. One integration-test binary
+/// runs its tests two at a time, and a test measuring cold restarts a server's
+/// container: every test that reaches a server or its container takes this first,
+/// through `server_url_or_skip` and `service_container` or directly.
+pub fn hold_servers() {
+    use std::cell::RefCell;
+    use std::sync::{Mutex, MutexGuard};
+    static SERVERS: Mutex<()> = Mutex::new(());
+    thread_local! {
+        // Dropped when the test's thread exits, passed or failed: libtest runs each
+        // test on a thread of its own.
+        static HELD: RefCell<Option<MutexGuard<'static, ()>>> = const { RefCell::new(None) };
+    }
+    HELD.with(|held| {
+        let mut held = held.borrow_mut();
+        if held.is_none() {
+            // A test that failed while holding it poisoned nothing the next one reads.
+            *held = Some(SERVERS.lock().unwrap_or_else(|e| e.into_inner()));
+        }
+    });
+}
+
 /// A compose server's URL as `blobrace` builds it (its BLOBRACE_*_URL, else compose/.env),
 /// where something listens at its port on 127.0.0.1; else None, the skip said (a failure
 /// under BLOBRACE_REQUIRE_DOCKER=1). `what`: the test, for the message.
 #[allow(dead_code)] // Not every test file that shares this module has a server.
 pub fn server_url_or_skip(name: &str, what: &str) -> Option<String> {
     use blobrace::db::server::{Server, compose_env};
+    // Before looking: the test holding the servers may be restarting this one now.
+    hold_servers();
     let server = Server::named(name)?;
     let url = std::env::var(server.url_env())
         .ok()
@@ -195,6 +220,7 @@ pub fn docker(args: &[&str]) -> String {
 
 /// The container id of a compose service of the project the tests use.
 pub fn service_container(service: &str) -> String {
+    hold_servers();
     let project = std::env::var("BLOBRACE_COMPOSE_PROJECT").unwrap_or_else(|_| "blobrace".into());
     docker(&[
         "ps",

@@ -6,9 +6,7 @@
 //! trip; the compose container is left alone. Skipped (the reason printed) without
 //! the compose servers; a failure when BLOBRACE_REQUIRE_DOCKER=1, as CI sets it.
 
-mod common;
-
-use common::{docker, run, server_url_or_skip, service_container, stderr};
+use crate::common::{docker, run, server_url_or_skip, service_container, stderr};
 use serde_json::Value;
 
 const PASSWORD: &str = "remote-secret";
@@ -122,7 +120,7 @@ fn measure(root: &std::path::Path, url: &str, cache: &str) -> Value {
     let text = stderr(&out);
     assert!(out.status.success(), "{text}");
     assert!(!text.contains(PASSWORD), "the password was printed: {text}");
-    let (_, results) = common::only_run(root);
+    let (_, results) = crate::common::only_run(root);
     results
 }
 
@@ -183,7 +181,7 @@ fn a_server_started_by_hand_is_measured_as_remote_and_the_compose_one_is_left_al
     let results = measure(root.path(), &url, "both");
     let shown = url.replace(&format!(":{PASSWORD}@"), "@");
     assert_remote(&results, &shown);
-    let (dir, _) = common::only_run(root.path());
+    let (dir, _) = crate::common::only_run(root.path());
     let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
     assert!(
         page.contains("<b>remote server</b>"),
@@ -202,7 +200,7 @@ fn a_server_started_by_hand_is_measured_as_remote_and_the_compose_one_is_left_al
     assert_eq!(started_at(&compose), compose_started);
 
     // `blobrace env` says the same.
-    let out = common::blobrace()
+    let out = crate::common::blobrace()
         .args([
             "env",
             "--sizes",
@@ -215,7 +213,7 @@ fn a_server_started_by_hand_is_measured_as_remote_and_the_compose_one_is_left_al
         .args(["--postgres-url", &url])
         .output()
         .unwrap();
-    let env = common::env_json(&out);
+    let env = crate::common::env_json(&out);
     let postgres = env["servers"]["postgres"].as_str().unwrap();
     assert!(postgres.starts_with("not controlled: remote"), "{postgres}");
 

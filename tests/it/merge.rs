@@ -3,12 +3,10 @@
 //! twice from its exact histograms added, and runs that do not go together refused
 //! with what differs.
 
-mod common;
-
 use std::path::Path;
 
+use crate::common::{blobrace, run, stderr};
 use blobrace::stats::{Percentiles, hdr};
-use common::{blobrace, run, stderr};
 use serde_json::Value;
 
 const FLAGS: [&str; 10] = [
@@ -335,7 +333,7 @@ fn a_share_past_the_last_or_without_a_size_is_one_error() {
         assert_eq!(out.status.code(), Some(2), "{share}: {err}");
         assert!(err.contains(says), "{share}: {err}");
     }
-    assert!(common::files_under(root.path()).is_empty());
+    assert!(crate::common::files_under(root.path()).is_empty());
     let missing = [Path::new("nothing-here"), Path::new("nor-here")];
     let out = merge(&root.path().join("results"), &missing);
     let err = stderr(&out);

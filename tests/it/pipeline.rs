@@ -1,14 +1,12 @@
 //! Every embedded engine end to end on small datasets: load, verify, measure,
 //! results; re-runs reuse what is loaded; corruption is caught.
 
-mod common;
-
-use common::{only_run, run, stderr};
+use crate::common::{only_run, run, stderr};
 
 const SMALL: [&str; 4] = ["--sizes", "1KiB,64KiB", "--dataset-bytes", "2MiB"];
 
 fn args<'a>(cmd: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    common::with_flags(cmd, &SMALL, extra)
+    crate::common::with_flags(cmd, &SMALL, extra)
 }
 
 #[test]
@@ -43,7 +41,7 @@ fn load_verify_measure_every_engine() {
 
     let measure = run(
         root.path(),
-        // Cold only: the steady state has tests of its own (tests/steady.rs).
+        // Cold only: the steady state has tests of its own (tests/it/steady.rs).
         &args(
             "measure",
             &["--warmup", "100ms", "--measure", "300ms", "--cache", "cold"],
@@ -196,7 +194,7 @@ fn drop_after_loads_measures_and_drops_one_size_class_at_a_time() {
         "1KiB dropped before 64KiB is loaded: {err}"
     );
     assert_eq!(err.matches("(--drop-after)").count(), 6, "{err}");
-    let left: Vec<String> = common::files_under(&root.path().join("data"))
+    let left: Vec<String> = crate::common::files_under(&root.path().join("data"))
         .into_iter()
         .filter(|f| !f.contains(".blobrace"))
         .collect();
@@ -284,8 +282,8 @@ fn an_sqlite_load_killed_in_bulk_mode_resumes_when_intact_and_starts_again_when_
 
     // As a load killed between batches leaves it: rows 1..=8, incomplete, no WAL.
     let interrupt = || {
-        common::sql_exec(
-            &common::sqlite_url(&file),
+        crate::common::sql_exec(
+            &crate::common::sqlite_url(&file),
             &[
                 "DELETE FROM blobs WHERE id > 8",
                 "UPDATE manifest SET complete = 0",
@@ -379,7 +377,7 @@ fn each_sqlite_page_size_is_its_own_dataset_read_by_every_sqlite_engine() {
 /// own connection reads it, and its type.
 fn first_sqlite_key(file: &std::path::Path) -> (String, Vec<u8>) {
     use sea_orm::{ConnectionTrait, Database, Statement};
-    common::block_on(async {
+    crate::common::block_on(async {
         let db = Database::connect(format!("sqlite://{}?mode=ro", file.display()))
             .await
             .unwrap();
@@ -532,7 +530,7 @@ fn variants_sets_each_layout_beside_the_engines_default_layout() {
     for layout in layouts {
         let out = run(root.path(), &[&["measure"][..], &small, layout].concat());
         assert!(out.status.success(), "{}", stderr(&out));
-        let dir = common::newest_run(root.path());
+        let dir = crate::common::newest_run(root.path());
         jsons.push(
             serde_json::from_slice::<serde_json::Value>(
                 &std::fs::read(dir.join("results.json")).unwrap(),
@@ -543,7 +541,7 @@ fn variants_sets_each_layout_beside_the_engines_default_layout() {
     }
     let results_dir = root.path().join("results");
     let variants = |runs: &[&str]| {
-        common::blobrace()
+        crate::common::blobrace()
             .arg("variants")
             .args(runs)
             .arg("--results-dir")
@@ -649,7 +647,7 @@ fn a_dry_run_prints_every_cell_and_its_time_and_touches_nothing() {
         ),
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    let plan = common::stdout(&out);
+    let plan = crate::common::stdout(&out);
     // 2 sizes × 2 engines × 2 cache states, one line each, then the total.
     assert!(
         plan.starts_with(
@@ -671,8 +669,8 @@ fn a_dry_run_prints_every_cell_and_its_time_and_touches_nothing() {
     );
     // Nothing loaded, measured or written.
     assert!(
-        common::files_under(root.path()).is_empty(),
+        crate::common::files_under(root.path()).is_empty(),
         "{:?}",
-        common::files_under(root.path())
+        crate::common::files_under(root.path())
     );
 }

@@ -2,13 +2,11 @@
 //! list skips them with the reason; the round trips need the compose servers
 //! (skipped where absent, a failure under BLOBRACE_REQUIRE_DOCKER=1).
 
-mod common;
-
-use blobrace::db::server::{Server, compose_env};
-use common::{
+use crate::common::{
     BringBack, bring_back, docker, docker_required, only_run, port_answers, run, service_container,
     stderr,
 };
+use blobrace::db::server::{Server, compose_env};
 
 /// Server URLs from BLOBRACE_*_URL, else from compose/.env, as `blobrace` builds them
 /// (the servers' own descriptors): (postgres, mariadb).
@@ -116,17 +114,12 @@ fn an_unreachable_server_asked_for_by_name_is_an_error_naming_the_url() {
     );
 }
 
-/// One test at a time uses the servers: measuring restarts their containers (a
-/// cold start), which would cut the connections of any other test.
-static SERVERS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-type ServersGuard = std::sync::MutexGuard<'static, ()>;
-
-/// The compose servers (held for this test alone) and their URLs, or None after
-/// printing why (panics when they are required).
-fn servers_or_skip(what: &str) -> Option<(ServersGuard, (String, String))> {
+/// The compose servers (held for this test alone: measuring restarts their containers
+/// for a cold start, which would cut any other test's connections) and their URLs, or
+/// None after printing why (panics when they are required).
+fn servers_or_skip(what: &str) -> Option<(String, String)> {
     // The lock first: the test holding it may be restarting a container right now.
-    let guard = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
+    crate::common::hold_servers();
     let urls = server_urls();
     let reachable = urls.as_ref().is_some_and(|(pg, _)| {
         let port = pg
@@ -146,12 +139,12 @@ fn servers_or_skip(what: &str) -> Option<(ServersGuard, (String, String))> {
         );
         return None;
     }
-    urls.map(|u| (guard, u))
+    urls
 }
 
 #[test]
 fn servers_load_verify_and_measure_32mib_blobs_byte_equal() {
-    let Some((_servers, urls)) = servers_or_skip("the server round trip") else {
+    let Some(urls) = servers_or_skip("the server round trip") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -189,7 +182,7 @@ fn servers_load_verify_and_measure_32mib_blobs_byte_equal() {
                 &["measure"][..],
                 &base,
                 // Not the time to the first bytes: streaming MariaDB's 32 MiB value
-                // piece by piece takes 17 s a fetch (tests/first_bytes.rs streams
+                // piece by piece takes 17 s a fetch (tests/it/first_bytes.rs streams
                 // every server's at 1 MiB).
                 &[
                     "--warmup",
@@ -277,13 +270,13 @@ fn servers_load_verify_and_measure_32mib_blobs_byte_equal() {
     // A byte changed in three rows of each server's 1 KiB dataset, rows that different
     // readers check (verify reads a server's ids with several connections at once):
     // each wrong row is named, in id order, and verify fails.
-    common::sql_exec(
+    crate::common::sql_exec(
         &urls.0,
         &[
             "UPDATE blobs_1kib_x66560.blobs SET data = set_byte(data, 100, get_byte(data, 100) # 1) WHERE id IN (3, 7, 40000)",
         ],
     );
-    common::sql_exec(
+    crate::common::sql_exec(
         &urls.1,
         &[
             "UPDATE blobs_1kib_x66560.blobs SET data = CONCAT(LEFT(data, 100), CHAR(ASCII(SUBSTRING(data, 101, 1)) ^ 1), SUBSTRING(data, 102)) WHERE id IN (3, 7, 40000)",
@@ -321,7 +314,7 @@ fn servers_load_verify_and_measure_32mib_blobs_byte_equal() {
 
 #[test]
 fn a_wrong_server_password_is_one_clear_error() {
-    let Some((_servers, (pg, _))) = servers_or_skip("the wrong-password check") else {
+    let Some((pg, _)) = servers_or_skip("the wrong-password check") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -353,19 +346,19 @@ struct RestorePacketLimit(String);
 
 impl Drop for RestorePacketLimit {
     fn drop(&mut self) {
-        common::sql_exec(&self.0, &["SET GLOBAL max_allowed_packet = 268435456"]);
+        crate::common::sql_exec(&self.0, &["SET GLOBAL max_allowed_packet = 268435456"]);
     }
 }
 
 #[test]
 fn a_mariadb_packet_limit_below_the_largest_blob_is_refused_up_front() {
-    let Some((_servers, urls)) = servers_or_skip("the packet-limit check") else {
+    let Some(urls) = servers_or_skip("the packet-limit check") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
     // MariaDB's default limit: 16MiB. New connections see the new global value.
     let _restore = RestorePacketLimit(urls.1.clone());
-    common::sql_exec(&urls.1, &["SET GLOBAL max_allowed_packet = 16777216"]);
+    crate::common::sql_exec(&urls.1, &["SET GLOBAL max_allowed_packet = 16777216"]);
     let args = [
         "load",
         "--engines",
@@ -403,7 +396,7 @@ fn a_mariadb_packet_limit_below_the_largest_blob_is_refused_up_front() {
             &urls,
         ),
     );
-    let table = common::stdout(&env);
+    let table = crate::common::stdout(&env);
     assert!(table.contains("Absent"), "{table}");
 }
 
@@ -412,7 +405,7 @@ fn a_mariadb_packet_limit_below_the_largest_blob_is_refused_up_front() {
 /// afresh where nothing was committed) and every row verifies, 1 to N exactly.
 #[test]
 fn server_loads_stopped_by_sigterm_or_sigkill_at_20_moments_resume_to_exactly_1_to_n() {
-    let Some((_servers, urls)) = servers_or_skip("the server resume test") else {
+    let Some(urls) = servers_or_skip("the server resume test") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -437,7 +430,7 @@ fn server_loads_stopped_by_sigterm_or_sigkill_at_20_moments_resume_to_exactly_1_
             let drop = run_s(root.path(), &drop_args);
             assert!(drop.status.success(), "{}", stderr(&drop));
             let args: Vec<&str> = load.iter().map(String::as_str).collect();
-            if common::signal_after(root.path(), &args, signal, delay_ms) {
+            if crate::common::signal_after(root.path(), &args, signal, delay_ms) {
                 stopped += 1;
             }
             let finish = run_s(root.path(), &load);
@@ -471,7 +464,7 @@ fn server_loads_stopped_by_sigterm_or_sigkill_at_20_moments_resume_to_exactly_1_
         root.path(),
         &with_servers(&["env", "--sizes", "4MiB"], &urls),
     );
-    let listing = common::stdout(&env);
+    let listing = crate::common::stdout(&env);
     for server in ["postgres", "mariadb"] {
         let line = listing
             .lines()
@@ -494,7 +487,7 @@ fn server_loads_stopped_by_sigterm_or_sigkill_at_20_moments_resume_to_exactly_1_
 
 #[test]
 fn postgres_external_storage_is_its_own_dataset_and_is_recorded() {
-    let Some((_servers, urls)) = servers_or_skip("the TOAST storage switch") else {
+    let Some(urls) = servers_or_skip("the TOAST storage switch") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -536,7 +529,7 @@ fn postgres_external_storage_is_its_own_dataset_and_is_recorded() {
 
 #[test]
 fn a_postgres_load_ends_vacuumed_and_analyzed_and_a_complete_table_never_vacuumed_is_on_reuse() {
-    let Some((_servers, urls)) = servers_or_skip("PostgreSQL's VACUUM ANALYZE after a load") else {
+    let Some(urls) = servers_or_skip("PostgreSQL's VACUUM ANALYZE after a load") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -581,7 +574,7 @@ fn a_postgres_load_ends_vacuumed_and_analyzed_and_a_complete_table_never_vacuume
     assert_eq!(state(), "true 48", "{first}");
     // A table loaded complete but never vacuumed by hand (an older blobrace's load,
     // or statistics lost in a crash): the next run vacuums it, and says so.
-    common::sql_exec(
+    crate::common::sql_exec(
         &urls.0,
         &[&format!(
             "SELECT pg_stat_reset_single_table_counters('{table}'::regclass)"
@@ -603,7 +596,7 @@ fn a_postgres_load_ends_vacuumed_and_analyzed_and_a_complete_table_never_vacuume
 
 /// Memory cap (bytes) and CPUs Docker holds for a server's container, from `blobrace env`.
 fn server_limits(name: &str) -> (u64, f64) {
-    let out = common::blobrace()
+    let out = crate::common::blobrace()
         .args([
             "env",
             "--cap",
@@ -617,7 +610,7 @@ fn server_limits(name: &str) -> (u64, f64) {
         .arg(tempfile::tempdir().unwrap().path())
         .output()
         .unwrap();
-    let json = common::env_json(&out);
+    let json = crate::common::env_json(&out);
     let cap = &json["servers"][name];
     (
         cap["memory_limit_bytes"]
@@ -655,7 +648,7 @@ fn capped_server_run(
 
 #[test]
 fn a_run_sets_the_servers_containers_and_caches_to_its_cap() {
-    let Some((_servers, urls)) = servers_or_skip("setting the servers' caps") else {
+    let Some(urls) = servers_or_skip("setting the servers' caps") else {
         return;
     };
     let (memory, cpus) = server_limits("postgres");
@@ -743,7 +736,7 @@ fn a_run_sets_the_servers_containers_and_caches_to_its_cap() {
 
 #[test]
 fn a_cap_too_small_for_the_servers_largest_blob_is_refused_before_anything_changes() {
-    let Some((_servers, urls)) = servers_or_skip("the servers' smallest caps") else {
+    let Some(urls) = servers_or_skip("the servers' smallest caps") else {
         return;
     };
     let before = (server_limits("postgres"), server_limits("mariadb"));
@@ -784,7 +777,7 @@ fn a_cap_too_small_for_the_servers_largest_blob_is_refused_before_anything_chang
 
 #[test]
 fn a_steady_run_fills_each_servers_cache_through_the_server() {
-    let Some((_servers, urls)) = servers_or_skip("the servers' steady state") else {
+    let Some(urls) = servers_or_skip("the servers' steady state") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -843,7 +836,7 @@ fn a_steady_run_fills_each_servers_cache_through_the_server() {
 /// One value of a query on a server, as text (the tests' own connection).
 fn sql_value(url: &str, query: &str) -> String {
     use sea_orm::ConnectionTrait;
-    common::block_on(async {
+    crate::common::block_on(async {
         let db = sea_orm::Database::connect(url).await.unwrap();
         let row = db
             .query_one_raw(sea_orm::Statement::from_string(
@@ -861,7 +854,7 @@ fn sql_value(url: &str, query: &str) -> String {
 
 #[test]
 fn uuid_keys_are_their_own_binary_keyed_datasets_fetched_by_key_on_both_servers() {
-    let Some((_servers, urls)) = servers_or_skip("keyed datasets") else {
+    let Some(urls) = servers_or_skip("keyed datasets") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -952,7 +945,7 @@ fn uuid_keys_are_their_own_binary_keyed_datasets_fetched_by_key_on_both_servers(
 
 #[test]
 fn a_parallel_load_stopped_with_a_gap_resumes_after_the_last_unbroken_id() {
-    let Some((_servers, urls)) = servers_or_skip("the parallel-load resume test") else {
+    let Some(urls) = servers_or_skip("the parallel-load resume test") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -976,11 +969,11 @@ fn a_parallel_load_stopped_with_a_gap_resumes_after_the_last_unbroken_id() {
     // What a load killed with batch 3 uncommitted and batch 4 committed leaves: ids
     // 1..=8192, then 12289..=24576 (4096-row batches), and no "complete" mark.
     let schema = format!("{}?options=-csearch_path%3Dblobs_1kib_x24576", urls.0);
-    common::sql_exec(
+    crate::common::sql_exec(
         &schema,
         &["DELETE FROM blobs WHERE id BETWEEN 8193 AND 12288"],
     );
-    common::sql_exec(&schema, &["UPDATE manifest SET complete = false"]);
+    crate::common::sql_exec(&schema, &["UPDATE manifest SET complete = false"]);
     let resumed = run_s(root.path(), &load);
     let err = stderr(&resumed);
     assert!(resumed.status.success(), "{err}");
@@ -1002,7 +995,7 @@ fn a_parallel_load_stopped_with_a_gap_resumes_after_the_last_unbroken_id() {
 
 #[test]
 fn postgres_large_objects_are_their_own_dataset_read_with_lo_get_and_unlinked_on_drop() {
-    let Some((_servers, urls)) = servers_or_skip("the large-object layout") else {
+    let Some(urls) = servers_or_skip("the large-object layout") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -1087,7 +1080,7 @@ fn postgres_large_objects_are_their_own_dataset_read_with_lo_get_and_unlinked_on
 
 #[test]
 fn a_server_killed_mid_run_is_recorded_and_the_other_engines_are_measured() {
-    let Some((_servers, urls)) = servers_or_skip("a server killed mid-run") else {
+    let Some(urls) = servers_or_skip("a server killed mid-run") else {
         return;
     };
     let _back = BringBack("mariadb");
@@ -1117,7 +1110,7 @@ fn a_server_killed_mid_run_is_recorded_and_the_other_engines_are_measured() {
         .concat(),
         &urls,
     );
-    let child = common::blobrace()
+    let child = crate::common::blobrace()
         .args(&measure)
         .args(["--cap", "none", "--cpus", "none", "--data-dir"])
         .arg(root.path().join("data"))
@@ -1173,7 +1166,7 @@ fn a_server_killed_mid_run_is_recorded_and_the_other_engines_are_measured() {
 
 #[test]
 fn a_dataset_loaded_before_mariadb_restarted_is_reused_with_its_bytes_on_disk() {
-    let Some((_servers, urls)) = servers_or_skip("a re-run after a restart") else {
+    let Some(urls) = servers_or_skip("a re-run after a restart") else {
         return;
     };
     let _back = BringBack("mariadb");
@@ -1210,7 +1203,7 @@ fn a_dataset_loaded_before_mariadb_restarted_is_reused_with_its_bytes_on_disk() 
 
 #[test]
 fn a_capped_run_killed_outright_is_undone_by_the_next_run() {
-    let Some((_servers, urls)) = servers_or_skip("a killed run's caps") else {
+    let Some(urls) = servers_or_skip("a killed run's caps") else {
         return;
     };
     let own = (server_limits("postgres"), server_limits("mariadb"));
@@ -1233,7 +1226,7 @@ fn a_capped_run_killed_outright_is_undone_by_the_next_run() {
         ],
         &urls,
     );
-    let mut child = common::blobrace()
+    let mut child = crate::common::blobrace()
         .args(&load)
         .arg("--data-dir")
         .arg(root.path().join("data"))

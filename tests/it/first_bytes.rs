@@ -2,9 +2,7 @@
 //! measurement, timed at the first piece and at the end, by every engine that can
 //! stream; an engine that reads whole values only says so; smaller blobs get none.
 
-mod common;
-
-use common::{only_run, run, stderr};
+use crate::common::{only_run, run, stderr};
 
 #[test]
 fn large_blobs_are_streamed_and_timed_at_their_first_piece_and_whole_value_engines_say_so() {
@@ -90,9 +88,9 @@ fn large_blobs_are_streamed_and_timed_at_their_first_piece_and_whole_value_engin
 #[test]
 fn sql_servers_stream_a_value_piece_by_piece_and_dolt_says_why_it_cannot() {
     let (Some(pg), Some(maria), Some(dolt)) = (
-        common::server_url_or_skip("postgres", "streamed SQL fetches"),
-        common::server_url_or_skip("mariadb", "streamed SQL fetches"),
-        common::server_url_or_skip("dolt", "streamed SQL fetches"),
+        crate::common::server_url_or_skip("postgres", "streamed SQL fetches"),
+        crate::common::server_url_or_skip("mariadb", "streamed SQL fetches"),
+        crate::common::server_url_or_skip("dolt", "streamed SQL fetches"),
     ) else {
         return;
     };

@@ -1,11 +1,9 @@
 //! Server containers through Docker's API. Skipped (with the reason printed) where
 //! Docker is absent; a failure when BLOBRACE_REQUIRE_DOCKER=1, as CI sets it.
 
-mod common;
-
 use std::process::Command;
 
-use common::{blobrace, docker_required, env_json, stderr, stdout};
+use crate::common::{blobrace, docker_required, env_json, stderr, stdout};
 use serde_json::Value;
 
 /// False (after printing why) when the test cannot run here; panics if it must.
@@ -47,6 +45,8 @@ fn compose_servers_report_the_cap_docker_enforces() {
     if !available("the compose server caps") {
         return;
     }
+    // Read while no other test restarts them under another cap.
+    crate::common::hold_servers();
     for service in ["postgres", "mariadb", "dolt"] {
         // What the Docker CLI says the running service's container is capped at (1 GiB
         // for the full profile, 256 MiB after a quick compose run): the API read must agree.

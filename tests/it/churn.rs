@@ -2,9 +2,7 @@
 //! write path; `verify` checks every row at the version its applied changes give it,
 //! a churn killed with SIGKILL halfway included.
 
-mod common;
-
-use common::{files_under, run, server_url_or_skip, signal_after, stderr};
+use crate::common::{files_under, run, server_url_or_skip, signal_after, stderr};
 
 fn with<'a>(cmd: &'a str, flags: &[&'a str]) -> Vec<&'a str> {
     [&[cmd][..], flags].concat()
@@ -66,7 +64,7 @@ fn a_churned_sqlite_dataset_is_its_own_and_every_row_verifies_at_its_version() {
         );
         let err = stderr(&measure);
         assert!(measure.status.success(), "{kind}: {err}");
-        let (_, results) = common::only_run(root.path());
+        let (_, results) = crate::common::only_run(root.path());
         assert_eq!(results["failures"], serde_json::json!([]), "{kind}");
         assert_eq!(results["config"]["churn"]["percent"], 30, "{kind}");
         let churned: Vec<_> = results["loads"]
@@ -137,7 +135,7 @@ fn a_churn_killed_halfway_verifies_at_every_point_and_resumes_to_the_end() {
         let verify = run(root.path(), &with("verify", &flags));
         let err = stderr(&verify);
         if err.contains("is not loaded") {
-            continue; // killed during the load itself (tests/resume.rs covers that)
+            continue; // killed during the load itself (tests/it/resume.rs covers that)
         }
         // Every row holds the version the committed changes say, and nothing else.
         assert!(verify.status.success(), "killed after {delay_ms} ms: {err}");

@@ -3,18 +3,8 @@
 //! Go's memory limit recorded. Needs the compose `dolt` service (skipped where absent,
 //! a failure under BLOBRACE_REQUIRE_DOCKER=1).
 
-mod common;
-
+use crate::common::{only_run, run, server_url_or_skip, stderr};
 use blobrace::db::server::Server;
-use common::{only_run, run, server_url_or_skip, stderr};
-
-/// One test at a time loads into the one Dolt: each load restarts its container
-/// (`restart_after_load`), which would cut another test's load short.
-static DOLT: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn dolt_alone() -> std::sync::MutexGuard<'static, ()> {
-    DOLT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 fn dolt_or_skip(what: &str) -> Option<String> {
     server_url_or_skip("dolt", what)
@@ -65,7 +55,7 @@ fn run_with(root: &std::path::Path, args: &[&str], url: &str) -> std::process::O
 /// set up as blobrace's: Dolt 0.40 refuses sqlx's default `SET NAMES`).
 fn query_i64(url: &str, database: &str, sql: &str) -> i64 {
     use sea_orm::{ConnectionTrait, Statement};
-    common::block_on(async {
+    crate::common::block_on(async {
         let dolt = Server::named("dolt").unwrap();
         let db = dolt.connect(url, Some(database)).await.unwrap();
         let row = db
@@ -81,7 +71,8 @@ fn query_i64(url: &str, database: &str, sql: &str) -> i64 {
 
 #[test]
 fn dolt_loads_commits_verifies_and_measures_blobs_byte_equal() {
-    let _alone = dolt_alone();
+    // One test at a time: each load restarts the container (`restart_after_load`).
+    crate::common::hold_servers();
     let Some(url) = dolt_or_skip("the Dolt round trip") else {
         return;
     };
@@ -241,7 +232,8 @@ fn dolt_loads_commits_verifies_and_measures_blobs_byte_equal() {
 
 #[test]
 fn a_cap_dolt_cannot_load_32mib_blobs_under_is_refused_before_anything_changes() {
-    let _alone = dolt_alone();
+    // One test at a time: each load restarts the container (`restart_after_load`).
+    crate::common::hold_servers();
     let Some(url) = dolt_or_skip("Dolt's smallest cap") else {
         return;
     };
@@ -274,7 +266,8 @@ fn a_cap_dolt_cannot_load_32mib_blobs_under_is_refused_before_anything_changes()
 
 #[test]
 fn a_wrong_dolt_password_is_one_clear_error() {
-    let _alone = dolt_alone();
+    // One test at a time: each load restarts the container (`restart_after_load`).
+    crate::common::hold_servers();
     let Some(url) = dolt_or_skip("the Dolt wrong-password check") else {
         return;
     };
@@ -367,7 +360,8 @@ fn mysql_without_its_image_is_skipped_or_refused_saying_how_to_get_it() {
 /// afresh), commits, and every row verifies, 1 to N exactly.
 #[test]
 fn dolt_loads_stopped_by_sigterm_or_sigkill_at_10_moments_resume_to_exactly_1_to_n() {
-    let _alone = dolt_alone();
+    // One test at a time: each load restarts the container (`restart_after_load`).
+    crate::common::hold_servers();
     let Some(url) = dolt_or_skip("the Dolt resume test") else {
         return;
     };
@@ -394,7 +388,7 @@ fn dolt_loads_stopped_by_sigterm_or_sigkill_at_10_moments_resume_to_exactly_1_to
         for delay_ms in delays {
             let drop = run(root.path(), &with("drop"));
             assert!(drop.status.success(), "{}", stderr(&drop));
-            if common::signal_after(root.path(), &with("load"), signal, delay_ms) {
+            if crate::common::signal_after(root.path(), &with("load"), signal, delay_ms) {
                 stopped += 1;
             }
             let finish = run(root.path(), &with("load"));

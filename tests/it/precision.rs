@@ -1,9 +1,7 @@
 //! `--precision`: each engine and size is measured until its p50 and p99 are known to
 //! within the shares asked, between the least time and the limit, and says how it ended.
 
-mod common;
-
-use common::{only_run, run, stderr};
+use crate::common::{only_run, run, stderr};
 
 fn measure(
     root: &std::path::Path,

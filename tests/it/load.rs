@@ -1,9 +1,7 @@
 //! Load modes end to end on a small dataset: more clients (closed loop), a rate
 //! (open loop), the saturation search, and a rate no engine can be offered.
 
-mod common;
-
-use common::{only_run, run, stderr};
+use crate::common::{only_run, run, stderr};
 
 const SMALL: [&str; 10] = [
     "--sizes",
@@ -19,7 +17,7 @@ const SMALL: [&str; 10] = [
 ];
 
 fn args<'a>(cmd: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    common::with_flags(cmd, &SMALL, extra)
+    crate::common::with_flags(cmd, &SMALL, extra)
 }
 
 #[test]
@@ -69,7 +67,7 @@ fn clients_and_a_rate_land_in_results_and_the_report() {
         ),
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    let newest = common::newest_run(root.path());
+    let newest = crate::common::newest_run(root.path());
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(newest.join("results.json")).unwrap()).unwrap();
     let l = &json["load_results"][0];
@@ -146,7 +144,7 @@ fn a_load_that_cannot_fit_under_the_cap_is_skipped_with_its_arithmetic() {
     // 16 floor clients of 4 MiB blobs hold 16 x (2 x 4 + 2) MiB: more than a 96 MiB cap.
     let out = run(
         root.path(),
-        &common::with_flags(
+        &crate::common::with_flags(
             "measure",
             &SMALL[4..],
             &[

@@ -1,9 +1,7 @@
 //! The measuring process really runs under the requested cgroup cap, read back from the
 //! kernel; where no cap can be had, a capped run is refused instead of run uncapped.
 
-mod common;
-
-use common::{blobrace, env_json, stderr};
+use crate::common::{blobrace, env_json, stderr};
 
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
@@ -133,9 +131,9 @@ fn a_user_who_cannot_be_capped_gets_one_error_and_nothing_written() {
         assert!(errors[0].contains(way), "missing '{way}': {err}");
     }
     assert!(
-        common::files_under(&data).is_empty(),
+        crate::common::files_under(&data).is_empty(),
         "nothing may be written: {:?}",
-        common::files_under(&data)
+        crate::common::files_under(&data)
     );
     let uncapped = as_nobody("none");
     assert!(uncapped.status.success(), "{}", stderr(&uncapped));

@@ -2,12 +2,10 @@
 //! its results, verify, and a report. Each says which disk filled and what to do, leaves
 //! no half-written file, and loses nothing that was loaded or measured.
 
-mod common;
-
 use std::io::Write;
 use std::time::Duration;
 
-use common::{SmallDisk, blobrace, run, stderr};
+use crate::common::{SmallDisk, blobrace, run, stderr};
 
 /// Fill the disk holding `file` until it refuses another MiB.
 fn fill(file: &std::path::Path) {
@@ -60,7 +58,7 @@ fn report(root: &std::path::Path) -> std::process::Output {
 
 /// Files whose names say they were never finished (`.tmp`, `.partial.`).
 fn unfinished(dir: &std::path::Path) -> Vec<String> {
-    common::files_under(dir)
+    crate::common::files_under(dir)
         .into_iter()
         .filter(|f| f.ends_with(".tmp") || f.contains(".partial."))
         .collect()
@@ -148,7 +146,7 @@ fn a_load_that_meets_a_full_disk_says_which_gives_the_space_back_and_loads_later
         disk.free_bytes() + filler_bytes > total - (4 << 20),
         "free {} + filler {filler_bytes} of {total}: {:?}",
         disk.free_bytes(),
-        common::files_under(&mount.join("data"))
+        crate::common::files_under(&mount.join("data"))
     );
     // With room again, the same command loads it whole.
     std::fs::remove_file(&filler).unwrap();
@@ -229,7 +227,7 @@ fn a_disk_filled_while_measuring_verifying_and_reporting_loses_nothing() {
     std::fs::remove_file(&filler).unwrap();
     let again = run(mount, &measure);
     assert!(again.status.success(), "{}", stderr(&again));
-    let (dir, json) = common::only_run(mount);
+    let (dir, json) = crate::common::only_run(mount);
     assert_eq!(
         json["parts"].as_array().unwrap().len(),
         2,
@@ -314,7 +312,7 @@ fn a_size_class_that_no_longer_fits_fails_alone_and_the_run_goes_on() {
         err.contains("1MiB no longer fits as planned"),
         "said, not ended: {err}"
     );
-    let (_, json) = common::only_run(mount);
+    let (_, json) = crate::common::only_run(mount);
     let results = json["results"].as_array().unwrap();
     let failures = json["failures"].as_array().unwrap();
     let measured_1mib = results.iter().filter(|r| r["size"] == "1MiB").count();

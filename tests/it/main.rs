@@ -1,0 +1,35 @@
+//! The integration tests, one binary: each module drives the real `blobrace` binary
+//! (or the library) on its own temporary data. One binary instead of one per file:
+//! each test binary links the whole crate, and twenty of them took about 11 s each to
+//! link after every change to the library (243 s of a `cargo test --release`).
+//!
+//! Tests of one binary run beside each other (two at a time on a 2-core machine), so
+//! every test that uses the compose servers holds them alone for its whole run
+//! (`common::hold_servers`, taken by `server_url_or_skip` and `service_container`): a
+//! cold start restarts a server's container, which would cut any other test's
+//! connections. Two tests keep their own binaries: `tests/diskprobe.rs` (its O_DIRECT
+//! reads would show in another test's /proc/self/io) and `tests/v2_vm.rs` (std only,
+//! built on its own inside the VM it boots).
+
+mod common;
+
+mod bad_input;
+mod cap;
+mod churn;
+mod docker;
+mod dolt;
+mod first_bytes;
+mod full_disk;
+mod knobs;
+mod live;
+mod load;
+mod locks;
+mod merge;
+mod pipeline;
+mod precision;
+mod remote;
+mod report;
+mod resume;
+mod seaweedfs;
+mod servers;
+mod steady;

@@ -14,7 +14,6 @@ use crate::dataset_lock::{Access, release, take};
 use crate::db::locations::Locations;
 use crate::db::registry::AnyStore;
 use crate::db::registry::StoreKind;
-use crate::db::store::Store;
 use crate::disk_room::Rooms;
 use crate::error::InputError;
 use crate::machine::peak_rss_bytes;
@@ -191,7 +190,7 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
         disk_bytes: None,
         churn: None,
     };
-    if spec.changes() && !store.can_churn() {
+    if spec.changes() && store.churner().is_none() {
         anyhow::bail!(
             "the {} store cannot change rows yet, so it has no churned or written dataset (--churn, --write-rate): SQLite, PostgreSQL (bytea), MariaDB, Dolt and MySQL can; leave {} out with --engines",
             kind_name.name(),
@@ -262,7 +261,7 @@ async fn churn(store: &mut AnyStore) -> Result<Option<ChurnReport>> {
         return Ok(None);
     };
     let total = spec.churn_rows();
-    let before = store.churn_applied().await?.applied;
+    let before = store.churning()?.churn_applied().await?.applied;
     let mut report = ChurnReport {
         churn,
         rows: total,
@@ -278,8 +277,8 @@ async fn churn(store: &mut AnyStore) -> Result<Option<ChurnReport>> {
         // A compaction a killed run did not finish is done now.
         report
             .maintenance
-            .extend(store.churn_maintenance(true).await?);
-        store.churn_finish().await?;
+            .extend(store.churning()?.churn_maintenance(true).await?);
+        store.churning()?.churn_finish().await?;
         report.cleanup = cleanup_or_none(store).await;
         return Ok(Some(report));
     }
@@ -288,7 +287,7 @@ async fn churn(store: &mut AnyStore) -> Result<Option<ChurnReport>> {
     }
     report
         .maintenance
-        .extend(store.churn_maintenance(false).await?);
+        .extend(store.churning()?.churn_maintenance(false).await?);
     let started = Instant::now();
     let label = format!("{} {} {churn}", store.kind().name(), spec.size);
     let mut progress = RowsProgress::new(
@@ -315,6 +314,7 @@ async fn churn(store: &mut AnyStore) -> Result<Option<ChurnReport>> {
             fill_blob_version(spec.seed, spec.size, id, 1, &mut batch[i]);
         }
         store
+            .churning()?
             .churn(&ids, &mut batch, at + n as u64)
             .await
             .with_context(|| format!("{label}: changing rows in {}", store.location().display()))?;
@@ -326,8 +326,8 @@ async fn churn(store: &mut AnyStore) -> Result<Option<ChurnReport>> {
     report.seconds = started.elapsed().as_secs_f64();
     report
         .maintenance
-        .extend(store.churn_maintenance(true).await?);
-    store.churn_finish().await?;
+        .extend(store.churning()?.churn_maintenance(true).await?);
+    store.churning()?.churn_finish().await?;
     report.cleanup = cleanup_or_none(store).await;
     report.disk_bytes_after = disk_bytes_or_unavailable(store).await;
     let resumed = if before > 0 {
@@ -372,7 +372,11 @@ pub fn cleanup_label(facts: &[(String, i64)]) -> String {
 /// What the database says of its cleanup, or nothing with a note where it cannot be
 /// read: a figure for the report, never a reason to stop a run.
 async fn cleanup_or_none(store: &mut AnyStore) -> Vec<(String, i64)> {
-    store.cleanup_facts().await.unwrap_or_else(|e| {
+    let facts = match store.churning() {
+        Ok(churn) => churn.cleanup_facts().await,
+        Err(e) => Err(e),
+    };
+    facts.unwrap_or_else(|e| {
         eprintln!(
             "note: {}: what the database says of its cleanup is unavailable: {e:#}",
             store.location().display()

@@ -10,7 +10,6 @@ use blobrace::config::{RunArgs, RunConfig, parse_args, parse_duration, parse_per
 use blobrace::dataset::DatasetState;
 use blobrace::dataset_lock::{Access, release, take};
 use blobrace::db::server::{COMPOSE_UP, Server};
-use blobrace::db::store::Store;
 use blobrace::error::InputError;
 use blobrace::load::{LoadOutcome, ensure_loaded};
 use blobrace::machine::MachineFacts;

@@ -236,7 +236,7 @@ impl SteadyReport {
 /// dataset no larger than the limit (`cache_limit` None: uncapped) is read until every
 /// chunk was likely read (3x its size).
 pub async fn prefill(
-    store: &mut impl Store,
+    store: &mut dyn Store,
     gauge: &mut impl CacheGauge,
     cache_limit: Option<u64>,
     time_limit: Duration,

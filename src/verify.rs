@@ -16,7 +16,6 @@ use crate::dataset_lock::Access;
 use crate::db::any_engine::AnyEngine;
 use crate::db::engine::Engine;
 use crate::db::registry::{EngineKind, StoreKind};
-use crate::db::store::Store;
 use crate::error::InputError;
 use crate::rows_progress::RowsProgress;
 use crate::size::format_bytes;
@@ -123,7 +122,7 @@ async fn verify_one(config: &RunConfig, kind: StoreKind, spec: DatasetSpec) -> R
     // killed halfway included.
     let spec = *store.spec();
     let applied = if spec.changes() {
-        store.churn_applied().await?.applied
+        store.churning()?.churn_applied().await?.applied
     } else {
         0
     };

@@ -12,16 +12,13 @@ use anyhow::Result;
 use super::any_engine::AnyEngine;
 use super::engine::Client;
 use super::server::Server;
-use std::path::{Path, PathBuf};
 
 use super::DATABASES;
 use super::database::{Database, EngineDef};
-use super::store::{BoxedStore, IdRange, Store};
+use super::store::{BoxedStore, Churn, Store};
 use crate::dataset::DatasetSpec;
-use crate::dataset::DatasetState;
 use crate::db::locations::Locations;
 use crate::error::InputError;
-use crate::evict::EvictionReport;
 
 /// One database's store (its place in `DATABASES`): one dataset per size class, in
 /// a file or directory under the data directory or a namespace of a server.
@@ -115,72 +112,27 @@ impl AnyStore {
     }
 }
 
-impl Store for AnyStore {
-    fn spec(&self) -> &DatasetSpec {
-        self.store.spec()
+/// An `AnyStore` is its database's store: every `Store` method, through the box.
+impl std::ops::Deref for AnyStore {
+    type Target = dyn Store;
+    fn deref(&self) -> &Self::Target {
+        &*self.store
     }
-    fn location(&self) -> &Path {
-        self.store.location()
+}
+
+impl std::ops::DerefMut for AnyStore {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut *self.store
     }
-    async fn state(&mut self) -> Result<DatasetState> {
-        self.store.state().await
-    }
-    async fn begin(&mut self) -> Result<u64> {
-        self.store.begin().await
-    }
-    fn rows_per_batch(&self) -> usize {
-        self.store.rows_per_batch()
-    }
-    async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {
-        self.store.append(first_id, blobs).await
-    }
-    async fn finish(&mut self) -> Result<()> {
-        self.store.finish().await
-    }
-    fn estimated_disk_bytes(&self, rows: u64) -> u64 {
-        self.store.estimated_disk_bytes(rows)
-    }
-    async fn evict(&mut self) -> Result<EvictionReport> {
-        self.store.evict().await
-    }
-    async fn id_range(&mut self) -> Result<IdRange> {
-        self.store.id_range().await
-    }
-    async fn remove(&mut self) -> Result<()> {
-        self.store.remove().await
-    }
-    async fn remove_leftovers(&mut self) -> Result<Option<PathBuf>> {
-        self.store.remove_leftovers().await
-    }
-    async fn finish_interrupted(&mut self) -> Result<Option<String>> {
-        self.store.finish_interrupted().await
-    }
-    async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {
-        self.store.read_chunk(at, bytes).await
-    }
-    async fn disk_bytes(&mut self) -> Result<Option<u64>> {
-        self.store.disk_bytes().await
-    }
-    fn own_files(&mut self, count: usize, seed: u64) -> Result<Vec<PathBuf>, String> {
-        self.store.own_files(count, seed)
-    }
-    fn can_churn(&self) -> bool {
-        self.store.can_churn()
-    }
-    async fn churn_applied(&mut self) -> Result<crate::churn::ChurnProgress> {
-        self.store.churn_applied().await
-    }
-    async fn churn_maintenance(&mut self, after: bool) -> Result<Option<String>> {
-        self.store.churn_maintenance(after).await
-    }
-    async fn cleanup_facts(&mut self) -> Result<Vec<(String, i64)>> {
-        self.store.cleanup_facts().await
-    }
-    async fn churn(&mut self, ids: &[u64], blobs: &mut Vec<Vec<u8>>, applied: u64) -> Result<()> {
-        self.store.churn(ids, blobs, applied).await
-    }
-    async fn churn_finish(&mut self) -> Result<()> {
-        self.store.churn_finish().await
+}
+
+impl AnyStore {
+    /// Its churn (`Store::churner`), or why there is none.
+    pub fn churning(&mut self) -> Result<&mut dyn Churn> {
+        let location = self.store.location().display().to_string();
+        self.store
+            .churner()
+            .ok_or_else(|| anyhow::anyhow!("{location}: this store cannot change rows (--churn)"))
     }
 }
 

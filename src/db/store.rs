@@ -4,10 +4,8 @@
 //! cache eviction. Engines read what a store loaded: `sqlite`, `sqlite-raw` and
 //! `sqlite-blobio` share the SQLite store.
 
-use std::future::Future;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 
 use anyhow::{Context, Result};
 
@@ -23,7 +21,10 @@ pub struct IdRange {
     pub ids: Option<(u64, u64)>,
 }
 
-#[allow(async_fn_in_trait)]
+/// A database's store: its methods written once, here. `async_trait` boxes each async
+/// method's future so a store can be a trait object (`BoxedStore`): stores are not
+/// on the timed path, and a database's store then needs no variant anywhere.
+#[async_trait::async_trait(?Send)]
 pub trait Store {
     fn spec(&self) -> &DatasetSpec;
     /// The file or directory that holds the dataset (for messages and results).
@@ -72,165 +73,44 @@ pub trait Store {
         let _ = (count, seed);
         Err("its files are not this process's to read".into())
     }
-    /// Whether this store can change rows (`--churn`): checked before a churned
-    /// dataset is loaded.
-    fn can_churn(&self) -> bool {
-        false
+    /// Its rows changed in place (`--churn`, `--write-rate`): the capability, where the
+    /// store has it (SQL servers and SQLite); checked before a churned dataset is loaded.
+    fn churner(&mut self) -> Option<&mut dyn Churn> {
+        None
     }
-    /// `--churn` (`churn.rs`): how many of the churn's changes are in, counted in its
-    /// order.
-    async fn churn_applied(&mut self) -> Result<crate::churn::ChurnProgress> {
-        anyhow::bail!(
-            "{}: this store cannot change rows (--churn)",
-            self.location().display()
-        )
-    }
+}
+
+/// Changing a loaded dataset's rows in place (`churn.rs`, `live.rs`): an optional
+/// capability of a store (`Store::churner`).
+#[async_trait::async_trait(?Send)]
+pub trait Churn {
+    /// How many of the churn's changes are in, counted in its order.
+    async fn churn_applied(&mut self) -> Result<crate::churn::ChurnProgress>;
     /// `--maintenance` (`spec().churn`): before the first change (`after` false),
     /// `none` turns the database's own cleanup off for the dataset; after the last,
     /// `full` compacts it and records that with the churn's count. What it did, or why
     /// it could not, in a phrase; None where there was nothing to do.
-    async fn churn_maintenance(&mut self, after: bool) -> Result<Option<String>> {
-        let _ = after;
-        Ok(None)
-    }
+    async fn churn_maintenance(&mut self, after: bool) -> Result<Option<String>>;
     /// What the database says of its own cleanup of the dataset after a churn (dead
     /// rows, autovacuum runs, free pages), read from it; empty where it says nothing.
-    async fn cleanup_facts(&mut self) -> Result<Vec<(String, i64)>> {
-        Ok(Vec::new())
-    }
+    async fn cleanup_facts(&mut self) -> Result<Vec<(String, i64)>>;
     /// Write `blobs`, the new versions of rows `ids`, through the store's ordinary write
     /// path the churn's way (`spec().churn`), and record `applied` with them: in the
     /// rows' own transaction where the store has transactions, once they are durable
     /// otherwise, so a killed churn resumes with every row's version known.
-    async fn churn(&mut self, ids: &[u64], blobs: &mut Vec<Vec<u8>>, applied: u64) -> Result<()> {
-        let _ = (ids, blobs, applied);
-        anyhow::bail!(
-            "{}: this store cannot change rows (--churn)",
-            self.location().display()
-        )
-    }
+    async fn churn(&mut self, ids: &[u64], blobs: &mut Vec<Vec<u8>>, applied: u64) -> Result<()>;
     /// After the last change: close what the churn opened and leave the dataset the way
     /// a reader opens it (SQLite's WAL folded into its file).
-    async fn churn_finish(&mut self) -> Result<()> {
-        Ok(())
-    }
+    async fn churn_finish(&mut self) -> Result<()>;
 }
 
-/// A database's store behind a trait object (`Database::open_store`). Stores are not
-/// on the timed path, so each call is dispatched through a boxed future: a database's
-/// store needs no variant anywhere. The registry wraps it with its kind (`AnyStore`).
-pub type BoxedStore = Box<dyn DynStore>;
+/// A database's store behind a trait object (`Database::open_store`). The registry
+/// wraps it with its kind (`AnyStore`).
+pub type BoxedStore = Box<dyn Store>;
 
 /// Box a database's store.
 pub fn boxed(store: impl Store + 'static) -> BoxedStore {
     Box::new(store)
-}
-
-pub type Boxed<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + 'a>>;
-
-/// `Store` with its async methods boxed, so it can be a trait object.
-pub trait DynStore {
-    fn spec(&self) -> &DatasetSpec;
-    fn location(&self) -> &Path;
-    fn state(&mut self) -> Boxed<'_, DatasetState>;
-    fn begin(&mut self) -> Boxed<'_, u64>;
-    fn rows_per_batch(&self) -> usize;
-    fn append<'a>(&'a mut self, first_id: u64, blobs: &'a mut Vec<Vec<u8>>) -> Boxed<'a, ()>;
-    fn finish(&mut self) -> Boxed<'_, ()>;
-    fn estimated_disk_bytes(&self, rows: u64) -> u64;
-    fn evict(&mut self) -> Boxed<'_, EvictionReport>;
-    fn id_range(&mut self) -> Boxed<'_, IdRange>;
-    fn remove(&mut self) -> Boxed<'_, ()>;
-    fn remove_leftovers(&mut self) -> Boxed<'_, Option<PathBuf>>;
-    fn finish_interrupted(&mut self) -> Boxed<'_, Option<String>>;
-    fn read_chunk(&mut self, at: f64, bytes: u64) -> Boxed<'_, u64>;
-    fn disk_bytes(&mut self) -> Boxed<'_, Option<u64>>;
-    fn own_files(&mut self, count: usize, seed: u64) -> Result<Vec<PathBuf>, String>;
-    fn can_churn(&self) -> bool;
-    fn churn_applied(&mut self) -> Boxed<'_, crate::churn::ChurnProgress>;
-    fn churn_maintenance(&mut self, after: bool) -> Boxed<'_, Option<String>>;
-    fn cleanup_facts(&mut self) -> Boxed<'_, Vec<(String, i64)>>;
-    fn churn<'a>(
-        &'a mut self,
-        ids: &'a [u64],
-        blobs: &'a mut Vec<Vec<u8>>,
-        applied: u64,
-    ) -> Boxed<'a, ()>;
-    fn churn_finish(&mut self) -> Boxed<'_, ()>;
-}
-
-impl<S: Store> DynStore for S {
-    fn spec(&self) -> &DatasetSpec {
-        Store::spec(self)
-    }
-    fn location(&self) -> &Path {
-        Store::location(self)
-    }
-    fn state(&mut self) -> Boxed<'_, DatasetState> {
-        Box::pin(Store::state(self))
-    }
-    fn begin(&mut self) -> Boxed<'_, u64> {
-        Box::pin(Store::begin(self))
-    }
-    fn rows_per_batch(&self) -> usize {
-        Store::rows_per_batch(self)
-    }
-    fn append<'a>(&'a mut self, first_id: u64, blobs: &'a mut Vec<Vec<u8>>) -> Boxed<'a, ()> {
-        Box::pin(Store::append(self, first_id, blobs))
-    }
-    fn finish(&mut self) -> Boxed<'_, ()> {
-        Box::pin(Store::finish(self))
-    }
-    fn estimated_disk_bytes(&self, rows: u64) -> u64 {
-        Store::estimated_disk_bytes(self, rows)
-    }
-    fn evict(&mut self) -> Boxed<'_, EvictionReport> {
-        Box::pin(Store::evict(self))
-    }
-    fn id_range(&mut self) -> Boxed<'_, IdRange> {
-        Box::pin(Store::id_range(self))
-    }
-    fn remove(&mut self) -> Boxed<'_, ()> {
-        Box::pin(Store::remove(self))
-    }
-    fn remove_leftovers(&mut self) -> Boxed<'_, Option<PathBuf>> {
-        Box::pin(Store::remove_leftovers(self))
-    }
-    fn finish_interrupted(&mut self) -> Boxed<'_, Option<String>> {
-        Box::pin(Store::finish_interrupted(self))
-    }
-    fn read_chunk(&mut self, at: f64, bytes: u64) -> Boxed<'_, u64> {
-        Box::pin(Store::read_chunk(self, at, bytes))
-    }
-    fn disk_bytes(&mut self) -> Boxed<'_, Option<u64>> {
-        Box::pin(Store::disk_bytes(self))
-    }
-    fn own_files(&mut self, count: usize, seed: u64) -> Result<Vec<PathBuf>, String> {
-        Store::own_files(self, count, seed)
-    }
-    fn can_churn(&self) -> bool {
-        Store::can_churn(self)
-    }
-    fn churn_applied(&mut self) -> Boxed<'_, crate::churn::ChurnProgress> {
-        Box::pin(Store::churn_applied(self))
-    }
-    fn churn_maintenance(&mut self, after: bool) -> Boxed<'_, Option<String>> {
-        Box::pin(Store::churn_maintenance(self, after))
-    }
-    fn cleanup_facts(&mut self) -> Boxed<'_, Vec<(String, i64)>> {
-        Box::pin(Store::cleanup_facts(self))
-    }
-    fn churn<'a>(
-        &'a mut self,
-        ids: &'a [u64],
-        blobs: &'a mut Vec<Vec<u8>>,
-        applied: u64,
-    ) -> Boxed<'a, ()> {
-        Box::pin(Store::churn(self, ids, blobs, applied))
-    }
-    fn churn_finish(&mut self) -> Boxed<'_, ()> {
-        Box::pin(Store::churn_finish(self))
-    }
 }
 
 /// Read `bytes` of a file from fraction `at` of it (page-aligned) through the page

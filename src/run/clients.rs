@@ -9,7 +9,6 @@ use crate::dataset::DatasetSpec;
 use crate::db::engine::Engine;
 use crate::db::registry::EngineKind;
 use crate::db::registry::StoreKind;
-use crate::db::store::Store;
 use crate::diskio::DiskReadCounter;
 use crate::load_gen::{LoadMeasured, LoadPoint, LoadSettings, SaturationStep};
 use crate::memory_fit::{Budget, SkippedLoad};

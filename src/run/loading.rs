@@ -8,7 +8,6 @@ use anyhow::{Context, Result};
 use crate::dataset::{DatasetSpec, DatasetState};
 use crate::dataset_lock::{Access, release, take};
 use crate::db::registry::{EngineKind, StoreKind};
-use crate::db::store::Store;
 use crate::load::{LoadOutcome, ensure_loaded};
 use crate::results::{FailedStage, StepFailure};
 use crate::size::format_bytes_approx;

@@ -7,7 +7,6 @@ use crate::cap::{self};
 use crate::dataset::DatasetSpec;
 use crate::db::engine::Engine;
 use crate::db::registry::EngineKind;
-use crate::db::store::Store;
 use crate::diskprobe::DiskProbes;
 use crate::error::InputError;
 use crate::results::{DatasetFacts, EngineResult, FailedStage, Regime, StepFailure};

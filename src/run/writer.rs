@@ -20,7 +20,6 @@ use crate::dataset::DatasetSpec;
 use crate::db::locations::Locations;
 use crate::db::registry::EngineKind;
 use crate::db::registry::StoreKind;
-use crate::db::store::Store;
 use crate::live::{LiveCount, WriterReport};
 use crate::stats::new_histogram;
 
@@ -134,6 +133,7 @@ async fn write(
     // Connected before the first change is timed; and the store's count is the one its
     // readers were given (nothing else writes this dataset).
     let stored = store
+        .churning()?
         .churn_applied()
         .await
         .context("the writer's first look at its dataset")?
@@ -169,6 +169,7 @@ async fn write(
         count.begin(applied);
         let t0 = Instant::now();
         store
+            .churning()?
             .churn(&[id], &mut blobs, applied + 1)
             .await
             .with_context(|| {
@@ -194,7 +195,7 @@ async fn write(
         last_commit = done;
     }
     let ran_s = start.elapsed().as_secs_f64();
-    store.churn_finish().await?;
+    store.churning()?.churn_finish().await?;
     let wrote = applied > applied_before;
     let ms = |q: f64| wrote.then(|| took.value_at_quantile(q) as f64 / 1e6);
     Ok(WriterReport {

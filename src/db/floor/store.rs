@@ -57,6 +57,7 @@ impl FloorStore {
     }
 }
 
+#[async_trait::async_trait(?Send)]
 impl Store for FloorStore {
     fn spec(&self) -> &DatasetSpec {
         &self.spec

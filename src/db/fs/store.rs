@@ -134,6 +134,7 @@ impl FsStore {
     }
 }
 
+#[async_trait::async_trait(?Send)]
 impl Store for FsStore {
     fn spec(&self) -> &DatasetSpec {
         &self.spec

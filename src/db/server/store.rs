@@ -14,7 +14,7 @@ use tokio::task::JoinSet;
 use super::{BulkLoad, Server, ServerOptions, SqlServer, redact_url};
 use crate::dataset::{DatasetSpec, DatasetState};
 use crate::db::orm_store as orm;
-use crate::db::store::{IdRange, Store, rows_for_batch};
+use crate::db::store::{Churn, IdRange, Store, rows_for_batch};
 use crate::error::InputError;
 use crate::evict::EvictionReport;
 
@@ -172,6 +172,7 @@ impl ServerStore {
     }
 }
 
+#[async_trait::async_trait(?Send)]
 impl Store for ServerStore {
     fn spec(&self) -> &DatasetSpec {
         &self.spec
@@ -339,12 +340,80 @@ impl Store for ServerStore {
         orm::id_range(db, &spec).await
     }
 
-    /// Rows kept as PostgreSQL large objects are not changed: replacing one means
-    /// `lo_unlink` and a new object, which no application path here takes yet.
-    fn can_churn(&self) -> bool {
-        self.sql.data_column(&self.options) != migration::DataColumn::Oid
+    async fn finish_interrupted(&mut self) -> Result<Option<String>> {
+        let Some(sql) = self.sql.after_load_owed_sql() else {
+            return Ok(None);
+        };
+        self.connect_namespace().await?;
+        let db = self.db.as_ref().expect("just connected");
+        if Self::count(db, sql).await? == 0 {
+            return Ok(None);
+        }
+        let started = Instant::now();
+        self.run_after_load_sql(db).await?;
+        Ok(Some(format!(
+            "complete, but what its load owes it was not done (a load stopped before it, or an older blobrace loaded it): ran `{}` now, in {:.1} s",
+            self.sql.after_load_sql(&self.options).join("; "),
+            started.elapsed().as_secs_f64()
+        )))
     }
 
+    async fn disk_bytes(&mut self) -> Result<Option<u64>> {
+        let Some(sql) = self
+            .server
+            .recording()
+            .disk_bytes_sql(&self.namespace, &self.options)
+        else {
+            return match self.server.recording().namespace_dir(&self.namespace) {
+                Some(dir) => crate::docker::dir_bytes_in_service(self.server.name(), &dir).await,
+                None => Ok(None),
+            };
+        };
+        let db = self.connect_namespace().await?;
+        let backend = db.get_database_backend();
+        let ask = || db.query_one_raw(Statement::from_string(backend, sql.clone()));
+        let mut row = ask().await?;
+        if row.is_none() {
+            // MariaDB lists in INNODB_SYS_TABLESPACES only the tablespaces opened since
+            // it started: after a restart (a cold start, compose recreating it, a
+            // reboot) a loaded table is not there until something opens it.
+            db.execute_unprepared("SELECT 1 FROM blobs LIMIT 1").await?;
+            row = ask().await?;
+        }
+        // Still nothing: the size is unknown, not zero, and no reason to stop a run.
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        Ok(row
+            .try_get::<Option<i64>>("", "n")?
+            .map(|n| n.max(0) as u64))
+    }
+
+    async fn remove(&mut self) -> Result<()> {
+        if let Some(db) = self.db.take() {
+            db.close().await?;
+        }
+        let admin = self.admin().await?;
+        for sql in self.sql.before_drop_sql(&self.namespace, &self.options) {
+            admin.execute_unprepared(&sql).await?;
+        }
+        admin
+            .execute_unprepared(&self.sql.drop_namespace_sql(&self.namespace))
+            .await?;
+        admin.close().await?;
+        Ok(())
+    }
+
+    /// Rows kept as PostgreSQL large objects are not changed: replacing one means
+    /// `lo_unlink` and a new object, which no application path here takes yet.
+    fn churner(&mut self) -> Option<&mut dyn Churn> {
+        let can = self.sql.data_column(&self.options) != migration::DataColumn::Oid;
+        can.then_some(self as &mut dyn Churn)
+    }
+}
+
+#[async_trait::async_trait(?Send)]
+impl Churn for ServerStore {
     async fn churn_applied(&mut self) -> Result<crate::churn::ChurnProgress> {
         let db = self.connect_namespace().await?;
         crate::db::orm_churn::applied(db).await
@@ -420,70 +489,6 @@ impl Store for ServerStore {
         if let Some(db) = self.db.take() {
             db.close().await?;
         }
-        Ok(())
-    }
-
-    async fn finish_interrupted(&mut self) -> Result<Option<String>> {
-        let Some(sql) = self.sql.after_load_owed_sql() else {
-            return Ok(None);
-        };
-        self.connect_namespace().await?;
-        let db = self.db.as_ref().expect("just connected");
-        if Self::count(db, sql).await? == 0 {
-            return Ok(None);
-        }
-        let started = Instant::now();
-        self.run_after_load_sql(db).await?;
-        Ok(Some(format!(
-            "complete, but what its load owes it was not done (a load stopped before it, or an older blobrace loaded it): ran `{}` now, in {:.1} s",
-            self.sql.after_load_sql(&self.options).join("; "),
-            started.elapsed().as_secs_f64()
-        )))
-    }
-
-    async fn disk_bytes(&mut self) -> Result<Option<u64>> {
-        let Some(sql) = self
-            .server
-            .recording()
-            .disk_bytes_sql(&self.namespace, &self.options)
-        else {
-            return match self.server.recording().namespace_dir(&self.namespace) {
-                Some(dir) => crate::docker::dir_bytes_in_service(self.server.name(), &dir).await,
-                None => Ok(None),
-            };
-        };
-        let db = self.connect_namespace().await?;
-        let backend = db.get_database_backend();
-        let ask = || db.query_one_raw(Statement::from_string(backend, sql.clone()));
-        let mut row = ask().await?;
-        if row.is_none() {
-            // MariaDB lists in INNODB_SYS_TABLESPACES only the tablespaces opened since
-            // it started: after a restart (a cold start, compose recreating it, a
-            // reboot) a loaded table is not there until something opens it.
-            db.execute_unprepared("SELECT 1 FROM blobs LIMIT 1").await?;
-            row = ask().await?;
-        }
-        // Still nothing: the size is unknown, not zero, and no reason to stop a run.
-        let Some(row) = row else {
-            return Ok(None);
-        };
-        Ok(row
-            .try_get::<Option<i64>>("", "n")?
-            .map(|n| n.max(0) as u64))
-    }
-
-    async fn remove(&mut self) -> Result<()> {
-        if let Some(db) = self.db.take() {
-            db.close().await?;
-        }
-        let admin = self.admin().await?;
-        for sql in self.sql.before_drop_sql(&self.namespace, &self.options) {
-            admin.execute_unprepared(&sql).await?;
-        }
-        admin
-            .execute_unprepared(&self.sql.drop_namespace_sql(&self.namespace))
-            .await?;
-        admin.close().await?;
         Ok(())
     }
 }

@@ -22,7 +22,7 @@ use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, Sta
 use crate::dataset::{DatasetSpec, DatasetState};
 use crate::db::locations::DEFAULT_SQLITE_PAGE_SIZE;
 use crate::db::orm_store as orm;
-use crate::db::store::{IdRange, Store, rows_for_batch};
+use crate::db::store::{Churn, IdRange, Store, rows_for_batch};
 use crate::error::InputError;
 use crate::evict::{EvictionReport, evict_file, resident_bytes};
 
@@ -286,6 +286,7 @@ impl SqliteStore {
     }
 }
 
+#[async_trait::async_trait(?Send)]
 impl Store for SqliteStore {
     fn spec(&self) -> &DatasetSpec {
         &self.spec
@@ -472,10 +473,43 @@ impl Store for SqliteStore {
         crate::db::store::read_file_chunk(&self.path, at, bytes)
     }
 
-    fn can_churn(&self) -> bool {
-        true
+    /// The file and its WAL (checkpointed into the file when the load finished).
+    async fn disk_bytes(&mut self) -> Result<Option<u64>> {
+        let mut bytes = 0;
+        for file in self.files() {
+            match std::fs::metadata(&file) {
+                Ok(m) => bytes += m.len(),
+                // A -wal or -shm removed since it was listed holds nothing.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot stat {}", file.display()));
+                }
+            }
+        }
+        Ok(Some(bytes))
     }
 
+    async fn remove(&mut self) -> Result<()> {
+        drop(self.writer.take());
+        if let Some(db) = self.db.take() {
+            db.close().await?;
+        }
+        // A connection that just failed to read a torn file closes on sqlx's worker
+        // thread and may take its -wal and -shm with it while this loop runs: a file
+        // already gone is removed.
+        for file in self.files() {
+            crate::db::store::remove_if_present(&file)?;
+        }
+        Ok(())
+    }
+
+    fn churner(&mut self) -> Option<&mut dyn Churn> {
+        Some(self)
+    }
+}
+
+#[async_trait::async_trait(?Send)]
+impl Churn for SqliteStore {
     async fn churn_applied(&mut self) -> Result<crate::churn::ChurnProgress> {
         let db = self.connect(false).await?;
         crate::db::orm_churn::applied(db).await
@@ -544,36 +578,6 @@ impl Store for SqliteStore {
             db.execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)")
                 .await?;
             db.close().await?;
-        }
-        Ok(())
-    }
-
-    /// The file and its WAL (checkpointed into the file when the load finished).
-    async fn disk_bytes(&mut self) -> Result<Option<u64>> {
-        let mut bytes = 0;
-        for file in self.files() {
-            match std::fs::metadata(&file) {
-                Ok(m) => bytes += m.len(),
-                // A -wal or -shm removed since it was listed holds nothing.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(e).with_context(|| format!("cannot stat {}", file.display()));
-                }
-            }
-        }
-        Ok(Some(bytes))
-    }
-
-    async fn remove(&mut self) -> Result<()> {
-        drop(self.writer.take());
-        if let Some(db) = self.db.take() {
-            db.close().await?;
-        }
-        // A connection that just failed to read a torn file closes on sqlx's worker
-        // thread and may take its -wal and -shm with it while this loop runs: a file
-        // already gone is removed.
-        for file in self.files() {
-            crate::db::store::remove_if_present(&file)?;
         }
         Ok(())
     }

@@ -12,6 +12,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::size::format_bytes_approx;
+
 /// What an eviction did, recorded with the result.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct EvictionReport {
@@ -27,6 +29,37 @@ pub struct EvictionReport {
     /// Page cache still charged to the measuring cgroup after eviction, where readable.
     #[serde(default)]
     pub cgroup_cache_after_bytes: Option<u64>,
+    /// Kernel memory charged to the measuring cgroup before it was emptied (the
+    /// dentries and inodes of the datasets measured earlier) and after, where readable
+    /// (`cap::cgroup_kernel_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup_kernel_before_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup_kernel_after_bytes: Option<u64>,
+}
+
+/// Kernel memory left charged to the cap after it was emptied beyond this share of
+/// the cap is said in the report: the engine measured had that much less memory.
+pub const KERNEL_LEFT_SHARE: f64 = 0.05;
+
+impl EvictionReport {
+    /// "210MiB of kernel memory (... 1.2GiB before it was emptied)": where what stayed
+    /// charged to the cap of `cap_bytes` is more than `KERNEL_LEFT_SHARE` of it.
+    pub fn kernel_left(&self, cap_bytes: Option<u64>) -> Option<String> {
+        let after = self.cgroup_kernel_after_bytes?;
+        let cap = cap_bytes?;
+        (after as f64 > cap as f64 * KERNEL_LEFT_SHARE).then(|| {
+            let before = self
+                .cgroup_kernel_before_bytes
+                .map(|b| format!(", {} before it was emptied", format_bytes_approx(b)))
+                .unwrap_or_default();
+            format!(
+                "{} of kernel memory (dentries and inodes of files opened earlier{before}) stayed charged to the {} cap while it was measured",
+                format_bytes_approx(after),
+                crate::size::format_bytes(cap)
+            )
+        })
+    }
 }
 
 /// Flush and drop one file's cached pages. Returns its size.
@@ -143,6 +176,28 @@ pub fn resident_bytes(path: &Path) -> Result<u64> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn kernel_memory_left_in_the_cap_is_said_past_a_twentieth_of_it() {
+        let cap = Some(1u64 << 30);
+        let left = |before: Option<u64>, after: Option<u64>| EvictionReport {
+            cgroup_kernel_before_bytes: before,
+            cgroup_kernel_after_bytes: after,
+            ..Default::default()
+        };
+        // 10 MiB of 1 GiB: said nowhere; not readable: nothing claimed.
+        assert_eq!(left(Some(134 << 20), Some(10 << 20)).kernel_left(cap), None);
+        assert_eq!(left(None, None).kernel_left(cap), None);
+        assert_eq!(left(None, Some(900 << 20)).kernel_left(None), None);
+        let said = left(Some(1200 << 20), Some(200 << 20))
+            .kernel_left(cap)
+            .expect("a fifth of the cap");
+        assert!(said.starts_with("200.00MiB of kernel memory"), "{said}");
+        assert!(
+            said.contains("1.17GiB before") && said.contains("1GiB cap"),
+            "{said}"
+        );
+    }
+
     use super::*;
 
     #[test]

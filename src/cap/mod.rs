@@ -445,6 +445,25 @@ pub fn cgroup_page_cache_bytes(report: &CapReport) -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
+/// Kernel memory charged to the cgroup, bytes: where the dentries and inodes of the
+/// files an engine opened stay (fs's 3 million files at 1 KiB; 100,000 files held
+/// 134 MB here). v1: `memory.kmem.usage_in_bytes` (all kernel memory: slab, and this
+/// process's stacks and page tables); v2: `slab` in memory.stat.
+pub fn cgroup_kernel_bytes(report: &CapReport) -> Option<u64> {
+    let dir = Path::new(&report.cgroup);
+    if report.cgroup_version == "v1" {
+        return fs::read_to_string(dir.join("memory.kmem.usage_in_bytes"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok();
+    }
+    let stat = fs::read_to_string(dir.join("memory.stat")).ok()?;
+    stat.lines()
+        .find_map(|l| l.strip_prefix("slab "))
+        .and_then(|v| v.trim().parse().ok())
+}
+
 /// Drop all page cache charged to the cgroup this process created, so datasets
 /// read by earlier engines do not occupy the cap while the next one is measured.
 /// Returns what was done, or None when the cgroup is not ours to empty.
@@ -454,11 +473,13 @@ pub fn reclaim_page_cache(report: &CapReport) -> Option<String> {
     }
     let dir = Path::new(&report.cgroup);
     let done = match report.cgroup_version.as_str() {
-        // v1: reclaims every reclaimable page of the cgroup (clean cache; no swap here).
+        // v1: reclaims every reclaimable page of the cgroup (clean cache; no swap here),
+        // and its reclaimable slab: 100,000 files' dentries and inodes, 134 MB, left
+        // 10.6 MB of kernel memory here.
         "v1" => fs::write(dir.join("memory.force_empty"), "0")
             .ok()
             .map(|_| "memory.force_empty"),
-        // v2 (Linux >= 5.19): asks for more than there is; EAGAIN just means "all it
+        // v2 (Linux >= 5.19; slab reclaimed with the cache): asks for more than there is; EAGAIN just means "all it
         // could". Any other error (no such file on older kernels, a scope this user may
         // not write) means nothing was reclaimed.
         "v2" => match fs::write(dir.join("memory.reclaim"), "1T") {

@@ -23,6 +23,8 @@ pub(super) enum Note {
     FitsInMemory(String, String, String),
     /// Why it is remote, and its round trip (`p50 / p99`, or why unknown).
     Remote(String, String),
+    /// What stayed charged to the cap after it was emptied (`EvictionReport::kernel_left`).
+    KernelLeft(String),
 }
 
 pub(super) enum Warning {
@@ -158,6 +160,13 @@ fn warnings(run: &RunResults) -> Vec<Warning> {
             && let (Err(why), _) | (_, Err(why)) = (&p.before, &p.after)
         {
             note(Note::ProbeUnavailable(why.clone()), &who);
+        }
+        // The measuring process's cgroup is an in-process engine's memory; a server's
+        // is its container, restarted for each cold start.
+        if r.engine.store().server().is_none()
+            && let Some(left) = r.eviction.kernel_left(run.cap.memory_limit_bytes)
+        {
+            note(Note::KernelLeft(left), &who);
         }
         if let Some(problem) = r.steady.as_ref().and_then(|s| s.problem()) {
             note(Note::Steady(problem), &who);

@@ -108,14 +108,26 @@ impl ContainerWatch {
     }
 
     /// A failed fetch, with the reason when the container went down under it (a
-    /// client only sees "unexpected EOF" when its server is OOM-killed).
+    /// client only sees "unexpected EOF" when its server is OOM-killed). The client
+    /// can see its connection drop before Docker has seen the process exit (a
+    /// `docker kill` on a busy 2-core machine: "got 0 bytes at EOF" with the container
+    /// still "running"), so where nothing is wrong yet it looks again for up to
+    /// `SETTLE`: a failed fetch ends the cell anyway, and the reason is what the
+    /// user needs.
     pub async fn explain(&self, error: anyhow::Error) -> anyhow::Error {
+        const SETTLE: std::time::Duration = std::time::Duration::from_secs(3);
         let Ok(docker) = crate::docker::connect().await else {
             return error;
         };
-        match crate::docker::why_down(&docker, &self.id, Some(self.since)).await {
-            Some(why) => error.context(why),
-            None => error,
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(why) = crate::docker::why_down(&docker, &self.id, Some(self.since)).await {
+                return error.context(why);
+            }
+            if started.elapsed() >= SETTLE {
+                return error;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
     }
 }

@@ -5,7 +5,7 @@
 #   2. compose/offline/{postgres,mariadb}.Dockerfile on top of it
 # They take the same environment variables as the official images, and every
 # result records the server's own version string, so a run never claims to be
-# something it is not. Usage: scripts/offline-images.sh [runner|dolt|seaweedfs]  (root,
+# something it is not. Usage: scripts/offline-images.sh [base|runner|dolt|seaweedfs]  (root,
 # docker running; `runner` builds the runner image from binaries built on this machine
 # instead, `dolt` a Dolt server and `seaweedfs` a SeaweedFS S3 store, both built from
 # the Go module proxy)
@@ -26,6 +26,8 @@ if ! docker image inspect "$base" >/dev/null 2>&1; then
   tar -C "$rootfs" -c . | docker import - "$base" >/dev/null
   echo "offline-images: built $base"
 fi
+# `base` only: scripts/servers.sh builds it first, then the stand-ins side by side.
+[ "${1:-}" != base ] || exit 0
 
 if [ "${1:-}" = runner ]; then
   # The runner from binaries built here (same Debian release as the base image).

@@ -176,6 +176,8 @@ pub fn resident_bytes(path: &Path) -> Result<u64> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn kernel_memory_left_in_the_cap_is_said_past_a_twentieth_of_it() {
         let cap = Some(1u64 << 30);
@@ -197,8 +199,6 @@ mod tests {
             "{said}"
         );
     }
-
-    use super::*;
 
     #[test]
     fn eviction_empties_the_page_cache_for_the_file() {

@@ -432,17 +432,24 @@ fn apply_at(
     }
 }
 
+/// A figure of the cgroup's `memory.stat` (the line `<key> <bytes>`).
+fn memory_stat(report: &CapReport, key: &str) -> Option<u64> {
+    let stat = fs::read_to_string(Path::new(&report.cgroup).join("memory.stat")).ok()?;
+    stat.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
+        .and_then(|v| v.trim().parse().ok())
+}
+
 /// Page cache charged to the cgroup, bytes (v1 `cache`, v2 `file` in memory.stat).
 pub fn cgroup_page_cache_bytes(report: &CapReport) -> Option<u64> {
-    let stat = fs::read_to_string(Path::new(&report.cgroup).join("memory.stat")).ok()?;
-    let key = if report.cgroup_version == "v1" {
-        "cache "
-    } else {
-        "file "
-    };
-    stat.lines()
-        .find_map(|l| l.strip_prefix(key))
-        .and_then(|v| v.trim().parse().ok())
+    memory_stat(
+        report,
+        if report.cgroup_version == "v1" {
+            "cache"
+        } else {
+            "file"
+        },
+    )
 }
 
 /// Kernel memory charged to the cgroup, bytes: where the dentries and inodes of the
@@ -450,18 +457,14 @@ pub fn cgroup_page_cache_bytes(report: &CapReport) -> Option<u64> {
 /// 134 MB here). v1: `memory.kmem.usage_in_bytes` (all kernel memory: slab, and this
 /// process's stacks and page tables); v2: `slab` in memory.stat.
 pub fn cgroup_kernel_bytes(report: &CapReport) -> Option<u64> {
-    let dir = Path::new(&report.cgroup);
-    if report.cgroup_version == "v1" {
-        return fs::read_to_string(dir.join("memory.kmem.usage_in_bytes"))
-            .ok()?
-            .trim()
-            .parse()
-            .ok();
+    if report.cgroup_version != "v1" {
+        return memory_stat(report, "slab");
     }
-    let stat = fs::read_to_string(dir.join("memory.stat")).ok()?;
-    stat.lines()
-        .find_map(|l| l.strip_prefix("slab "))
-        .and_then(|v| v.trim().parse().ok())
+    fs::read_to_string(Path::new(&report.cgroup).join("memory.kmem.usage_in_bytes"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Drop all page cache charged to the cgroup this process created, so datasets
@@ -479,8 +482,8 @@ pub fn reclaim_page_cache(report: &CapReport) -> Option<String> {
         "v1" => fs::write(dir.join("memory.force_empty"), "0")
             .ok()
             .map(|_| "memory.force_empty"),
-        // v2 (Linux >= 5.19; slab reclaimed with the cache): asks for more than there is; EAGAIN just means "all it
-        // could". Any other error (no such file on older kernels, a scope this user may
+        // v2 (Linux >= 5.19; slab is reclaimed with the cache): asks for more than there
+        // is; EAGAIN just means "all it could". Any other error (no such file on older kernels, a scope this user may
         // not write) means nothing was reclaimed.
         "v2" => match fs::write(dir.join("memory.reclaim"), "1T") {
             Ok(()) => Some("memory.reclaim"),

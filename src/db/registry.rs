@@ -110,6 +110,14 @@ impl AnyStore {
     pub fn kind(&self) -> StoreKind {
         self.kind
     }
+
+    /// Its churn (`Store::churner`), or why there is none.
+    pub fn churning(&mut self) -> Result<&mut dyn Churn> {
+        let location = self.store.location().display().to_string();
+        self.store
+            .churner()
+            .ok_or_else(|| anyhow::anyhow!("{location}: this store cannot change rows (--churn)"))
+    }
 }
 
 /// An `AnyStore` is its database's store: every `Store` method, through the box.
@@ -123,16 +131,6 @@ impl std::ops::Deref for AnyStore {
 impl std::ops::DerefMut for AnyStore {
     fn deref_mut(&mut self) -> &mut Self::Target {
         &mut *self.store
-    }
-}
-
-impl AnyStore {
-    /// Its churn (`Store::churner`), or why there is none.
-    pub fn churning(&mut self) -> Result<&mut dyn Churn> {
-        let location = self.store.location().display().to_string();
-        self.store
-            .churner()
-            .ok_or_else(|| anyhow::anyhow!("{location}: this store cannot change rows (--churn)"))
     }
 }
 

@@ -7,8 +7,11 @@
 #   - Credentials: the one identity of compose/.env (SEAWEEDFS_ACCESS_KEY /
 #     SEAWEEDFS_SECRET_KEY). With no identity at all SeaweedFS would accept anyone.
 #   - Each bucket is a collection of its own volumes: 1 GiB volumes, not preallocated,
-#     up to 256 of them (a bucket takes several at once as it grows; too few and a
-#     later bucket's PUTs fail with "No writable volumes").
+#     up to 256 of them, and a bucket grows by one at a time
+#     (WEED_MASTER_VOLUME_GROWTH_COPY_1, master.toml's volume_growth.copy_1). At its
+#     default, seven at once, the 256 slots held 36 buckets and the 38th bucket's first
+#     PUT failed with a bare 500 ("No writable volumes" in this log only): CI's run
+#     does more. One at a time loaded 1 KiB and 4 MiB as fast (2026-11-28).
 #   - GOMEMLIMIT: Go's garbage collector does not see the cgroup; unless given, 3/4 of
 #     the cap in force at this start (a run that changes the cap restarts it).
 #   - The filer's object index (LevelDB, 8 partitions) sized for the cap: each
@@ -29,6 +32,8 @@ set -eu
 : "${SEAWEEDFS_ACCESS_KEY:?set SEAWEEDFS_ACCESS_KEY in compose/.env (copy compose/.env.example)}"
 : "${SEAWEEDFS_SECRET_KEY:?set SEAWEEDFS_SECRET_KEY in compose/.env (copy compose/.env.example)}"
 mkdir -p /data /etc/blobrace
+: "${WEED_MASTER_VOLUME_GROWTH_COPY_1:=1}"
+export WEED_MASTER_VOLUME_GROWTH_COPY_1
 cat > /etc/blobrace/s3.json <<JSON
 {"identities":[{"name":"blobrace","credentials":[{"accessKey":"$SEAWEEDFS_ACCESS_KEY","secretKey":"$SEAWEEDFS_SECRET_KEY"}],"actions":["Admin","Read","List","Tagging","Write"]}]}
 JSON

@@ -41,6 +41,17 @@ fn seaweedfs_loads_verifies_and_measures_objects_byte_equal() {
     let err = stderr(&load);
     assert!(load.status.success(), "{err}");
     assert_eq!(err.matches(": loaded ").count(), 2, "{err}");
+    // A bucket takes one volume slot while it fits one volume (1 GiB): at seven at once,
+    // as SeaweedFS grows a collection by default, the store's 256 slots held 36 buckets
+    // and CI's 38th bucket failed its first PUT with a bare 500.
+    let volumes = docker(&[
+        "exec",
+        &service_container("seaweedfs"),
+        "sh",
+        "-c",
+        "ls /data | grep -c '^blobs-1kib-x9216_.*[.]dat$' || true",
+    ]);
+    assert_eq!(volumes, "1", "volume files of the 1 KiB bucket");
     // A second load finds both loaded and writes nothing.
     let again = run_with(root.path(), &[&["load"][..], &base].concat(), &url);
     let err = stderr(&again);

@@ -184,6 +184,77 @@ pub async fn bucket_disk_bytes(service: &str, data_dir: &str, bucket: &str) -> R
     }
 }
 
+/// Why the store may refuse writes, where it can be told: SeaweedFS answers a PUT it
+/// cannot place with a bare "500 InternalError" and says why only in its own log ("No
+/// writable volumes"). Two causes are seen here: every volume slot taken (each bucket
+/// is a collection of its own volumes; CI's 38th bucket failed when a bucket took seven
+/// at once) and the disk under the 1% it keeps free. `None` where neither shows, or the
+/// store cannot be asked.
+pub async fn why_writes_fail(service: &str, data_dir: &str) -> Option<String> {
+    let mut reasons = Vec::new();
+    if let Ok(out) = shell(service, "volume.list").await
+        && let Some(slots) = VolumeSlots::parse(&out)
+        && slots.free == 0
+    {
+        let buckets = buckets(service).await.map(|b| b.len()).ok();
+        reasons.push(format!(
+            "its volume slots are all taken ({} of {}{}; a bucket takes one, and one more per GiB): drop the datasets you no longer need (`blobrace drop --engines {service} --sizes ...`), or start the store over with `scripts/servers.sh purge` then `scripts/servers.sh up`",
+            slots.used,
+            slots.max,
+            buckets.map(|n| format!(", by {n} buckets")).unwrap_or_default()
+        ));
+    }
+    if let Ok((docker, id, _)) = container(service).await {
+        let cmd = vec!["df".to_string(), "-P".to_string(), data_dir.to_string()];
+        if let Ok((Some(0), out)) = crate::docker::exec_output(&docker, &id, cmd).await
+            && let Some(free) = disk_free_share(&String::from_utf8_lossy(&out))
+            && free < 0.02
+        {
+            reasons.push(format!(
+                "its disk ({data_dir}) has {:.1}% free and SeaweedFS takes no writes under 1%: free space on the Docker host's disk",
+                free * 100.0
+            ));
+        }
+    }
+    (!reasons.is_empty()).then(|| reasons.join("; and "))
+}
+
+/// The volume slots of `weed shell`'s `volume.list`, from its first line:
+/// "Topology volumeSizeLimit:1024 MB hdd(volume:2/256 active:2 free:254 remote:0)".
+#[derive(Debug, PartialEq)]
+struct VolumeSlots {
+    used: u64,
+    max: u64,
+    free: u64,
+}
+
+impl VolumeSlots {
+    fn parse(out: &str) -> Option<Self> {
+        let line = out.lines().find(|l| l.starts_with("Topology"))?;
+        let field = |name: &str| {
+            let rest = &line[line.find(name)? + name.len()..];
+            Some(rest.split([' ', ')']).next()?.to_string())
+        };
+        let (used, max) = field("(volume:")?
+            .split_once('/')
+            .map(|(u, m)| (u.to_string(), m.to_string()))?;
+        Some(Self {
+            used: used.parse().ok()?,
+            max: max.parse().ok()?,
+            free: field(" free:")?.parse().ok()?,
+        })
+    }
+}
+
+/// The share of the filesystem free, from `df -P`'s second line (1024-blocks, used,
+/// available).
+fn disk_free_share(df: &str) -> Option<f64> {
+    let fields: Vec<&str> = df.lines().nth(1)?.split_whitespace().collect();
+    let total: f64 = fields.get(1)?.parse().ok()?;
+    let available: f64 = fields.get(3)?.parse().ok()?;
+    (total > 0.0).then(|| available / total)
+}
+
 /// The store's own version (`weed version` in its container), asked once per process:
 /// each of 16 clients opening an engine at once would start a `weed` process in the
 /// container, and 16 of them outgrow a 256 MiB cap.
@@ -217,7 +288,26 @@ async fn version(service: &str) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::no_leader_yet;
+    use super::{VolumeSlots, disk_free_share, no_leader_yet};
+
+    #[test]
+    fn volume_slots_and_free_disk_are_read_from_the_store_s_own_tools() {
+        // `volume.list` and busybox `df -P` inside the store's container (2026-11-28).
+        let listed = "Topology volumeSizeLimit:1024 MB hdd(volume:256/256 active:256 free:0 remote:0)\n  DataCenter DefaultDataCenter hdd(volume:256/256 active:256 free:0 remote:0)";
+        assert_eq!(
+            VolumeSlots::parse(listed),
+            Some(VolumeSlots {
+                used: 256,
+                max: 256,
+                free: 0
+            })
+        );
+        assert_eq!(VolumeSlots::parse("error: no leader"), None);
+        let df = "Filesystem     1024-blocks     Used Available Capacity Mounted on\n/dev/vda         264212084 84649540  10851724      89% /data";
+        let free = disk_free_share(df).unwrap();
+        assert!((free - 10851724.0 / 264212084.0).abs() < 1e-9, "{free}");
+        assert_eq!(disk_free_share("df: /data: No such file"), None);
+    }
 
     #[test]
     fn a_master_not_yet_leader_is_told_from_other_shell_failures() {

@@ -119,6 +119,20 @@ impl S3Store {
         explain(error, self.server.name(), &self.endpoint, doing)
     }
 
+    /// A failed write explained, and where the store answered 500, why it refuses
+    /// writes if its own tools tell (admin::why_writes_fail): its answer names no cause.
+    async fn explain_write(&self, error: object_store::Error, doing: &str) -> anyhow::Error {
+        let refused = format!("{error}").contains(" 500 ");
+        let error = self.explain(error, doing);
+        if !refused {
+            return error;
+        }
+        match admin::why_writes_fail(self.server.name(), self.server.container_data_dir()).await {
+            Some(why) => error.context(format!("{} refuses writes: {why}", self.server.name())),
+            None => error,
+        }
+    }
+
     /// The manifest, asked again for up to 60 s while the store answers 5xx: right
     /// after a restart its S3 port is healthy before its filer serves (a re-run after
     /// the servers restarted got "500 InternalError" for 16 s).
@@ -175,11 +189,13 @@ impl S3Store {
     async fn write_manifest(&mut self, manifest: &Manifest) -> Result<()> {
         let client = self.client()?;
         let json = serde_json::to_vec(manifest)?;
-        client
+        match client
             .put(&ObjectPath::from(MANIFEST), PutPayload::from(json))
             .await
-            .map_err(|e| self.explain(e, "cannot write the manifest"))?;
-        Ok(())
+        {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.explain_write(e, "cannot write the manifest").await),
+        }
     }
 
     /// Whether the bucket holds any object.
@@ -265,14 +281,15 @@ impl Store for S3Store {
                 .spawn(async move { client.put(&path, PutPayload::from(data)).await.map(|_| id) });
             if in_flight.len() >= requests_in_flight(self.spec.size.bytes())
                 && let Some(done) = in_flight.join_next().await
+                && let Err(e) = done.context("a PUT task failed")?
             {
-                done.context("a PUT task failed")?
-                    .map_err(|e| self.explain(e, "cannot PUT a blob"))?;
+                return Err(self.explain_write(e, "cannot PUT a blob").await);
             }
         }
         while let Some(done) = in_flight.join_next().await {
-            done.context("a PUT task failed")?
-                .map_err(|e| self.explain(e, "cannot PUT a blob"))?;
+            if let Err(e) = done.context("a PUT task failed")? {
+                return Err(self.explain_write(e, "cannot PUT a blob").await);
+            }
         }
         let mut manifest = self.manifest.take().context("append before begin")?;
         manifest.rows_done = Some(last);

@@ -7,6 +7,9 @@
 //! Each criterion iteration is one fetch; `iter_custom` times each fetch alone and
 //! returns the sum, while the same fetches go into our per-fetch histograms.
 
+// Every line shown goes through the one terminal writer (say.rs): `say!`, `show!`.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 use std::time::{Duration, Instant};
 
 use clap::Parser;
@@ -19,6 +22,7 @@ use blobrace::dataset::DatasetSpec;
 use blobrace::measure::{CriterionPhases, PrecisionGoal};
 use blobrace::run::drive::{Driven, Driver, SizeScope, measure_all};
 use blobrace::run::{Prepared, Run};
+use blobrace::{say, show};
 
 /// Only the environment: cargo's and criterion's own arguments are criterion's.
 #[derive(Parser)]
@@ -34,14 +38,14 @@ fn main() {
         return;
     }
     if args.iter().any(|a| a == "--quick") {
-        eprintln!(
+        say!(
             "Error: criterion's --quick samples differently and would mix warm-up into the results; use BLOBRACE_PROFILE=quick"
         );
         std::process::exit(2);
     }
     // criterion's charts need a font: the bundled one (plotters has no system fonts here).
     if let Err(e) = blobrace::report::charts::register_font() {
-        eprintln!("Error: {e:#}");
+        say!("Error: {e:#}");
         std::process::exit(1);
     }
     // Under --profile-time criterion runs the routine without measuring: nothing to record.
@@ -51,7 +55,7 @@ fn main() {
     let mut config = match config {
         Ok(config) => config,
         Err(line) => {
-            eprintln!("{line}");
+            say!("{line}");
             flags_are_variables_here(&line);
             std::process::exit(2);
         }
@@ -65,17 +69,14 @@ fn main() {
         )
     }) {
         blobrace::run::leave_out_servers_over_cap(&mut config);
-        print!(
-            "{}",
-            blobrace::run::plan::Plan::of(&config).describe(&config)
-        );
+        blobrace::say::show_text(&blobrace::run::plan::Plan::of(&config).describe(&config));
         if let Some(line) = blobrace::run::resume::would_continue(&config) {
-            println!("{line}");
+            show!("{line}");
         }
         return;
     }
     if let Err(e) = bench(config, !profiling) {
-        eprintln!("Error: {e:#}");
+        say!("Error: {e:#}");
         let input = e.downcast_ref::<blobrace::error::InputError>().is_some();
         if input {
             flags_are_variables_here(&format!("{e:#}"));
@@ -87,7 +88,7 @@ fn main() {
 /// An error's advice names blobrace's flags; `cargo bench` takes none of them.
 fn flags_are_variables_here(said: &str) {
     if said.contains(" --") {
-        eprintln!(
+        say!(
             "note: under `cargo bench` each flag is set by its variable (--churn by BLOBRACE_CHURN, --sizes by BLOBRACE_SIZES): docs/knobs.md lists them"
         );
     }
@@ -186,7 +187,7 @@ impl SizeScope for SizeGroup<'_> {
                 })
             });
         if let Some(e) = failed {
-            eprintln!(
+            say!(
                 "criterion's figures for {label} just above are not measurements: its fetches failed"
             );
             return Err(e);

@@ -5,6 +5,9 @@
 //!
 //! `cargo bench --bench overhead`
 
+// Every line shown goes through the one terminal writer (say.rs): `say!`, `show!`.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -15,6 +18,7 @@ use blobrace::dataset::DatasetSpec;
 use blobrace::db::engine::{Engine, EngineSettings};
 use blobrace::diskio::DiskReadCounter;
 use blobrace::measure::{FetchLoop, Phase};
+use blobrace::say;
 use blobrace::size::SizeClass;
 use blobrace::stats::format_ns;
 
@@ -70,7 +74,7 @@ fn overhead(c: &mut Criterion) {
         })
     });
     let timed = fetch_loop.measured.summary().latency;
-    eprintln!(
+    say!(
         "harness: timed span of a 1 KiB in-memory copy: p50 {} p99 {} mean {} over {} fetches",
         format_ns(timed.p50_ns as f64),
         format_ns(timed.p99_ns as f64),

@@ -101,7 +101,7 @@ impl ContainerWatch {
         match stats.await {
             Ok(stats) => Some(stats),
             Err(e) => {
-                eprintln!("{}: container stats unavailable ({e:#})", self.name);
+                say!("{}: container stats unavailable ({e:#})", self.name);
                 None
             }
         }
@@ -158,16 +158,16 @@ pub async fn service_cap_or_note(service: &str, requested: CapRequest) -> Option
     match crate::docker::service_cap(service, requested).await {
         Ok(Some(cap)) => {
             for note in &cap.notes {
-                eprintln!("{service} container: {note}");
+                say!("{service} container: {note}");
             }
             Some(cap)
         }
         Ok(None) => {
-            eprintln!("{service}: no running compose container found: its cap is unavailable");
+            say!("{service}: no running compose container found: its cap is unavailable");
             None
         }
         Err(e) => {
-            eprintln!("{service}: cap unavailable ({e:#})");
+            say!("{service}: cap unavailable ({e:#})");
             None
         }
     }
@@ -196,7 +196,7 @@ async fn main_process_env(
     match environ.await {
         Ok(bytes) => env_values(&bytes, env_names),
         Err(e) => {
-            eprintln!("note: container {id}: its process environment is unavailable ({e:#})");
+            say!("note: container {id}: its process environment is unavailable ({e:#})");
             BTreeMap::new()
         }
     }

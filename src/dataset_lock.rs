@@ -140,7 +140,7 @@ fn lock(
             if waiting == Waiting::Refuse {
                 bail!("{what}; refused (--no-wait): run again once it is done");
             }
-            eprintln!("waiting: {what} (Ctrl-C stops; --no-wait refuses instead)");
+            say!("waiting: {what} (Ctrl-C stops; --no-wait refuses instead)");
             match access {
                 Access::Write => file.lock(),
                 Access::Read => file.lock_shared(),

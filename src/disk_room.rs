@@ -242,7 +242,7 @@ impl Rooms {
                 continue;
             }
             let Some(available) = room.available else {
-                eprintln!(
+                say!(
                     "note: the free space of {} is unavailable: its loads ({}) are not checked against it",
                     room.label,
                     room.breakdown(one_size_at_a_time)

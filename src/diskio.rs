@@ -132,7 +132,7 @@ mod tests {
             .map_err(|e| e.to_string())
             .and_then(|f| DiskReadCounter::from_files(vec![f], "/proc/thread-self/io".into()))
         else {
-            eprintln!("skipped: /proc/thread-self/io is not available here");
+            say!("skipped: /proc/thread-self/io is not available here");
             return;
         };
         assert!(

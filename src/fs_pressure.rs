@@ -57,7 +57,7 @@ pub fn pressure(
     blob_bytes: u64,
     cap: Option<u64>,
 ) -> Option<String> {
-    if engine.store().name() != crate::db::fs::NAME {
+    if !engine.store().is_file_per_blob() {
         return None;
     }
     let cap = cap?;

@@ -14,8 +14,6 @@ use crate::db::locations::Locations;
 use crate::db::server::Server;
 use crate::db::store::allocated_bytes;
 
-/// The data directory's store folders (`store::*::new` names them).
-const LOCAL_STORES: [&str; 3] = ["sqlite", "floor", "fs"];
 /// Server namespaces blobrace creates start with this (`Server::namespace`).
 const NAMESPACE_PREFIX: &str = "blobs_";
 
@@ -84,7 +82,11 @@ fn is_dataset_name(name: &str) -> bool {
 }
 
 fn local(data_dir: &Path, inventory: &mut Inventory) {
-    for store in LOCAL_STORES {
+    // Every store that is not a server keeps its datasets in the data directory's
+    // folder of its name (its `open_store` puts them there): from the registry, so a
+    // new embedded database is listed with no line here.
+    let local = crate::db::registry::StoreKind::all().filter(|kind| kind.server().is_none());
+    for store in local.map(crate::db::registry::StoreKind::name) {
         let dir = data_dir.join(store);
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,

@@ -9,6 +9,9 @@
 //! - `results`, `summary` — what lands in `charts/<run-id>/`; `report/` draws it.
 //! - `cap`      — the cgroup memory/CPU cap of the measuring process.
 
+// Every line shown goes through the one terminal writer (say.rs): `say!`, `show!`.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 /// `Debug`, `Serialize` and `Deserialize` of a registered kind by its `name()`, found
 /// again with `$lookup` (name → Option<Self>): results name engines, stores and
 /// servers, never their place in a registry.
@@ -37,6 +40,10 @@ macro_rules! by_name {
         }
     };
 }
+
+// First: its `say!` and `show!` are in scope in every module after it.
+#[macro_use]
+pub mod say;
 
 pub mod access;
 pub mod atomic_file;

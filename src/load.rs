@@ -18,7 +18,7 @@ use crate::disk_room::Rooms;
 use crate::error::InputError;
 use crate::machine::peak_rss_bytes;
 use crate::rows_progress::RowsProgress;
-use crate::size::format_bytes;
+use crate::size::{disk_label, format_bytes};
 
 /// What loading one dataset did.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -199,7 +199,7 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
     }
     if state == DatasetState::Complete {
         if let Some(done) = store.finish_interrupted().await? {
-            eprintln!("dataset {}: {done}", report.location);
+            say!("dataset {}: {done}", report.location);
         }
         report.churn = churn(store).await?;
         report.disk_bytes = disk_bytes_or_unavailable(store).await;
@@ -339,7 +339,7 @@ async fn churn(store: &mut AnyStore) -> Result<Option<ChurnReport>> {
         .amplification(spec.bytes())
         .map(|a| format!(", {a:.2}x the {} live", format_bytes(spec.bytes())))
         .unwrap_or_default();
-    eprintln!(
+    say!(
         "{label}: {} of {} rows changed{resumed} in {:.1} s ({:.0} rows/s); disk {} -> {}{amplification}",
         report.applied_now,
         spec.rows,
@@ -349,10 +349,10 @@ async fn churn(store: &mut AnyStore) -> Result<Option<ChurnReport>> {
         disk_label(report.disk_bytes_after),
     );
     for done in &report.maintenance {
-        eprintln!("{label}: maintenance: {done}");
+        say!("{label}: maintenance: {done}");
     }
     if !report.cleanup.is_empty() {
-        eprintln!(
+        say!(
             "{label}: the database says: {}",
             cleanup_label(&report.cleanup)
         );
@@ -377,7 +377,7 @@ async fn cleanup_or_none(store: &mut AnyStore) -> Vec<(String, i64)> {
         Err(e) => Err(e),
     };
     facts.unwrap_or_else(|e| {
-        eprintln!(
+        say!(
             "note: {}: what the database says of its cleanup is unavailable: {e:#}",
             store.location().display()
         );
@@ -391,20 +391,13 @@ async fn disk_bytes_or_unavailable(store: &mut AnyStore) -> Option<u64> {
     match store.disk_bytes().await {
         Ok(bytes) => bytes,
         Err(e) => {
-            eprintln!(
+            say!(
                 "note: {}: its bytes on disk are unavailable: {e:#}",
                 store.location().display()
             );
             None
         }
     }
-}
-
-/// `3.21GiB`, or `unavailable` where the store cannot say.
-pub fn disk_label(bytes: Option<u64>) -> String {
-    bytes
-        .map(crate::size::format_bytes_approx)
-        .unwrap_or_else(|| "unavailable".into())
 }
 
 /// A load that filled its disk cannot finish: remove what it wrote, so the machine
@@ -497,7 +490,7 @@ pub async fn ensure_loaded(
                 if fail_fast || e.downcast_ref::<InputError>().is_some() {
                     return Err(e);
                 }
-                eprintln!(
+                say!(
                     "error: {}: the load failed, going on without it: {e:#}",
                     store.location().display()
                 );
@@ -510,12 +503,12 @@ pub async fn ensure_loaded(
             }
         };
         match report.outcome {
-            LoadOutcome::AlreadyLoaded => eprintln!(
+            LoadOutcome::AlreadyLoaded => say!(
                 "dataset {}: already loaded, {} on disk",
                 report.location,
                 disk_label(report.disk_bytes)
             ),
-            _ => eprintln!(
+            _ => say!(
                 "dataset {}: {} {} in {:.1}s ({} MB/s, peak RSS {}, {} on disk)",
                 report.location,
                 report.outcome,

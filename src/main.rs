@@ -1,6 +1,9 @@
 //! `blobrace`: load datasets, measure without criterion, verify, drop, inspect.
 //! The main job is `cargo bench` (benches/fetch.rs); this binary shares its knobs.
 
+// Every line shown goes through the one terminal writer (say.rs): `say!`, `show!`.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
@@ -16,6 +19,7 @@ use blobrace::machine::MachineFacts;
 use blobrace::run::drive::{FixedTime, measure_all};
 use blobrace::run::plan::Plan;
 use blobrace::run::{Run, apply_cap, fit_servers, print_cap, reachable_engines, stores_for};
+use blobrace::{say, show};
 
 #[derive(Parser)]
 #[command(
@@ -151,14 +155,14 @@ fn main() -> ExitCode {
     let cli = match parse_args::<Cli>(std::env::args_os()) {
         Ok(cli) => cli,
         Err(line) => {
-            eprintln!("{line}");
+            say!("{line}");
             return ExitCode::from(2);
         }
     };
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("Error: {err:#}");
+            say!("Error: {err:#}");
             if err.downcast_ref::<InputError>().is_some() {
                 ExitCode::from(2)
             } else {
@@ -188,7 +192,7 @@ fn run(command: Command) -> Result<()> {
                 .iter()
                 .filter(|r| r.outcome != LoadOutcome::AlreadyLoaded)
                 .count();
-            eprintln!(
+            say!(
                 "{loaded} dataset(s) loaded, {} already complete",
                 reports.len() - loaded
             );
@@ -238,7 +242,7 @@ fn run(command: Command) -> Result<()> {
             print_cap(&cap);
             let machine = MachineFacts::collect(&config.data_dir);
             let servers = runtime()?.block_on(server_caps(&config));
-            println!(
+            show!(
                 "{}",
                 serde_json::to_string_pretty(
                     &serde_json::json!({ "cap": cap, "machine": machine, "servers": servers })
@@ -256,7 +260,7 @@ fn run(command: Command) -> Result<()> {
                             Err(e) => Err(e),
                         };
                         if let Err(e) = answers {
-                            println!("{:<7} not reachable: {e:#}", kind.name());
+                            show!("{:<7} not reachable: {e:#}", kind.name());
                             down.push(*kind);
                         }
                     }
@@ -269,7 +273,7 @@ fn run(command: Command) -> Result<()> {
                             Ok(s) => format!("{s:?}"),
                             Err(e) => format!("error: {e:#}"),
                         };
-                        println!(
+                        show!(
                             "{:<7} {:>7} {:<60} {state}",
                             kind.name(),
                             spec.size.to_string(),
@@ -280,9 +284,9 @@ fn run(command: Command) -> Result<()> {
                 // Everything loaded, whatever flags loaded it: what there is to drop.
                 let down: Vec<Server> = down.iter().filter_map(|k| k.server()).collect();
                 let inventory = blobrace::inventory::take(&at, &down).await;
-                println!("datasets on disk (all sizes, rows and layouts found):");
+                show!("datasets on disk (all sizes, rows and layouts found):");
                 for line in inventory.lines() {
-                    println!("  {line}");
+                    show!("  {line}");
                 }
                 anyhow::Ok(())
             })?;
@@ -335,7 +339,7 @@ fn report(args: ReportArgs) -> Result<()> {
         let baseline = report::load_run(dir)?;
         for cache in run.caches() {
             let comparison = report::compare::Comparison::of(&baseline, &run, cache, noise);
-            print!("{}", comparison.table());
+            blobrace::say::show_text(&comparison.table());
         }
     }
     let rendered = report::render(&run_dir, baseline.as_deref(), &options).with_context(|| {
@@ -344,7 +348,7 @@ fn report(args: ReportArgs) -> Result<()> {
             run_dir.display()
         )
     })?;
-    eprintln!("{}", rendered.line());
+    say!("{}", rendered.line());
     Ok(())
 }
 
@@ -354,14 +358,14 @@ fn merge(args: MergeArgs) -> Result<()> {
     let merged = merge::merge(runs, &args.results_dir)?;
     let dir = merged.write()?;
     for (id, cells) in merge::cells_by_run(&merged) {
-        eprintln!("merged: {cells} one-client result(s) from run {id}");
+        say!("merged: {cells} one-client result(s) from run {id}");
     }
     let options = report::ReportOptions {
         target_p99: merged.config.target_p99,
         noise: 0.10,
     };
     let rendered = report::render(&dir, None, &options)?;
-    eprintln!("{}", rendered.line());
+    say!("{}", rendered.line());
     Ok(())
 }
 
@@ -384,7 +388,7 @@ fn variants(args: VariantsArgs) -> Result<()> {
         .results_dir
         .join(format!("variants-{}", blobrace::results::new_run_id()));
     let written = report::variants::write(&runs, &dir)?;
-    eprintln!(
+    say!(
         "variants: {} ({} rows, {} charts)",
         written.index.display(),
         written.rows,
@@ -397,9 +401,9 @@ fn variants(args: VariantsArgs) -> Result<()> {
 fn measure_or_plan(mut config: RunConfig, dry_run: bool) -> Result<()> {
     if dry_run {
         blobrace::run::leave_out_servers_over_cap(&mut config);
-        print!("{}", Plan::of(&config).describe(&config));
+        blobrace::say::show_text(&Plan::of(&config).describe(&config));
         if let Some(line) = blobrace::run::resume::would_continue(&config) {
-            println!("{line}");
+            show!("{line}");
         }
         return Ok(());
     }
@@ -461,18 +465,18 @@ async fn drop_datasets(config: &RunConfig) -> Result<()> {
             match dropped {
                 Ok((there, aside)) => {
                     if let Some(aside) = aside {
-                        eprintln!("removed {} (an earlier drop cut short)", aside.display());
+                        say!("removed {} (an earlier drop cut short)", aside.display());
                     }
                     if there {
-                        eprintln!("removed {location}");
+                        say!("removed {location}");
                         removed += 1;
                     } else {
-                        eprintln!("not there: {location}");
+                        say!("not there: {location}");
                         absent += 1;
                     }
                 }
                 Err(e) => {
-                    eprintln!("cannot remove {location}: {e:#}");
+                    say!("cannot remove {location}: {e:#}");
                     failed.push(location);
                 }
             }
@@ -485,7 +489,7 @@ async fn drop_datasets(config: &RunConfig) -> Result<()> {
     if !failed.is_empty() {
         bail!("{whole} (the reasons are above): {}", failed.join(", "));
     }
-    eprintln!("{whole}");
+    say!("{whole}");
     Ok(())
 }
 

@@ -66,7 +66,7 @@ impl RowsProgress {
             let secs = self.started.elapsed().as_secs_f64();
             let rate = (self.done - resumed_at) as f64 / secs;
             let eta = (self.total - self.done) as f64 / rate.max(1.0);
-            eprintln!(
+            say!(
                 "{} {}: {rows}, {} / {} ({:.0}%), {:.0} MB/s, ETA {:.0}s",
                 self.verb,
                 self.label,

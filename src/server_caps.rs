@@ -127,7 +127,7 @@ impl ServerCaps {
                 let server = *server;
                 let Some(memory) = *memory else {
                     if changed.contains(&server) {
-                        eprintln!(
+                        say!(
                             "note: {}: left at the run's cap: its container had no memory limit, and Docker cannot lift one from a running container (recreate it to lift it)",
                             server.name()
                         );
@@ -136,7 +136,7 @@ impl ServerCaps {
                 };
                 let back = rt.block_on(fit_one(server, url, Some(memory), *cpus, largest_blob));
                 match back {
-                    Ok(Some(back)) => eprintln!(
+                    Ok(Some(back)) => say!(
                         "{}: put back after the run: {} -> {} (container {})",
                         server.name(),
                         back.before.label(&back.cache_setting),
@@ -144,7 +144,7 @@ impl ServerCaps {
                         back.container
                     ),
                     Ok(None) => {}
-                    Err(e) => eprintln!(
+                    Err(e) => say!(
                         "note: {}: cannot put its container back to its own cap ({e:#}); `scripts/servers.sh up` puts the compose caps back",
                         server.name()
                     ),
@@ -155,8 +155,8 @@ impl ServerCaps {
         // A thread of its own: a runtime cannot be started inside another one.
         match std::thread::spawn(put_back).join() {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => eprintln!("note: cannot put the servers back to their own caps: {e:#}"),
-            Err(_) => eprintln!("note: putting the servers back to their own caps panicked"),
+            Ok(Err(e)) => say!("note: cannot put the servers back to their own caps: {e:#}"),
+            Err(_) => say!("note: putting the servers back to their own caps panicked"),
         }
     }
 }
@@ -230,14 +230,14 @@ pub async fn fit_servers(
         match fit_one(*server, url, cap.memory_bytes, cap.cpus, largest_blob).await {
             Ok(fit) => {
                 if let Some(fit) = &fit {
-                    eprintln!("{}", fit.line());
+                    say!("{}", fit.line());
                     caps.changed.push(fit.clone());
                 }
                 match own {
                     Ok((memory, cpus)) => {
                         caps.put_back.push((*server, url.clone(), memory, cpus));
                     }
-                    Err(e) if fit.is_some() => eprintln!(
+                    Err(e) if fit.is_some() => say!(
                         "note: {}: its own cap cannot be read ({e:#}); it is left at the run's when the run ends",
                         server.name()
                     ),
@@ -271,7 +271,7 @@ pub async fn fit_servers(
                         ),
                     ));
                 }
-                None => eprintln!(
+                None => say!(
                     "note: {}: cannot set its container to the run's cap ({e:#}); it runs with the cap it has, recorded with its results",
                     server.name()
                 ),
@@ -355,7 +355,7 @@ async fn own_limits(server: Server) -> Result<(Option<u64>, Option<f64>)> {
                     .unwrap_or_else(|| "no limit on".into())
             )
         };
-        eprintln!(
+        say!(
             "note: {}: its container has {}, not the {} its compose service declares: an earlier run did not put it back; this run puts it back when it ends",
             server.name(),
             label(c.memory, c.cpus),

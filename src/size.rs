@@ -84,6 +84,13 @@ pub fn format_bytes(bytes: u64) -> String {
     }
 }
 
+/// `3.21GiB`, or `unavailable` where the store cannot say.
+pub fn disk_label(bytes: Option<u64>) -> String {
+    bytes
+        .map(format_bytes_approx)
+        .unwrap_or_else(|| "unavailable".into())
+}
+
 /// Bytes in the largest binary unit they reach, to two decimals (`4.01GiB`): for
 /// measured sizes (a file on disk), which rarely divide a unit exactly.
 pub fn format_bytes_approx(bytes: u64) -> String {

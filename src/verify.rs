@@ -53,12 +53,12 @@ pub async fn verify(config: &RunConfig) -> Result<()> {
                 }
                 Err(e) => match e.downcast_ref::<InputError>() {
                     Some(InputError::NotLoaded { path }) => {
-                        eprintln!("--  {}: not loaded", path.display());
+                        say!("--  {}: not loaded", path.display());
                         not_loaded.push(path.clone());
                     }
                     _ => {
                         let at = kind.open(&config.locations(), spec);
-                        eprintln!("??  {}: cannot verify: {e:#}", at.location().display());
+                        say!("??  {}: cannot verify: {e:#}", at.location().display());
                         unreadable += 1;
                     }
                 },
@@ -85,7 +85,7 @@ pub async fn verify(config: &RunConfig) -> Result<()> {
             anyhow::Error::new(InputError::NotLoaded { path: path.clone() }).context(whole),
         );
     }
-    eprintln!("{whole}");
+    say!("{whole}");
     Ok(())
 }
 
@@ -112,9 +112,10 @@ async fn verify_one(config: &RunConfig, kind: StoreKind, spec: DatasetSpec) -> R
         .map(|_| format!(" with ids 1..={}", spec.rows))
         .unwrap_or_default();
     if range.count != spec.rows || range.ids.is_some_and(|ids| ids != (1, spec.rows)) {
-        eprintln!(
+        say!(
             "BAD {where_}: {} rows{ids}, expected {} rows{expected_ids}",
-            range.count, spec.rows
+            range.count,
+            spec.rows
         );
         return Ok(false);
     }
@@ -162,10 +163,10 @@ async fn verify_one(config: &RunConfig, kind: StoreKind, spec: DatasetSpec) -> R
     if !bad.is_empty() {
         bad.sort_by_key(|(id, _)| *id);
         for (id, what) in bad.iter().take(5) {
-            eprintln!("BAD {where_}: id {id}: {what}");
+            say!("BAD {where_}: id {id}: {what}");
         }
         if bad.len() > 5 {
-            eprintln!("BAD {where_}: {} rows wrong in all", bad.len());
+            say!("BAD {where_}: {} rows wrong in all", bad.len());
         }
         return Ok(false);
     }
@@ -182,7 +183,7 @@ async fn verify_one(config: &RunConfig, kind: StoreKind, spec: DatasetSpec) -> R
         ),
         (None, false) => String::new(),
     };
-    eprintln!(
+    say!(
         "ok  {where_}: ids 1..={}{keys}, {} verified{churn}",
         spec.rows,
         format_bytes(spec.bytes())

@@ -111,7 +111,7 @@ pub fn reexec(req: &CapRequest, manager: Manager) -> String {
         Err(e) => return format!("cannot find this executable to re-run it: {e}"),
     };
     let rest: Vec<OsString> = std::env::args_os().skip(1).collect();
-    eprintln!("cap: re-running under {shown} {}", exe.display());
+    say!("cap: re-running under {shown} {}", exe.display());
     let err = Command::new("systemd-run")
         .args(&args)
         .arg("--")

@@ -47,6 +47,12 @@ pub trait Database: Sync {
     fn is_floor(&self) -> bool {
         false
     }
+    /// Role: a file of its own for each blob, no database around them: the report
+    /// sets it apart from the databases, and its files' inodes and dentries are kernel
+    /// memory charged to the cap (`fs_pressure`).
+    fn file_per_blob(&self) -> bool {
+        false
+    }
     /// About what a load of it costs, where none was recorded in the results
     /// directory: what a run weighs when the disk cannot hold every dataset and it
     /// must choose which to keep for the next run (`disk_room::keep_plan`).

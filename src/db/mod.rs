@@ -12,8 +12,9 @@
 //! Below the folders: `engine.rs` (the `Engine` trait), `store.rs` (the `Store`
 //! trait), `orm_engine.rs` and `orm_store.rs` (what SeaORM does the same on every SQL
 //! database), `any_engine.rs` (the timed path's one match), `database.rs` (the `Database` trait
-//! each folder implements), `registry.rs` (places in
-//! `DATABASES` as the `StoreKind` and `EngineKind` handles results are written by).
+//! each folder implements), `registry.rs` (`DATABASES`, the list, at the top: it
+//! alone names the folders; and places in it as the `StoreKind` and `EngineKind`
+//! handles results are written by).
 
 pub mod any_engine;
 pub mod database;
@@ -36,16 +37,3 @@ pub mod seaweedfs;
 pub mod sqlite;
 
 pub use database::{Database, EngineDef, LoadCost, Opened};
-
-/// Every database, in the suite's order (report rows, tables, `--engines all`):
-/// embedded first, then the servers. Adding one: its folder, and its line here.
-pub static DATABASES: &[&dyn Database] = &[
-    &sqlite::Sqlite,
-    &fs::Fs,
-    &floor::Floor,
-    &postgres::Postgres,
-    &mariadb::Mariadb,
-    &mysql::Mysql,
-    &dolt::Dolt,
-    &seaweedfs::Seaweedfs,
-];

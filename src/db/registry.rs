@@ -13,12 +13,24 @@ use super::any_engine::AnyEngine;
 use super::engine::Client;
 use super::server::Server;
 
-use super::DATABASES;
 use super::database::{Database, EngineDef};
 use super::store::{BoxedStore, Churn, Store};
 use crate::dataset::DatasetSpec;
 use crate::db::locations::Locations;
 use crate::error::InputError;
+
+/// Every database, in the suite's order (report rows, tables, `--engines all`):
+/// embedded first, then the servers. Adding one: its folder, and its line here.
+pub static DATABASES: &[&dyn Database] = &[
+    &super::sqlite::Sqlite,
+    &super::fs::Fs,
+    &super::floor::Floor,
+    &super::postgres::Postgres,
+    &super::mariadb::Mariadb,
+    &super::mysql::Mysql,
+    &super::dolt::Dolt,
+    &super::seaweedfs::Seaweedfs,
+];
 
 /// One database's store (its place in `DATABASES`): one dataset per size class, in
 /// a file or directory under the data directory or a namespace of a server.
@@ -69,6 +81,11 @@ impl StoreKind {
             live: spec.live && self.changes_rows(),
             ..spec
         }
+    }
+
+    /// A file of its own for each blob (`Database::file_per_blob`).
+    pub fn is_file_per_blob(self) -> bool {
+        self.db().file_per_blob()
     }
 
     /// Stores in a server container rather than under the data directory.

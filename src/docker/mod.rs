@@ -200,7 +200,7 @@ pub async fn came_back_up(
             return false;
         }
         if !up && !said {
-            eprintln!("waiting for {service}: its container is starting");
+            say!("waiting for {service}: its container is starting");
             said = true;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
@@ -402,7 +402,16 @@ pub async fn why_down(docker: &Docker, id: &str, since: Option<i64>) -> Option<S
         .map(|m| crate::size::format_bytes(m as u64));
     let cap = cap.as_deref().unwrap_or("none");
     let state = info.state.unwrap_or_default();
-    if state.oom_killed == Some(true) {
+    // Docker's own flag can lag the kill: a container's exit can be handled before the
+    // kernel's OOM event reaches Docker, and until then OOMKilled is false (a 16 MiB
+    // `tail /dev/zero` read as "exit code 137" once in CI's run on 2026-11-28). So a
+    // container killed by SIGKILL is asked again, its flag and its `oom` events since
+    // it started, for up to 3 s.
+    let oom_killed = state.oom_killed == Some(true)
+        || (state.running != Some(true)
+            && state.exit_code == Some(137)
+            && oom_flagged_late(docker, id, state.started_at.as_deref()).await);
+    if oom_killed {
         return Some(format!(
             "container {name} was OOM-killed by its memory cap ({cap}): the server needs more than the cap holds; raise --cap (BLOBRACE_CAP)"
         ));
@@ -419,6 +428,36 @@ pub async fn why_down(docker: &Docker, id: &str, since: Option<i64>) -> Option<S
             "the kernel's OOM killer acted {kills} time(s) inside container {name} (memory cap {cap}) and the container went on: a server process (a PostgreSQL backend, say) was killed, taking its connection with it. The clients' fetches in flight need more memory than the cap holds: use fewer --clients or smaller sizes, or raise --cap (BLOBRACE_CAP)"
         )
     })
+}
+
+/// Whether a container that exited with SIGKILL is flagged OOM-killed, or has an `oom`
+/// event since it started, within 3 s.
+async fn oom_flagged_late(docker: &Docker, id: &str, started_at: Option<&str>) -> bool {
+    let started = started_at
+        .and_then(|at| chrono::DateTime::parse_from_rfc3339(at).ok())
+        .map(|at| at.timestamp());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    loop {
+        if let Some(started) = started
+            && oom_events_since(docker, id, started)
+                .await
+                .is_ok_and(|kills| kills > 0)
+        {
+            return true;
+        }
+        let flagged = docker
+            .inspect_container(id, None::<InspectContainerOptions>)
+            .await
+            .ok()
+            .and_then(|info| info.state?.oom_killed);
+        if flagged == Some(true) {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
 }
 
 /// How many times the OOM killer acted inside a container since `since` (unix

@@ -37,7 +37,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::stats::{FetchStats, Percentiles};
+use crate::stats::{FetchStats, Percentiles, rate_label};
 
 pub use clients::run_load;
 pub use saturate::{Saturation, SaturationStep, search};
@@ -100,15 +100,6 @@ impl LoadPoint {
             None => format!("c{}", self.clients),
             Some(rate) => format!("c{}@{}/s", self.clients, rate_label(rate)),
         }
-    }
-}
-
-/// `500`, `12.5`: a rate without trailing zeros.
-pub fn rate_label(rate: f64) -> String {
-    if rate >= 100.0 || rate.fract() == 0.0 {
-        format!("{rate:.0}")
-    } else {
-        format!("{rate:.1}")
     }
 }
 

@@ -68,7 +68,7 @@ pub fn catch() {
             if let Some(path) = results_json {
                 mark_stopped(&path, &how);
             }
-            eprintln!("\n{how}: {status}");
+            say!("\n{how}: {status}");
             std::process::exit(128 + signal);
         });
     if spawned.is_err() {

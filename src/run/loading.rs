@@ -289,7 +289,7 @@ impl Run {
                 // now (a drop that failed, another program). Not the user's input, so not
                 // the end of the run: each store loads where it still fits, one by one,
                 // and the others fail alone, saying why (a re-run continues them).
-                eprintln!(
+                say!(
                     "note: {} no longer fits as planned ({e}): its stores load one by one where there is room",
                     spec.size
                 );

@@ -107,7 +107,7 @@ fn leave_out(config: &mut RunConfig, store: StoreKind, why: &str) {
         .filter(|e| e.store() == store)
         .map(|e| e.name())
         .collect();
-    eprintln!("skipping {}: {why}", skipped.join(", "));
+    say!("skipping {}: {why}", skipped.join(", "));
     if !skipped.is_empty() {
         config.left_out.push(crate::config::LeftOut {
             engines: skipped.iter().map(|s| s.to_string()).collect(),
@@ -170,7 +170,7 @@ pub async fn fit_servers(config: &mut RunConfig) -> Result<ServerCaps> {
         if let crate::db::server::place::Place::Remote { why } =
             crate::db::server::place::locate(server, url).await
         {
-            eprintln!(
+            say!(
                 "{}: remote, not a container blobrace manages ({why}): measured without a cap (not controlled), cold = a fresh connection (its caches are not emptied), disk bytes per fetch unavailable, the round trip measured beside each result",
                 server.name()
             );
@@ -237,6 +237,8 @@ fn check_results_dir(dir: &std::path::Path) -> Result<(), crate::error::InputErr
 impl Run {
     /// Cap the process and describe the run. Call before building the tokio runtime.
     pub fn start(config: RunConfig, driver: &str) -> Result<Self> {
+        // Every line from here on, into the run's run.log once it has its directory.
+        crate::say::hold();
         check_results_dir(&config.results_dir)?;
         let (cap, guard) = apply_cap(&config)?;
         let machine = MachineFacts::collect(&config.data_dir);

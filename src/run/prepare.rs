@@ -271,7 +271,7 @@ impl Run {
         match crate::db::server::round_trip::measure(server, &url).await {
             Ok(rt) => rt,
             Err(e) => {
-                eprintln!(
+                say!(
                     "note: {}: its round trip is unavailable ({e:#})",
                     engine.name()
                 );

@@ -12,13 +12,12 @@ use anyhow::{Context, Result};
 use crate::atomic_file::write_atomic;
 use crate::cpu_profile::FetchProfile;
 use crate::diskprobe::DiskProbes;
-use crate::load_gen::rate_label;
 use crate::memory_fit::SkippedLoad;
 use crate::report::export::{Csv, Exporter, LoadsCsv};
 use crate::results::{
     DiskLimit, EngineResult, LoadResult, RunResults, SaturationResult, StepFailure,
 };
-use crate::stats::format_ns;
+use crate::stats::{format_ns, rate_label};
 
 use super::progress::Progress;
 use super::terminal::{load_line, one_line, progress_line};
@@ -83,6 +82,8 @@ impl ResultFiles {
         if let Some(bytes) = LoadsCsv.serialize(run)? {
             write_atomic(&dir.join(LoadsCsv.file_name()), &bytes)?;
         }
+        // The run's lines so far, and from now on, in its run.log (a run holds them).
+        crate::say::keep_in(&dir);
         Ok(dir)
     }
 }
@@ -111,7 +112,7 @@ pub struct Terminal;
 
 impl Sink for Terminal {
     fn progress(&self, event: &Progress<'_>) {
-        eprintln!("{}", progress_line(event));
+        say!("{}", progress_line(event));
     }
 
     fn found(&mut self, run: &RunResults, finding: &Finding<'_>) -> Result<()> {
@@ -119,18 +120,18 @@ impl Sink for Terminal {
         match finding {
             Finding::Loads | Finding::CellEnded => {}
             Finding::Result(r) => {
-                eprintln!("{}", one_line(r, config));
+                say!("{}", one_line(r, config));
                 if let Some(changed) = r.disk_probes.as_ref().and_then(DiskProbes::changed) {
-                    eprintln!("note: {}: {changed}", r.engine.name());
+                    say!("note: {}: {changed}", r.engine.name());
                 }
             }
-            Finding::Failure(f) => eprintln!("error: {}; going on with the rest", f.line()),
-            Finding::SkippedLoad(s) => eprintln!("{}", s.line()),
+            Finding::Failure(f) => say!("error: {}; going on with the rest", f.line()),
+            Finding::SkippedLoad(s) => say!("{}", s.line()),
             Finding::Load(l) => {
-                eprintln!("{}", load_line(&l.result, &l.load, config));
+                say!("{}", load_line(&l.result, &l.load, config));
                 if l.load.limit_reached {
                     let engine = l.result.engine.name();
-                    eprintln!(
+                    say!(
                         "note: {engine} {}: the backlog reached --max-in-flight {} after {:.1} s of measurement (warm-up not counted): {engine} does not serve {}/s here; stopped there",
                         l.result.size,
                         l.load.max_in_flight,
@@ -140,7 +141,7 @@ impl Sink for Terminal {
                 }
             }
             Finding::DiskLimit(d) => match &d.throughput {
-                Ok(t) => eprintln!(
+                Ok(t) => say!(
                     "disk {} {}: {} O_DIRECT reads at once: {:.0}/s ({:.1} MB/s), p99 {}",
                     d.size,
                     crate::size::format_bytes(crate::diskprobe::block_for(d.size_bytes)),
@@ -149,12 +150,13 @@ impl Sink for Terminal {
                     t.mb_per_s,
                     format_ns(t.p99_ns as f64)
                 ),
-                Err(why) => eprintln!(
+                Err(why) => say!(
                     "disk {} at {} reads at once: unavailable: {why}",
-                    d.size, d.queue_depth
+                    d.size,
+                    d.queue_depth
                 ),
             },
-            Finding::Saturation(s) => eprintln!(
+            Finding::Saturation(s) => say!(
                 "{:<13} {:>7}: sustainable {} with {} clients (closed loop {:.0}/s)",
                 s.engine.name(),
                 s.size,
@@ -166,26 +168,27 @@ impl Sink for Terminal {
                 s.search.capacity
             ),
             Finding::Profile(p) => {
-                eprintln!("profile {}", p.line());
+                say!("profile {}", p.line());
                 if let Some(server) = &p.server {
-                    eprintln!("profile {} {}: {}", p.engine, p.size, server.line());
+                    say!("profile {} {}: {}", p.engine, p.size, server.line());
                 } else if let Some(why) = &p.server_unavailable {
-                    eprintln!(
+                    say!(
                         "profile {} {}: server profile unavailable: {why}",
-                        p.engine, p.size
+                        p.engine,
+                        p.size
                     );
                 }
             }
-            Finding::FirstBytes(f) => eprintln!("streamed {}", f.line()),
+            Finding::FirstBytes(f) => say!("streamed {}", f.line()),
         }
         Ok(())
     }
 
     fn finished(&mut self, run: &RunResults) -> Result<()> {
-        eprintln!("{}", crate::summary::terminal_table(run));
+        say!("{}", crate::summary::terminal_table(run));
         if let Some(part) = run.parts.last() {
             let all: f64 = run.parts.iter().map(|p| p.total_seconds).sum();
-            eprintln!(
+            say!(
                 "{}",
                 super::outlook::took_line(
                     part.total_seconds,
@@ -197,15 +200,15 @@ impl Sink for Terminal {
             );
         }
         for failure in &run.failures {
-            eprintln!("FAILED: {}", failure.line());
+            say!("FAILED: {}", failure.line());
         }
         for left in &run.config.left_out {
-            eprintln!("LEFT OUT: {}: {}", left.engines.join(", "), left.why);
+            say!("LEFT OUT: {}: {}", left.engines.join(", "), left.why);
         }
         for beat in crate::floor_check::beating_the_floor(run) {
-            eprintln!("NOTE: {}", beat.line());
+            say!("NOTE: {}", beat.line());
         }
-        eprintln!("results: {}", run.dir().join("results.json").display());
+        say!("results: {}", run.dir().join("results.json").display());
         Ok(())
     }
 }
@@ -232,7 +235,7 @@ impl Sink for HtmlReport {
                 run.config.results_dir.display()
             )
         })?;
-        eprintln!("{}", rendered.line());
+        say!("{}", rendered.line());
         Ok(())
     }
 }

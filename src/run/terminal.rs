@@ -6,10 +6,9 @@ use anyhow::Result;
 use crate::cap::{self, CapGuard, CapReport};
 use crate::config::RunConfig;
 use crate::error::InputError;
-use crate::load_gen::rate_label;
 use crate::results::{EngineResult, LoadFacts};
 use crate::size::format_bytes;
-use crate::stats::{format_ns, hit_ratio_label};
+use crate::stats::{format_ns, hit_ratio_label, rate_label};
 use crate::summary::{interval_label, unavailable_or};
 
 use super::progress::Progress;
@@ -32,7 +31,7 @@ pub fn apply_cap(config: &RunConfig) -> Result<(CapReport, CapGuard)> {
 
 /// One line for the cap in force and how it came about, then its notes.
 pub fn print_cap(report: &CapReport) {
-    eprintln!(
+    say!(
         "cap: memory {}, cpu {} ({}, cgroup {} {})",
         report.memory_label(),
         report.cpu_label(),
@@ -41,10 +40,10 @@ pub fn print_cap(report: &CapReport) {
         report.cgroup
     );
     for note in &report.notes {
-        eprintln!("cap: {note}");
+        say!("cap: {note}");
     }
     for done in &report.housekeeping {
-        eprintln!("cap: {done}");
+        say!("cap: {done}");
     }
 }
 

@@ -310,6 +310,15 @@ pub fn disk_per_fetch_label(bytes: Option<f64>) -> String {
         .unwrap_or_else(|| "unavailable".into())
 }
 
+/// `500`, `12.5`: a rate without trailing zeros.
+pub fn rate_label(rate: f64) -> String {
+    if rate >= 100.0 || rate.fract() == 0.0 {
+        format!("{rate:.0}")
+    } else {
+        format!("{rate:.1}")
+    }
+}
+
 /// Human-readable duration from nanoseconds: `850ns`, `12.3µs`, `4.56ms`, `1.20s`.
 pub fn format_ns(ns: f64) -> String {
     if ns < 1e3 {

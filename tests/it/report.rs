@@ -232,6 +232,52 @@ fn report_regenerates_and_exports_the_summary() {
 }
 
 #[test]
+fn a_run_keeps_what_it_said_in_its_run_log_and_the_report_links_it() {
+    let root = tempfile::tempdir().unwrap();
+    let out = run(
+        root.path(),
+        &[
+            "measure",
+            "--engines",
+            "sqlite,floor",
+            "--sizes",
+            "4KiB",
+            "--dataset-bytes",
+            "1MiB",
+            "--warmup",
+            "50ms",
+            "--measure",
+            "200ms",
+        ],
+    );
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    let (dir, _) = only_run(root.path());
+    let log = std::fs::read_to_string(dir.join("run.log")).unwrap();
+    // Every line of the log is a line the terminal showed, in the same order, from the
+    // cap (the run's first line, held until its directory existed) to the report's.
+    let mut shown = said.lines();
+    for line in log.lines() {
+        assert!(
+            shown.any(|s| s == line),
+            "{line:?} is in run.log but not, in order, on the terminal:\n{said}"
+        );
+    }
+    assert!(log.starts_with("cap: memory "), "{log}");
+    for expected in ["dataset ", "sqlite ", "floor ", "took ", "report: "] {
+        assert!(
+            log.lines().any(|l| l.starts_with(expected)),
+            "{expected:?} in run.log:\n{log}"
+        );
+    }
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(
+        page.contains("href=\"run.log\""),
+        "the report links the log"
+    );
+}
+
+#[test]
 fn a_missing_or_corrupt_results_file_is_named() {
     let root = tempfile::tempdir().unwrap();
     let results = root.path().join("results");

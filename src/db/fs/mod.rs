@@ -51,4 +51,8 @@ impl Database for Fs {
     fn has_keys(&self) -> bool {
         false
     }
+
+    fn file_per_blob(&self) -> bool {
+        true
+    }
 }

@@ -139,7 +139,7 @@ mod tests {
                 .sum()
         };
         if resident() == 0 {
-            eprintln!("skipped: this filesystem keeps no written pages in the page cache");
+            say!("skipped: this filesystem keeps no written pages in the page cache");
             return;
         }
         // The same way as a container's files: through this process's /proc/<pid>/root.

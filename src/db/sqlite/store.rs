@@ -251,7 +251,7 @@ impl SqliteStore {
             },
         };
         if verdict != "ok" {
-            eprintln!(
+            say!(
                 "note: {}: an interrupted load left it inconsistent (quick_check: {verdict}); loading it again from the start",
                 path.display()
             );
@@ -263,7 +263,7 @@ impl SqliteStore {
     /// Say once that the file is torn and what clears it; it counts as a load begun.
     fn torn(&mut self, e: &anyhow::Error) -> DatasetState {
         self.db = None;
-        eprintln!(
+        say!(
             "note: {}: SQLite cannot read it ({}): a load killed while writing it leaves it so; `blobrace load` loads it again from the start, `blobrace drop` removes it",
             self.path.display(),
             torn_reason(e)

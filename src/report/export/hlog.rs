@@ -82,7 +82,7 @@ fn intervals_of<'a>(
     // `c16`, or `c16@500` (fetches a second offered, open loop): `/` splits the tag.
     let load = match point.rate {
         None => format!("c{}", point.clients),
-        Some(rate) => format!("c{}@{}", point.clients, crate::load_gen::rate_label(rate)),
+        Some(rate) => format!("c{}@{}", point.clients, crate::stats::rate_label(rate)),
     };
     let cell = format!(
         "{}.{}.r{}/{}/{load}",

@@ -199,7 +199,7 @@ fn load_label(load: &LoadFacts) -> String {
         None => format!("{clients}, closed loop"),
         Some(rate) => format!(
             "{clients}, {}/s {}",
-            crate::load_gen::rate_label(rate),
+            crate::stats::rate_label(rate),
             crate::serde_name(&load.point.arrivals)
         ),
     }
@@ -250,14 +250,14 @@ impl Saturation {
                     .iter()
                     .map(|step| SearchStep {
                         met: step.met,
-                        rate: crate::load_gen::rate_label(step.rate),
+                        rate: crate::stats::rate_label(step.rate),
                         achieved: format!("{:.0}", step.achieved),
                         p99: format_ns(step.response.p99_ns as f64),
                         limit_reached: step.limit_reached,
                     })
                     .collect(),
                 sustainable: match s.search.sustainable {
-                    Some(rate) => format!("{}/s", crate::load_gen::rate_label(rate)),
+                    Some(rate) => format!("{}/s", crate::stats::rate_label(rate)),
                     None => "none".into(),
                 },
             })

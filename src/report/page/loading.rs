@@ -49,8 +49,8 @@ fn churn_cell(c: &crate::load::ChurnReport) -> String {
         c.applied_now,
         c.churn,
         c.seconds,
-        crate::load::disk_label(c.disk_bytes_before),
-        crate::load::disk_label(c.disk_bytes_after)
+        crate::size::disk_label(c.disk_bytes_before),
+        crate::size::disk_label(c.disk_bytes_after)
     );
     for done in &c.maintenance {
         cell.push_str(&format!("; maintenance: {done}"));
@@ -87,7 +87,7 @@ impl Loads {
                         .map(|m| format!("{m:.0}"))
                         .unwrap_or_else(|| "—".into()),
                     peak_rss: unavailable_or(l.peak_rss_bytes.map(format_bytes)),
-                    on_disk: crate::load::disk_label(l.disk_bytes),
+                    on_disk: crate::size::disk_label(l.disk_bytes),
                     on_disk_ratio: unavailable_or(l.disk_bytes.map(|d| {
                         format!("{:.2}", d as f64 / (l.rows * l.size_bytes).max(1) as f64)
                     })),

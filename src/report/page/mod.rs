@@ -101,6 +101,8 @@ struct Page {
     repeats: Option<steady::Repeats>,
     all: Measurements,
     to_run_dir: String,
+    /// The run kept its lines (say.rs): the page links them.
+    has_log: bool,
     environment: environment::Environment,
     memory: Option<memory::Memory>,
 }
@@ -187,6 +189,7 @@ pub fn page(
         repeats: steady::Repeats::of(context),
         all: Measurements::of(&rows),
         to_run_dir: context.to_run_dir.to_string(),
+        has_log: run_dir.join(crate::say::RUN_LOG).is_file(),
         environment: environment::Environment::of(run, run_dir),
         memory: memory::Memory::of(run),
     };

@@ -65,7 +65,7 @@ impl ObjectStore {
                     .iter()
                     .filter(|r| {
                         let store = r.engine.store();
-                        !store.is_floor() && !store.is_object_store() && store.name() != "fs"
+                        !store.is_floor() && !store.is_object_store() && !store.is_file_per_blob()
                     })
                     .min_by_key(|r| p99(r));
                 let sentences = stores

@@ -5,11 +5,10 @@
 use askama::Template;
 
 use crate::db::registry::EngineKind;
-use crate::load::disk_label;
 use crate::report::charts::{Chart, LayoutRatios};
 use crate::report::variant_rows::VariantRow;
 use crate::results::RunResults;
-use crate::size::format_bytes;
+use crate::size::{disk_label, format_bytes};
 use crate::stats::format_ns;
 
 use super::markup::{Figure, Figures};

@@ -153,7 +153,7 @@ impl Sustainable {
                             None => Sustained::NotMeasured,
                             Some(s) => match (s.search.sustainable, s.sustainable_mb_per_s) {
                                 (Some(rate), Some(mb)) => Sustained::Rate(
-                                    crate::load_gen::rate_label(rate),
+                                    crate::stats::rate_label(rate),
                                     format!("{mb:.1}"),
                                     find(EngineKind::floor())
                                         .filter(|f| f.engine != engine)

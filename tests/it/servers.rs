@@ -8,29 +8,54 @@ use crate::common::{
 };
 use blobrace::db::server::{Server, compose_env};
 
-/// Server URLs from BLOBRACE_*_URL, else from compose/.env, as `blobrace` builds them
-/// (the servers' own descriptors): (postgres, mariadb).
-fn server_urls() -> Option<(String, String)> {
-    let env = compose_env();
-    let url = |name: &str| {
-        let server = Server::named(name)?;
-        std::env::var(server.url_env())
-            .ok()
-            .or_else(|| server.url_from_compose(&env))
-    };
-    Some((url("postgres")?, url("mariadb")?))
+/// The two SQL servers a test reaches, each passed with its own `--<server>-url` on
+/// every command line: from BLOBRACE_*_URL, else from compose/.env, as `blobrace` builds
+/// them (the servers' own descriptors).
+struct Servers {
+    pg: String,
+    maria: String,
 }
 
-fn with_servers(args: &[&str], urls: &(String, String)) -> Vec<String> {
-    let flag = |name: &str| format!("--{}", Server::named(name).unwrap().url_flag());
-    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    all.extend([
-        flag("postgres"),
-        urls.0.clone(),
-        flag("mariadb"),
-        urls.1.clone(),
-    ]);
-    all
+impl Servers {
+    fn from_env() -> Option<Self> {
+        let env = compose_env();
+        let url = |name: &str| {
+            let server = Server::named(name)?;
+            std::env::var(server.url_env())
+                .ok()
+                .or_else(|| server.url_from_compose(&env))
+        };
+        Some(Self {
+            pg: url("postgres")?,
+            maria: url("mariadb")?,
+        })
+    }
+
+    /// `args` and both servers' URL flags.
+    fn args(&self, args: &[&str]) -> Vec<String> {
+        let flag = |name: &str| format!("--{}", Server::named(name).unwrap().url_flag());
+        let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        all.extend([
+            flag("postgres"),
+            self.pg.clone(),
+            flag("mariadb"),
+            self.maria.clone(),
+        ]);
+        all
+    }
+
+    /// `blobrace` with `args` and both servers' URLs, in `root`.
+    fn run(&self, root: &std::path::Path, args: &[&str]) -> std::process::Output {
+        run_s(root, &self.args(args))
+    }
+
+    /// The same, which must succeed: what it said (its standard error).
+    fn ok(&self, root: &std::path::Path, args: &[&str]) -> String {
+        let out = self.run(root, args);
+        let said = stderr(&out);
+        assert!(out.status.success(), "blobrace {args:?}: {said}");
+        said
+    }
 }
 
 fn run_s(root: &std::path::Path, args: &[String]) -> std::process::Output {
@@ -117,12 +142,13 @@ fn an_unreachable_server_asked_for_by_name_is_an_error_naming_the_url() {
 /// The compose servers (held for this test alone: measuring restarts their containers
 /// for a cold start, which would cut any other test's connections) and their URLs, or
 /// None after printing why (panics when they are required).
-fn servers_or_skip(what: &str) -> Option<(String, String)> {
+fn servers_or_skip(what: &str) -> Option<Servers> {
     // The lock first: the test holding it may be restarting a container right now.
     crate::common::hold_servers();
-    let urls = server_urls();
-    let reachable = urls.as_ref().is_some_and(|(pg, _)| {
-        let port = pg
+    let servers = Servers::from_env();
+    let reachable = servers.as_ref().is_some_and(|servers| {
+        let port = servers
+            .pg
             .rsplit(':')
             .next()
             .and_then(|p| p.split('/').next())
@@ -139,12 +165,12 @@ fn servers_or_skip(what: &str) -> Option<(String, String)> {
         );
         return None;
     }
-    urls
+    servers
 }
 
 #[test]
 fn servers_load_verify_and_measure_32mib_blobs_byte_equal() {
-    let Some(urls) = servers_or_skip("the server round trip") else {
+    let Some(servers) = servers_or_skip("the server round trip") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -158,46 +184,29 @@ fn servers_load_verify_and_measure_32mib_blobs_byte_equal() {
         "65MiB",
     ];
     // From nothing: this test changes rows below, and a run stopped there leaves them.
-    let drop = run_s(
-        root.path(),
-        &with_servers(&[&["drop"][..], &base].concat(), &urls),
-    );
-    assert!(drop.status.success(), "{}", stderr(&drop));
-    let load = run_s(
-        root.path(),
-        &with_servers(&[&["load"][..], &base].concat(), &urls),
-    );
-    assert!(load.status.success(), "{}", stderr(&load));
-    let verify = run_s(
-        root.path(),
-        &with_servers(&[&["verify"][..], &base].concat(), &urls),
-    );
-    let err = stderr(&verify);
-    assert!(verify.status.success(), "{err}");
+    servers.ok(root.path(), &[&["drop"][..], &base].concat());
+    servers.ok(root.path(), &[&["load"][..], &base].concat());
+    let err = servers.ok(root.path(), &[&["verify"][..], &base].concat());
     assert_eq!(err.matches("ok  ").count(), 4, "{err}");
-    let measure = run_s(
+    servers.ok(
         root.path(),
-        &with_servers(
+        &[
+            &["measure"][..],
+            &base,
+            // Not the time to the first bytes: streaming MariaDB's 32 MiB value
+            // piece by piece takes 17 s a fetch (tests/it/first_bytes.rs streams
+            // every server's at 1 MiB).
             &[
-                &["measure"][..],
-                &base,
-                // Not the time to the first bytes: streaming MariaDB's 32 MiB value
-                // piece by piece takes 17 s a fetch (tests/it/first_bytes.rs streams
-                // every server's at 1 MiB).
-                &[
-                    "--warmup",
-                    "100ms",
-                    "--measure",
-                    "300ms",
-                    "--first-bytes",
-                    "0s",
-                ],
-            ]
-            .concat(),
-            &urls,
-        ),
+                "--warmup",
+                "100ms",
+                "--measure",
+                "300ms",
+                "--first-bytes",
+                "0s",
+            ],
+        ]
+        .concat(),
     );
-    assert!(measure.status.success(), "{}", stderr(&measure));
     let (_, json) = only_run(root.path());
     let results = json["results"].as_array().unwrap();
     assert_eq!(results.len(), 8);
@@ -252,8 +261,8 @@ fn servers_load_verify_and_measure_32mib_blobs_byte_equal() {
         }
     }
     let json_text = serde_json::to_string(&json).unwrap();
-    let secret = urls
-        .0
+    let secret = servers
+        .pg
         .split_once("://")
         .unwrap()
         .1
@@ -271,21 +280,18 @@ fn servers_load_verify_and_measure_32mib_blobs_byte_equal() {
     // readers check (verify reads a server's ids with several connections at once):
     // each wrong row is named, in id order, and verify fails.
     crate::common::sql_exec(
-        &urls.0,
+        &servers.pg,
         &[
             "UPDATE blobs_1kib_x66560.blobs SET data = set_byte(data, 100, get_byte(data, 100) # 1) WHERE id IN (3, 7, 40000)",
         ],
     );
     crate::common::sql_exec(
-        &urls.1,
+        &servers.maria,
         &[
             "UPDATE blobs_1kib_x66560.blobs SET data = CONCAT(LEFT(data, 100), CHAR(ASCII(SUBSTRING(data, 101, 1)) ^ 1), SUBSTRING(data, 102)) WHERE id IN (3, 7, 40000)",
         ],
     );
-    let verify = run_s(
-        root.path(),
-        &with_servers(&[&["verify"][..], &base].concat(), &urls),
-    );
+    let verify = servers.run(root.path(), &[&["verify"][..], &base].concat());
     let err = stderr(&verify);
     assert!(!verify.status.success(), "{err}");
     for server in ["postgres://", "mysql://"] {
@@ -305,16 +311,12 @@ fn servers_load_verify_and_measure_32mib_blobs_byte_equal() {
         err.contains("2 dataset(s) verified, 2 wrong, 0 not loaded"),
         "{err}"
     );
-    let drop = run_s(
-        root.path(),
-        &with_servers(&[&["drop"][..], &base].concat(), &urls),
-    );
-    assert!(drop.status.success(), "{}", stderr(&drop));
+    servers.ok(root.path(), &[&["drop"][..], &base].concat());
 }
 
 #[test]
 fn a_wrong_server_password_is_one_clear_error() {
-    let Some((pg, _)) = servers_or_skip("the wrong-password check") else {
+    let Some(Servers { pg, .. }) = servers_or_skip("the wrong-password check") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -352,13 +354,16 @@ impl Drop for RestorePacketLimit {
 
 #[test]
 fn a_mariadb_packet_limit_below_the_largest_blob_is_refused_up_front() {
-    let Some(urls) = servers_or_skip("the packet-limit check") else {
+    let Some(servers) = servers_or_skip("the packet-limit check") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
     // MariaDB's default limit: 16MiB. New connections see the new global value.
-    let _restore = RestorePacketLimit(urls.1.clone());
-    crate::common::sql_exec(&urls.1, &["SET GLOBAL max_allowed_packet = 16777216"]);
+    let _restore = RestorePacketLimit(servers.maria.clone());
+    crate::common::sql_exec(
+        &servers.maria,
+        &["SET GLOBAL max_allowed_packet = 16777216"],
+    );
     let args = [
         "load",
         "--engines",
@@ -371,9 +376,8 @@ fn a_mariadb_packet_limit_below_the_largest_blob_is_refused_up_front() {
     // Start from nothing, whatever an earlier run with the same size left on the server.
     let mut drop = args;
     drop[0] = "drop";
-    let dropped = run_s(root.path(), &with_servers(&drop, &urls));
-    assert!(dropped.status.success(), "{}", stderr(&dropped));
-    let out = run_s(root.path(), &with_servers(&args, &urls));
+    servers.ok(root.path(), &drop);
+    let out = servers.run(root.path(), &args);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("MariaDB max_allowed_packet"), "{err}");
@@ -381,20 +385,17 @@ fn a_mariadb_packet_limit_below_the_largest_blob_is_refused_up_front() {
     assert!(err.contains("--max-allowed-packet=256M"), "the fix: {err}");
     assert_eq!(err.matches("Error").count(), 1, "one error: {err}");
     // Checked before anything was created: the dataset is absent, not partial.
-    let env = run_s(
+    let env = servers.run(
         root.path(),
-        &with_servers(
-            &[
-                "env",
-                "--engines",
-                "mariadb",
-                "--sizes",
-                "32MiB",
-                "--dataset-bytes",
-                "97MiB",
-            ],
-            &urls,
-        ),
+        &[
+            "env",
+            "--engines",
+            "mariadb",
+            "--sizes",
+            "32MiB",
+            "--dataset-bytes",
+            "97MiB",
+        ],
     );
     let table = crate::common::stdout(&env);
     assert!(table.contains("Absent"), "{table}");
@@ -405,7 +406,7 @@ fn a_mariadb_packet_limit_below_the_largest_blob_is_refused_up_front() {
 /// afresh where nothing was committed) and every row verifies, 1 to N exactly.
 #[test]
 fn server_loads_stopped_by_sigterm_or_sigkill_at_20_moments_resume_to_exactly_1_to_n() {
-    let Some(urls) = servers_or_skip("the server resume test") else {
+    let Some(servers) = servers_or_skip("the server resume test") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -419,9 +420,9 @@ fn server_loads_stopped_by_sigterm_or_sigkill_at_20_moments_resume_to_exactly_1_
         "--dataset-bytes",
         "97MiB",
     ];
-    let load = with_servers(&[&["load"][..], &base].concat(), &urls);
-    let drop_args = with_servers(&[&["drop"][..], &base].concat(), &urls);
-    let verify_args = with_servers(&[&["verify"][..], &base].concat(), &urls);
+    let load = servers.args(&[&["load"][..], &base].concat());
+    let drop_args = servers.args(&[&["drop"][..], &base].concat());
+    let verify_args = servers.args(&[&["verify"][..], &base].concat());
     let delays = [40u64, 80, 130, 180, 250, 330, 420, 520, 650, 800];
     let (mut stopped, mut resumed) = (0, 0);
     for signal in [libc::SIGTERM, libc::SIGKILL] {
@@ -460,10 +461,7 @@ fn server_loads_stopped_by_sigterm_or_sigkill_at_20_moments_resume_to_exactly_1_
     assert!(resumed > 0, "no stop left a dataset to resume");
     // `env` lists both, whatever flags it is given, with their bytes on disk:
     // 97 MiB of blobs each, and some more for rows and pages.
-    let env = run_s(
-        root.path(),
-        &with_servers(&["env", "--sizes", "4MiB"], &urls),
-    );
+    let env = servers.run(root.path(), &["env", "--sizes", "4MiB"]);
     let listing = crate::common::stdout(&env);
     for server in ["postgres", "mariadb"] {
         let line = listing
@@ -478,16 +476,12 @@ fn server_loads_stopped_by_sigterm_or_sigkill_at_20_moments_resume_to_exactly_1_
             .unwrap_or_else(|| panic!("no size in MiB: {line}"));
         assert!((97.0..200.0).contains(&mib), "{line}");
     }
-    let drop = run_s(
-        root.path(),
-        &with_servers(&[&["drop"][..], &base].concat(), &urls),
-    );
-    assert!(drop.status.success(), "{}", stderr(&drop));
+    servers.ok(root.path(), &[&["drop"][..], &base].concat());
 }
 
 #[test]
 fn postgres_external_storage_is_its_own_dataset_and_is_recorded() {
-    let Some(urls) = servers_or_skip("the TOAST storage switch") else {
+    let Some(servers) = servers_or_skip("the TOAST storage switch") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -501,35 +495,27 @@ fn postgres_external_storage_is_its_own_dataset_and_is_recorded() {
         "--pg-storage",
         "external",
     ];
-    let measure = run_s(
+    servers.ok(
         root.path(),
-        &with_servers(
-            &[
-                &["measure"][..],
-                &base,
-                &["--warmup", "50ms", "--measure", "200ms"],
-            ]
-            .concat(),
-            &urls,
-        ),
+        &[
+            &["measure"][..],
+            &base,
+            &["--warmup", "50ms", "--measure", "200ms"],
+        ]
+        .concat(),
     );
-    assert!(measure.status.success(), "{}", stderr(&measure));
     let (_, json) = only_run(root.path());
     let r = &json["results"][0];
     // attstorage 'e': TOAST without compression; the default would be 'x'.
     assert_eq!(r["settings"]["data_storage"], "e", "{}", r["settings"]);
     assert_eq!(r["settings"]["schema"], "blobs_64kib_x48_external");
     assert_eq!(json["config"]["pg_storage"], "external");
-    let drop = run_s(
-        root.path(),
-        &with_servers(&[&["drop"][..], &base].concat(), &urls),
-    );
-    assert!(drop.status.success(), "{}", stderr(&drop));
+    servers.ok(root.path(), &[&["drop"][..], &base].concat());
 }
 
 #[test]
 fn a_postgres_load_ends_vacuumed_and_analyzed_and_a_complete_table_never_vacuumed_is_on_reuse() {
-    let Some(urls) = servers_or_skip("PostgreSQL's VACUUM ANALYZE after a load") else {
+    let Some(servers) = servers_or_skip("PostgreSQL's VACUUM ANALYZE after a load") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -547,35 +533,24 @@ fn a_postgres_load_ends_vacuumed_and_analyzed_and_a_complete_table_never_vacuume
     // Whether blobrace's own VACUUM ran, and the row count ANALYZE left for the planner.
     let state = || {
         sql_value(
-            &urls.0,
+            &servers.pg,
             &format!(
                 "SELECT (last_vacuum IS NOT NULL)::text || ' ' || (SELECT reltuples::bigint FROM pg_class WHERE oid = '{table}'::regclass)::text FROM pg_stat_user_tables WHERE relid = '{table}'::regclass"
             ),
         )
     };
     let drop = || {
-        let out = run_s(
-            root.path(),
-            &with_servers(&[&["drop"][..], &base].concat(), &urls),
-        );
-        assert!(out.status.success(), "{}", stderr(&out));
+        servers.ok(root.path(), &[&["drop"][..], &base].concat());
     };
     drop();
-    let load = || {
-        let out = run_s(
-            root.path(),
-            &with_servers(&[&["load"][..], &base].concat(), &urls),
-        );
-        assert!(out.status.success(), "{}", stderr(&out));
-        stderr(&out)
-    };
+    let load = || servers.ok(root.path(), &[&["load"][..], &base].concat());
     let first = load();
     assert!(first.contains("loaded 3MiB"), "{first}");
     assert_eq!(state(), "true 48", "{first}");
     // A table loaded complete but never vacuumed by hand (an older blobrace's load,
     // or statistics lost in a crash): the next run vacuums it, and says so.
     crate::common::sql_exec(
-        &urls.0,
+        &servers.pg,
         &[&format!(
             "SELECT pg_stat_reset_single_table_counters('{table}'::regclass)"
         )],
@@ -627,7 +602,7 @@ fn capped_server_run(
     cap: &str,
     cpus: &str,
     extra: &[&str],
-    urls: &(String, String),
+    servers: &Servers,
 ) -> std::process::Output {
     let mut args = vec![
         verb,
@@ -643,12 +618,12 @@ fn capped_server_run(
         cpus,
     ];
     args.extend_from_slice(extra);
-    run_s(root, &with_servers(&args, urls))
+    servers.run(root, &args)
 }
 
 #[test]
 fn a_run_sets_the_servers_containers_and_caches_to_its_cap() {
-    let Some(urls) = servers_or_skip("setting the servers' caps") else {
+    let Some(servers) = servers_or_skip("setting the servers' caps") else {
         return;
     };
     let (memory, cpus) = server_limits("postgres");
@@ -659,7 +634,7 @@ fn a_run_sets_the_servers_containers_and_caches_to_its_cap() {
         "320MiB",
         "1.5",
         &["--warmup", "50ms", "--measure", "100ms"],
-        &urls,
+        &servers,
     );
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
@@ -713,7 +688,7 @@ fn a_run_sets_the_servers_containers_and_caches_to_its_cap() {
     // Results that cannot be written are refused before the servers are touched.
     let blocked = tempfile::tempdir().unwrap();
     std::fs::write(blocked.path().join("results"), "not a directory").unwrap();
-    let refused = capped_server_run(blocked.path(), "measure", "320MiB", "1.5", &[], &urls);
+    let refused = capped_server_run(blocked.path(), "measure", "320MiB", "1.5", &[], &servers);
     let err = stderr(&refused);
     assert_eq!(refused.status.code(), Some(2), "{err}");
     assert!(
@@ -724,7 +699,7 @@ fn a_run_sets_the_servers_containers_and_caches_to_its_cap() {
     // data directory goes: found when the loads are planned, after the servers are set).
     let blocked = tempfile::tempdir().unwrap();
     std::fs::write(blocked.path().join("data"), "not a directory").unwrap();
-    let failed = capped_server_run(blocked.path(), "measure", "320MiB", "1.5", &[], &urls);
+    let failed = capped_server_run(blocked.path(), "measure", "320MiB", "1.5", &[], &servers);
     let err = stderr(&failed);
     assert!(!failed.status.success(), "{err}");
     assert!(err.contains("set to the run's cap"), "{err}");
@@ -736,27 +711,24 @@ fn a_run_sets_the_servers_containers_and_caches_to_its_cap() {
 
 #[test]
 fn a_cap_too_small_for_the_servers_largest_blob_is_refused_before_anything_changes() {
-    let Some(urls) = servers_or_skip("the servers' smallest caps") else {
+    let Some(servers) = servers_or_skip("the servers' smallest caps") else {
         return;
     };
     let before = (server_limits("postgres"), server_limits("mariadb"));
     let root = tempfile::tempdir().unwrap();
-    let out = run_s(
+    let out = servers.run(
         root.path(),
-        &with_servers(
-            &[
-                "load",
-                "--engines",
-                "postgres-raw,mariadb-raw",
-                "--sizes",
-                "64KiB,32MiB",
-                "--dataset-bytes",
-                "64MiB",
-                "--cap",
-                "256MiB",
-            ],
-            &urls,
-        ),
+        &[
+            "load",
+            "--engines",
+            "postgres-raw,mariadb-raw",
+            "--sizes",
+            "64KiB,32MiB",
+            "--dataset-bytes",
+            "64MiB",
+            "--cap",
+            "256MiB",
+        ],
     );
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -777,38 +749,33 @@ fn a_cap_too_small_for_the_servers_largest_blob_is_refused_before_anything_chang
 
 #[test]
 fn a_steady_run_fills_each_servers_cache_through_the_server() {
-    let Some(urls) = servers_or_skip("the servers' steady state") else {
+    let Some(servers) = servers_or_skip("the servers' steady state") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
     // 384 MiB of data against 256 MiB containers: the caches can be filled, not the data held.
-    let out = run_s(
+    servers.ok(
         root.path(),
-        &with_servers(
-            &[
-                "measure",
-                "--engines",
-                "postgres-raw,mariadb-raw",
-                "--sizes",
-                "64KiB",
-                "--dataset-bytes",
-                "384MiB",
-                "--cap",
-                "256MiB",
-                "--cache",
-                "steady",
-                "--steady-limit",
-                "60s",
-                "--warmup",
-                "50ms",
-                "--measure",
-                "300ms",
-            ],
-            &urls,
-        ),
+        &[
+            "measure",
+            "--engines",
+            "postgres-raw,mariadb-raw",
+            "--sizes",
+            "64KiB",
+            "--dataset-bytes",
+            "384MiB",
+            "--cap",
+            "256MiB",
+            "--cache",
+            "steady",
+            "--steady-limit",
+            "60s",
+            "--warmup",
+            "50ms",
+            "--measure",
+            "300ms",
+        ],
     );
-    let err = stderr(&out);
-    assert!(out.status.success(), "{err}");
     let (_, json) = only_run(root.path());
     let results = json["results"].as_array().unwrap();
     assert_eq!(results.len(), 2);
@@ -854,7 +821,7 @@ fn sql_value(url: &str, query: &str) -> String {
 
 #[test]
 fn uuid_keys_are_their_own_binary_keyed_datasets_fetched_by_key_on_both_servers() {
-    let Some(urls) = servers_or_skip("keyed datasets") else {
+    let Some(servers) = servers_or_skip("keyed datasets") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -869,20 +836,15 @@ fn uuid_keys_are_their_own_binary_keyed_datasets_fetched_by_key_on_both_servers(
         "uuidv4",
     ];
     // Steady too: its prefill reads ranges of the key space through each server.
-    let measure = run_s(
+    let err = servers.ok(
         root.path(),
-        &with_servers(
-            &[
-                &["measure"][..],
-                &base,
-                &["--warmup", "50ms", "--measure", "200ms", "--cache", "both"],
-            ]
-            .concat(),
-            &urls,
-        ),
+        &[
+            &["measure"][..],
+            &base,
+            &["--warmup", "50ms", "--measure", "200ms", "--cache", "both"],
+        ]
+        .concat(),
     );
-    let err = stderr(&measure);
-    assert!(measure.status.success(), "{err}");
     let (_, json) = only_run(root.path());
     assert_eq!(json["config"]["key"], "uuidv4");
     let results = json["results"].as_array().unwrap();
@@ -908,7 +870,7 @@ fn uuid_keys_are_their_own_binary_keyed_datasets_fetched_by_key_on_both_servers(
     // The key column is 16 bytes on each server, not the integer id.
     assert_eq!(
         sql_value(
-            &urls.0,
+            &servers.pg,
             &format!(
                 "SELECT data_type::text FROM information_schema.columns WHERE table_schema = '{ns}' AND table_name = 'blobs' AND column_name = 'id'"
             )
@@ -917,7 +879,7 @@ fn uuid_keys_are_their_own_binary_keyed_datasets_fetched_by_key_on_both_servers(
     );
     assert_eq!(
         sql_value(
-            &urls.1,
+            &servers.maria,
             &format!(
                 "SELECT CAST(COLUMN_TYPE AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '{ns}' AND TABLE_NAME = 'blobs' AND COLUMN_NAME = 'id'"
             )
@@ -929,23 +891,14 @@ fn uuid_keys_are_their_own_binary_keyed_datasets_fetched_by_key_on_both_servers(
         let disk = l["disk_bytes"].as_u64().unwrap_or(0);
         assert!(disk > 3 << 20, "{l}");
     }
-    let verify = run_s(
-        root.path(),
-        &with_servers(&[&["verify"][..], &base].concat(), &urls),
-    );
-    let verified = stderr(&verify);
-    assert!(verify.status.success(), "{verified}");
+    let verified = servers.ok(root.path(), &[&["verify"][..], &base].concat());
     assert_eq!(verified.matches("as uuidv4 keys").count(), 2, "{verified}");
-    let drop = run_s(
-        root.path(),
-        &with_servers(&[&["drop"][..], &base].concat(), &urls),
-    );
-    assert!(drop.status.success(), "{}", stderr(&drop));
+    servers.ok(root.path(), &[&["drop"][..], &base].concat());
 }
 
 #[test]
 fn a_parallel_load_stopped_with_a_gap_resumes_after_the_last_unbroken_id() {
-    let Some(urls) = servers_or_skip("the parallel-load resume test") else {
+    let Some(servers) = servers_or_skip("the parallel-load resume test") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -958,17 +911,13 @@ fn a_parallel_load_stopped_with_a_gap_resumes_after_the_last_unbroken_id() {
         "--dataset-bytes",
         "24MiB",
     ];
-    let load = with_servers(&[&["load"][..], &base].concat(), &urls);
-    let drop = run_s(
-        root.path(),
-        &with_servers(&[&["drop"][..], &base].concat(), &urls),
-    );
-    assert!(drop.status.success(), "{}", stderr(&drop));
+    let load = servers.args(&[&["load"][..], &base].concat());
+    servers.ok(root.path(), &[&["drop"][..], &base].concat());
     let first = run_s(root.path(), &load);
     assert!(first.status.success(), "{}", stderr(&first));
     // What a load killed with batch 3 uncommitted and batch 4 committed leaves: ids
     // 1..=8192, then 12289..=24576 (4096-row batches), and no "complete" mark.
-    let schema = format!("{}?options=-csearch_path%3Dblobs_1kib_x24576", urls.0);
+    let schema = format!("{}?options=-csearch_path%3Dblobs_1kib_x24576", servers.pg);
     crate::common::sql_exec(
         &schema,
         &["DELETE FROM blobs WHERE id BETWEEN 8193 AND 12288"],
@@ -979,23 +928,14 @@ fn a_parallel_load_stopped_with_a_gap_resumes_after_the_last_unbroken_id() {
     assert!(resumed.status.success(), "{err}");
     // It resumed from the unbroken run 1..=8192 (16 MiB left), not from MAX(id).
     assert!(err.contains("resumed 16MiB"), "{err}");
-    let verify = run_s(
-        root.path(),
-        &with_servers(&[&["verify"][..], &base].concat(), &urls),
-    );
-    let verified = stderr(&verify);
-    assert!(verify.status.success(), "{verified}");
+    let verified = servers.ok(root.path(), &[&["verify"][..], &base].concat());
     assert!(verified.contains("ids 1..=24576"), "{verified}");
-    let drop = run_s(
-        root.path(),
-        &with_servers(&[&["drop"][..], &base].concat(), &urls),
-    );
-    assert!(drop.status.success(), "{}", stderr(&drop));
+    servers.ok(root.path(), &[&["drop"][..], &base].concat());
 }
 
 #[test]
 fn postgres_large_objects_are_their_own_dataset_read_with_lo_get_and_unlinked_on_drop() {
-    let Some(urls) = servers_or_skip("the large-object layout") else {
+    let Some(servers) = servers_or_skip("the large-object layout") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -1009,19 +949,15 @@ fn postgres_large_objects_are_their_own_dataset_read_with_lo_get_and_unlinked_on
         "--pg-storage",
         "lo",
     ];
-    let measure = run_s(
+    servers.ok(
         root.path(),
-        &with_servers(
-            &[
-                &["measure"][..],
-                &base,
-                &["--warmup", "50ms", "--measure", "200ms", "--cache", "both"],
-            ]
-            .concat(),
-            &urls,
-        ),
+        &[
+            &["measure"][..],
+            &base,
+            &["--warmup", "50ms", "--measure", "200ms", "--cache", "both"],
+        ]
+        .concat(),
     );
-    assert!(measure.status.success(), "{}", stderr(&measure));
     let (_, json) = only_run(root.path());
     assert_eq!(json["config"]["pg_storage"], "lo");
     let results = json["results"].as_array().unwrap();
@@ -1042,7 +978,7 @@ fn postgres_large_objects_are_their_own_dataset_read_with_lo_get_and_unlinked_on
     }
     assert_eq!(
         sql_value(
-            &urls.0,
+            &servers.pg,
             &format!(
                 "SELECT data_type::text FROM information_schema.columns WHERE table_schema = '{ns}' AND table_name = 'blobs' AND column_name = 'data'"
             )
@@ -1052,7 +988,7 @@ fn postgres_large_objects_are_their_own_dataset_read_with_lo_get_and_unlinked_on
     // One large object per row, 2 KiB pages of it in pg_largeobject.
     assert_eq!(
         sql_value(
-            &urls.0,
+            &servers.pg,
             &format!(
                 "SELECT count(*)::text FROM {ns}.blobs b JOIN pg_largeobject_metadata m ON m.oid = b.data"
             )
@@ -1060,17 +996,13 @@ fn postgres_large_objects_are_their_own_dataset_read_with_lo_get_and_unlinked_on
         "48"
     );
     let oids = sql_value(
-        &urls.0,
+        &servers.pg,
         &format!("SELECT string_agg(data::text, ',') FROM {ns}.blobs"),
     );
-    let drop = run_s(
-        root.path(),
-        &with_servers(&[&["drop"][..], &base].concat(), &urls),
-    );
-    assert!(drop.status.success(), "{}", stderr(&drop));
+    servers.ok(root.path(), &[&["drop"][..], &base].concat());
     assert_eq!(
         sql_value(
-            &urls.0,
+            &servers.pg,
             &format!("SELECT count(*)::text FROM pg_largeobject_metadata WHERE oid IN ({oids})")
         ),
         "0",
@@ -1080,7 +1012,7 @@ fn postgres_large_objects_are_their_own_dataset_read_with_lo_get_and_unlinked_on
 
 #[test]
 fn a_server_killed_mid_run_is_recorded_and_the_other_engines_are_measured() {
-    let Some(urls) = servers_or_skip("a server killed mid-run") else {
+    let Some(servers) = servers_or_skip("a server killed mid-run") else {
         return;
     };
     let _back = BringBack("mariadb");
@@ -1093,22 +1025,17 @@ fn a_server_killed_mid_run_is_recorded_and_the_other_engines_are_measured() {
         "--dataset-bytes",
         "4MiB",
     ];
-    let load = run_s(
-        root.path(),
-        &with_servers(&[&["load"][..], &base].concat(), &urls),
-    );
-    assert!(load.status.success(), "{}", stderr(&load));
+    servers.ok(root.path(), &[&["load"][..], &base].concat());
     let mariadb = service_container("mariadb");
     let started = || docker(&["inspect", "-f", "{{.State.StartedAt}}", &mariadb]);
     let before = started();
-    let measure = with_servers(
+    let measure = servers.args(
         &[
             &["measure"][..],
             &base,
             &["--warmup", "1s", "--measure", "6s"],
         ]
         .concat(),
-        &urls,
     );
     let child = crate::common::blobrace()
         .args(&measure)
@@ -1166,23 +1093,20 @@ fn a_server_killed_mid_run_is_recorded_and_the_other_engines_are_measured() {
 
 #[test]
 fn a_dataset_loaded_before_mariadb_restarted_is_reused_with_its_bytes_on_disk() {
-    let Some(urls) = servers_or_skip("a re-run after a restart") else {
+    let Some(servers) = servers_or_skip("a re-run after a restart") else {
         return;
     };
     let _back = BringBack("mariadb");
     let root = tempfile::tempdir().unwrap();
-    let load = with_servers(
-        &[
-            "load",
-            "--engines",
-            "mariadb-raw",
-            "--sizes",
-            "64KiB",
-            "--dataset-bytes",
-            "3MiB",
-        ],
-        &urls,
-    );
+    let load = servers.args(&[
+        "load",
+        "--engines",
+        "mariadb-raw",
+        "--sizes",
+        "64KiB",
+        "--dataset-bytes",
+        "3MiB",
+    ]);
     let first = run_s(root.path(), &load);
     assert!(first.status.success(), "{}", stderr(&first));
     // MariaDB lists only the tablespaces it opened since it started.
@@ -1203,29 +1127,26 @@ fn a_dataset_loaded_before_mariadb_restarted_is_reused_with_its_bytes_on_disk() 
 
 #[test]
 fn a_capped_run_killed_outright_is_undone_by_the_next_run() {
-    let Some(urls) = servers_or_skip("a killed run's caps") else {
+    let Some(servers) = servers_or_skip("a killed run's caps") else {
         return;
     };
     let own = (server_limits("postgres"), server_limits("mariadb"));
     let root = tempfile::tempdir().unwrap();
     // A load long enough to be killed after it set the caps (MariaDB writes at most
     // a few hundred MB/s).
-    let load = with_servers(
-        &[
-            "load",
-            "--engines",
-            "postgres-raw,mariadb-raw",
-            "--sizes",
-            "1KiB",
-            "--dataset-bytes",
-            "192MiB",
-            "--cap",
-            "320MiB",
-            "--cpus",
-            "1.5",
-        ],
-        &urls,
-    );
+    let load = servers.args(&[
+        "load",
+        "--engines",
+        "postgres-raw,mariadb-raw",
+        "--sizes",
+        "1KiB",
+        "--dataset-bytes",
+        "192MiB",
+        "--cap",
+        "320MiB",
+        "--cpus",
+        "1.5",
+    ]);
     let mut child = crate::common::blobrace()
         .args(&load)
         .arg("--data-dir")
@@ -1252,7 +1173,7 @@ fn a_capped_run_killed_outright_is_undone_by_the_next_run() {
         "left at the run's cap"
     );
     // The next run, asking for no cap, finds their own caps in compose's declaration.
-    let next = capped_server_run(root.path(), "load", "none", "none", &[], &urls);
+    let next = capped_server_run(root.path(), "load", "none", "none", &[], &servers);
     let err = stderr(&next);
     assert!(next.status.success(), "{err}");
     assert!(err.contains("an earlier run did not put it back"), "{err}");
@@ -1261,26 +1182,25 @@ fn a_capped_run_killed_outright_is_undone_by_the_next_run() {
         own,
         "{err}"
     );
-    let pool = sql_value(&urls.1, "SELECT CAST(@@innodb_buffer_pool_size AS CHAR)");
+    let pool = sql_value(
+        &servers.maria,
+        "SELECT CAST(@@innodb_buffer_pool_size AS CHAR)",
+    );
     assert_ne!(
         pool,
         (160u64 << 20).to_string(),
         "the pool is sized for its own cap again"
     );
-    let drop = run_s(
+    servers.ok(
         root.path(),
-        &with_servers(
-            &[
-                "drop",
-                "--engines",
-                "postgres-raw,mariadb-raw",
-                "--sizes",
-                "1KiB",
-                "--dataset-bytes",
-                "192MiB",
-            ],
-            &urls,
-        ),
+        &[
+            "drop",
+            "--engines",
+            "postgres-raw,mariadb-raw",
+            "--sizes",
+            "1KiB",
+            "--dataset-bytes",
+            "192MiB",
+        ],
     );
-    assert!(drop.status.success(), "{}", stderr(&drop));
 }

@@ -85,7 +85,7 @@ fn local(data_dir: &Path, inventory: &mut Inventory) {
     // Every store that is not a server keeps its datasets in the data directory's
     // folder of its name (its `open_store` puts them there): from the registry, so a
     // new embedded database is listed with no line here.
-    let local = crate::db::registry::StoreKind::all().filter(|kind| kind.server().is_none());
+    let local = crate::db::registry::StoreKind::all().filter(|kind| !kind.is_server());
     for store in local.map(crate::db::registry::StoreKind::name) {
         let dir = data_dir.join(store);
         let entries = match std::fs::read_dir(&dir) {

@@ -20,9 +20,10 @@ if [ ! -x "$cached" ]; then
   command -v go >/dev/null || { echo "build-dolt: no Go toolchain: apt-get install golang-go (>= 1.18)" >&2; exit 1; }
   work=$(mktemp -d)
   trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
-  # The module cache of this build only; sum.golang.org is not reachable from every
-  # machine that reaches the proxy: the module's own go.sum still pins every dependency.
-  export GOPATH=$work/gopath GOMODCACHE=$work/gopath/pkg/mod GOFLAGS=-mod=mod \
+  # The module and build caches of this build only (the build cache alone is ~3 GiB that
+  # nothing reuses, and CI machines can be short of disk); sum.golang.org is not reachable
+  # from every machine that reaches the proxy: the module's own go.sum pins every dependency.
+  export GOPATH=$work/gopath GOMODCACHE=$work/gopath/pkg/mod GOCACHE=$work/gocache GOFLAGS=-mod=mod \
          GOPROXY=${GOPROXY:-https://proxy.golang.org} GOSUMDB=off GOTOOLCHAIN=local CGO_ENABLED=0
   echo "build-dolt: downloading github.com/dolthub/dolt/go@$version"
   dir=$(go mod download -json "github.com/dolthub/dolt/go@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')

@@ -38,8 +38,10 @@ if [ ! -x "$cached" ]; then
   fi
   work=$(mktemp -d)
   trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
-  # The module cache of this build only; the module's own go.sum pins every dependency.
-  export GOPATH=$work/gopath GOMODCACHE=$work/gopath/pkg/mod GOFLAGS=-mod=mod \
+  # The module and build caches of this build only (the build cache alone is ~3 GiB that
+  # nothing reuses, and CI machines can be short of disk); the module's own go.sum pins
+  # every dependency.
+  export GOPATH=$work/gopath GOMODCACHE=$work/gopath/pkg/mod GOCACHE=$work/gocache GOFLAGS=-mod=mod \
          GOPROXY=${GOPROXY:-https://proxy.golang.org} GOSUMDB=off GOTOOLCHAIN=local CGO_ENABLED=0
   echo "build-seaweedfs: downloading $module@$version"
   dir=$(go mod download -json "$module@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')

@@ -186,6 +186,7 @@ impl RunConfig {
             },
             sqlite_page_size: self.sqlite_page_size,
             sqlite_mmap_size: self.sqlite_mmap_size,
+            memory_cap_bytes: self.cap.memory_bytes,
             lock_waiting: if self.no_wait {
                 Waiting::Refuse
             } else {

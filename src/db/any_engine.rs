@@ -12,6 +12,7 @@ use super::engine::{Engine, EngineSettings, Streaming};
 use super::floor::engine::FloorEngine;
 use super::fs::engine::FsEngine;
 use super::orm_engine::OrmEngine;
+use super::redb::engine::RedbEngine;
 use super::seaweedfs::engine::S3Engine;
 use super::server::raw::RawEngine;
 use super::sqlite::blobio::BlobIoEngine;
@@ -29,6 +30,7 @@ pub enum AnyEngine {
     Fs(FsEngine),
     Floor(FloorEngine),
     S3(S3Engine),
+    Redb(RedbEngine),
 }
 
 macro_rules! each_engine {
@@ -42,6 +44,7 @@ macro_rules! each_engine {
             AnyEngine::Fs($e) => $body,
             AnyEngine::Floor($e) => $body,
             AnyEngine::S3($e) => $body,
+            AnyEngine::Redb($e) => $body,
         }
     };
 }

@@ -71,7 +71,8 @@ pub enum Client {
     Orm,
     /// The driver under SeaORM (sqlx), prepared statement.
     Raw,
-    /// System calls on files, no database.
+    /// No query language: system calls on files, or an embedded store's own read call
+    /// (SQLite's incremental blob I/O, a key-value store's get).
     Direct,
     /// An object store's S3 client: one HTTP GET per blob.
     S3,

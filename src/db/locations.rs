@@ -21,6 +21,9 @@ pub struct Locations {
     pub sqlite_page_size: u32,
     /// SQLite's mmap_size on the engines' connections (a read setting: same file).
     pub sqlite_mmap_size: u64,
+    /// The measuring process's memory cap, where one is set: what an embedded store
+    /// sizes a cache of its own from (redb's).
+    pub memory_cap_bytes: Option<u64>,
     /// A dataset another process holds: wait for it, or refuse (`--no-wait`).
     pub lock_waiting: Waiting,
 }
@@ -40,6 +43,7 @@ impl Default for Locations {
             server_options: ServerOptions::default(),
             sqlite_page_size: DEFAULT_SQLITE_PAGE_SIZE,
             sqlite_mmap_size: 0,
+            memory_cap_bytes: None,
             lock_waiting: Waiting::Wait,
         }
     }

@@ -33,6 +33,7 @@ pub mod fs;
 pub mod mariadb;
 pub mod mysql;
 pub mod postgres;
+pub mod redb;
 pub mod seaweedfs;
 pub mod sqlite;
 

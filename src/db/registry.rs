@@ -23,6 +23,7 @@ use crate::error::InputError;
 /// embedded first, then the servers. Adding one: its folder, and its line here.
 pub static DATABASES: &[&dyn Database] = &[
     &super::sqlite::Sqlite,
+    &super::redb::Redb,
     &super::fs::Fs,
     &super::floor::Floor,
     &super::postgres::Postgres,

@@ -27,6 +27,7 @@ mod locks;
 mod merge;
 mod pipeline;
 mod precision;
+mod redb;
 mod remote;
 mod report;
 mod resume;

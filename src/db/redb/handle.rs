@@ -1,0 +1,151 @@
+//! Opening a redb file. redb locks its file: a writable `Database` alone, or any number
+//! of `ReadOnlyDatabase`s, and each handle keeps a cache of its own. So the engines of a
+//! run's clients share one read-only handle per file in this process (N clients, one
+//! cache, as the threads of an application sharing its database would), and the store
+//! opens the file writable only while it writes, so an engine can open it after.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
+
+use anyhow::Result;
+use redb::{Builder, Database, DatabaseError, ReadOnlyDatabase, TableDefinition};
+
+use crate::db::locations::Locations;
+use crate::key::KEY_BYTES;
+use crate::size::format_bytes;
+
+/// The rows: a blob under its key (the id, big-endian so the B-tree keeps id order,
+/// or the dataset's 16-byte key).
+pub const BLOBS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("blobs");
+/// The manifest (JSON), in the same file as the rows and written in their
+/// transactions: the resume point is always the rows that are there.
+pub const MANIFEST: TableDefinition<&str, &str> = TableDefinition::new("manifest");
+pub const MANIFEST_KEY: &str = "manifest";
+
+/// redb's own default cache, used where the process has no memory cap to size it from.
+const DEFAULT_CACHE_BYTES: u64 = 1 << 30;
+/// The share of the cap its cache gets: what this project's PostgreSQL gets for
+/// shared_buffers under its 1 GiB compose cap (128 MB). The rest of the cap is the
+/// page cache's, which redb reads through (pread, no mmap).
+const CACHE_SHARE_OF_CAP: u64 = 8;
+/// The writer's cache while loading: the loader writes each page once and never
+/// reads it back, so a large cache would only hold the cap's memory.
+const WRITE_CACHE_BYTES: usize = 16 << 20;
+
+/// The cache a reader gets under the run's cap, and how that was chosen (recorded
+/// with each result).
+pub fn reader_cache(at: &Locations) -> (u64, String) {
+    match at.memory_cap_bytes {
+        Some(cap) => (
+            cap / CACHE_SHARE_OF_CAP,
+            format!(
+                "{} (1/{CACHE_SHARE_OF_CAP} of the {} cap)",
+                format_bytes(cap / CACHE_SHARE_OF_CAP),
+                format_bytes(cap)
+            ),
+        ),
+        None => (
+            DEFAULT_CACHE_BYTES,
+            format!(
+                "{} (redb's default: no cap to size it from)",
+                format_bytes(DEFAULT_CACHE_BYTES)
+            ),
+        ),
+    }
+}
+
+static READERS: LazyLock<Mutex<HashMap<PathBuf, Weak<ReadOnlyDatabase>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// The process's read-only handle on `path`, opened with a cache of `cache_bytes`
+/// if none is open.
+pub fn reader(path: &Path, cache_bytes: u64) -> Result<Arc<ReadOnlyDatabase>> {
+    let mut readers = READERS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(open) = readers.get(path).and_then(Weak::upgrade) {
+        return Ok(open);
+    }
+    let db = Builder::new()
+        .set_cache_size(cache_bytes as usize)
+        .open_read_only(path)
+        .map_err(|e| explain(e, path))?;
+    let db = Arc::new(db);
+    readers.retain(|_, weak| weak.strong_count() > 0);
+    readers.insert(path.to_path_buf(), Arc::downgrade(&db));
+    Ok(db)
+}
+
+/// Whether an engine of this process holds `path` open (its cache with it).
+pub fn reader_is_open(path: &Path) -> bool {
+    let readers = READERS.lock().unwrap_or_else(|e| e.into_inner());
+    readers.get(path).is_some_and(|w| w.strong_count() > 0)
+}
+
+/// `path` writable (created when `create`), for the loader: refused while an engine
+/// of this process reads it.
+pub fn writer(path: &Path, create: bool) -> Result<Database> {
+    if reader_is_open(path) {
+        anyhow::bail!(
+            "{} is open for reading in this process (an engine still holds it)",
+            path.display()
+        );
+    }
+    let mut builder = Builder::new();
+    builder.set_cache_size(WRITE_CACHE_BYTES);
+    let opened = if create {
+        builder.create(path)
+    } else {
+        builder.open(path)
+    };
+    opened.map_err(|e| explain(e, path))
+}
+
+/// redb's error with what it means here.
+fn explain(e: DatabaseError, path: &Path) -> anyhow::Error {
+    match e {
+        DatabaseError::DatabaseAlreadyOpen => anyhow::anyhow!(
+            "{} is open in another process (a load or run of the same dataset?): wait for it, or stop it",
+            path.display()
+        ),
+        // redb refuses a read-only open of a file whose last writer stopped mid-commit.
+        DatabaseError::RepairAborted => anyhow::anyhow!(
+            "{} needs redb's repair (its last writer stopped mid-commit): run `blobrace load` for it again, which repairs it and resumes",
+            path.display()
+        ),
+        other => anyhow::Error::new(other).context(format!("cannot open {} as redb", path.display())),
+    }
+}
+
+/// A blob's key: the id big-endian, or the dataset's 16-byte key, in `buf`.
+#[inline]
+pub fn key_into(spec: &crate::dataset::DatasetSpec, id: u64, buf: &mut [u8; KEY_BYTES]) -> usize {
+    match spec.key_of(id) {
+        Some(key) => {
+            buf.copy_from_slice(&key);
+            KEY_BYTES
+        }
+        None => {
+            buf[..8].copy_from_slice(&id.to_be_bytes());
+            8
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn its_cache_is_an_eighth_of_the_cap_or_redbs_default_said_as_such() {
+        let capped = Locations {
+            memory_cap_bytes: Some(1 << 30),
+            ..Default::default()
+        };
+        let (bytes, said) = reader_cache(&capped);
+        assert_eq!(bytes, 128 << 20);
+        assert!(said.contains("1/8 of the 1GiB cap"), "{said}");
+        let (bytes, said) = reader_cache(&Locations::default());
+        assert_eq!(bytes, 1 << 30);
+        assert!(said.contains("no cap"), "{said}");
+    }
+}

@@ -328,6 +328,7 @@ mod tests {
                 "sqlite",
                 "sqlite-raw",
                 "sqlite-blobio",
+                "redb",
                 "fs",
                 "floor",
                 "postgres",
@@ -373,6 +374,7 @@ mod tests {
             stores,
             [
                 "sqlite",
+                "redb",
                 "fs",
                 "floor",
                 "postgres",

@@ -1,23 +1,25 @@
 //! The report's colours for engines: from the engine's place in the registry, not
 //! from its database. Each database gets a family of shades (its first engine the
 //! strongest), in `DATABASES` order; the floor is black, every chart's reference.
-//! A database added to the registry takes the next family, with nothing to pick.
+//! A database added at the end of the registry takes the next family, with nothing to
+//! pick; one added between others (redb, beside SQLite) gets a family inserted at its
+//! place, so every other engine keeps the colour its charts had.
 
 use plotters::style::RGBColor;
 
 use crate::db::registry::{EngineKind, StoreKind};
 
-/// Shades per database, in registry order, the floor skipped: SQLite's blues, fs's
-/// green, then PostgreSQL, MariaDB, MySQL, Dolt; then spares for the next ones.
+/// Shades per database, in registry order, the floor skipped: SQLite's blues, redb's
+/// pinks, fs's green, then PostgreSQL, MariaDB, MySQL, Dolt, SeaweedFS; then a spare.
 const FAMILIES: &[&[(u8, u8, u8)]] = &[
     &[(31, 119, 180), (120, 180, 230), (70, 60, 200)],
+    &[(227, 119, 194), (247, 182, 210)],
     &[(44, 160, 44), (150, 215, 140)],
     &[(128, 60, 170), (190, 150, 220)],
     &[(230, 120, 20), (245, 185, 110)],
     &[(140, 86, 75), (196, 156, 148)],
     &[(23, 160, 175), (140, 215, 225)],
     &[(188, 189, 34), (219, 219, 141)],
-    &[(227, 119, 194), (247, 182, 210)],
     &[(127, 127, 127), (199, 199, 199)],
 ];
 
@@ -76,5 +78,7 @@ mod tests {
         assert_eq!(named("fs"), (44, 160, 44));
         assert_eq!(named("postgres-raw"), (190, 150, 220));
         assert_eq!(named("dolt"), (23, 160, 175));
+        assert_eq!(named("seaweedfs"), (188, 189, 34));
+        assert_eq!(named("redb"), (227, 119, 194));
     }
 }

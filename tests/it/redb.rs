@@ -24,16 +24,30 @@ fn redb_loads_verifies_measures_and_is_listed_and_dropped_with_integer_and_rando
         };
         let load = run(root.path(), &with("load", &[]));
         assert!(load.status.success(), "{key}: {}", stderr(&load));
-        assert_eq!(stderr(&load).matches(": loaded").count(), 2, "{}", stderr(&load));
+        assert_eq!(
+            stderr(&load).matches(": loaded").count(),
+            2,
+            "{}",
+            stderr(&load)
+        );
         let verify = run(root.path(), &with("verify", &[]));
         assert!(verify.status.success(), "{key}: {}", stderr(&verify));
-        assert_eq!(stderr(&verify).matches("ok  ").count(), 2, "{}", stderr(&verify));
+        assert_eq!(
+            stderr(&verify).matches("ok  ").count(),
+            2,
+            "{}",
+            stderr(&verify)
+        );
     }
     let files: Vec<_> = std::fs::read_dir(root.path().join("data/redb"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
-    assert_eq!(files.len(), 4, "a folder per dataset and key type: {files:?}");
+    assert_eq!(
+        files.len(),
+        4,
+        "a folder per dataset and key type: {files:?}"
+    );
 
     let measure = run(
         root.path(),
@@ -54,7 +68,11 @@ fn redb_loads_verifies_measures_and_is_listed_and_dropped_with_integer_and_rando
         // Uncapped here: redb's own default cache, said as such.
         let cache = r["settings"]["cache"].as_str().unwrap();
         assert!(cache.contains("no cap to size it from"), "{cache}");
-        assert!(r["eviction"]["files"].as_u64().unwrap() == 1, "{}", r["eviction"]);
+        assert!(
+            r["eviction"]["files"].as_u64().unwrap() == 1,
+            "{}",
+            r["eviction"]
+        );
     }
     for load in json["loads"].as_array().unwrap() {
         // Every 64 KiB blob is 16 pages and a header: at least the blobs, at most twice.
@@ -63,7 +81,16 @@ fn redb_loads_verifies_measures_and_is_listed_and_dropped_with_integer_and_rando
     }
 
     let env = crate::common::blobrace()
-        .args(["env", "--cap", "none", "--cpus", "none", "--engines", "redb", "--data-dir"])
+        .args([
+            "env",
+            "--cap",
+            "none",
+            "--cpus",
+            "none",
+            "--engines",
+            "redb",
+            "--data-dir",
+        ])
         .arg(root.path().join("data"))
         .output()
         .unwrap();

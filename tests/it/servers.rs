@@ -105,7 +105,14 @@ fn default_engines_skip_unreachable_servers_with_the_reason() {
         .collect();
     assert_eq!(
         engines,
-        ["sqlite", "sqlite-raw", "sqlite-blobio", "fs", "floor"]
+        [
+            "sqlite",
+            "sqlite-raw",
+            "sqlite-blobio",
+            "redb",
+            "fs",
+            "floor"
+        ]
     );
 }
 

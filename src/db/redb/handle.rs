@@ -112,7 +112,9 @@ fn explain(e: DatabaseError, path: &Path) -> anyhow::Error {
             "{} needs redb's repair (its last writer stopped mid-commit): run `blobrace load` for it again, which repairs it and resumes",
             path.display()
         ),
-        other => anyhow::Error::new(other).context(format!("cannot open {} as redb", path.display())),
+        other => {
+            anyhow::Error::new(other).context(format!("cannot open {} as redb", path.display()))
+        }
     }
 }
 

@@ -268,7 +268,8 @@ impl Store for RedbStore {
             method: if engine_open {
                 "fdatasync + posix_fadvise(DONTNEED); redb's own cache was kept: an engine of this process held the file open".into()
             } else {
-                "fdatasync + posix_fadvise(DONTNEED); redb's own cache closed with its handle".into()
+                "fdatasync + posix_fadvise(DONTNEED); redb's own cache closed with its handle"
+                    .into()
             },
             ..Default::default()
         };

@@ -36,5 +36,3 @@ pub mod postgres;
 pub mod redb;
 pub mod seaweedfs;
 pub mod sqlite;
-
-pub use database::{Database, EngineDef, LoadCost, Opened};

@@ -102,7 +102,7 @@ impl StoreKind {
 
     /// The physical floor's store.
     /// About what loading `rows` rows of `bytes` takes, where none was recorded.
-    pub fn load_cost(self) -> crate::db::LoadCost {
+    pub fn load_cost(self) -> crate::db::database::LoadCost {
         self.db().load_cost()
     }
 

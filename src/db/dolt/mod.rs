@@ -141,8 +141,8 @@ impl Loading for Dolt {
     }
 
     /// 3 GiB of 1 KiB rows in 876 s (4 MB/s): its per-row work.
-    fn load_cost(&self) -> crate::db::LoadCost {
-        crate::db::LoadCost {
+    fn load_cost(&self) -> crate::db::database::LoadCost {
+        crate::db::database::LoadCost {
             micros_per_row: 275.0,
             mb_per_s: 100.0,
         }

@@ -20,8 +20,8 @@ pub struct Floor;
 
 impl Database for Floor {
     /// 3 GiB of 1 KiB in 15 s: one file written in order.
-    fn load_cost(&self) -> crate::db::LoadCost {
-        crate::db::LoadCost {
+    fn load_cost(&self) -> crate::db::database::LoadCost {
+        crate::db::database::LoadCost {
             micros_per_row: 1.0,
             mb_per_s: 300.0,
         }

@@ -19,8 +19,8 @@ pub struct Fs;
 
 impl Database for Fs {
     /// 3 GiB of 1 KiB in 218 s: a file created, written and closed per blob.
-    fn load_cost(&self) -> crate::db::LoadCost {
-        crate::db::LoadCost {
+    fn load_cost(&self) -> crate::db::database::LoadCost {
+        crate::db::database::LoadCost {
             micros_per_row: 66.0,
             mb_per_s: 300.0,
         }

@@ -135,8 +135,8 @@ impl MemoryModel for Seaweedfs {
 
 impl Database for Seaweedfs {
     /// About 950 PUTs a second of 1 KiB objects: an hour for 3 GiB.
-    fn load_cost(&self) -> crate::db::LoadCost {
-        crate::db::LoadCost {
+    fn load_cost(&self) -> crate::db::database::LoadCost {
+        crate::db::database::LoadCost {
             micros_per_row: 1050.0,
             mb_per_s: 100.0,
         }

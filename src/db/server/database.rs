@@ -73,7 +73,7 @@ impl<T: SqlServer> Db for T {
         Some(self)
     }
 
-    fn load_cost(&self) -> crate::db::LoadCost {
+    fn load_cost(&self) -> crate::db::database::LoadCost {
         super::Loading::load_cost(self)
     }
 }

@@ -221,8 +221,8 @@ pub trait SqlServer: ServerDb + Loading {
 /// plain answer as its default: a server overrides what it does otherwise.
 pub trait Loading {
     /// About what a load costs (`Database::load_cost`).
-    fn load_cost(&self) -> crate::db::LoadCost {
-        crate::db::LoadCost::TYPICAL
+    fn load_cost(&self) -> crate::db::database::LoadCost {
+        crate::db::database::LoadCost::TYPICAL
     }
 
     /// Bytes a loaded dataset takes in the server's volume per byte of its blobs of

@@ -26,8 +26,8 @@ pub struct Sqlite;
 
 impl Database for Sqlite {
     /// 3 GiB of 1 KiB rows in 20 s: batched inserts in one transaction.
-    fn load_cost(&self) -> crate::db::LoadCost {
-        crate::db::LoadCost {
+    fn load_cost(&self) -> crate::db::database::LoadCost {
+        crate::db::database::LoadCost {
             micros_per_row: 3.0,
             mb_per_s: 300.0,
         }

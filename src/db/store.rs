@@ -182,6 +182,40 @@ pub(crate) fn write_manifest(path: &Path, manifest: &Manifest) -> Result<()> {
         .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
 }
 
+/// Where a dataset's folder goes before it is deleted: `<stem>.removing`, so a removal
+/// cut short never leaves a folder under the dataset's name that could pass as complete.
+fn removing_dir(dir: &Path) -> PathBuf {
+    let mut name = dir.file_name().unwrap_or_default().to_owned();
+    name.push(".removing");
+    dir.with_file_name(name)
+}
+
+/// Remove a dataset's folder: what an earlier removal left aside first, then the folder
+/// out of its name (one rename), then its files (`delete`, the store's way).
+pub(crate) fn remove_dataset_dir(dir: &Path, delete: fn(&Path) -> Result<()>) -> Result<()> {
+    remove_leftover_dir(dir, delete)?;
+    if !dir.exists() {
+        return Ok(());
+    }
+    let removing = removing_dir(dir);
+    std::fs::rename(dir, &removing)
+        .with_context(|| format!("cannot rename {} to {}", dir.display(), removing.display()))?;
+    delete(&removing)
+}
+
+/// Delete what a removal of `dir` cut short left aside; its path, if any.
+pub(crate) fn remove_leftover_dir(
+    dir: &Path,
+    delete: fn(&Path) -> Result<()>,
+) -> Result<Option<PathBuf>> {
+    let removing = removing_dir(dir);
+    if !removing.exists() {
+        return Ok(None);
+    }
+    delete(&removing)?;
+    Ok(Some(removing))
+}
+
 /// Bytes `path` holds on disk (allocated blocks, so sparse and compressed files
 /// count what they use), a folder with everything under it.
 pub fn allocated_bytes(path: &Path) -> std::io::Result<u64> {

@@ -110,13 +110,6 @@ impl FsStore {
         self.dir.join("manifest.json")
     }
 
-    /// Where `remove` moves the dataset to before deleting it.
-    fn removing_dir(&self) -> PathBuf {
-        let mut name = self.dir.file_name().unwrap_or_default().to_owned();
-        name.push(".removing");
-        self.dir.with_file_name(name)
-    }
-
     fn blob_path(&mut self, id: u64) -> PathBuf {
         use std::os::unix::ffi::OsStrExt;
         blob_path_into(self.dir.as_os_str().as_bytes(), id, &mut self.path_buf);
@@ -336,30 +329,11 @@ impl Store for FsStore {
     }
 
     async fn remove(&mut self) -> Result<()> {
-        self.remove_leftovers().await?;
-        if !self.dir.exists() {
-            return Ok(());
-        }
-        // Out of the dataset's name first (one rename): a removal cut short leaves
-        // `<stem>.removing`, never a dataset missing files that could pass as complete.
-        let removing = self.removing_dir();
-        std::fs::rename(&self.dir, &removing).with_context(|| {
-            format!(
-                "cannot rename {} to {}",
-                self.dir.display(),
-                removing.display()
-            )
-        })?;
-        remove_tree(&removing)
+        crate::db::store::remove_dataset_dir(&self.dir, remove_tree)
     }
 
     async fn remove_leftovers(&mut self) -> Result<Option<PathBuf>> {
-        let removing = self.removing_dir();
-        if !removing.exists() {
-            return Ok(None);
-        }
-        remove_tree(&removing)?;
-        Ok(Some(removing))
+        crate::db::store::remove_leftover_dir(&self.dir, remove_tree)
     }
 
     /// Whole blob files of consecutive ids: what `fs` reads, through the page cache.

@@ -1,7 +1,6 @@
 //! A fetch from redb as an application makes one: a read transaction, the table, a
 //! get by key, the value copied out (redb hands back a guard on its cached page).
 
-use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Result, anyhow};
@@ -40,7 +39,7 @@ impl RedbEngine {
             db: reader(&file, cache_bytes)?,
             spec,
             cache,
-            file: Path::display(&file).to_string(),
+            file: file.display().to_string(),
         })
     }
 }

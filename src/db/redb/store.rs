@@ -15,7 +15,9 @@ use redb::{ReadableTableMetadata, TableError};
 
 use super::handle::{BLOBS, MANIFEST, MANIFEST_KEY, key_into, reader_is_open, writer};
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
-use crate::db::store::{IdRange, Store, allocated_bytes, rows_for_batch};
+use crate::db::store::{
+    IdRange, Store, allocated_bytes, remove_dataset_dir, remove_leftover_dir, rows_for_batch,
+};
 use crate::error::InputError;
 use crate::evict::{EvictionReport, evict_file, resident_bytes};
 use crate::key::KEY_BYTES;
@@ -26,6 +28,11 @@ pub const FILE: &str = "blobs.redb";
 const MAGIC: &[u8; 4] = b"redb";
 const BATCH_BYTES: u64 = 16 << 20;
 const MAX_ROWS_PER_BATCH: u64 = 16384;
+
+/// Delete a dataset's folder (its one file).
+fn remove_dir(dir: &Path) -> Result<()> {
+    std::fs::remove_dir_all(dir).with_context(|| format!("cannot remove {}", dir.display()))
+}
 
 /// The folder of a dataset under the data directory.
 pub fn dataset_dir(data_dir: &Path, spec: &DatasetSpec) -> PathBuf {
@@ -71,13 +78,6 @@ impl RedbStore {
             db: None,
             manifest: None,
         }
-    }
-
-    /// Where `remove` moves the dataset before deleting it.
-    fn removing_dir(&self) -> PathBuf {
-        let mut name = self.dir.file_name().unwrap_or_default().to_owned();
-        name.push(".removing");
-        self.dir.with_file_name(name)
     }
 
     fn reading(&self) -> Result<Reading<'_>> {
@@ -315,32 +315,11 @@ impl Store for RedbStore {
 
     async fn remove(&mut self) -> Result<()> {
         drop(self.db.take());
-        self.remove_leftovers().await?;
-        if !self.dir.exists() {
-            return Ok(());
-        }
-        // Out of the dataset's name first (one rename): a removal cut short leaves
-        // `<stem>.removing`, never a file that could pass as the dataset.
-        let removing = self.removing_dir();
-        std::fs::rename(&self.dir, &removing).with_context(|| {
-            format!(
-                "cannot rename {} to {}",
-                self.dir.display(),
-                removing.display()
-            )
-        })?;
-        std::fs::remove_dir_all(&removing)
-            .with_context(|| format!("cannot remove {}", removing.display()))
+        remove_dataset_dir(&self.dir, remove_dir)
     }
 
     async fn remove_leftovers(&mut self) -> Result<Option<PathBuf>> {
-        let removing = self.removing_dir();
-        if !removing.exists() {
-            return Ok(None);
-        }
-        std::fs::remove_dir_all(&removing)
-            .with_context(|| format!("cannot remove {}", removing.display()))?;
-        Ok(Some(removing))
+        remove_leftover_dir(&self.dir, remove_dir)
     }
 
     /// The file's pages through the page cache, which redb reads through (pread); its

@@ -11,6 +11,7 @@ use std::time::Instant;
 use super::engine::{Engine, EngineSettings, Streaming};
 use super::floor::engine::FloorEngine;
 use super::fs::engine::FsEngine;
+use super::lmdb::engine::LmdbEngine;
 use super::orm_engine::OrmEngine;
 use super::redb::engine::RedbEngine;
 use super::seaweedfs::engine::S3Engine;
@@ -31,6 +32,7 @@ pub enum AnyEngine {
     Floor(FloorEngine),
     S3(S3Engine),
     Redb(RedbEngine),
+    Lmdb(LmdbEngine),
 }
 
 macro_rules! each_engine {
@@ -45,6 +47,7 @@ macro_rules! each_engine {
             AnyEngine::Floor($e) => $body,
             AnyEngine::S3($e) => $body,
             AnyEngine::Redb($e) => $body,
+            AnyEngine::Lmdb($e) => $body,
         }
     };
 }

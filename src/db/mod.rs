@@ -30,6 +30,7 @@ pub mod store;
 pub mod dolt;
 pub mod floor;
 pub mod fs;
+pub mod lmdb;
 pub mod mariadb;
 pub mod mysql;
 pub mod postgres;

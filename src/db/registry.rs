@@ -24,6 +24,7 @@ use crate::error::InputError;
 pub static DATABASES: &[&dyn Database] = &[
     &super::sqlite::Sqlite,
     &super::redb::Redb,
+    &super::lmdb::Lmdb,
     &super::fs::Fs,
     &super::floor::Floor,
     &super::postgres::Postgres,
@@ -329,6 +330,7 @@ mod tests {
                 "sqlite-raw",
                 "sqlite-blobio",
                 "redb",
+                "lmdb",
                 "fs",
                 "floor",
                 "postgres",
@@ -375,6 +377,7 @@ mod tests {
             [
                 "sqlite",
                 "redb",
+                "lmdb",
                 "fs",
                 "floor",
                 "postgres",

@@ -229,6 +229,28 @@ pub fn allocated_bytes(path: &Path) -> std::io::Result<u64> {
     Ok(bytes)
 }
 
+/// The first `len` bytes of a store's data file, where they were written: None where
+/// the file is shorter or they are all zero, a load killed as the store created it
+/// (redb sizes its file and writes its header with the magic number zeroed, syncs, and
+/// only then writes the magic: a kill in between leaves zeros where the magic goes).
+pub(crate) fn written_head(path: &Path, len: usize) -> Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let mut f =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut head = vec![0u8; len];
+    let mut n = 0;
+    while n < len {
+        match f
+            .read(&mut head[n..])
+            .with_context(|| format!("cannot read {}", path.display()))?
+        {
+            0 => break,
+            read => n += read,
+        }
+    }
+    Ok((n == len && head.iter().any(|&b| b != 0)).then_some(head))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

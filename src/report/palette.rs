@@ -10,10 +10,11 @@ use plotters::style::RGBColor;
 use crate::db::registry::{EngineKind, StoreKind};
 
 /// Shades per database, in registry order, the floor skipped: SQLite's blues, redb's
-/// pinks, fs's green, then PostgreSQL, MariaDB, MySQL, Dolt, SeaweedFS; then a spare.
+/// pinks, LMDB's reds, fs's green, then PostgreSQL, MariaDB, MySQL, Dolt, SeaweedFS; then a spare.
 const FAMILIES: &[&[(u8, u8, u8)]] = &[
     &[(31, 119, 180), (120, 180, 230), (70, 60, 200)],
     &[(227, 119, 194), (247, 182, 210)],
+    &[(214, 39, 40), (255, 152, 150)],
     &[(44, 160, 44), (150, 215, 140)],
     &[(128, 60, 170), (190, 150, 220)],
     &[(230, 120, 20), (245, 185, 110)],
@@ -80,5 +81,6 @@ mod tests {
         assert_eq!(named("dolt"), (23, 160, 175));
         assert_eq!(named("seaweedfs"), (188, 189, 34));
         assert_eq!(named("redb"), (227, 119, 194));
+        assert_eq!(named("lmdb"), (214, 39, 40));
     }
 }

@@ -34,7 +34,7 @@ fn kill_9_mid_load_then_rerun_gives_exactly_1_to_n() {
     );
     let err = stderr(&verify);
     assert!(verify.status.success(), "{err}");
-    assert_eq!(err.matches("ok  ").count(), 4, "{err}");
+    assert_eq!(err.matches("ok  ").count(), 5, "{err}");
     assert!(err.contains("ids 1..=24576"), "{err}");
 }
 
@@ -116,7 +116,7 @@ fn loads_stopped_by_sigterm_or_sigkill_at_24_moments_resume_or_restart_and_verif
                 verify.status.success(),
                 "signal {signal} after {delay_ms} ms: {verified}"
             );
-            assert_eq!(verified.matches("ok  ").count(), 4, "{verified}");
+            assert_eq!(verified.matches("ok  ").count(), 5, "{verified}");
             let drop = run(root.path(), &with("drop"));
             assert!(drop.status.success(), "{}", stderr(&drop));
         }

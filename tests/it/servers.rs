@@ -110,6 +110,7 @@ fn default_engines_skip_unreachable_servers_with_the_reason() {
             "sqlite-raw",
             "sqlite-blobio",
             "redb",
+            "lmdb",
             "fs",
             "floor"
         ]

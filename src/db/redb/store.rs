@@ -4,7 +4,6 @@
 //! durably (redb's default, `Durability::Immediate`), so a load killed at any moment
 //! resumes after the last batch committed, with exactly ids 1..=N there.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -17,6 +16,7 @@ use super::handle::{BLOBS, MANIFEST, MANIFEST_KEY, key_into, reader_is_open, wri
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
 use crate::db::store::{
     IdRange, Store, allocated_bytes, remove_dataset_dir, remove_leftover_dir, rows_for_batch,
+    written_head,
 };
 use crate::error::InputError;
 use crate::evict::{EvictionReport, evict_file, resident_bytes};
@@ -117,14 +117,10 @@ impl RedbStore {
         Ok(())
     }
 
-    /// Whether the file starts with redb's magic number (an empty file: a load killed
-    /// as it created it).
+    /// Whether the file starts with redb's magic number (None: nothing written there
+    /// yet, a load killed as redb created it).
     fn looks_like_redb(&self) -> Result<Option<bool>> {
-        let mut head = [0u8; 4];
-        let mut f = std::fs::File::open(&self.file)
-            .with_context(|| format!("cannot open {}", self.file.display()))?;
-        let n = f.read(&mut head)?;
-        Ok((n > 0).then_some(n == MAGIC.len() && &head == MAGIC))
+        Ok(written_head(&self.file, MAGIC.len())?.map(|head| head == MAGIC))
     }
 }
 
@@ -177,6 +173,11 @@ impl Store for RedbStore {
             self.remove_leftovers().await?;
             std::fs::create_dir_all(&self.dir)
                 .with_context(|| format!("cannot create {}", self.dir.display()))?;
+        }
+        if self.file.exists() && self.looks_like_redb()?.is_none() {
+            // Created but never written (state() said Partial at 0): redb would not open it.
+            std::fs::remove_file(&self.file)
+                .with_context(|| format!("cannot remove {}", self.file.display()))?;
         }
         let db = writer(&self.file, true)?;
         self.db = Some(db);

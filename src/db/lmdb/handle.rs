@@ -1,0 +1,120 @@
+//! Opening an LMDB environment. heed refuses to open one environment twice in a process,
+//! and one handle serves readers and the writer alike, so the process keeps one handle per
+//! environment while anything holds it: the loader while it writes, the engines of a
+//! run's clients while they read (N clients, one map, as the threads of an application
+//! sharing its environment would). When the last holder lets go, the environment is
+//! closed and its map unmapped: only then can its pages leave the page cache (a mapped
+//! page is skipped by `posix_fadvise(DONTNEED)`).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
+
+use anyhow::Result;
+use heed::types::{Bytes, Str};
+use heed::{CommitOrAbort, Env, EnvOpenOptions};
+
+use crate::key::KEY_BYTES;
+
+/// The rows: a blob under its key (the id, big-endian so the B+tree keeps id order and
+/// a load appends, or the dataset's 16-byte key).
+pub type Blobs = heed::Database<'static, Bytes, Bytes>;
+pub const BLOBS: &str = "blobs";
+/// The manifest (JSON), in the same environment as the rows and written in their
+/// transactions: the resume point is always the rows that are there.
+pub type ManifestTable = heed::Database<'static, Str, Str>;
+pub const MANIFEST: &str = "manifest";
+pub const MANIFEST_KEY: &str = "manifest";
+/// Both tables of an environment.
+pub type Tables = (Blobs, ManifestTable);
+
+/// The map's size: address space, not memory. Without `MDB_WRITEMAP` the data file
+/// grows only as pages are written, and a read maps only what it touches; the map
+/// must only exceed the largest dataset (the full profile's are 3 GiB, which LMDB
+/// stores in about 4 GiB at 1 KiB), with room for the copies of the pages a write
+/// transaction changes. 64 GiB of a 64-bit process's 128 TiB.
+pub const MAP_BYTES: usize = 64 << 30;
+
+static OPEN: LazyLock<Mutex<HashMap<PathBuf, Weak<Env>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// The process's handle on the environment in `dir` (a folder holding `data.mdb` and
+/// `lock.mdb`), opened if none is open; `dir` must exist.
+pub fn env(dir: &Path) -> Result<Arc<Env>> {
+    let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(env) = open.get(dir).and_then(Weak::upgrade) {
+        return Ok(env);
+    }
+    let mut options = EnvOpenOptions::new();
+    options.map_size(MAP_BYTES).max_dbs(2);
+    // SAFETY: heed's contract for a memory map: the file is not changed under the map
+    // by anything but LMDB. The environment is this store's own folder, opened once
+    // in this process (the map above), and other processes reach it only through LMDB
+    // and its lock file, under the dataset locks of `crate::lock`.
+    let env = unsafe { options.open(dir) }.map_err(|e| explain(e, dir))?;
+    let env = Arc::new(env);
+    open.retain(|_, weak| weak.strong_count() > 0);
+    open.insert(dir.to_path_buf(), Arc::downgrade(&env));
+    Ok(env)
+}
+
+/// Whether something in this process holds the environment in `dir` open.
+pub fn is_open(dir: &Path) -> bool {
+    let open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+    open.get(dir).is_some_and(|w| w.strong_count() > 0)
+}
+
+/// heed's error with what it means here.
+fn explain(e: heed::Error, dir: &Path) -> anyhow::Error {
+    match e {
+        heed::Error::Mdb(heed::MdbError::Invalid) => anyhow::anyhow!(
+            "{} does not hold an LMDB environment (its data.mdb is not LMDB's)",
+            dir.display()
+        ),
+        heed::Error::Mdb(heed::MdbError::VersionMismatch) => anyhow::anyhow!(
+            "{} was written by another LMDB version: drop it (`blobrace drop`) and load it again",
+            dir.display()
+        ),
+        other => anyhow::Error::new(other).context(format!(
+            "cannot open {} as an LMDB environment",
+            dir.display()
+        )),
+    }
+}
+
+/// The tables of an open environment: None before the first commit made them.
+pub fn tables(env: &Env) -> Result<Option<Tables>> {
+    let txn = env.read_txn()?;
+    let opened = env.open_databases_and_commit(txn, |tables, txn| -> Result<_, heed::Error> {
+        let blobs = tables.open_database::<Bytes, Bytes>(txn, Some(BLOBS))?;
+        let manifest = tables.open_database::<Str, Str>(txn, Some(MANIFEST))?;
+        Ok(CommitOrAbort::<_, ()>::Commit(blobs.zip(manifest)))
+    })?;
+    Ok(opened.unwrap_commit())
+}
+
+/// The tables, made where the environment has none yet (the loader's first step).
+pub fn create_tables(env: &Env) -> Result<Tables> {
+    let txn = env.write_txn()?;
+    let made = env.create_databases_and_commit(txn, |tables, txn| -> Result<_, heed::Error> {
+        let blobs = tables.create_database::<Bytes, Bytes>(txn, Some(BLOBS))?;
+        let manifest = tables.create_database::<Str, Str>(txn, Some(MANIFEST))?;
+        Ok(CommitOrAbort::<_, ()>::Commit((blobs, manifest)))
+    })?;
+    Ok(made.unwrap_commit())
+}
+
+/// A blob's key: the id big-endian, or the dataset's 16-byte key, in `buf`.
+#[inline]
+pub fn key_into(spec: &crate::dataset::DatasetSpec, id: u64, buf: &mut [u8; KEY_BYTES]) -> usize {
+    match spec.key_of(id) {
+        Some(key) => {
+            buf.copy_from_slice(&key);
+            KEY_BYTES
+        }
+        None => {
+            buf[..8].copy_from_slice(&id.to_be_bytes());
+            8
+        }
+    }
+}

@@ -1,0 +1,402 @@
+//! The LMDB store: one environment per dataset, `lmdb/<stem>/` (LMDB's `data.mdb`
+//! and `lock.mdb`), its rows in the `blobs` table and its manifest in the `manifest`
+//! table of the same environment. Each batch is one write transaction holding the rows
+//! and the manifest's resume point, committed durably (LMDB's default: the data, then
+//! the meta page, each synced), so a load killed at any moment resumes after the last
+//! batch committed, with exactly ids 1..=N there.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use heed::{Env, PutFlags};
+
+use super::handle::{
+    Blobs, MANIFEST_KEY, ManifestTable, Tables, create_tables, env, is_open, key_into, tables,
+};
+use crate::dataset::{DatasetSpec, DatasetState, Manifest};
+use crate::db::store::{
+    IdRange, Store, allocated_bytes, remove_dataset_dir, remove_leftover_dir, rows_for_batch,
+    written_head,
+};
+use crate::error::InputError;
+use crate::evict::{EvictionReport, evict_file, resident_bytes};
+use crate::key::KEY_BYTES;
+
+/// LMDB's data file in a dataset's folder.
+pub const FILE: &str = "data.mdb";
+/// LMDB's magic number, the first field of the meta page, after the page header.
+const MAGIC: u32 = 0xBEEF_C0DE;
+const MAGIC_AT: usize = 16;
+const BATCH_BYTES: u64 = 16 << 20;
+const MAX_ROWS_PER_BATCH: u64 = 16384;
+/// LMDB's page: the OS page on Linux. A value that does not fit half a page's node
+/// goes to overflow pages of its own: a header, then the value, in whole pages.
+const PAGE: u64 = 4096;
+const PAGE_HEADER: u64 = 16;
+
+/// Delete a dataset's folder (its data and lock files).
+fn remove_dir(dir: &Path) -> Result<()> {
+    std::fs::remove_dir_all(dir).with_context(|| format!("cannot remove {}", dir.display()))
+}
+
+/// The folder of a dataset under the data directory.
+pub fn dataset_dir(data_dir: &Path, spec: &DatasetSpec) -> PathBuf {
+    data_dir.join(super::NAME).join(spec.stem())
+}
+
+/// An open environment and its tables.
+struct Open {
+    env: Arc<Env>,
+    blobs: Blobs,
+    manifest: ManifestTable,
+}
+
+pub struct LmdbStore {
+    spec: DatasetSpec,
+    dir: PathBuf,
+    file: PathBuf,
+    /// Held between `begin` and `finish` (the loader's), let go otherwise, so the
+    /// environment closes (and its map goes) when the engines let go of it too.
+    open: Option<Open>,
+    manifest: Option<Manifest>,
+}
+
+impl LmdbStore {
+    pub fn new(data_dir: &Path, spec: DatasetSpec) -> Self {
+        let dir = dataset_dir(data_dir, &spec);
+        Self {
+            spec,
+            file: dir.join(FILE),
+            dir,
+            open: None,
+            manifest: None,
+        }
+    }
+
+    /// The environment and its tables (None before the first commit made them): the
+    /// loader's, or opened for the call.
+    fn reading(&self) -> Result<(Arc<Env>, Option<Tables>)> {
+        if let Some(open) = &self.open {
+            return Ok((open.env.clone(), Some((open.blobs, open.manifest))));
+        }
+        let env = env(&self.dir)?;
+        let tables = tables(&env)?;
+        Ok((env, tables))
+    }
+
+    /// The manifest in the environment; None before the first commit wrote it.
+    fn read_manifest(&self) -> Result<Option<Manifest>> {
+        let (env, tables) = self.reading()?;
+        let Some((_, table)) = tables else {
+            return Ok(None);
+        };
+        let txn = env.read_txn()?;
+        let Some(json) = table.get(&txn, MANIFEST_KEY)? else {
+            return Ok(None);
+        };
+        let manifest = serde_json::from_str(json).map_err(|e| InputError::ForeignFile {
+            path: self.file.clone(),
+            why: format!("its manifest is not readable JSON ({e})"),
+        })?;
+        Ok(Some(manifest))
+    }
+
+    /// Write the manifest in `txn`, with the rows it describes.
+    fn put_manifest(
+        table: &ManifestTable,
+        txn: &mut heed::RwTxn,
+        manifest: &Manifest,
+    ) -> Result<()> {
+        table.put(txn, MANIFEST_KEY, &serde_json::to_string(manifest)?)?;
+        Ok(())
+    }
+
+    /// Whether the data file holds LMDB's magic number (None: nothing written there
+    /// yet, a load killed as LMDB created it).
+    fn looks_like_lmdb(&self) -> Result<Option<bool>> {
+        let head = written_head(&self.file, MAGIC_AT + 4)?;
+        Ok(head.map(|head| head[MAGIC_AT..] == MAGIC.to_le_bytes()))
+    }
+
+    /// Ids in order append to the B+tree's last page (LMDB's `MDB_APPEND`: no search,
+    /// full pages); random keys go where they sort.
+    fn put_flags(&self) -> PutFlags {
+        if self.spec.key.is_ordered() && self.spec.key_of(1).is_none() {
+            PutFlags::APPEND
+        } else {
+            PutFlags::empty()
+        }
+    }
+}
+
+#[async_trait::async_trait(?Send)]
+impl Store for LmdbStore {
+    fn spec(&self) -> &DatasetSpec {
+        &self.spec
+    }
+
+    fn location(&self) -> &Path {
+        &self.dir
+    }
+
+    async fn state(&mut self) -> Result<DatasetState> {
+        if !self.dir.exists() {
+            return Ok(DatasetState::Absent);
+        }
+        if !self.file.exists() {
+            let others = std::fs::read_dir(&self.dir)
+                .with_context(|| format!("cannot list {}", self.dir.display()))?
+                .filter_map(|e| e.ok())
+                .any(|e| e.file_name() != "lock.mdb");
+            if !others {
+                return Ok(DatasetState::Partial { rows_done: 0 });
+            }
+            return Err(InputError::ForeignFile {
+                path: self.dir.clone(),
+                why: format!("the directory has files but no {FILE}"),
+            }
+            .into());
+        }
+        match self.looks_like_lmdb()? {
+            None => return Ok(DatasetState::Partial { rows_done: 0 }),
+            Some(false) => {
+                return Err(InputError::ForeignFile {
+                    path: self.file.clone(),
+                    why: "it is not an LMDB data file".into(),
+                }
+                .into());
+            }
+            Some(true) => {}
+        }
+        match self.read_manifest()? {
+            // Created, but killed before the first commit wrote the manifest.
+            None => Ok(DatasetState::Partial { rows_done: 0 }),
+            Some(m) => Ok(m.state_of(&self.spec, &self.dir)?),
+        }
+    }
+
+    async fn begin(&mut self) -> Result<u64> {
+        if let DatasetState::Absent = self.state().await? {
+            self.remove_leftovers().await?;
+            std::fs::create_dir_all(&self.dir)
+                .with_context(|| format!("cannot create {}", self.dir.display()))?;
+        }
+        if self.file.exists() && self.looks_like_lmdb()?.is_none() {
+            // Created but never written (state() said Partial at 0): LMDB would refuse it.
+            std::fs::remove_file(&self.file)
+                .with_context(|| format!("cannot remove {}", self.file.display()))?;
+        }
+        let env = env(&self.dir)?;
+        let (blobs, manifest_table) = match tables(&env)? {
+            Some(t) => t,
+            None => create_tables(&env)?,
+        };
+        self.open = Some(Open {
+            env: env.clone(),
+            blobs,
+            manifest: manifest_table,
+        });
+        let manifest = match self.read_manifest()? {
+            Some(m) => m,
+            None => {
+                let mut m = Manifest::started(&self.spec);
+                m.rows_done = Some(0);
+                let mut txn = env.write_txn()?;
+                Self::put_manifest(&manifest_table, &mut txn, &m)?;
+                txn.commit()?;
+                m
+            }
+        };
+        let done = manifest.rows_done.unwrap_or(0);
+        self.manifest = Some(manifest);
+        Ok(done)
+    }
+
+    fn rows_per_batch(&self) -> usize {
+        rows_for_batch(&self.spec, BATCH_BYTES, MAX_ROWS_PER_BATCH)
+    }
+
+    async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {
+        let flags = self.put_flags();
+        let open = self.open.as_ref().context("append before begin")?;
+        let manifest = self.manifest.as_mut().context("append before begin")?;
+        let mut txn = open.env.write_txn()?;
+        let mut key = [0u8; KEY_BYTES];
+        for (i, blob) in blobs.iter().enumerate() {
+            let n = key_into(&self.spec, first_id + i as u64, &mut key);
+            open.blobs
+                .put_with_flags(&mut txn, flags, &key[..n], blob.as_slice())
+                .with_context(|| format!("cannot write to {}", self.file.display()))?;
+        }
+        manifest.rows_done = Some(first_id + blobs.len() as u64 - 1);
+        Self::put_manifest(&open.manifest, &mut txn, manifest)?;
+        txn.commit()
+            .with_context(|| format!("cannot commit to {}", self.file.display()))?;
+        Ok(())
+    }
+
+    async fn finish(&mut self) -> Result<()> {
+        let open = self.open.take().context("finish before begin")?;
+        let manifest = self.manifest.as_mut().context("finish before begin")?;
+        manifest.complete = true;
+        manifest.loaded_at = Some(crate::now_rfc3339());
+        let mut txn = open.env.write_txn()?;
+        Self::put_manifest(&open.manifest, &mut txn, manifest)?;
+        txn.commit()?;
+        // Let go: the environment closes unless an engine of this process holds it.
+        drop(open);
+        Ok(())
+    }
+
+    /// The folder's allocated blocks: LMDB grows its data file as pages are written
+    /// and reuses freed pages, never shrinking it (space amplification the report shows).
+    async fn disk_bytes(&mut self) -> Result<Option<u64>> {
+        let bytes = allocated_bytes(&self.dir)
+            .with_context(|| format!("cannot count the bytes of {}", self.dir.display()))?;
+        Ok(Some(bytes))
+    }
+
+    fn estimated_disk_bytes(&self, rows: u64) -> u64 {
+        // LMDB_ESTIMATE
+        let size = self.spec.size.bytes();
+        let per_row = if size > PAGE / 2 {
+            // Overflow pages: the header and the value in whole pages (a 64 KiB blob
+            // takes 17), and its node in a leaf.
+            (size + PAGE_HEADER).div_ceil(PAGE) * PAGE + 64
+        } else if self.spec.key.is_ordered() {
+            size * 3 / 2 + 64
+        } else {
+            size * 2 + 64
+        };
+        per_row * rows + (1 << 20)
+    }
+
+    async fn evict(&mut self) -> Result<EvictionReport> {
+        drop(self.open.take());
+        let started = Instant::now();
+        let mapped = is_open(&self.dir);
+        let mut report = EvictionReport {
+            method: if mapped {
+                "fdatasync + posix_fadvise(DONTNEED); pages an engine of this process still maps stay cached".into()
+            } else {
+                "environment closed (map gone), then fdatasync + posix_fadvise(DONTNEED)".into()
+            },
+            ..Default::default()
+        };
+        if self.file.exists() {
+            report.bytes = evict_file(&self.file)?;
+            report.files = 1;
+            report.resident_after_bytes = Some(resident_bytes(&self.file)?);
+        }
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    async fn id_range(&mut self) -> Result<IdRange> {
+        let (env, tables) = self.reading()?;
+        let Some((blobs, _)) = tables else {
+            return Ok(IdRange {
+                count: 0,
+                ids: self.spec.key_of(1).is_none().then_some((0, 0)),
+            });
+        };
+        let txn = env.read_txn()?;
+        let count = blobs.len(&txn)?;
+        if self.spec.key_of(1).is_some() {
+            // Random keys say nothing of ids: `verify` fetches every id's key.
+            return Ok(IdRange { count, ids: None });
+        }
+        let id_of = |key: &[u8]| -> Result<u64> {
+            Ok(u64::from_be_bytes(key.try_into().with_context(|| {
+                format!("a key of {} bytes in {}", key.len(), self.file.display())
+            })?))
+        };
+        let first = blobs.first(&txn)?.map(|(k, _)| id_of(k)).transpose()?;
+        let last = blobs.last(&txn)?.map(|(k, _)| id_of(k)).transpose()?;
+        Ok(IdRange {
+            count,
+            ids: Some((first.unwrap_or(0), last.unwrap_or(0))),
+        })
+    }
+
+    async fn remove(&mut self) -> Result<()> {
+        drop(self.open.take());
+        remove_dataset_dir(&self.dir, remove_dir)
+    }
+
+    async fn remove_leftovers(&mut self) -> Result<Option<PathBuf>> {
+        remove_leftover_dir(&self.dir, remove_dir)
+    }
+
+    /// The data file's pages through the page cache, which LMDB's map reads.
+    async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {
+        crate::db::store::read_file_chunk(&self.file, at, bytes)
+    }
+
+    fn own_files(&mut self, _count: usize, _seed: u64) -> Result<Vec<PathBuf>, String> {
+        if self.file.exists() {
+            Ok(vec![self.file.clone()])
+        } else {
+            Err(format!("{} is not there", self.file.display()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::size::SizeClass;
+
+    /// What the disk plan reserves for a dataset against what a load of it takes.
+    #[test]
+    fn the_disk_estimate_holds_what_a_load_takes_within_a_third() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        use crate::key::KeyType::{Int, Uuidv4};
+        for (size, rows, key) in [
+            (1024u64, 8192u64, Int),
+            (1024, 8192, Uuidv4),
+            (65536, 128, Int),
+            (1 << 20, 16, Int),
+        ] {
+            let root = tempfile::tempdir().unwrap();
+            let spec = DatasetSpec {
+                size: SizeClass::new(size).unwrap(),
+                rows,
+                seed: 3,
+                key,
+                churn: None,
+                live: false,
+            };
+            let mut store = LmdbStore::new(root.path(), spec);
+            let (estimate, taken) = rt.block_on(async {
+                assert_eq!(store.begin().await.unwrap(), 0);
+                let per = store.rows_per_batch() as u64;
+                let mut id = 1;
+                while id <= rows {
+                    let n = per.min(rows - id + 1);
+                    let mut blobs = vec![vec![0x5au8; size as usize]; n as usize];
+                    store.append(id, &mut blobs).await.unwrap();
+                    id += n;
+                }
+                store.finish().await.unwrap();
+                assert_eq!(store.state().await.unwrap(), DatasetState::Complete);
+                let range = store.id_range().await.unwrap();
+                let ids = (key == Int).then_some((1, rows));
+                assert_eq!(range, IdRange { count: rows, ids });
+                (
+                    store.estimated_disk_bytes(rows),
+                    store.disk_bytes().await.unwrap().unwrap(),
+                )
+            });
+            let ratio = estimate as f64 / taken as f64;
+            assert!(
+                (1.0..1.34).contains(&ratio),
+                "{size} B x {rows}, key {key:?}: estimated {estimate}, took {taken} ({ratio:.2})"
+            );
+        }
+    }
+}

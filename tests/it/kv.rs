@@ -1,0 +1,235 @@
+//! The embedded key-value stores (redb, LMDB): each loaded, verified and measured like
+//! every store (under integer and random keys), its version and cache recorded, listed
+//! by `env`, dropped, and a file in its place that is not its own refused and left as
+//! it was. One test body per check, run for each store.
+
+use crate::common::{only_run, run, stderr, with_flags};
+
+/// What differs between the stores: their names, files and what they record.
+struct Kv {
+    engine: &'static str,
+    /// The data file in a dataset's folder.
+    file: &'static str,
+    /// The setting holding the crate's version, and that version.
+    version: (&'static str, &'static str),
+    /// What the `cache` setting says uncapped.
+    cache_uncapped: &'static str,
+    /// How a foreign file in its place is refused.
+    foreign: &'static str,
+}
+
+const REDB: Kv = Kv {
+    engine: "redb",
+    file: "blobs.redb",
+    version: ("redb", "4.6.0"),
+    // Uncapped here: redb's own default cache, said as such.
+    cache_uncapped: "no cap to size it from",
+    foreign: "not a redb file",
+};
+
+const LMDB: Kv = Kv {
+    engine: "lmdb",
+    file: "data.mdb",
+    version: ("heed", "0.23.1"),
+    cache_uncapped: "none of its own",
+    foreign: "not an LMDB data file",
+};
+
+fn flags(kv: &Kv) -> [&'static str; 6] {
+    [
+        "--engines",
+        kv.engine,
+        "--sizes",
+        "1KiB,64KiB",
+        "--dataset-bytes",
+        "4MiB",
+    ]
+}
+
+fn loads_verifies_measures_and_is_listed_and_dropped(kv: &Kv) {
+    let root = tempfile::tempdir().unwrap();
+    let flags = flags(kv);
+    for key in ["int", "uuidv4"] {
+        let with = |cmd: &'static str| -> Vec<&'static str> {
+            let mut all = with_flags(cmd, &flags, &[]);
+            all.extend(["--key", key]);
+            all
+        };
+        let load = run(root.path(), &with("load"));
+        assert!(load.status.success(), "{key}: {}", stderr(&load));
+        assert_eq!(
+            stderr(&load).matches(": loaded").count(),
+            2,
+            "{}",
+            stderr(&load)
+        );
+        let verify = run(root.path(), &with("verify"));
+        assert!(verify.status.success(), "{key}: {}", stderr(&verify));
+        assert_eq!(
+            stderr(&verify).matches("ok  ").count(),
+            2,
+            "{}",
+            stderr(&verify)
+        );
+    }
+    let folder = root.path().join("data").join(kv.engine);
+    let datasets: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(
+        datasets.len(),
+        4,
+        "a folder per dataset and key type: {datasets:?}"
+    );
+
+    let measure = run(
+        root.path(),
+        &with_flags(
+            "measure",
+            &flags,
+            &["--warmup", "100ms", "--measure", "300ms"],
+        ),
+    );
+    assert!(measure.status.success(), "{}", stderr(&measure));
+    let (_, json) = only_run(root.path());
+    let results = json["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{results:?}");
+    for r in results {
+        assert_eq!(r["engine"], kv.engine);
+        assert!(r["measured"]["count"].as_u64().unwrap() > 0, "{r}");
+        let (setting, version) = kv.version;
+        assert_eq!(r["settings"][setting], version, "{}", r["settings"]);
+        let cache = r["settings"]["cache"].as_str().unwrap();
+        assert!(cache.contains(kv.cache_uncapped), "{cache}");
+        assert_eq!(
+            r["eviction"]["files"].as_u64(),
+            Some(1),
+            "{}",
+            r["eviction"]
+        );
+    }
+    for load in json["loads"].as_array().unwrap() {
+        // 4 MiB of blobs: at least that on disk, at most about twice (redb gives a
+        // 64 KiB blob 128 KiB of pages).
+        let bytes = load["disk_bytes"].as_u64().unwrap();
+        assert!((4 << 20..=9 << 20).contains(&bytes), "{load}");
+    }
+
+    let env = crate::common::blobrace()
+        .args([
+            "env",
+            "--cap",
+            "none",
+            "--cpus",
+            "none",
+            "--engines",
+            kv.engine,
+            "--data-dir",
+        ])
+        .arg(root.path().join("data"))
+        .output()
+        .unwrap();
+    assert!(env.status.success(), "{}", stderr(&env));
+    let listed = crate::common::stdout(&env);
+    let prefix = format!("  {} ", kv.engine);
+    let listed_datasets: Vec<_> = listed
+        .lines()
+        .filter(|l| l.starts_with(&prefix) && !l.contains("not a dataset"))
+        .collect();
+    assert_eq!(listed_datasets.len(), 4, "{listed}");
+
+    let drop = run(root.path(), &with_flags("drop", &flags, &[]));
+    assert!(drop.status.success(), "{}", stderr(&drop));
+    let left: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(left.len(), 2, "the int-keyed datasets dropped: {left:?}");
+    assert!(left.iter().all(|f| f.contains("-kuuidv4")), "{left:?}");
+}
+
+fn a_file_in_its_place_that_is_not_its_own_is_refused_and_left_as_it_was(kv: &Kv) {
+    let root = tempfile::tempdir().unwrap();
+    let flags = [
+        "--engines",
+        kv.engine,
+        "--sizes",
+        "1KiB",
+        "--dataset-bytes",
+        "256KiB",
+    ];
+    let dir = root.path().join("data").join(kv.engine).join("1KiB-x256");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(kv.file);
+    std::fs::write(
+        &file,
+        b"someone else's notes, long enough to hold a magic number",
+    )
+    .unwrap();
+    let load = run(root.path(), &with_flags("load", &flags, &[]));
+    let err = stderr(&load);
+    assert_eq!(load.status.code(), Some(2), "{err}");
+    assert!(err.contains(kv.foreign), "{err}");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        b"someone else's notes, long enough to hold a magic number"
+    );
+}
+
+/// A load killed as the store created its file leaves it sized but unwritten (redb
+/// writes its magic number last, after a sync): the next load starts it again.
+fn a_file_created_but_never_written_is_loaded_again(kv: &Kv) {
+    let root = tempfile::tempdir().unwrap();
+    let flags = [
+        "--engines",
+        kv.engine,
+        "--sizes",
+        "1KiB",
+        "--dataset-bytes",
+        "256KiB",
+    ];
+    let dir = root.path().join("data").join(kv.engine).join("1KiB-x256");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(kv.file), vec![0u8; 8192]).unwrap();
+    let load = run(root.path(), &with_flags("load", &flags, &[]));
+    assert!(load.status.success(), "{}", stderr(&load));
+    let verify = run(root.path(), &with_flags("verify", &flags, &[]));
+    assert!(verify.status.success(), "{}", stderr(&verify));
+    assert_eq!(
+        stderr(&verify).matches("ok  ").count(),
+        1,
+        "{}",
+        stderr(&verify)
+    );
+}
+
+#[test]
+fn redb_loads_verifies_measures_and_is_listed_and_dropped_with_integer_and_random_keys() {
+    loads_verifies_measures_and_is_listed_and_dropped(&REDB);
+}
+
+#[test]
+fn lmdb_loads_verifies_measures_and_is_listed_and_dropped_with_integer_and_random_keys() {
+    loads_verifies_measures_and_is_listed_and_dropped(&LMDB);
+}
+
+#[test]
+fn a_file_in_redbs_place_that_is_not_redb_is_refused_and_left_as_it_was() {
+    a_file_in_its_place_that_is_not_its_own_is_refused_and_left_as_it_was(&REDB);
+}
+
+#[test]
+fn a_file_in_lmdbs_place_that_is_not_lmdb_is_refused_and_left_as_it_was() {
+    a_file_in_its_place_that_is_not_its_own_is_refused_and_left_as_it_was(&LMDB);
+}
+
+#[test]
+fn a_redb_file_created_but_never_written_is_loaded_again() {
+    a_file_created_but_never_written_is_loaded_again(&REDB);
+}
+
+#[test]
+fn an_lmdb_file_created_but_never_written_is_loaded_again() {
+    a_file_created_but_never_written_is_loaded_again(&LMDB);
+}

@@ -331,6 +331,7 @@ mod tests {
                 "sqlite-blobio",
                 "redb",
                 "lmdb",
+                "lmdb-nordahead",
                 "fs",
                 "floor",
                 "postgres",

@@ -233,3 +233,46 @@ fn a_redb_file_created_but_never_written_is_loaded_again() {
 fn an_lmdb_file_created_but_never_written_is_loaded_again() {
     a_file_created_but_never_written_is_loaded_again(&LMDB);
 }
+
+/// LMDB's two engines read one dataset: with the kernel's read-ahead on the map and
+/// without, each saying which, and the disk's own read-ahead beside it.
+#[test]
+fn lmdbs_two_engines_read_one_dataset_with_and_without_read_ahead() {
+    let root = tempfile::tempdir().unwrap();
+    let flags = [
+        "--engines",
+        "lmdb,lmdb-nordahead",
+        "--sizes",
+        "64KiB",
+        "--dataset-bytes",
+        "4MiB",
+    ];
+    let measure = run(
+        root.path(),
+        &with_flags(
+            "measure",
+            &flags,
+            &["--warmup", "100ms", "--measure", "300ms"],
+        ),
+    );
+    assert!(measure.status.success(), "{}", stderr(&measure));
+    let (_, json) = only_run(root.path());
+    let loads = json["loads"].as_array().unwrap();
+    assert_eq!(loads.len(), 1, "one store, one dataset: {loads:?}");
+    let results = json["results"].as_array().unwrap();
+    let read_ahead = |engine: &str| -> String {
+        let r = results
+            .iter()
+            .find(|r| r["engine"] == engine && r["cache"] == "cold")
+            .unwrap_or_else(|| panic!("no cold {engine} in {results:?}"));
+        assert!(r["measured"]["count"].as_u64().unwrap() > 0, "{r}");
+        let disk = r["settings"]["disk read-ahead"].as_str().unwrap();
+        assert!(
+            disk.contains("read_ahead_kb") || disk.starts_with("unavailable ("),
+            "{disk}"
+        );
+        r["settings"]["read-ahead"].as_str().unwrap().to_string()
+    };
+    assert!(read_ahead("lmdb").starts_with("the kernel's"));
+    assert!(read_ahead("lmdb-nordahead").contains("MDB_NORDAHEAD"));
+}

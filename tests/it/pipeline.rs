@@ -53,7 +53,7 @@ fn load_verify_measure_every_engine() {
     assert_eq!(json["complete"], true);
     assert_eq!(json["cap"]["origin"], "uncapped");
     let results = json["results"].as_array().unwrap();
-    assert_eq!(results.len(), 14, "7 engines x 2 sizes");
+    assert_eq!(results.len(), 16, "8 engines x 2 sizes");
     for r in results {
         let name = format!("{} {}", r["engine"], r["size"]);
         let m = &r["measured"];
@@ -103,7 +103,7 @@ fn load_verify_measure_every_engine() {
         assert_eq!(r["settings"]["page_size"], "4096", "{engine}");
     }
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 15, "{csv}");
+    assert_eq!(csv.lines().count(), 17, "{csv}");
     assert!(
         csv.lines().nth(1).unwrap().contains(",uncapped,uncapped,"),
         "{csv}"

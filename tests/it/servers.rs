@@ -111,6 +111,7 @@ fn default_engines_skip_unreachable_servers_with_the_reason() {
             "sqlite-blobio",
             "redb",
             "lmdb",
+            "lmdb-nordahead",
             "fs",
             "floor"
         ]

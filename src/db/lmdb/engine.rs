@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::{Result, anyhow};
 use heed::Env;
 
-use super::handle::{Blobs, MAP_BYTES, env, key_into, tables};
+use super::handle::{Blobs, MAP_BYTES, ReadAhead, disk_read_ahead, env, key_into, tables};
 use super::store::{FILE, dataset_dir};
 use crate::dataset::DatasetSpec;
 use crate::db::engine::{Engine, EngineSettings};
@@ -24,10 +24,12 @@ pub struct LmdbEngine {
     blobs: Blobs,
     spec: DatasetSpec,
     dir: String,
+    read_ahead: ReadAhead,
+    disk_read_ahead: String,
 }
 
 impl LmdbEngine {
-    pub fn open(at: &Locations, spec: DatasetSpec) -> Result<Self> {
+    pub fn open(at: &Locations, spec: DatasetSpec, read_ahead: ReadAhead) -> Result<Self> {
         let dir = dataset_dir(&at.data_dir, &spec);
         if !dir.join(FILE).is_file() {
             // Its text, not the input error: one engine not loaded fails that engine alone.
@@ -36,7 +38,7 @@ impl LmdbEngine {
                 crate::error::InputError::NotLoaded { path: dir }
             ));
         }
-        let env = env(&dir)?;
+        let env = env(&dir, read_ahead)?;
         let Some((blobs, _)) = tables(&env)? else {
             return Err(anyhow!(
                 "{}",
@@ -47,7 +49,9 @@ impl LmdbEngine {
             env,
             blobs,
             spec,
+            disk_read_ahead: disk_read_ahead(&dir),
             dir: dir.display().to_string(),
+            read_ahead,
         })
     }
 }
@@ -78,8 +82,16 @@ impl Engine for LmdbEngine {
             ("map size".into(), format!("{} of address space", format_bytes(MAP_BYTES as u64))),
             (
                 "access".into(),
-                "read_txn + get per fetch, the value copied out of the map; one environment shared by the process's clients; LMDB's default read-ahead".into(),
+                "read_txn + get per fetch, the value copied out of the map; one environment shared by the process's clients".into(),
             ),
+            (
+                "read-ahead".into(),
+                match self.read_ahead {
+                    ReadAhead::Kernel => "the kernel's (LMDB's default): a page fault reads around it".into(),
+                    ReadAhead::Off => "off (MDB_NORDAHEAD: MADV_RANDOM, a page fault reads its page)".into(),
+                },
+            ),
+            ("disk read-ahead".into(), self.disk_read_ahead.clone()),
             ("environment".into(), self.dir.clone()),
         ])
     }

@@ -35,33 +35,62 @@ pub type Tables = (Blobs, ManifestTable);
 /// transaction changes. 64 GiB of a 64-bit process's 128 TiB.
 pub const MAP_BYTES: usize = 64 << 30;
 
-static OPEN: LazyLock<Mutex<HashMap<PathBuf, Weak<Env>>>> =
+/// How the map is read: with the kernel's read-ahead (LMDB's default), or without
+/// (`MDB_NORDAHEAD`, `madvise(MADV_RANDOM)`: each page fault reads its one page). A
+/// fault in a map reads around it as much as the disk's `read_ahead_kb` (8 MiB on this
+/// project's VM disk, 128 KiB on many), which LMDB's documentation advises turning off
+/// for a database larger than memory; but a value of many pages is then read a page
+/// per fault. The two are two engines; the loader reads nothing and takes the default.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ReadAhead {
+    Kernel,
+    Off,
+}
+
+/// An environment this process opened, with the read-ahead it was opened with.
+type Opened = (ReadAhead, Weak<Env>);
+
+static OPEN: LazyLock<Mutex<HashMap<PathBuf, Opened>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
 /// The process's handle on the environment in `dir` (a folder holding `data.mdb` and
-/// `lock.mdb`), opened if none is open; `dir` must exist.
-pub fn env(dir: &Path) -> Result<Arc<Env>> {
+/// `lock.mdb`), opened if none is open; `dir` must exist. An environment open with the
+/// other read-ahead is refused: LMDB sets it when it opens.
+pub fn env(dir: &Path, read_ahead: ReadAhead) -> Result<Arc<Env>> {
     let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(env) = open.get(dir).and_then(Weak::upgrade) {
+    if let Some((how, env)) = open
+        .get(dir)
+        .and_then(|(how, w)| Some((*how, w.upgrade()?)))
+    {
+        if how != read_ahead {
+            anyhow::bail!(
+                "{} is open in this process with read-ahead {how:?}, asked {read_ahead:?}",
+                dir.display()
+            );
+        }
         return Ok(env);
     }
     let mut options = EnvOpenOptions::new();
     options.map_size(MAP_BYTES).max_dbs(2);
+    if read_ahead == ReadAhead::Off {
+        // SAFETY: a read hint, no change to what LMDB writes or how it locks.
+        unsafe { options.flags(heed::EnvFlags::NO_READ_AHEAD) };
+    }
     // SAFETY: heed's contract for a memory map: the file is not changed under the map
     // by anything but LMDB. The environment is this store's own folder, opened once
     // in this process (the map above), and other processes reach it only through LMDB
     // and its lock file, under the dataset locks of `crate::lock`.
     let env = unsafe { options.open(dir) }.map_err(|e| explain(e, dir))?;
     let env = Arc::new(env);
-    open.retain(|_, weak| weak.strong_count() > 0);
-    open.insert(dir.to_path_buf(), Arc::downgrade(&env));
+    open.retain(|_, (_, weak)| weak.strong_count() > 0);
+    open.insert(dir.to_path_buf(), (read_ahead, Arc::downgrade(&env)));
     Ok(env)
 }
 
 /// Whether something in this process holds the environment in `dir` open.
 pub fn is_open(dir: &Path) -> bool {
     let open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
-    open.get(dir).is_some_and(|w| w.strong_count() > 0)
+    open.get(dir).is_some_and(|(_, w)| w.strong_count() > 0)
 }
 
 /// heed's error with what it means here.
@@ -102,6 +131,30 @@ pub fn create_tables(env: &Env) -> Result<Tables> {
         Ok(CommitOrAbort::<_, ()>::Commit((blobs, manifest)))
     })?;
     Ok(made.unwrap_commit())
+}
+
+/// The disk's read-ahead under `path` (`/sys/dev/block/<dev>/queue/read_ahead_kb`, a
+/// partition's from its disk), or why it cannot be read.
+pub fn disk_read_ahead(path: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return "unavailable (the data directory cannot be read)".into();
+    };
+    let dev = meta.dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let base = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    for queue in [
+        base.join("queue/read_ahead_kb"),
+        base.join("../queue/read_ahead_kb"),
+    ] {
+        if let Ok(kb) = std::fs::read_to_string(&queue) {
+            return format!("{} KiB (the disk's read_ahead_kb)", kb.trim());
+        }
+    }
+    format!(
+        "unavailable (no {}/queue/read_ahead_kb: not a block device's file system)",
+        base.display()
+    )
 }
 
 /// A blob's key: the id big-endian, or the dataset's 16-byte key, in `buf`.

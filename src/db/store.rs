@@ -203,6 +203,12 @@ pub(crate) fn remove_dataset_dir(dir: &Path, delete: fn(&Path) -> Result<()>) ->
     delete(&removing)
 }
 
+/// Delete a dataset's folder and everything in it (a store whose dataset is a few
+/// files: redb's, LMDB's); `fs`'s millions of files have their own.
+pub(crate) fn delete_dir(dir: &Path) -> Result<()> {
+    std::fs::remove_dir_all(dir).with_context(|| format!("cannot remove {}", dir.display()))
+}
+
 /// Delete what a removal of `dir` cut short left aside; its path, if any.
 pub(crate) fn remove_leftover_dir(
     dir: &Path,
@@ -249,6 +255,67 @@ pub(crate) fn written_head(path: &Path, len: usize) -> Result<Option<Vec<u8>>> {
         }
     }
     Ok((n == len && head.iter().any(|&b| b != 0)).then_some(head))
+}
+
+/// Checks every store of a few files shares (redb's, LMDB's).
+#[cfg(test)]
+pub(crate) mod checks {
+    use std::path::Path;
+
+    use super::{IdRange, Store};
+    use crate::dataset::{DatasetSpec, DatasetState};
+
+    /// What the disk plan reserves for a dataset against what a load of it takes, for a
+    /// store whose datasets `make` opens under a folder: within a third above, never below.
+    pub(crate) fn assert_disk_estimate_holds<S: Store>(make: fn(&Path, DatasetSpec) -> S) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        use crate::key::KeyType::{Int, Uuidv4};
+        use crate::size::SizeClass;
+        for (size, rows, key) in [
+            (1024u64, 8192u64, Int),
+            (1024, 8192, Uuidv4),
+            (65536, 128, Int),
+            (1 << 20, 16, Int),
+        ] {
+            let root = tempfile::tempdir().unwrap();
+            let spec = DatasetSpec {
+                size: SizeClass::new(size).unwrap(),
+                rows,
+                seed: 3,
+                key,
+                churn: None,
+                live: false,
+            };
+            let mut store = make(root.path(), spec);
+            let (estimate, taken) = rt.block_on(async {
+                assert_eq!(store.begin().await.unwrap(), 0);
+                let per = store.rows_per_batch() as u64;
+                let mut id = 1;
+                while id <= rows {
+                    let n = per.min(rows - id + 1);
+                    let mut blobs = vec![vec![0x5au8; size as usize]; n as usize];
+                    store.append(id, &mut blobs).await.unwrap();
+                    id += n;
+                }
+                store.finish().await.unwrap();
+                assert_eq!(store.state().await.unwrap(), DatasetState::Complete);
+                let range = store.id_range().await.unwrap();
+                let ids = (key == Int).then_some((1, rows));
+                assert_eq!(range, IdRange { count: rows, ids });
+                (
+                    store.estimated_disk_bytes(rows),
+                    store.disk_bytes().await.unwrap().unwrap(),
+                )
+            });
+            let ratio = estimate as f64 / taken as f64;
+            assert!(
+                (1.0..1.34).contains(&ratio),
+                "{size} B x {rows}, key {key:?}: estimated {estimate}, took {taken} ({ratio:.2})"
+            );
+        }
+    }
 }
 
 #[cfg(test)]

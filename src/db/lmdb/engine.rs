@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::{Result, anyhow};
 use heed::Env;
 
-use super::handle::{Blobs, MAP_BYTES, ReadAhead, disk_read_ahead, env, key_into, tables};
+use super::handle::{Blobs, MAP_BYTES, ReadAhead, disk_read_ahead, env, tables};
 use super::store::{FILE, dataset_dir};
 use crate::dataset::DatasetSpec;
 use crate::db::engine::{Engine, EngineSettings};
@@ -60,7 +60,7 @@ impl Engine for LmdbEngine {
     #[inline]
     async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
         let mut key = [0u8; KEY_BYTES];
-        let n = key_into(&self.spec, id, &mut key);
+        let n = self.spec.key_into(id, &mut key);
         let txn = self.env.read_txn()?;
         let Some(value) = self.blobs.get(&txn, &key[..n])? else {
             return Err(anyhow!("blob {id} is not in {}", self.dir));

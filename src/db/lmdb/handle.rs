@@ -14,8 +14,6 @@ use anyhow::Result;
 use heed::types::{Bytes, Str};
 use heed::{CommitOrAbort, Env, EnvOpenOptions};
 
-use crate::key::KEY_BYTES;
-
 /// The rows: a blob under its key (the id, big-endian so the B+tree keeps id order and
 /// a load appends, or the dataset's 16-byte key).
 pub type Blobs = heed::Database<'static, Bytes, Bytes>;
@@ -155,19 +153,4 @@ pub fn disk_read_ahead(path: &Path) -> String {
         "unavailable (no {}/queue/read_ahead_kb: not a block device's file system)",
         base.display()
     )
-}
-
-/// A blob's key: the id big-endian, or the dataset's 16-byte key, in `buf`.
-#[inline]
-pub fn key_into(spec: &crate::dataset::DatasetSpec, id: u64, buf: &mut [u8; KEY_BYTES]) -> usize {
-    match spec.key_of(id) {
-        Some(key) => {
-            buf.copy_from_slice(&key);
-            KEY_BYTES
-        }
-        None => {
-            buf[..8].copy_from_slice(&id.to_be_bytes());
-            8
-        }
-    }
 }

@@ -13,13 +13,12 @@ use anyhow::{Context, Result};
 use heed::{Env, PutFlags};
 
 use super::handle::{
-    Blobs, MANIFEST_KEY, ManifestTable, ReadAhead, Tables, create_tables, env, is_open, key_into,
-    tables,
+    Blobs, MANIFEST_KEY, ManifestTable, ReadAhead, Tables, create_tables, env, is_open, tables,
 };
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
 use crate::db::store::{
-    IdRange, Store, allocated_bytes, remove_dataset_dir, remove_leftover_dir, rows_for_batch,
-    written_head,
+    IdRange, Store, allocated_bytes, delete_dir, remove_dataset_dir, remove_leftover_dir,
+    rows_for_batch, written_head,
 };
 use crate::error::InputError;
 use crate::evict::{EvictionReport, evict_file, resident_bytes};
@@ -36,11 +35,6 @@ const MAX_ROWS_PER_BATCH: u64 = 16384;
 /// goes to overflow pages of its own: a header, then the value, in whole pages.
 const PAGE: u64 = 4096;
 const PAGE_HEADER: u64 = 16;
-
-/// Delete a dataset's folder (its data and lock files).
-fn remove_dir(dir: &Path) -> Result<()> {
-    std::fs::remove_dir_all(dir).with_context(|| format!("cannot remove {}", dir.display()))
-}
 
 /// The folder of a dataset under the data directory.
 pub fn dataset_dir(data_dir: &Path, spec: &DatasetSpec) -> PathBuf {
@@ -226,7 +220,7 @@ impl Store for LmdbStore {
         let mut txn = open.env.write_txn()?;
         let mut key = [0u8; KEY_BYTES];
         for (i, blob) in blobs.iter().enumerate() {
-            let n = key_into(&self.spec, first_id + i as u64, &mut key);
+            let n = self.spec.key_into(first_id + i as u64, &mut key);
             open.blobs
                 .put_with_flags(&mut txn, flags, &key[..n], blob.as_slice())
                 .with_context(|| format!("cannot write to {}", self.file.display()))?;
@@ -327,11 +321,11 @@ impl Store for LmdbStore {
 
     async fn remove(&mut self) -> Result<()> {
         drop(self.open.take());
-        remove_dataset_dir(&self.dir, remove_dir)
+        remove_dataset_dir(&self.dir, delete_dir)
     }
 
     async fn remove_leftovers(&mut self) -> Result<Option<PathBuf>> {
-        remove_leftover_dir(&self.dir, remove_dir)
+        remove_leftover_dir(&self.dir, delete_dir)
     }
 
     /// The data file's pages through the page cache, which LMDB's map reads.
@@ -350,57 +344,8 @@ impl Store for LmdbStore {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::size::SizeClass;
-
-    /// What the disk plan reserves for a dataset against what a load of it takes.
     #[test]
     fn the_disk_estimate_holds_what_a_load_takes_within_a_third() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        use crate::key::KeyType::{Int, Uuidv4};
-        for (size, rows, key) in [
-            (1024u64, 8192u64, Int),
-            (1024, 8192, Uuidv4),
-            (65536, 128, Int),
-            (1 << 20, 16, Int),
-        ] {
-            let root = tempfile::tempdir().unwrap();
-            let spec = DatasetSpec {
-                size: SizeClass::new(size).unwrap(),
-                rows,
-                seed: 3,
-                key,
-                churn: None,
-                live: false,
-            };
-            let mut store = LmdbStore::new(root.path(), spec);
-            let (estimate, taken) = rt.block_on(async {
-                assert_eq!(store.begin().await.unwrap(), 0);
-                let per = store.rows_per_batch() as u64;
-                let mut id = 1;
-                while id <= rows {
-                    let n = per.min(rows - id + 1);
-                    let mut blobs = vec![vec![0x5au8; size as usize]; n as usize];
-                    store.append(id, &mut blobs).await.unwrap();
-                    id += n;
-                }
-                store.finish().await.unwrap();
-                assert_eq!(store.state().await.unwrap(), DatasetState::Complete);
-                let range = store.id_range().await.unwrap();
-                let ids = (key == Int).then_some((1, rows));
-                assert_eq!(range, IdRange { count: rows, ids });
-                (
-                    store.estimated_disk_bytes(rows),
-                    store.disk_bytes().await.unwrap().unwrap(),
-                )
-            });
-            let ratio = estimate as f64 / taken as f64;
-            assert!(
-                (1.0..1.34).contains(&ratio),
-                "{size} B x {rows}, key {key:?}: estimated {estimate}, took {taken} ({ratio:.2})"
-            );
-        }
+        crate::db::store::checks::assert_disk_estimate_holds(super::LmdbStore::new);
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::{Result, anyhow};
 use redb::{ReadOnlyDatabase, ReadableDatabase};
 
-use super::handle::{BLOBS, key_into, reader, reader_cache};
+use super::handle::{BLOBS, reader, reader_cache};
 use super::store::{FILE, dataset_dir};
 use crate::dataset::DatasetSpec;
 use crate::db::engine::{Engine, EngineSettings};
@@ -48,7 +48,7 @@ impl Engine for RedbEngine {
     #[inline]
     async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
         let mut key = [0u8; KEY_BYTES];
-        let n = key_into(&self.spec, id, &mut key);
+        let n = self.spec.key_into(id, &mut key);
         let txn = self.db.begin_read()?;
         let table = txn.open_table(BLOBS)?;
         let Some(value) = table.get(&key[..n])? else {

@@ -12,7 +12,6 @@ use anyhow::Result;
 use redb::{Builder, Database, DatabaseError, ReadOnlyDatabase, TableDefinition};
 
 use crate::db::locations::Locations;
-use crate::key::KEY_BYTES;
 use crate::size::format_bytes;
 
 /// The rows: a blob under its key (the id, big-endian so the B-tree keeps id order,
@@ -114,21 +113,6 @@ fn explain(e: DatabaseError, path: &Path) -> anyhow::Error {
         ),
         other => {
             anyhow::Error::new(other).context(format!("cannot open {} as redb", path.display()))
-        }
-    }
-}
-
-/// A blob's key: the id big-endian, or the dataset's 16-byte key, in `buf`.
-#[inline]
-pub fn key_into(spec: &crate::dataset::DatasetSpec, id: u64, buf: &mut [u8; KEY_BYTES]) -> usize {
-    match spec.key_of(id) {
-        Some(key) => {
-            buf.copy_from_slice(&key);
-            KEY_BYTES
-        }
-        None => {
-            buf[..8].copy_from_slice(&id.to_be_bytes());
-            8
         }
     }
 }

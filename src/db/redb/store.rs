@@ -12,11 +12,11 @@ use anyhow::{Context, Result};
 use redb::{Database, ReadOnlyDatabase, ReadTransaction, ReadableDatabase, ReadableTable};
 use redb::{ReadableTableMetadata, TableError};
 
-use super::handle::{BLOBS, MANIFEST, MANIFEST_KEY, key_into, reader_is_open, writer};
+use super::handle::{BLOBS, MANIFEST, MANIFEST_KEY, reader_is_open, writer};
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
 use crate::db::store::{
-    IdRange, Store, allocated_bytes, remove_dataset_dir, remove_leftover_dir, rows_for_batch,
-    written_head,
+    IdRange, Store, allocated_bytes, delete_dir, remove_dataset_dir, remove_leftover_dir,
+    rows_for_batch, written_head,
 };
 use crate::error::InputError;
 use crate::evict::{EvictionReport, evict_file, resident_bytes};
@@ -28,11 +28,6 @@ pub const FILE: &str = "blobs.redb";
 const MAGIC: &[u8; 4] = b"redb";
 const BATCH_BYTES: u64 = 16 << 20;
 const MAX_ROWS_PER_BATCH: u64 = 16384;
-
-/// Delete a dataset's folder (its one file).
-fn remove_dir(dir: &Path) -> Result<()> {
-    std::fs::remove_dir_all(dir).with_context(|| format!("cannot remove {}", dir.display()))
-}
 
 /// The folder of a dataset under the data directory.
 pub fn dataset_dir(data_dir: &Path, spec: &DatasetSpec) -> PathBuf {
@@ -211,7 +206,7 @@ impl Store for RedbStore {
             let mut table = txn.open_table(BLOBS)?;
             let mut key = [0u8; KEY_BYTES];
             for (i, blob) in blobs.iter().enumerate() {
-                let n = key_into(&self.spec, first_id + i as u64, &mut key);
+                let n = self.spec.key_into(first_id + i as u64, &mut key);
                 table.insert(&key[..n], blob.as_slice())?;
             }
         }
@@ -316,11 +311,11 @@ impl Store for RedbStore {
 
     async fn remove(&mut self) -> Result<()> {
         drop(self.db.take());
-        remove_dataset_dir(&self.dir, remove_dir)
+        remove_dataset_dir(&self.dir, delete_dir)
     }
 
     async fn remove_leftovers(&mut self) -> Result<Option<PathBuf>> {
-        remove_leftover_dir(&self.dir, remove_dir)
+        remove_leftover_dir(&self.dir, delete_dir)
     }
 
     /// The file's pages through the page cache, which redb reads through (pread); its
@@ -340,57 +335,8 @@ impl Store for RedbStore {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::size::SizeClass;
-
-    /// What the disk plan reserves for a dataset against what a load of it takes.
     #[test]
     fn the_disk_estimate_holds_what_a_load_takes_within_a_third() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        use crate::key::KeyType::{Int, Uuidv4};
-        for (size, rows, key) in [
-            (1024u64, 8192u64, Int),
-            (1024, 8192, Uuidv4),
-            (65536, 128, Int),
-            (1 << 20, 16, Int),
-        ] {
-            let root = tempfile::tempdir().unwrap();
-            let spec = DatasetSpec {
-                size: SizeClass::new(size).unwrap(),
-                rows,
-                seed: 3,
-                key,
-                churn: None,
-                live: false,
-            };
-            let mut store = RedbStore::new(root.path(), spec);
-            let (estimate, taken) = rt.block_on(async {
-                assert_eq!(store.begin().await.unwrap(), 0);
-                let per = store.rows_per_batch() as u64;
-                let mut id = 1;
-                while id <= rows {
-                    let n = per.min(rows - id + 1);
-                    let mut blobs = vec![vec![0x5au8; size as usize]; n as usize];
-                    store.append(id, &mut blobs).await.unwrap();
-                    id += n;
-                }
-                store.finish().await.unwrap();
-                assert_eq!(store.state().await.unwrap(), DatasetState::Complete);
-                let range = store.id_range().await.unwrap();
-                let ids = (key == Int).then_some((1, rows));
-                assert_eq!(range, IdRange { count: rows, ids });
-                (
-                    store.estimated_disk_bytes(rows),
-                    store.disk_bytes().await.unwrap().unwrap(),
-                )
-            });
-            let ratio = estimate as f64 / taken as f64;
-            assert!(
-                (1.0..1.34).contains(&ratio),
-                "{size} B x {rows}, key {key:?}: estimated {estimate}, took {taken} ({ratio:.2})"
-            );
-        }
+        crate::db::store::checks::assert_disk_estimate_holds(super::RedbStore::new);
     }
 }

@@ -230,7 +230,12 @@ fn bench(config: RunConfig, record: bool) -> anyhow::Result<()> {
     // Our timings go last: criterion's own --warm-up-time etc. would desynchronise
     // the warm-up/measurement split in `CriterionPhases`. Use BLOBRACE_* instead.
     let mut driver = CriterionDriver {
+        // criterion's own per-benchmark charts are off unless asked for (`cargo bench --
+        // --plotting-backend plotters`): drawing them took about 4 s of CPU after every
+        // cell, more than a quick cell measures, and the run's report draws its charts
+        // from every fetch anyway.
         criterion: Criterion::default()
+            .without_plots()
             .configure_from_args()
             .warm_up_time(config.warmup)
             .measurement_time(config.measure)

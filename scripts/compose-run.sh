@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole matrix, reproducibly, in one command: the servers and the runner under
-# identical caps (1 GiB, 2 CPUs by default; 256 MiB for the quick profile), results + criterion + report in charts/.
+# identical caps (1 GiB, 2 CPUs by default; 256 MiB for the quick profile), results + report in charts/.
 #
 #   scripts/compose-run.sh                          # full profile: 6 sizes x 3 GiB
 #   BLOBRACE_PROFILE=quick scripts/compose-run.sh   # the same path in a few minutes
@@ -50,6 +50,7 @@ for _ in $(seq 1 120); do
   sleep 1
 done
 # `run` starts nothing new (the servers are up), attaches only the runner, and
-# returns its exit code.
-compose run --rm runner
+# returns its exit code. Arguments go to the bench as criterion's own, as after
+# `cargo bench --`: `--plotting-backend plotters` draws criterion's HTML into charts/criterion/.
+compose run --rm runner "$@"
 echo "compose-run: report in ${BLOBRACE_CHARTS_DIR:-charts}/latest.html"

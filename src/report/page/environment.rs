@@ -293,8 +293,14 @@ fn criterion_link(run: &RunResults, run_dir: &Path, r: &EngineResult) -> Option<
         )
         .join(&r.size)
         .join("report/index.html");
-    report
-        .is_file()
+    // Only one this result wrote: criterion keeps the last report per benchmark, and one
+    // from an earlier run (or a later one, plots off) is not of these fetches.
+    let written = std::fs::metadata(&report).and_then(|m| m.modified()).ok()?;
+    let from = |at: &str| chrono::DateTime::parse_from_rfc3339(at).ok();
+    let (started, finished) = (from(&r.started_at)?, from(&r.finished_at)?);
+    let written = chrono::DateTime::<chrono::Utc>::from(written);
+    // The report is drawn just after the cell's fetches end: a minute's slack.
+    (written >= started && written <= finished + chrono::Duration::minutes(1))
         .then(|| relative(run_dir, &report))
         .flatten()
 }

@@ -7,6 +7,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::db::registry::EngineKind;
 use crate::size::{SizeClass, format_bytes_approx};
 use crate::steady::CacheState;
 
@@ -96,10 +97,44 @@ pub struct Clock {
     started: Instant,
     pub load: Duration,
     pub measure: Duration,
-    /// Cells measured in this part, per cache state (a steady cell's presets span
-    /// its prefill's limit, a cold cell's do not): the presets' middle figure for
-    /// them, and the time they took.
-    done: Vec<(CacheState, Duration, Duration)>,
+    /// Cells measured in this part, in the order they ended.
+    done: Vec<CellTime>,
+}
+
+/// One cell measured in this part: where the presets put it and what it took.
+#[derive(Debug, Clone, Copy)]
+pub struct CellTime {
+    pub at: CellAt,
+    /// The presets' middle figure for it.
+    pub preset: Duration,
+    pub took: Duration,
+    /// Its one client's fetches, where it recorded them.
+    pub fetches: Option<Fetches>,
+}
+
+/// Which cell: its engine, cache state and size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellAt {
+    pub engine: EngineKind,
+    pub cache: CacheState,
+    pub size_bytes: u64,
+}
+
+/// One client's measured fetches in a cell.
+#[derive(Debug, Clone, Copy)]
+pub struct Fetches {
+    pub count: u64,
+    /// The mean fetch, in seconds.
+    pub mean: f64,
+    /// Seconds they were measured for.
+    pub seconds: f64,
+}
+
+/// A cell still to measure.
+#[derive(Debug, Clone, Copy)]
+pub struct CellLeft {
+    pub at: CellAt,
+    pub estimate: Estimate,
 }
 
 impl Default for Clock {
@@ -118,35 +153,86 @@ impl Clock {
         self.started.elapsed()
     }
 
-    /// One cell in `cache` took `took`, where the presets gave it `preset`.
-    pub fn cell_took(&mut self, cache: CacheState, preset: Estimate, took: Duration) {
-        self.measure += took;
-        match self.done.iter_mut().find(|(c, _, _)| *c == cache) {
-            Some((_, presets, actual)) => {
-                *presets += preset.middle();
-                *actual += took;
-            }
-            None => self.done.push((cache, preset.middle(), took)),
-        }
+    /// One cell ended.
+    pub fn cell_took(&mut self, cell: CellTime) {
+        self.measure += cell.took;
+        self.done.push(cell);
     }
 
     /// How this part's cells in `cache` compared with their presets; None before one
     /// was measured (a steady cell's presets span its whole prefill limit, a cold
     /// cell's do not: one says nothing of the other).
     fn pace(&self, cache: CacheState) -> Option<f64> {
-        let (_, presets, actual) = self.done.iter().find(|(c, _, _)| *c == cache)?;
-        (!presets.is_zero()).then(|| actual.as_secs_f64() / presets.as_secs_f64())
+        let (presets, actual) = self
+            .done
+            .iter()
+            .filter(|d| d.at.cache == cache)
+            .fold((0.0, 0.0), |(p, a), d| {
+                (p + d.preset.as_secs_f64(), a + d.took.as_secs_f64())
+            });
+        (presets > 0.0).then(|| actual / presets)
     }
 
-    /// What is left: each cell left's presets scaled by this part's pace in its
-    /// cache state, plus the loads still to come; None until a cell of every cache
-    /// state left has been measured (the presets' range says it until then).
-    pub fn left(&self, cells_left: &[(CacheState, Estimate)], loads_left: f64) -> Option<Duration> {
+    /// What is left: each cell left as this part's cells say it will take (`predict`),
+    /// plus the loads still to come; None until a cell of every cache state left has
+    /// been measured (the presets' range says it until then). `measuring`: the least
+    /// and most one client's fetches are measured for.
+    pub fn left(
+        &self,
+        cells_left: &[CellLeft],
+        loads_left: f64,
+        measuring: Estimate,
+    ) -> Option<Duration> {
         let mut seconds = loads_left;
-        for &(cache, estimate) in cells_left {
-            seconds += estimate.middle().as_secs_f64() * self.pace(cache)?;
+        for cell in cells_left {
+            seconds += self.predict(cell, measuring)?;
         }
         Some(Duration::from_secs_f64(seconds))
+    }
+
+    /// Seconds one cell left will take. The same engine, cache state and size measured
+    /// already (an earlier repeat): what it took. The same engine and cache state at
+    /// two other sizes: its mean fetch drawn as a line through their sizes (a fixed
+    /// cost plus the bytes at the disk's rate) to this size, times the fetches the
+    /// nearest measured size needed, within the least and most a cell measures, plus
+    /// that cell's time around its fetches (cold start, prefill, probes, loads). A
+    /// pace alone (the presets scaled) put a full run's 32 MiB cells at a third of
+    /// what they took: they measure to the limit where smaller cells stop early.
+    /// Else the presets, scaled by this part's pace in that cache state.
+    fn predict(&self, cell: &CellLeft, measuring: Estimate) -> Option<f64> {
+        let mine = |d: &&CellTime| d.at.engine == cell.at.engine && d.at.cache == cell.at.cache;
+        if let Some(same) = self
+            .done
+            .iter()
+            .filter(mine)
+            .rfind(|d| d.at.size_bytes == cell.at.size_bytes)
+        {
+            return Some(same.took.as_secs_f64());
+        }
+        // The latest cell of each other size measured, nearest this size first.
+        let mut sizes: Vec<(&CellTime, Fetches)> = Vec::new();
+        for d in self.done.iter().filter(mine).rev() {
+            if let Some(f) = d.fetches.filter(|f| f.count > 0)
+                && !sizes
+                    .iter()
+                    .any(|(s, _)| s.at.size_bytes == d.at.size_bytes)
+            {
+                sizes.push((d, f));
+            }
+        }
+        let distance = |d: &CellTime| d.at.size_bytes.abs_diff(cell.at.size_bytes);
+        sizes.sort_by_key(|(d, _)| distance(d));
+        if let [(near, f1), (other, f2), ..] = sizes[..] {
+            let (s1, s2) = (near.at.size_bytes as f64, other.at.size_bytes as f64);
+            let slope = ((f1.mean - f2.mean) / (s1 - s2)).max(0.0);
+            let mean =
+                (f1.mean + slope * (cell.at.size_bytes as f64 - s1)).max(f1.mean.min(f2.mean));
+            let fetching = (f1.count as f64 * mean)
+                .clamp(measuring.least.as_secs_f64(), measuring.most.as_secs_f64());
+            let around = (near.took.as_secs_f64() - f1.seconds).max(0.0);
+            return Some(around + fetching);
+        }
+        Some(cell.estimate.middle().as_secs_f64() * self.pace(cell.at.cache)?)
     }
 }
 
@@ -209,35 +295,116 @@ pub fn took_line(total: f64, load: f64, measure: f64, parts: usize, all_parts: f
 mod tests {
     use super::*;
 
+    const KIB: u64 = 1 << 10;
+
+    fn at(cache: CacheState, size_bytes: u64) -> CellAt {
+        CellAt {
+            engine: "sqlite-raw".parse().unwrap(),
+            cache,
+            size_bytes,
+        }
+    }
+
+    fn left(at: CellAt, estimate: Estimate) -> CellLeft {
+        CellLeft { at, estimate }
+    }
+
+    fn secs(s: u64) -> Duration {
+        Duration::from_secs(s)
+    }
+
     #[test]
     fn what_is_left_follows_this_part_s_pace_per_cache_state() {
         let (cold, steady) = (CacheState::Cold, CacheState::Steady);
+        let measuring = Estimate::between(secs(1), secs(10));
         let mut clock = Clock::default();
-        let ten = Estimate::between(Duration::from_secs(5), Duration::from_secs(15));
-        let hundred = Estimate::between(Duration::ZERO, Duration::from_secs(200));
+        let ten = Estimate::between(secs(5), secs(15));
+        let hundred = Estimate::between(Duration::ZERO, secs(200));
+        let (cold_64k, steady_64k) = (
+            left(at(cold, 64 * KIB), ten),
+            left(at(steady, 64 * KIB), hundred),
+        );
         assert_eq!(
-            clock.left(&[(cold, ten)], 0.0),
+            clock.left(&[cold_64k], 0.0, measuring),
             None,
             "no pace before a cell"
         );
-        // A cold cell the presets gave 10 s took 20 s: cold cells left take twice
-        // their presets.
-        clock.cell_took(cold, ten, Duration::from_secs(20));
+        // A cold 1 KiB cell the presets gave 10 s took 20 s: cold cells of other sizes
+        // left take twice their presets (one size says nothing of how fetches grow).
+        clock.cell_took(CellTime {
+            at: at(cold, KIB),
+            preset: ten.middle(),
+            took: secs(20),
+            fetches: None,
+        });
+        assert_eq!(clock.left(&[cold_64k], 0.0, measuring), Some(secs(20)));
+        assert_eq!(clock.left(&[cold_64k], 30.0, measuring), Some(secs(50)));
+        // The same cell again (a repeat): what it took.
         assert_eq!(
-            clock.left(&[(cold, ten)], 0.0),
-            Some(Duration::from_secs(20))
-        );
-        assert_eq!(
-            clock.left(&[(cold, ten)], 30.0),
-            Some(Duration::from_secs(50))
+            clock.left(&[left(at(cold, KIB), ten)], 0.0, measuring),
+            Some(secs(20))
         );
         // Steady cells are not known until one is measured: the presets say it.
-        assert_eq!(clock.left(&[(cold, ten), (steady, hundred)], 0.0), None);
+        assert_eq!(clock.left(&[cold_64k, steady_64k], 0.0, measuring), None);
         // A steady cell settled at once: 10 s of its 100 s middle; steady cells follow it.
-        clock.cell_took(steady, hundred, Duration::from_secs(10));
-        let left = clock.left(&[(cold, ten), (steady, hundred)], 0.0);
-        assert_eq!(left, Some(Duration::from_secs(30)));
-        assert_eq!(clock.measure, Duration::from_secs(30));
+        clock.cell_took(CellTime {
+            at: at(steady, KIB),
+            preset: hundred.middle(),
+            took: secs(10),
+            fetches: None,
+        });
+        let left = clock.left(&[cold_64k, steady_64k], 0.0, measuring);
+        assert_eq!(left, Some(secs(30)));
+        assert_eq!(clock.measure, secs(30));
+    }
+
+    /// sqlite-raw's cold cells of a full run on this project's machine (2026-11-28,
+    /// 3 GiB per size, presets 2 s to 60 s of measuring): 64 KiB took 8 s (2,552
+    /// fetches in 2.0 s), 4 MiB 11 s (750 in 4.5 s), and 32 MiB then took 34 s, where
+    /// the pace of the smaller cells said 11 s.
+    #[test]
+    fn a_larger_size_left_is_told_from_how_the_fetches_grew_with_size() {
+        let cold = CacheState::Cold;
+        let measuring = Estimate::between(secs(2), secs(60));
+        let preset = Estimate::between(secs(5), secs(65));
+        let mut clock = Clock::default();
+        for (size_bytes, took, count, seconds) in
+            [(64 * KIB, 8, 2552, 2.006), (4096 * KIB, 11, 750, 4.532)]
+        {
+            clock.cell_took(CellTime {
+                at: at(cold, size_bytes),
+                preset: preset.middle(),
+                took: secs(took),
+                fetches: Some(Fetches {
+                    count,
+                    mean: seconds / count as f64,
+                    seconds,
+                }),
+            });
+        }
+        let largest = left(at(cold, 32768 * KIB), preset);
+        let told = clock
+            .left(&[largest], 0.0, measuring)
+            .unwrap()
+            .as_secs_f64();
+        assert!(
+            (30.0..=42.0).contains(&told),
+            "32 MiB told {told:.1} s, took 34 s"
+        );
+        // Fetches of another engine say nothing of this one's: its pace says it.
+        let other = CellLeft {
+            at: CellAt {
+                engine: EngineKind::floor(),
+                ..largest.at
+            },
+            estimate: preset,
+        };
+        let paced = clock.left(&[other], 0.0, measuring).unwrap().as_secs_f64();
+        assert!((paced - 9.5).abs() < 0.01, "{paced}");
+        // Fetching is held within what a cell measures: twice the limit at most.
+        let huge = left(at(cold, 1 << 40), preset);
+        let most = clock.left(&[huge], 0.0, measuring).unwrap().as_secs_f64();
+        assert!((most - (60.0 + 11.0 - 4.532)).abs() < 0.01, "{most}");
     }
 
     #[test]

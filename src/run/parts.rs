@@ -10,7 +10,7 @@ use anyhow::Result;
 use crate::config::RunConfig;
 use crate::run_parts::{DoneCell, RunPart};
 
-use super::outlook::CellProgress;
+use super::outlook::{CellAt, CellLeft, CellProgress, CellTime, Fetches};
 use super::plan::{Cell, Estimate, Plan};
 use super::{Finding, Progress, Run, interrupt};
 
@@ -58,7 +58,10 @@ impl Run {
             if at && !self.results.is_done(&c.key()) {
                 let estimate = Plan::estimate(config, c);
                 presets_left = presets_left + estimate;
-                cells_left.push((c.scenario.cache, estimate));
+                cells_left.push(CellLeft {
+                    at: cell_at(c),
+                    estimate,
+                });
             }
         }
         let loads_left = self.loads_left(plan, cell);
@@ -68,7 +71,9 @@ impl Run {
             label,
             size: cell.spec.size,
             elapsed: self.clock.elapsed(),
-            left: self.clock.left(&cells_left, loads_left),
+            left: self
+                .clock
+                .left(&cells_left, loads_left, Plan::measuring(config)),
             presets_left,
         };
         self.progress(Progress::Cell(&progress));
@@ -112,8 +117,30 @@ impl Run {
         took: Duration,
         whole: bool,
     ) -> Result<()> {
-        self.clock
-            .cell_took(cell.scenario.cache, Plan::estimate(config, cell), took);
+        // Its one client's fetches: the result this cell recorded last.
+        let fetches = self
+            .results
+            .results
+            .iter()
+            .rfind(|r| {
+                r.engine == cell.engine
+                    && r.scenario == cell.scenario
+                    && r.size_bytes == cell.spec.size.bytes()
+            })
+            .map(|r| Fetches {
+                count: r.measured.count,
+                mean: r.measured.latency.mean_ns / 1e9,
+                seconds: r.precision.as_ref().map_or(
+                    r.measured.count as f64 * r.measured.latency.mean_ns / 1e9,
+                    |p| p.seconds,
+                ),
+            });
+        self.clock.cell_took(CellTime {
+            at: cell_at(cell),
+            preset: Plan::estimate(config, cell).middle(),
+            took,
+            fetches,
+        });
         if whole {
             let part = self.results.parts.len() as u32 - 1;
             self.results.done_cells.push(DoneCell {
@@ -171,5 +198,14 @@ impl Run {
             }
             .into(),
         );
+    }
+}
+
+/// Where a cell stands among the others, for the estimate of what is left.
+fn cell_at(cell: &Cell) -> CellAt {
+    CellAt {
+        engine: cell.engine,
+        cache: cell.scenario.cache,
+        size_bytes: cell.spec.size.bytes(),
     }
 }

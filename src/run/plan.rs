@@ -151,22 +151,25 @@ impl Plan {
     /// One cell's time from the presets: warm-up and measuring of each load, the disk
     /// probes around it, a steady state's prefill and settling (each up to its limit),
     /// the search's steps. Not in it: loading a dataset, a server's cold restart.
+    /// How long one client's fetches are measured, warm-up aside: to a precision, at
+    /// least the measuring time and at most twice the limit (while a p99 lacks
+    /// fetches); else the measuring time, stretched up to twice while --min-fetches is
+    /// not reached.
+    pub fn measuring(config: &RunConfig) -> Estimate {
+        match config.precision_goal() {
+            Some(goal) => Estimate::between(goal.min, goal.limit.max(goal.min) * 2),
+            None if config.min_fetches > 0 => Estimate::between(config.measure, config.measure * 2),
+            None => Estimate::exactly(config.measure),
+        }
+    }
+
     pub fn estimate(config: &RunConfig, cell: &Cell) -> Estimate {
         let one_load = Estimate::exactly(config.warmup + config.measure);
-        // One client: to a precision, at least the measuring time and at most twice
-        // the limit (while a p99 lacks fetches); else the measuring time, stretched
-        // up to twice while --min-fetches is not reached.
-        let one_client = match config.precision_goal() {
-            Some(goal) => Estimate::between(
-                config.warmup + goal.min,
-                config.warmup + goal.limit.max(goal.min) * 2,
-            ),
-            None if config.min_fetches > 0 => Estimate::between(
-                config.warmup + config.measure,
-                config.warmup + config.measure * 2,
-            ),
-            None => one_load,
-        };
+        let measuring = Plan::measuring(config);
+        let one_client = Estimate::between(
+            config.warmup + measuring.least,
+            config.warmup + measuring.most,
+        );
         let probes = Estimate::exactly(config.disk_probe * 2);
         let prepare = match cell.scenario.cache {
             CacheState::Cold => Estimate::default(),

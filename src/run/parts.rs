@@ -71,9 +71,12 @@ impl Run {
             label,
             size: cell.spec.size,
             elapsed: self.clock.elapsed(),
-            left: self
-                .clock
-                .left(&cells_left, loads_left, Plan::measuring(config)),
+            left: self.clock.left(
+                &cells_left,
+                loads_left,
+                Plan::measuring(config),
+                config.min_fetches,
+            ),
             presets_left,
         };
         self.progress(Progress::Cell(&progress));

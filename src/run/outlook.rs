@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::db::registry::EngineKind;
+use crate::run_parts::CellKey;
 use crate::size::{SizeClass, format_bytes_approx};
 use crate::steady::CacheState;
 
@@ -104,20 +104,13 @@ pub struct Clock {
 /// One cell measured in this part: where the presets put it and what it took.
 #[derive(Debug, Clone, Copy)]
 pub struct CellTime {
-    pub at: CellAt,
+    /// Which cell (its repeat aside: the estimate matches engine, cache and size).
+    pub at: CellKey,
     /// The presets' middle figure for it.
     pub preset: Duration,
     pub took: Duration,
     /// Its one client's fetches, where it recorded them.
     pub fetches: Option<Fetches>,
-}
-
-/// Which cell: its engine, cache state and size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CellAt {
-    pub engine: EngineKind,
-    pub cache: CacheState,
-    pub size_bytes: u64,
 }
 
 /// One client's measured fetches in a cell.
@@ -133,7 +126,8 @@ pub struct Fetches {
 /// A cell still to measure.
 #[derive(Debug, Clone, Copy)]
 pub struct CellLeft {
-    pub at: CellAt,
+    /// Which cell (its repeat aside: the estimate matches engine, cache and size).
+    pub at: CellKey,
     pub estimate: Estimate,
 }
 
@@ -207,7 +201,7 @@ impl Clock {
             .done
             .iter()
             .filter(mine)
-            .rfind(|d| d.at.size_bytes == cell.at.size_bytes)
+            .rfind(|d| d.at.size == cell.at.size)
         {
             return Some(same.took.as_secs_f64());
         }
@@ -215,26 +209,24 @@ impl Clock {
         let mut sizes: Vec<(&CellTime, Fetches)> = Vec::new();
         for d in self.done.iter().filter(mine).rev() {
             if let Some(f) = d.fetches.filter(|f| f.count > 0)
-                && !sizes
-                    .iter()
-                    .any(|(s, _)| s.at.size_bytes == d.at.size_bytes)
+                && !sizes.iter().any(|(s, _)| s.at.size == d.at.size)
             {
                 sizes.push((d, f));
             }
         }
-        let distance = |d: &CellTime| d.at.size_bytes.abs_diff(cell.at.size_bytes);
+        let distance = |d: &CellTime| d.at.size.bytes().abs_diff(cell.at.size.bytes());
         sizes.sort_by_key(|(d, _)| distance(d));
         if let [(near, f1), (other, f2), ..] = sizes[..] {
-            let (s1, s2) = (near.at.size_bytes as f64, other.at.size_bytes as f64);
+            let (s1, s2) = (near.at.size.bytes() as f64, other.at.size.bytes() as f64);
             let slope = ((f1.mean - f2.mean) / (s1 - s2)).max(0.0);
             let mean =
-                (f1.mean + slope * (cell.at.size_bytes as f64 - s1)).max(f1.mean.min(f2.mean));
+                (f1.mean + slope * (cell.at.size.bytes() as f64 - s1)).max(f1.mean.min(f2.mean));
             // The fetches a precision needs fell with size in every run looked at
             // (sqlite-raw: 3,418 at 64 KiB, 1,774 at 1 MiB, 500 at 8 MiB): drawn on
             // along the two sizes' trend, never more than the nearest needed nor
             // fewer than --min-fetches.
             let per_doubling = (f1.count as f64 / f2.count as f64).powf(1.0 / (s1 / s2).log2());
-            let doublings = (cell.at.size_bytes as f64 / s1).log2();
+            let doublings = (cell.at.size.bytes() as f64 / s1).log2();
             let count = (f1.count as f64 * per_doubling.powf(doublings))
                 .min(f1.count as f64)
                 .max(min_fetches as f64);
@@ -308,15 +300,16 @@ mod tests {
 
     const KIB: u64 = 1 << 10;
 
-    fn at(cache: CacheState, size_bytes: u64) -> CellAt {
-        CellAt {
+    fn at(cache: CacheState, size_bytes: u64) -> CellKey {
+        CellKey {
             engine: "sqlite-raw".parse().unwrap(),
+            size: SizeClass::new(size_bytes).unwrap(),
             cache,
-            size_bytes,
+            repeat: 1,
         }
     }
 
-    fn left(at: CellAt, estimate: Estimate) -> CellLeft {
+    fn left(at: CellKey, estimate: Estimate) -> CellLeft {
         CellLeft { at, estimate }
     }
 
@@ -410,8 +403,8 @@ mod tests {
         );
         // Fetches of another engine say nothing of this one's: its pace says it.
         let other = CellLeft {
-            at: CellAt {
-                engine: EngineKind::floor(),
+            at: CellKey {
+                engine: crate::db::registry::EngineKind::floor(),
                 ..largest.at
             },
             estimate: preset,
@@ -422,7 +415,7 @@ mod tests {
             .as_secs_f64();
         assert!((paced - 9.5).abs() < 0.01, "{paced}");
         // Fetching is held within what a cell measures: twice the limit at most.
-        let huge = left(at(cold, 1 << 40), preset);
+        let huge = left(at(cold, 256 << 20), preset);
         let most = clock
             .left(&[huge], 0.0, measuring, 500)
             .unwrap()

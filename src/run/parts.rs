@@ -10,7 +10,7 @@ use anyhow::Result;
 use crate::config::RunConfig;
 use crate::run_parts::{DoneCell, RunPart};
 
-use super::outlook::{CellAt, CellLeft, CellProgress, CellTime, Fetches};
+use super::outlook::{CellLeft, CellProgress, CellTime, Fetches};
 use super::plan::{Cell, Estimate, Plan};
 use super::{Finding, Progress, Run, interrupt};
 
@@ -59,7 +59,7 @@ impl Run {
                 let estimate = Plan::estimate(config, c);
                 presets_left = presets_left + estimate;
                 cells_left.push(CellLeft {
-                    at: cell_at(c),
+                    at: c.key(),
                     estimate,
                 });
             }
@@ -139,7 +139,7 @@ impl Run {
                 ),
             });
         self.clock.cell_took(CellTime {
-            at: cell_at(cell),
+            at: cell.key(),
             preset: Plan::estimate(config, cell).middle(),
             took,
             fetches,
@@ -201,14 +201,5 @@ impl Run {
             }
             .into(),
         );
-    }
-}
-
-/// Where a cell stands among the others, for the estimate of what is left.
-fn cell_at(cell: &Cell) -> CellAt {
-    CellAt {
-        engine: cell.engine,
-        cache: cell.scenario.cache,
-        size_bytes: cell.spec.size.bytes(),
     }
 }

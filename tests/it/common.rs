@@ -90,25 +90,75 @@ pub fn port_answers(port: &str) -> bool {
     }
 }
 
-/// Holds the compose servers for the calling test alone, until the test ends (its thread
-/// exits); a second call from the same test is a no-op. One integration-test binary
-/// runs its tests two at a time, and a test measuring cold restarts a server's
-/// container: every test that reaches a server or its container takes this first,
-/// through `server_url_or_skip` and `service_container` or directly.
+/// The compose servers as tests hold them: PostgreSQL, MariaDB (with MySQL, which its
+/// tests reach beside it), Dolt and SeaweedFS, each alone. A test holds the servers it
+/// reaches and no others, so tests of different servers run side by side (a kill at many
+/// moments on one, a load on another) instead of one after the other. In this order: a
+/// test that takes a second server takes one later in it, so two tests never wait on
+/// each other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum ServerGroup {
+    Postgres,
+    Mariadb,
+    Dolt,
+    Seaweedfs,
+}
+
+const SERVER_GROUPS: [ServerGroup; 4] = [
+    ServerGroup::Postgres,
+    ServerGroup::Mariadb,
+    ServerGroup::Dolt,
+    ServerGroup::Seaweedfs,
+];
+
+fn server_group(server: &str) -> ServerGroup {
+    match server {
+        "postgres" => ServerGroup::Postgres,
+        "dolt" => ServerGroup::Dolt,
+        "seaweedfs" => ServerGroup::Seaweedfs,
+        _ => ServerGroup::Mariadb,
+    }
+}
+
+/// Holds every compose server for the calling test alone, until the test ends (its
+/// thread exits): for tests that reach all of them or Docker as a whole.
 pub fn hold_servers() {
+    hold_groups(&SERVER_GROUPS);
+}
+
+/// Holds `server` (see `ServerGroup`) for the calling test alone, until the test ends. One integration-test binary runs its tests side by side, and a test measuring
+/// cold restarts a server's container: every test that reaches a server or its container
+/// takes this first, through `server_url_or_skip` and `service_container` or directly.
+pub fn hold_server(server: &str) {
+    hold_groups(&[server_group(server)]);
+}
+
+fn hold_groups(groups: &[ServerGroup]) {
     use std::cell::RefCell;
     use std::sync::{Mutex, MutexGuard};
-    static SERVERS: Mutex<()> = Mutex::new(());
+    static LOCKS: [Mutex<()>; 4] = [const { Mutex::new(()) }; 4];
     thread_local! {
         // Dropped when the test's thread exits, passed or failed: libtest runs each
         // test on a thread of its own.
-        static HELD: RefCell<Option<MutexGuard<'static, ()>>> = const { RefCell::new(None) };
+        static HELD: RefCell<Vec<(ServerGroup, MutexGuard<'static, ()>)>> = const { RefCell::new(Vec::new()) };
     }
+    let mut groups = groups.to_vec();
+    groups.sort();
     HELD.with(|held| {
         let mut held = held.borrow_mut();
-        if held.is_none() {
-            // A test that failed while holding it poisoned nothing the next one reads.
-            *held = Some(SERVERS.lock().unwrap_or_else(|e| e.into_inner()));
+        for group in groups {
+            if held.iter().any(|(g, _)| *g == group) {
+                continue;
+            }
+            if let Some((last, _)) = held.iter().max_by_key(|(g, _)| *g) {
+                assert!(
+                    *last < group,
+                    "a test takes the servers in the order {SERVER_GROUPS:?}: this one holds {last:?} and asks for {group:?} (take both at its start)"
+                );
+            }
+            // A test that failed while holding one poisoned nothing the next one reads.
+            let guard = LOCKS[group as usize].lock().unwrap_or_else(|e| e.into_inner());
+            held.push((group, guard));
         }
     });
 }
@@ -119,8 +169,8 @@ pub fn hold_servers() {
 #[allow(dead_code)] // Not every test file that shares this module has a server.
 pub fn server_url_or_skip(name: &str, what: &str) -> Option<String> {
     use blobrace::db::server::{Server, compose_env};
-    // Before looking: the test holding the servers may be restarting this one now.
-    hold_servers();
+    // Before looking: the test holding the server may be restarting it now.
+    hold_server(name);
     let server = Server::named(name)?;
     let url = std::env::var(server.url_env())
         .ok()
@@ -220,7 +270,7 @@ pub fn docker(args: &[&str]) -> String {
 
 /// The container id of a compose service of the project the tests use.
 pub fn service_container(service: &str) -> String {
-    hold_servers();
+    hold_server(service);
     let project = std::env::var("BLOBRACE_COMPOSE_PROJECT").unwrap_or_else(|_| "blobrace".into());
     docker(&[
         "ps",

@@ -72,7 +72,7 @@ fn query_i64(url: &str, database: &str, sql: &str) -> i64 {
 #[test]
 fn dolt_loads_commits_verifies_and_measures_blobs_byte_equal() {
     // One test at a time: each load restarts the container (`restart_after_load`).
-    crate::common::hold_servers();
+    crate::common::hold_server("dolt");
     let Some(url) = dolt_or_skip("the Dolt round trip") else {
         return;
     };
@@ -233,7 +233,7 @@ fn dolt_loads_commits_verifies_and_measures_blobs_byte_equal() {
 #[test]
 fn a_cap_dolt_cannot_load_32mib_blobs_under_is_refused_before_anything_changes() {
     // One test at a time: each load restarts the container (`restart_after_load`).
-    crate::common::hold_servers();
+    crate::common::hold_server("dolt");
     let Some(url) = dolt_or_skip("Dolt's smallest cap") else {
         return;
     };
@@ -267,7 +267,7 @@ fn a_cap_dolt_cannot_load_32mib_blobs_under_is_refused_before_anything_changes()
 #[test]
 fn a_wrong_dolt_password_is_one_clear_error() {
     // One test at a time: each load restarts the container (`restart_after_load`).
-    crate::common::hold_servers();
+    crate::common::hold_server("dolt");
     let Some(url) = dolt_or_skip("the Dolt wrong-password check") else {
         return;
     };
@@ -361,7 +361,7 @@ fn mysql_without_its_image_is_skipped_or_refused_saying_how_to_get_it() {
 #[test]
 fn dolt_loads_stopped_by_sigterm_or_sigkill_at_10_moments_resume_to_exactly_1_to_n() {
     // One test at a time: each load restarts the container (`restart_after_load`).
-    crate::common::hold_servers();
+    crate::common::hold_server("dolt");
     let Some(url) = dolt_or_skip("the Dolt resume test") else {
         return;
     };

@@ -4,10 +4,10 @@
 //! link after every change to the library (243 s of a `cargo test --release`).
 //!
 //! Tests of one binary run beside each other (two at a time on a 2-core machine), so
-//! every test that uses the compose servers holds them alone for its whole run
-//! (`common::hold_servers`, taken by `server_url_or_skip` and `service_container`): a
-//! cold start restarts a server's container, which would cut any other test's
-//! connections. Two tests keep their own binaries: `tests/diskprobe.rs` (its O_DIRECT
+//! every test that uses a compose server holds it alone for its whole run (its group:
+//! the SQL servers, Dolt, SeaweedFS; `common::hold_server`, taken by `server_url_or_skip`
+//! and `service_container`, or `common::hold_servers` for all of them): a cold start
+//! restarts a server's container, which would cut any other test's connections. Two tests keep their own binaries: `tests/diskprobe.rs` (its O_DIRECT
 //! reads would show in another test's /proc/self/io) and `tests/v2_vm.rs` (std only,
 //! built on its own inside the VM it boots).
 

@@ -21,7 +21,7 @@ fn run_with(root: &std::path::Path, args: &[&str], url: &str) -> std::process::O
 #[test]
 fn seaweedfs_loads_verifies_and_measures_objects_byte_equal() {
     // One test at a time: a cold measurement restarts the store's container.
-    crate::common::hold_servers();
+    crate::common::hold_server("seaweedfs");
     let Some(url) = url_or_skip("the SeaweedFS round trip") else {
         return;
     };
@@ -145,7 +145,7 @@ fn seaweedfs_loads_verifies_and_measures_objects_byte_equal() {
 #[test]
 fn a_seaweedfs_load_killed_outright_resumes_and_every_object_verifies() {
     // One test at a time: a cold measurement restarts the store's container.
-    crate::common::hold_servers();
+    crate::common::hold_server("seaweedfs");
     let Some(url) = url_or_skip("the SeaweedFS killed load") else {
         return;
     };
@@ -201,7 +201,7 @@ fn a_seaweedfs_load_killed_outright_resumes_and_every_object_verifies() {
 #[test]
 fn wrong_credentials_and_a_store_that_does_not_answer_are_said_with_the_fix() {
     // One test at a time: a cold measurement restarts the store's container.
-    crate::common::hold_servers();
+    crate::common::hold_server("seaweedfs");
     let Some(url) = url_or_skip("SeaweedFS's bad inputs") else {
         return;
     };
@@ -246,7 +246,7 @@ fn wrong_credentials_and_a_store_that_does_not_answer_are_said_with_the_fix() {
 #[test]
 fn the_store_killed_mid_measurement_fails_its_step_and_the_floor_is_kept() {
     // One test at a time: a cold measurement restarts the store's container.
-    crate::common::hold_servers();
+    crate::common::hold_server("seaweedfs");
     let Some(url) = url_or_skip("the SeaweedFS killed mid-measurement") else {
         return;
     };

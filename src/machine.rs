@@ -18,6 +18,11 @@ pub struct MachineFacts {
     pub data_filesystem: String,
     /// Device or source of that filesystem.
     pub data_device: String,
+    /// The readahead of the disk under the data directory (`queue/read_ahead_kb`, KiB):
+    /// how much a cold read may pull in past what it asked for. None where there is no
+    /// block device (tmpfs, overlay) or it cannot be read.
+    #[serde(default)]
+    pub data_read_ahead_kb: Option<u64>,
 }
 
 impl MachineFacts {
@@ -37,6 +42,7 @@ impl MachineFacts {
             hostname: read("/proc/sys/kernel/hostname"),
             data_filesystem,
             data_device,
+            data_read_ahead_kb: read_ahead_kb(data_dir),
         }
     }
 }
@@ -145,6 +151,19 @@ fn status_bytes(key: &str) -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with(key))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// `read_ahead_kb` of the disk holding `data_dir`.
+fn read_ahead_kb(data_dir: &Path) -> Option<u64> {
+    let device = crate::cap::disk::block_device(data_dir, Path::new("/sys")).ok()?;
+    fs::read_to_string(format!(
+        "/sys/dev/block/{}/queue/read_ahead_kb",
+        device.major_minor
+    ))
+    .ok()?
+    .trim()
+    .parse()
+    .ok()
 }
 
 #[cfg(test)]

@@ -236,7 +236,12 @@ fn run(command: Command) -> Result<()> {
             let config = args.resolve()?;
             // Shows what is in force even when the asked-for cap cannot be had, then fails.
             let (cap, _guard, unavailable) = match blobrace::cap::apply(config.cap) {
-                Ok((cap, guard)) => (cap, Some(guard), None),
+                Ok((mut cap, mut guard)) => {
+                    if let Some(disk) = &config.disk_cap {
+                        blobrace::cap::apply_disk(&mut cap, &mut guard, disk, &config.data_dir);
+                    }
+                    (cap, Some(guard), None)
+                }
                 Err(e) => (*e.report.clone(), None, Some(e)),
             };
             print_cap(&cap);

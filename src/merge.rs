@@ -250,7 +250,15 @@ fn merged_result(a: &EngineResult, b: &EngineResult) -> Result<EngineResult> {
         b.dataset.bytes.to_string(),
     );
     let cap = |c: &Option<CapReport>| match c {
-        Some(c) => format!("memory {}, CPU {}", c.memory_label(), c.cpu_label()),
+        // A disk cap sets what a miss costs: runs on other disk caps are other runs.
+        Some(c) => format!(
+            "memory {}, CPU {}, disk {}",
+            c.memory_label(),
+            c.cpu_label(),
+            c.disk
+                .as_ref()
+                .map_or("uncapped".into(), |d| d.in_force.label())
+        ),
         None => "unknown".into(),
     };
     compare("cap", cap(&a.cap), cap(&b.cap));

@@ -140,6 +140,7 @@ mod tests {
             cgroup: "/x".into(),
             notes: vec![],
             housekeeping: vec![],
+            disk: None,
         }
     }
 

@@ -15,6 +15,7 @@
 //! cannot be had is an error (`CapUnavailable`), unless the run asked for none.
 
 mod cgroupfs;
+pub mod disk;
 mod peaks;
 mod systemd;
 mod v1;
@@ -113,6 +114,10 @@ pub struct CapReport {
     /// once per run, never among the notes a reader must read before the numbers.
     #[serde(default)]
     pub housekeeping: Vec<String>,
+    /// The disk cap, where one was asked for (`disk`): what is in force on the data's
+    /// disk, read back, and what is not capped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<Box<disk::DiskCapReport>>,
 }
 
 impl CapReport {
@@ -274,6 +279,30 @@ pub fn apply(req: CapRequest) -> Result<(CapReport, CapGuard), CapUnavailable> {
     apply_at(&Roots::system(), req, true)
 }
 
+/// Put this process under `cap` on the disk holding `data_dir` as well, after `apply`
+/// (see `disk`): what is in force goes on the report; what cannot be capped is said there.
+pub fn apply_disk(
+    report: &mut CapReport,
+    guard: &mut CapGuard,
+    cap: &disk::DiskCap,
+    data_dir: &Path,
+) {
+    let roots = Roots::system();
+    let hierarchy = cgroupfs::locate(&roots);
+    let own_cgroup = matches!(
+        report.method,
+        CapMethod::V2Sibling | CapMethod::V2ChildLeaf | CapMethod::SystemdScope
+    );
+    report.disk = Some(Box::new(disk::apply(
+        cap,
+        data_dir,
+        &roots,
+        hierarchy.as_ref(),
+        own_cgroup,
+        guard,
+    )));
+}
+
 /// What is in force right now, with no change: limits, version and cgroup.
 fn observe(
     roots: &Roots,
@@ -411,6 +440,7 @@ fn apply_at(
         cgroup,
         notes,
         housekeeping: guard.housekeeping.clone(),
+        disk: None,
     };
     match want_memory {
         Some(want) if memory_limit_bytes != Some(want) => {

@@ -9,6 +9,7 @@ use clap::builder::BoolishValueParser;
 use clap::{Arg, ArgMatches, Args, FromArgMatches, ValueEnum};
 use serde::{Deserialize, Serialize};
 
+use crate::cap::disk::DiskCap;
 use crate::db::postgres::PgStorage;
 use crate::db::registry::EngineKind;
 use crate::db::server::Server;
@@ -19,9 +20,9 @@ use crate::size::{format_bytes, parse_bytes};
 use super::DEFAULT_TARGET_P99;
 use super::parse::{
     ClientList, EngineList, Limit, Precision, RateList, SizeList, parse_clients, parse_cpus,
-    parse_duration, parse_duration_or_zero, parse_engines, parse_max_in_flight, parse_memory_cap,
-    parse_precision, parse_rates, parse_samples, parse_size_list_or_none, parse_sizes,
-    parse_sqlite_page_size, precision_label,
+    parse_disk_cap_flag, parse_duration, parse_duration_or_zero, parse_engines,
+    parse_max_in_flight, parse_memory_cap, parse_precision, parse_rates, parse_samples,
+    parse_size_list_or_none, parse_sizes, parse_sqlite_page_size, precision_label,
 };
 use super::preset::{CacheChoice, Preset, duration_label, preset_help};
 
@@ -110,6 +111,11 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_CPUS", value_parser = parse_cpus,
           help = preset_help("CPU cap in CPUs, or \"none\".", |p| p.cpus.to_string()))]
     pub cpus: Option<Limit<f64>>,
+
+    #[arg(long, env = "BLOBRACE_DISK_CAP", value_parser = parse_disk_cap_flag,
+          help = "Disk cap of the measuring process on the disk of --data-dir: the rates of the volume the blobs will be served from, applied by the kernel's block throttle (cgroup v1 blkio, v2 io.max) and read back. Default: none (the dev box's own disk).",
+          long_help = format!("Disk cap of the measuring process on the disk of --data-dir: the rates of the volume the blobs will be served from, applied by the kernel's block throttle (cgroup v1 blkio, v2 io.max) and read back; what cannot be capped is said and recorded as not capped. It caps the embedded stores, one file per blob and the floor; the servers' containers are not capped by it yet. Default: none (the dev box's own disk). It takes {}.", crate::cap::disk::DISK_CAP_FORMS))]
+    pub disk_cap: Option<Limit<DiskCap>>,
 
     /// Seed of blob contents and fetch ids.
     #[arg(long, env = "BLOBRACE_SEED")]

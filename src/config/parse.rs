@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use crate::cap::disk::DiskCap;
 use crate::db::registry::{EngineKind, parse_engine_list};
 use crate::error::InputError;
 use crate::size::{SizeClass, parse_bytes, parse_size_list};
@@ -81,6 +82,13 @@ pub(super) fn parse_memory_cap(text: &str) -> Result<Limit<u64>, InputError> {
         });
     }
     Ok(Limit::Some(bytes))
+}
+
+pub(super) fn parse_disk_cap_flag(text: &str) -> Result<Limit<DiskCap>, InputError> {
+    Ok(match crate::cap::disk::parse_disk_cap(text)? {
+        None => Limit::None,
+        Some(cap) => Limit::Some(cap),
+    })
 }
 
 pub(super) fn parse_cpus(text: &str) -> Result<Limit<f64>, InputError> {

@@ -220,6 +220,7 @@ impl RunArgs {
             sizes,
             dataset_bytes,
             cap: CapRequest { memory_bytes, cpus },
+            disk_cap: self.disk_cap.clone().and_then(Limit::into_option),
             seed: self.seed.unwrap_or(DEFAULT_SEED),
             data_dir: self.data_dir.clone(),
             results_dir: self.results_dir.clone(),

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::cap::CapRequest;
+use crate::cap::disk::DiskCap;
 use crate::dataset::DatasetSpec;
 use crate::dataset_lock::Waiting;
 use crate::db::locations::Locations;
@@ -51,6 +52,9 @@ pub struct RunConfig {
     pub sizes: Vec<SizeClass>,
     pub dataset_bytes: u64,
     pub cap: CapRequest,
+    /// The disk cap of the measuring process (`--disk-cap`), None for none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_cap: Option<DiskCap>,
     pub seed: u64,
     pub data_dir: PathBuf,
     pub results_dir: PathBuf,
@@ -211,8 +215,9 @@ impl RunConfig {
     }
 
     /// How this run's datasets were read and changed, where that is not the default
-    /// (uniform reads of a fresh dataset, nothing writing): `access zipfian:0.99`,
-    /// `churn 30% replace`, `writer 50/s` or `live dataset, no writer`.
+    /// (uniform reads of a fresh dataset from the machine's own disk, nothing writing):
+    /// `access zipfian:0.99`, `churn 30% replace`, `writer 50/s`, `live dataset, no
+    /// writer` or `disk cap gp3`.
     pub fn workload(&self) -> Vec<String> {
         let mut parts = Vec::new();
         if self.access != crate::access::Access::Uniform {
@@ -225,6 +230,10 @@ impl RunConfig {
             None => {}
             Some(rate) if rate > 0.0 => parts.push(format!("writer {rate}/s")),
             Some(_) => parts.push(NO_WRITER.into()),
+        }
+        // Read from another disk: `variants` sets a disk cap beside the machine's own.
+        if let Some(disk) = &self.disk_cap {
+            parts.push(format!("disk cap {}", disk.asked));
         }
         parts
     }

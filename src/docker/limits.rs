@@ -47,6 +47,7 @@ pub async fn container_cap(docker: &Docker, id: &str, requested: CapRequest) -> 
         cgroup: format!("container {name} ({image})"),
         notes: cap_notes(&requested, memory, cpus),
         housekeeping: Vec::new(),
+        disk: None,
     })
 }
 

@@ -283,6 +283,7 @@ mod tests {
             cgroup: "/x".into(),
             notes: vec![],
             housekeeping: vec![],
+            disk: None,
         }
     }
 

@@ -18,7 +18,22 @@ use super::progress::Progress;
 /// A requested memory cap that cannot be had stops the run (exit code 2).
 pub fn apply_cap(config: &RunConfig) -> Result<(CapReport, CapGuard)> {
     match cap::apply(config.cap) {
-        Ok((report, guard)) => {
+        Ok((mut report, mut guard)) => {
+            if let Some(disk) = &config.disk_cap {
+                cap::apply_disk(&mut report, &mut guard, disk, &config.data_dir);
+                let servers: Vec<&str> = config
+                    .engines
+                    .iter()
+                    .filter(|e| e.store().is_server())
+                    .map(|e| e.name())
+                    .collect();
+                if let (Some(report), false) = (report.disk.as_mut(), servers.is_empty()) {
+                    report.notes.push(format!(
+                        "disk not capped for the servers' containers ({}): the disk cap applies to this process, its embedded stores, files and the floor",
+                        servers.join(", ")
+                    ));
+                }
+            }
             print_cap(&report);
             Ok((report, guard))
         }
@@ -41,6 +56,12 @@ pub fn print_cap(report: &CapReport) {
     );
     for note in &report.notes {
         say!("cap: {note}");
+    }
+    if let Some(disk) = &report.disk {
+        say!("cap: {}", disk.line());
+        for note in &disk.notes {
+            say!("cap: {note}");
+        }
     }
     for done in &report.housekeeping {
         say!("cap: {done}");

@@ -16,6 +16,7 @@ mod common;
 mod bad_input;
 mod cap;
 mod churn;
+mod disk_cap;
 mod docker;
 mod dolt;
 mod first_bytes;

@@ -129,6 +129,9 @@ pub(super) struct Environment {
     process_cpu_cap: String,
     process_cap_how: String,
     process_cgroup: String,
+    /// The disk cap in force and what it leaves out, or that none was asked.
+    process_disk_cap: String,
+    process_disk_notes: Vec<String>,
     housekeeping: Vec<String>,
     /// One line per server whose container and cache this run changed; empty when
     /// it changed none (they already had the run's cap, or the run asked for none).
@@ -182,11 +185,26 @@ impl Environment {
             ram: format_bytes(m.ram_bytes),
             kernel: m.kernel.clone(),
             data_filesystem: m.data_filesystem.clone(),
-            data_device: m.data_device.clone(),
+            data_device: match m.data_read_ahead_kb {
+                Some(kb) => format!("{} (readahead {kb} KiB)", m.data_device),
+                None => m.data_device.clone(),
+            },
             process_memory_cap: run.cap.memory_label(),
             process_cpu_cap: run.cap.cpu_label(),
             process_cap_how: run.cap.how(),
             process_cgroup: run.cap.cgroup.clone(),
+            process_disk_cap: run
+                .cap
+                .disk
+                .as_ref()
+                .map(|d| d.line())
+                .unwrap_or_else(|| "disk not capped: none asked (the machine's own disk)".into()),
+            process_disk_notes: run
+                .cap
+                .disk
+                .as_ref()
+                .map(|d| d.notes.clone())
+                .unwrap_or_default(),
             housekeeping: run.cap.housekeeping.clone(),
             server_fits: run.server_fits.iter().map(|fit| fit.line()).collect(),
             runner_image: run

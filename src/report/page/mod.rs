@@ -80,6 +80,8 @@ struct Page {
     /// The writer beside every measurement (`--write-rate`), if any.
     writer: Option<String>,
     dataset_bytes: String,
+    /// The disk the in-process stores were read from: the machine's own, or a disk cap.
+    read_from: String,
     cache: CacheState,
     other_pages: Vec<OtherPage>,
     verdict: verdict::Verdict,
@@ -158,6 +160,14 @@ pub fn page(
             .is_binary()
             .then(|| run.config.key.to_string()),
         dataset_bytes: format_bytes(run.config.dataset_bytes),
+        read_from: match &run.cap.disk {
+            None => "this machine's own disk, uncapped".into(),
+            Some(d) if run.results.iter().any(|r| r.engine.store().is_server()) => format!(
+                "{} (by this process; the servers' containers read from this machine's own disk, uncapped)",
+                d.phrase()
+            ),
+            Some(d) => d.phrase(),
+        },
         cache: context.cache,
         other_pages,
         verdict: verdict::Verdict::of(run, options),

@@ -53,7 +53,7 @@ pub fn read_trimmed(path: &Path) -> Option<String> {
 /// path is relative to the namespace root, which is what is mounted ("/" there); a path
 /// outside the namespace ("/../x") or one the mount does not show (a container without
 /// a cgroup namespace, whose mount is its own cgroup) resolves to the mount itself.
-fn resolve(mount: &Path, rel: &str) -> PathBuf {
+pub(super) fn resolve(mount: &Path, rel: &str) -> PathBuf {
     let rel = rel.trim_start_matches('/');
     let joined = mount.join(rel);
     if rel.split('/').any(|part| part == "..") || !joined.is_dir() {

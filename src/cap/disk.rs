@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::CapGuard;
-use super::cgroupfs::{Hierarchy, Roots, enter, listed, read_trimmed, write};
+use super::cgroupfs::{Hierarchy, Roots, enter, listed, read_trimmed, resolve, write};
 use crate::error::InputError;
 use crate::size::{format_bytes, parse_bytes};
 
@@ -363,12 +363,11 @@ fn v1(
         .into_iter()
         .find(|m| m.is_dir())
         .ok_or("the blkio hierarchy is not mounted under the cgroup root")?;
-    let parent = mount.join(rel.trim_start_matches('/'));
+    // As for memory: inside a container the listed path is the host's, and the mount
+    // shows the container's own cgroup.
+    let parent = resolve(&mount, rel);
     if !parent.join("blkio.throttle.read_iops_device").exists() {
-        return Err(format!(
-            "{} has no blkio.throttle files (a kernel without CONFIG_BLK_DEV_THROTTLING)",
-            parent.display()
-        ));
+        return Err(format!("{} has no blkio.throttle files", parent.display()));
     }
     let leaf = guard.new_leaf(roots, &parent, &parent)?;
     let mut limits = *limits;

@@ -78,7 +78,7 @@ pub struct DiskCap {
 /// count reads and writes together; here each direction gets them whole.
 const GP3: (u64, u64) = (3_000, 125);
 const GP3_MAX: (u64, u64) = (16_000, 1_000);
-const GP3_SOURCE: &str = "AWS EBS gp3: 3,000 IOPS and 125 MiB/s baseline, up to 16,000 IOPS and 1,000 MiB/s provisioned (docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)";
+const GP3_SOURCE: &str = "AWS EBS gp3: 3,000 IOPS and 125 MiB/s baseline, up to 16,000 IOPS and 1,000 MiB/s provisioned, at most 0.25 MiB/s per IOPS (docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)";
 
 /// The forms `--disk-cap` takes, for its help and its errors.
 pub const DISK_CAP_FORMS: &str = "\"none\"; \"gp3\" (AWS EBS gp3's baseline: 3,000 IOPS and 125 MiB/s); \"gp3:IOPS[:MiBps]\" (gp3 provisioned, up to 16000:1000); or limits by name, comma-separated: riops=N, rbps=SIZE, wiops=N, wbps=SIZE (per second, e.g. \"riops=500,rbps=50MiB\")";
@@ -115,6 +115,13 @@ pub fn parse_disk_cap(text: &str) -> Result<Option<DiskCap>, InputError> {
         }
         if figures.len() > 2 {
             return Err(bad("gp3 takes at most IOPS and MiB/s".into()));
+        }
+        // AWS allows at most 0.25 MiB/s of throughput per provisioned IOPS.
+        if mibps > GP3.1 && mibps * 4 > iops {
+            return Err(bad(format!(
+                "a gp3 volume gets at most 0.25 MiB/s per IOPS: {mibps} MiB/s needs at least {} IOPS",
+                mibps * 4
+            )));
         }
         if !(GP3.0..=GP3_MAX.0).contains(&iops) || !(GP3.1..=GP3_MAX.1).contains(&mibps) {
             return Err(bad(format!(
@@ -187,6 +194,17 @@ pub struct DiskCapReport {
 }
 
 impl DiskCapReport {
+    /// What is in force and where, "uncapped" where nothing is: runs and parts of a run
+    /// stand together only where this is the same.
+    pub fn in_force_label(&self) -> String {
+        match &self.device {
+            Some(device) if !self.in_force.is_empty() => {
+                format!("{} on {device}", self.in_force.label())
+            }
+            _ => "uncapped".into(),
+        }
+    }
+
     /// True when every limit asked for is in force, exactly.
     pub fn as_asked(&self) -> bool {
         self.in_force == self.asked.limits
@@ -232,6 +250,10 @@ pub struct BlockDevice {
 /// The whole disk holding `path` (or its nearest existing ancestor): the throttle works
 /// on disks, not on partitions, so a partition is taken to its disk.
 pub fn block_device(path: &Path, sys: &Path) -> Result<BlockDevice, String> {
+    // Absolute first: a relative data dir not made yet ("data", the default) has no
+    // existing ancestor of its own, and "/" may be another disk than the working dir's.
+    let path =
+        std::path::absolute(path).map_err(|e| format!("cannot resolve {}: {e}", path.display()))?;
     let existing = path
         .ancestors()
         .find(|p| p.exists())
@@ -243,7 +265,7 @@ pub fn block_device(path: &Path, sys: &Path) -> Result<BlockDevice, String> {
     let node = sys.join(format!("dev/block/{major}:{minor}"));
     let Ok(real) = fs::canonicalize(&node) else {
         return Err(format!(
-            "{} is on device {major}:{minor}, which is not a block device (tmpfs, overlay, a network filesystem): there is no disk to throttle under it",
+            "{} is on device {major}:{minor}, which is not a block device: tmpfs, overlay and network filesystems have none, and btrfs, ZFS and the like give their files an anonymous device number, so the disk under it is not found",
             existing.display()
         ));
     };
@@ -269,7 +291,7 @@ pub fn apply(
     data_dir: &Path,
     roots: &Roots,
     hierarchy: Option<&Hierarchy>,
-    own_cgroup: bool,
+    (own_cgroup, method): (bool, &str),
     guard: &mut CapGuard,
 ) -> DiskCapReport {
     let mut report = DiskCapReport {
@@ -292,7 +314,9 @@ pub fn apply(
         // On v2 the limit goes on the process's own cgroup: only one it made for itself,
         // never the one it started in (a login's scope, a service), which it would
         // throttle whole and leave throttled.
-        Some(Hierarchy::V2 { .. }) if !own_cgroup => Err("on cgroup v2 the disk cap goes on a cgroup of this process's own, and it made none (no memory cap to create one for: give --cap)".into()),
+        Some(Hierarchy::V2 { .. }) if !own_cgroup => Err(format!(
+            "on cgroup v2 the disk cap goes on a cgroup this process made for its memory cap, and its cap came about otherwise ({method}): the cgroup it runs in is not its own to throttle"
+        )),
         Some(Hierarchy::V2 { dir, .. }) => v2(dir, &device, &cap.limits, guard),
         Some(Hierarchy::V1 { .. }) => v1(roots, &device, &cap.limits, guard),
         None => Err("no cgroup hierarchy found".into()),
@@ -392,8 +416,8 @@ fn v1(
     Ok(("v1 blkio child", leaf, in_force))
 }
 
-/// `io.max` of this process's own cgroup (the leaf the memory cap made, or the one it
-/// started in), with the io controller enabled above it where it is not.
+/// `io.max` of the cgroup the memory cap made for this process (a leaf, or its own
+/// systemd scope), with the io controller enabled above it where it is not.
 fn v2(
     dir: &Path,
     device: &BlockDevice,

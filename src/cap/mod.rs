@@ -298,7 +298,7 @@ pub fn apply_disk(
         data_dir,
         &roots,
         hierarchy.as_ref(),
-        own_cgroup,
+        (own_cgroup, &report.how()),
         guard,
     )));
 }

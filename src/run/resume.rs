@@ -76,15 +76,22 @@ pub fn still_running(earlier: &RunResults, host: &str) -> Option<u32> {
 /// parts ran under: their cells and these would not stand under one cap.
 pub fn continue_run(mut earlier: RunResults, now: RunResults) -> Result<RunResults> {
     let (was, is) = (&earlier.cap, &now.cap);
-    if was.memory_limit_bytes != is.memory_limit_bytes || was.cpu_limit != is.cpu_limit {
+    // The disk too: the same flags may have got a disk cap in one part and not another.
+    let disk = |c: &crate::cap::CapReport| c.disk.as_ref().map(|d| d.in_force_label());
+    if was.memory_limit_bytes != is.memory_limit_bytes
+        || was.cpu_limit != is.cpu_limit
+        || disk(was) != disk(is)
+    {
         bail!(
-            "run {} (in {}) stopped before its end and these flags would continue it, but it ran under a cap of {} and {}, and this process got {} and {}: its cells and the next ones would not stand under one cap. Continue it where it got that cap, or start a new run with --fresh (BLOBRACE_FRESH=1)",
+            "run {} (in {}) stopped before its end and these flags would continue it, but it ran under a cap of {} and {}{}, and this process got {} and {}{}: its cells and the next ones would not stand under one cap. Continue it where it got that cap, or start a new run with --fresh (BLOBRACE_FRESH=1)",
             earlier.run_id,
             earlier.dir().display(),
             was.memory_label(),
             was.cpu_label(),
+            disk(was).map(|d| format!(", disk {d}")).unwrap_or_default(),
             is.memory_label(),
-            is.cpu_label()
+            is.cpu_label(),
+            disk(is).map(|d| format!(", disk {d}")).unwrap_or_default(),
         );
     }
     earlier.keep_done_cells_only();
@@ -309,6 +316,19 @@ mod tests {
             "resume_key": resume_key(config),
         });
         serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn a_run_under_a_disk_cap_is_not_continued_by_one_without() {
+        // A run stopped under --disk-cap gp3 is not the run the same flags without it
+        // continue, nor one of other limits.
+        let key = |args: &[&str]| resume_key(&config(args));
+        assert_ne!(key(&["--disk-cap", "gp3"]), key(&[]));
+        assert_ne!(
+            key(&["--disk-cap", "gp3"]),
+            key(&["--disk-cap", "riops=500"])
+        );
+        assert_eq!(key(&["--disk-cap", "none"]), key(&[]));
     }
 
     #[test]

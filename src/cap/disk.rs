@@ -228,15 +228,15 @@ impl DiskCapReport {
 
     /// One line: "disk: read 3000 IOPS, 125MiB/s; ... on 253:0 vda (v1 blkio child)".
     pub fn line(&self) -> String {
-        match &self.device {
-            Some(device) if !self.in_force.is_empty() => format!(
-                "disk {} on {device} ({}, asked: {})",
-                self.in_force.label(),
-                self.method,
-                self.asked.asked
-            ),
-            _ => format!("disk not capped (asked: {})", self.asked.asked),
+        if self.in_force.is_empty() || self.device.is_none() {
+            return format!("disk not capped (asked: {})", self.asked.asked);
         }
+        format!(
+            "disk {} ({}, asked: {})",
+            self.in_force_label(),
+            self.method,
+            self.asked.asked
+        )
     }
 }
 

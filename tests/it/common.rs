@@ -175,12 +175,7 @@ pub fn server_url_or_skip(name: &str, what: &str) -> Option<String> {
     let url = std::env::var(server.url_env())
         .ok()
         .or_else(|| server.url_from_compose(&compose_env()));
-    let reachable = |url: &String| {
-        blobrace::db::server::url_address(url)
-            .and_then(|address| address.rsplit_once(':').map(|(_, port)| port.to_string()))
-            .is_some_and(|port| port_answers(&port))
-    };
-    match url.filter(reachable) {
+    match url.filter(|url| url_answers(url)) {
         Some(url) => Some(url),
         None => {
             assert!(
@@ -191,6 +186,14 @@ pub fn server_url_or_skip(name: &str, what: &str) -> Option<String> {
             None
         }
     }
+}
+
+/// Whether something listens at a server URL's port on this machine (waiting for it
+/// where the servers are required, as `port_answers` does).
+pub fn url_answers(url: &str) -> bool {
+    blobrace::db::server::url_address(url)
+        .and_then(|address| address.rsplit_once(':').map(|(_, port)| port.to_string()))
+        .is_some_and(|port| port_answers(&port))
 }
 
 /// The JSON document `blobrace env` prints (it is followed by the dataset table).

@@ -2,16 +2,13 @@
 //! read back, recorded, and felt by the fetches; where it cannot be set, said and
 //! recorded as not capped, never claimed.
 
-use crate::common::{only_run, run, stderr, stdout};
+use crate::common::{only_run, run, stderr};
 use serde_json::Value;
 
 /// `blobrace env`'s JSON document (it is followed by the dataset table).
 fn env_cap(root: &std::path::Path, args: &[&str]) -> Value {
     let out = run(root, &[&["env"][..], args].concat());
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
-    let json: Value = serde_json::from_str(&text[..text.rfind('}').unwrap() + 1]).unwrap();
-    json["cap"].clone()
+    crate::common::env_json(&out)["cap"].clone()
 }
 
 /// Whether this machine lets the process throttle its own disk: root on cgroup v1 with

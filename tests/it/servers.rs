@@ -3,8 +3,7 @@
 //! (skipped where absent, a failure under BLOBRACE_REQUIRE_DOCKER=1).
 
 use crate::common::{
-    BringBack, bring_back, docker, docker_required, only_run, port_answers, run, service_container,
-    stderr,
+    BringBack, bring_back, docker, docker_required, only_run, run, service_container, stderr,
 };
 use blobrace::db::server::{Server, compose_env};
 
@@ -174,16 +173,9 @@ fn reach(held: &[&str], what: &str) -> Option<Servers> {
         crate::common::hold_server(server);
     }
     let servers = Servers::from_env();
-    let port = |url: &str| {
-        url.rsplit(':')
-            .next()
-            .and_then(|p| p.split('/').next())
-            .unwrap_or_default()
-            .to_string()
-    };
     let reachable = servers.as_ref().is_some_and(|servers| {
         held.iter()
-            .all(|server| port_answers(&port(servers.url(server))))
+            .all(|server| crate::common::url_answers(servers.url(server)))
     });
     if !reachable {
         assert!(

@@ -340,6 +340,34 @@ impl Store for ServerStore {
         orm::id_range(db, &spec).await
     }
 
+    /// One SELECT over the id range, in id order, through the same read expression
+    /// the engines fetch with (PostgreSQL's `lo_get(data)` for large objects).
+    async fn read_rows(
+        &mut self,
+        first: u64,
+        last: u64,
+        each: &mut dyn for<'b> FnMut(u64, &'b [u8]),
+    ) -> Result<bool> {
+        if self.spec.key.is_binary() {
+            return Ok(false);
+        }
+        let data = self.sql.data_read_expr(&self.options);
+        let sql = format!(
+            "SELECT id, {data} AS data FROM blobs WHERE id BETWEEN {first} AND {last} ORDER BY id"
+        );
+        let db = self.connect_namespace().await?;
+        let rows = db
+            .query_all_raw(Statement::from_string(db.get_database_backend(), sql))
+            .await
+            .with_context(|| format!("reading ids {first}..={last}"))?;
+        for row in rows {
+            let id: i64 = row.try_get("", "id")?;
+            let bytes: Vec<u8> = row.try_get("", "data")?;
+            each(id as u64, &bytes);
+        }
+        Ok(true)
+    }
+
     async fn finish_interrupted(&mut self) -> Result<Option<String>> {
         let Some(sql) = self.sql.after_load_owed_sql() else {
             return Ok(None);

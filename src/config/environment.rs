@@ -54,26 +54,6 @@ pub const OTHER_VARIABLES: &[(&str, &str)] = &[
         "scripts: the SeaweedFS stand-in's version",
     ),
     (
-        "BLOBRACE_POSTGRES_PORT",
-        "scripts/servers.sh: the published port",
-    ),
-    (
-        "BLOBRACE_MARIADB_PORT",
-        "scripts/servers.sh: the published port",
-    ),
-    (
-        "BLOBRACE_MYSQL_PORT",
-        "scripts/servers.sh: the published port",
-    ),
-    (
-        "BLOBRACE_DOLT_PORT",
-        "scripts/servers.sh: the published port",
-    ),
-    (
-        "BLOBRACE_SEAWEEDFS_PORT",
-        "scripts/servers.sh: the published port",
-    ),
-    (
         "BLOBRACE_MARIADB_BUFFER_POOL",
         "compose: MariaDB's own buffer pool",
     ),
@@ -114,6 +94,8 @@ pub fn known_variables(command: &clap::Command) -> BTreeSet<String> {
     }
     let mut known: BTreeSet<String> = OTHER_VARIABLES.iter().map(|(n, _)| n.to_string()).collect();
     walk(command, &mut known);
+    // Each server's published port, named by the server itself (`ServerDb::port_env`).
+    known.extend(crate::db::server::Server::all().map(|s| s.port_env()));
     known
 }
 

@@ -33,7 +33,7 @@ impl ServerDb for Dolt {
     }
 
     fn url_from_compose(&self, env: &ComposeEnv) -> Option<String> {
-        mysql_wire::compose_url(env, "DOLT_ROOT_PASSWORD", "BLOBRACE_DOLT_PORT", "13307")
+        mysql_wire::compose_url(env, "DOLT_ROOT_PASSWORD", &self.port_env(), "13307")
     }
 
     /// `dolt --pprof-server sql-server` serves Go's pprof on the container's

@@ -31,12 +31,7 @@ impl ServerDb for Mariadb {
     }
 
     fn url_from_compose(&self, env: &ComposeEnv) -> Option<String> {
-        mysql_wire::compose_url(
-            env,
-            "MARIADB_ROOT_PASSWORD",
-            "BLOBRACE_MARIADB_PORT",
-            "13306",
-        )
+        mysql_wire::compose_url(env, "MARIADB_ROOT_PASSWORD", &self.port_env(), "13306")
     }
 
     fn container_data_dir(&self) -> &'static str {

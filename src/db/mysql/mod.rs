@@ -33,7 +33,7 @@ impl ServerDb for Mysql {
     }
 
     fn url_from_compose(&self, env: &ComposeEnv) -> Option<String> {
-        mysql_wire::compose_url(env, "MYSQL_ROOT_PASSWORD", "BLOBRACE_MYSQL_PORT", "13308")
+        mysql_wire::compose_url(env, "MYSQL_ROOT_PASSWORD", &self.port_env(), "13308")
     }
 
     fn unreachable_hint(&self) -> String {

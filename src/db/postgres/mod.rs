@@ -34,7 +34,7 @@ impl ServerDb for Postgres {
     }
 
     fn url_from_compose(&self, env: &ComposeEnv) -> Option<String> {
-        let port = compose_port(env, "BLOBRACE_POSTGRES_PORT", "15432");
+        let port = compose_port(env, &self.port_env(), "15432");
         env.get("POSTGRES_PASSWORD")
             .map(|pw| format!("postgres://blobrace:{pw}@127.0.0.1:{port}/blobrace"))
     }

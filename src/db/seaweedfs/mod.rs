@@ -45,7 +45,7 @@ impl ServerDb for Seaweedfs {
     fn url_from_compose(&self, env: &ComposeEnv) -> Option<String> {
         let key = env.get("SEAWEEDFS_ACCESS_KEY")?;
         let secret = env.get("SEAWEEDFS_SECRET_KEY")?;
-        let port = compose_port(env, "BLOBRACE_SEAWEEDFS_PORT", "18333");
+        let port = compose_port(env, &self.port_env(), "18333");
         Some(format!("s3://{key}:{secret}@127.0.0.1:{port}"))
     }
 

@@ -120,6 +120,13 @@ pub trait ServerDb: MemoryModel + Recording + Sync + 'static {
     /// The URL of the compose service, from compose/.env's password and published port.
     fn url_from_compose(&self, env: &ComposeEnv) -> Option<String>;
 
+    /// The variable its published port is set with (`BLOBRACE_POSTGRES_PORT`), in
+    /// compose/.env and by scripts/servers.sh: `url_from_compose` reads it, and
+    /// `blobrace` knows it as a variable (a name it does not know is refused).
+    fn port_env(&self) -> String {
+        format!("BLOBRACE_{}_PORT", self.name().to_ascii_uppercase())
+    }
+
     /// How to get it running, for the errors when it cannot be reached.
     fn unreachable_hint(&self) -> String {
         format!("is it running? start it with: {COMPOSE_UP}")

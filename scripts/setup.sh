@@ -14,6 +14,9 @@ command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
 # CI checks histograms.hlog with HdrHistogram's own (Java) log processor.
 command -v java >/dev/null 2>&1 || need_apt+=(default-jre-headless)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+# The disk cap is checked against fio, the field's own tool, under the same throttle
+# (tests/it/disk_cap.rs).
+command -v fio >/dev/null 2>&1 || need_apt+=(fio)
 # scripts/check-helm.sh validates the chart with kubernetes-validate in its own venv.
 python3 -m venv --help >/dev/null 2>&1 && python3 -c 'import ensurepip' 2>/dev/null || need_apt+=(python3-venv)
 if ((${#need_apt[@]})); then

@@ -244,6 +244,21 @@ fn fio_under_the_same_disk_cap_reads_at_the_floors_rate() {
             .expect("the floor's file");
         let bs = if size == "4KiB" { "4k" } else { "1m" };
         let (fio_iops, fio_bytes_per_s) = fio_under(&cgroups, &limits, &file, bs, 4);
+        // This disk's own slow minutes (64 KiB p99 from 0.5 to 33 ms within an hour) can
+        // hold fio below the cap: then the disk set both rates, at different moments,
+        // and there is no cap to compare them under.
+        let share = if size == "4KiB" {
+            fio_iops / in_force["read_iops"].as_f64().unwrap()
+        } else {
+            fio_bytes_per_s / in_force["read_bytes_per_s"].as_f64().unwrap()
+        };
+        if share < 0.85 {
+            eprintln!(
+                "not compared at {size}: fio reached only {:.0}% of the cap, so the disk, not the cap, set its rate this minute",
+                share * 100.0
+            );
+            continue;
+        }
         let (floor, fio, what) = if size == "4KiB" {
             (floor_bytes_per_s / bytes, fio_iops, "reads a second")
         } else {

@@ -31,7 +31,7 @@ const READERS_BYTES: u64 = 16 << 20;
 const MAX_READERS: u64 = 8;
 /// Blob bytes one range read returns (`Store::read_rows`): the rows of a batch are
 /// held at once, in the driver and here.
-const BATCH_BYTES: u64 = 16 << 20;
+const READ_BATCH_BYTES: u64 = 16 << 20;
 
 /// How many readers verify a dataset of `store` with blobs of `blob_bytes`.
 pub fn readers_for(store: StoreKind, blob_bytes: u64) -> u64 {
@@ -177,7 +177,7 @@ async fn verify_one(config: &RunConfig, kind: StoreKind, spec: DatasetSpec) -> R
     Ok(true)
 }
 
-/// Every row read in batches of about `BATCH_BYTES`, one round trip each, where the
+/// Every row read in batches of about `READ_BATCH_BYTES`, one round trip each, where the
 /// store can (`Store::read_rows`): the wrong ones and why; None where it cannot.
 async fn read_in_batches(
     store: &mut crate::db::registry::AnyStore,
@@ -185,13 +185,22 @@ async fn read_in_batches(
     applied: u64,
     progress: &std::cell::RefCell<RowsProgress>,
 ) -> Result<Option<Vec<(u64, String)>>> {
-    let per_batch = (BATCH_BYTES / spec.size.bytes().max(1)).max(1);
+    let per_batch = (READ_BATCH_BYTES / spec.size.bytes().max(1)).max(1);
     let (mut bad, mut scratch) = (Vec::new(), Vec::new());
     let mut first = 1;
     while first <= spec.rows {
         let last = (first + per_batch - 1).min(spec.rows);
         let mut expected = first;
         let mut each = |id: u64, blob: &[u8]| {
+            // In order and inside the range asked (`Store::read_rows`); a store that
+            // broke that would have rows checked twice or none: said, not skipped.
+            if id < expected || id > last {
+                bad.push((
+                    id,
+                    format!("read out of order or outside ids {first}..={last}"),
+                ));
+                return;
+            }
             // Ids are unique and id_range counted 1..=rows, so a gap cannot happen
             // unless the table changed since: say so rather than skip a row.
             while expected < id.min(last + 1) {

@@ -332,9 +332,9 @@ fn round_trip_32mib(sql: &Sql) {
         !json_text.contains(&format!(":{secret}@")),
         "results must not hold the password"
     );
-    // A byte changed in three rows of the 1 KiB dataset, rows that different readers
-    // check (verify reads a server's ids with several connections at once): each wrong
-    // row is named, in id order, and verify fails.
+    // A byte changed in three rows of the 1 KiB dataset, two in verify's first range
+    // read and one far after (verify reads a server's rows a range per round trip):
+    // each wrong row is named, in id order, and verify fails.
     crate::common::sql_exec(servers.url(sql.server), &[sql.corrupt]);
     let verify = servers.run(root.path(), &[&["verify"][..], &base].concat());
     let err = stderr(&verify);

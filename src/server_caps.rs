@@ -11,6 +11,7 @@ use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::cap::CapRequest;
+use crate::cap::disk::DiskCap;
 use crate::db::server::Server;
 use crate::db::server::cache::{read_cache, set_cache};
 use crate::size::format_bytes;
@@ -97,6 +98,8 @@ pub struct ServerCaps {
     /// say), already put back to their own: none of their engines can be measured.
     unfit: Vec<(Server, String)>,
     largest_blob: u64,
+    /// Containers given the run's disk cap (`cap_disks`): taken off when the run ends.
+    disk_capped: Vec<String>,
 }
 
 impl ServerCaps {
@@ -110,9 +113,26 @@ impl ServerCaps {
         &self.unfit
     }
 
+    /// The run's disk cap on every server's container, on the device of its data
+    /// volume (`cap::container_disk`; restarts write it again): each said on its line,
+    /// what the cgroup holds read back; one that cannot be capped says why, and its
+    /// results record it as not capped.
+    pub async fn cap_disks(&mut self, servers: &[(Server, String)], disk: &DiskCap) {
+        for (server, _) in servers {
+            match cap_disk(*server, disk).await {
+                Ok((id, line)) => {
+                    self.disk_capped.push(id);
+                    say!("{}: {line}", server.name());
+                }
+                Err(why) => say!("note: {}: disk not capped: {why:#}", server.name()),
+            }
+        }
+    }
+
     /// Put back every server of this run: its container's own limits, its cache sized
     /// for them. Blocking; callable inside or outside a runtime.
     pub fn restore(&mut self) {
+        self.lift_disks();
         let put_back = std::mem::take(&mut self.put_back);
         let changed: Vec<Server> = self.changed.iter().map(|f| f.server).collect();
         if put_back.is_empty() {
@@ -159,6 +179,75 @@ impl ServerCaps {
             Err(_) => say!("note: putting the servers back to their own caps panicked"),
         }
     }
+}
+
+impl ServerCaps {
+    /// The run's disk cap taken off its servers' containers, before any is put back
+    /// (a put back that restarts one would write it again).
+    fn lift_disks(&mut self) {
+        let ids = std::mem::take(&mut self.disk_capped);
+        if ids.is_empty() {
+            return;
+        }
+        let lift = move || -> Result<()> {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            rt.block_on(async {
+                let docker = crate::docker::connect().await?;
+                for id in &ids {
+                    let pid = crate::docker::main_pid(&docker, id).await?;
+                    crate::cap::container_disk::lift(id, pid).map_err(anyhow::Error::msg)?;
+                }
+                Ok(())
+            })
+        };
+        match std::thread::spawn(lift).join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => say!(
+                "note: cannot take the disk cap off the servers' containers ({e:#}); a restart of a container takes it off"
+            ),
+            Err(_) => say!("note: taking the disk cap off the servers' containers panicked"),
+        }
+    }
+}
+
+/// One server's container under `disk`: its id and the line saying what it holds.
+async fn cap_disk(server: Server, disk: &DiskCap) -> Result<(String, String)> {
+    let docker = crate::docker::connect().await?;
+    let Some((id, name, _)) = crate::docker::find_service(&docker, server.name()).await? else {
+        bail!("no running compose container");
+    };
+    let Some((source, _)) =
+        crate::docker::service_data_source(server.name(), server.container_data_dir()).await?
+    else {
+        bail!(
+            "its data directory {} is not a mount",
+            server.container_data_dir()
+        );
+    };
+    // Measured from inside a container (the compose runner), the host's paths and
+    // cgroups are not this process's to see.
+    if !source.exists() {
+        bail!(
+            "its volume {} is not seen from here (run from inside a container?)",
+            source.display()
+        );
+    }
+    let device = crate::cap::disk::block_device(&source, std::path::Path::new("/sys"))
+        .map_err(anyhow::Error::msg)?;
+    let pid = crate::docker::main_pid(&docker, &id).await?;
+    let in_force = crate::cap::container_disk::throttle(&id, pid, &device, disk)
+        .map_err(anyhow::Error::msg)?;
+    Ok((
+        id,
+        format!(
+            "disk capped at {} on {} ({}), read back from container {name}'s cgroup",
+            in_force.label(),
+            device.name,
+            device.major_minor
+        ),
+    ))
 }
 
 impl Drop for ServerCaps {
@@ -223,6 +312,7 @@ pub async fn fit_servers(
         put_back: Vec::new(),
         unfit: Vec::new(),
         largest_blob,
+        disk_capped: Vec::new(),
     };
     for (server, url) in servers {
         // Read before changing anything: what the server goes back to at the end.

@@ -351,7 +351,7 @@ pub fn apply(
 /// Where one v1 throttle file's figure goes in `DiskLimits`.
 type LimitSlot = fn(&mut DiskLimits) -> &mut Option<u64>;
 
-const V1_FILES: [(&str, LimitSlot); 4] = [
+pub(super) const V1_FILES: [(&str, LimitSlot); 4] = [
     ("blkio.throttle.read_iops_device", |l| &mut l.read_iops),
     ("blkio.throttle.read_bps_device", |l| {
         &mut l.read_bytes_per_s
@@ -460,7 +460,7 @@ fn v2(
 }
 
 /// The limits of one `io.max` line ("253:0 rbps=131072000 wbps=max riops=3000 wiops=max").
-fn parse_io_max(line: &str) -> DiskLimits {
+pub(super) fn parse_io_max(line: &str) -> DiskLimits {
     let mut limits = DiskLimits::default();
     for field in line.split_whitespace().skip(1) {
         let Some((key, value)) = field.split_once('=') else {

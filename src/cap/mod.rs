@@ -15,6 +15,7 @@
 //! cannot be had is an error (`CapUnavailable`), unless the run asked for none.
 
 mod cgroupfs;
+pub mod container_disk;
 pub mod disk;
 mod peaks;
 mod systemd;

@@ -47,7 +47,13 @@ pub async fn container_cap(docker: &Docker, id: &str, requested: CapRequest) -> 
         cgroup: format!("container {name} ({image})"),
         notes: cap_notes(&requested, memory, cpus),
         housekeeping: Vec::new(),
-        disk: None,
+        // The run's disk cap on this container (`cap::container_disk`), read back now.
+        disk: info
+            .state
+            .and_then(|s| s.pid)
+            .filter(|&pid| pid > 0)
+            .and_then(|pid| crate::cap::container_disk::report(id, pid as u32))
+            .map(Box::new),
     })
 }
 
@@ -156,5 +162,6 @@ pub async fn restart_with_limits(
         .start_container(id, None::<StartContainerOptions>)
         .await
         .with_context(|| format!("cannot start container {id}"))?;
-    wait_healthy(docker, id, timeout).await
+    wait_healthy(docker, id, timeout).await?;
+    super::disk_cap_again(docker, id).await
 }

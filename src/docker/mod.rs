@@ -8,7 +8,7 @@ mod mounts;
 
 use std::collections::HashMap;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use bollard::Docker;
 use bollard::query_parameters::{
     EventsOptionsBuilder, InspectContainerOptions, ListContainersOptions,
@@ -258,7 +258,24 @@ pub async fn restart_and_wait(
         )
         .await
         .with_context(|| format!("cannot restart container {id}"))?;
-    wait_healthy(docker, id, timeout).await
+    wait_healthy(docker, id, timeout).await?;
+    disk_cap_again(docker, id).await
+}
+
+/// A restarted container has a new cgroup: the run's disk cap, where it set one on it
+/// (`cap::container_disk`), is written again before anything reads, or the restart
+/// fails rather than measure an uncapped disk as capped.
+pub async fn disk_cap_again(docker: &Docker, id: &str) -> Result<()> {
+    if !crate::cap::container_disk::throttled(id) {
+        return Ok(());
+    }
+    let pid = main_pid(docker, id).await?;
+    match crate::cap::container_disk::after_restart(id, pid) {
+        Some(Err(why)) => {
+            bail!("container {id} restarted, and its disk cap could not be set again: {why}")
+        }
+        _ => Ok(()),
+    }
 }
 
 /// How long a stop waits for the container's process to exit before Docker kills it:

@@ -185,7 +185,10 @@ pub async fn fit_servers(config: &mut RunConfig) -> Result<ServerCaps> {
         .filter_map(|server| Some((server, at.server_url(server)?.to_string())))
         .collect();
     let largest_blob = config.largest_blob();
-    let caps = crate::server_caps::fit_servers(&servers, config.cap, largest_blob).await?;
+    let mut caps = crate::server_caps::fit_servers(&servers, config.cap, largest_blob).await?;
+    if let Some(disk) = &config.disk_cap {
+        caps.cap_disks(&servers, disk).await;
+    }
     // A server that stopped under the run's cap serves none of its engines: left out
     // like one that is not up, or the run refused where they were asked for by name.
     for (server, why) in caps.unfit() {

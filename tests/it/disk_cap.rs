@@ -299,3 +299,88 @@ fn fio_under_the_same_disk_cap_reads_at_the_floors_rate() {
         );
     }
 }
+
+/// A server's container gets the run's disk cap on its volume's disk, written into its
+/// own cgroup and again after each cold restart, recorded with its results as the cgroup
+/// held it, felt by its fetches, and taken off when the run ends.
+#[test]
+fn a_servers_container_reads_under_the_disk_cap_and_it_is_taken_off_after() {
+    let Some(url) = crate::common::server_url_or_skip("postgres", "the servers' disk cap") else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    // An odd dataset size no other test uses; 64 KiB rows, cold: most fetches read
+    // their TOAST chunks from the disk.
+    let base = [
+        "--engines",
+        "postgres",
+        "--sizes",
+        "64KiB",
+        "--dataset-bytes",
+        "72MiB",
+        "--postgres-url",
+        url.as_str(),
+    ];
+    let out = run(
+        root.path(),
+        &[
+            &["measure"][..],
+            &base,
+            &[
+                "--cap",
+                "256MiB",
+                "--cache",
+                "cold",
+                "--warmup",
+                "100ms",
+                "--measure",
+                "1s",
+                "--disk-cap",
+                "riops=100",
+            ],
+        ]
+        .concat(),
+    );
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    let (_, json) = only_run(root.path());
+    if !throttled(&json["cap"]["disk"]) {
+        assert!(said.contains("postgres: disk not capped: "), "{said}");
+        eprintln!(
+            "skipped: no disk cap here: {}",
+            json["cap"]["disk"]["notes"]
+        );
+        return;
+    }
+    assert!(
+        said.contains("postgres: disk capped at read 100 IOPS on "),
+        "{said}"
+    );
+    let r = &json["results"][0];
+    let disk = &r["cap"]["disk"];
+    // Read back after the cold start's restart: written again into its new cgroup.
+    assert_eq!(disk["in_force"]["read_iops"], 100, "{disk}");
+    assert!(
+        disk["method"].as_str().unwrap().starts_with("container's "),
+        "{disk}"
+    );
+    let mean_ms = r["measured"]["latency"]["mean_ns"].as_f64().unwrap() / 1e6;
+    assert!(mean_ms >= 5.0, "mean {mean_ms} ms under 100 IOPS");
+    // Taken off: the container's cgroup holds no limit on the device now.
+    let cgroup = disk["cgroup"].as_str().unwrap();
+    let device = disk["device"].as_str().unwrap().split(' ').next().unwrap();
+    let file = if disk["method"].as_str().unwrap().contains("v1") {
+        "blkio.throttle.read_iops_device"
+    } else {
+        "io.max"
+    };
+    let held = std::fs::read_to_string(std::path::Path::new(cgroup).join(file)).unwrap_or_default();
+    assert!(
+        !held
+            .lines()
+            .any(|l| l.starts_with(device) && !l.contains("riops=max")),
+        "still throttled after the run: {held}"
+    );
+    let dropped = run(root.path(), &[&["drop"][..], &base].concat());
+    assert!(dropped.status.success(), "{}", stderr(&dropped));
+}

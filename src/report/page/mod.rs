@@ -162,11 +162,31 @@ pub fn page(
         dataset_bytes: format_bytes(run.config.dataset_bytes),
         read_from: match &run.cap.disk {
             None => "this machine's own disk, uncapped".into(),
-            Some(d) if run.results.iter().any(|r| r.engine.store().is_server()) => format!(
-                "{} (by this process; the servers' containers read from this machine's own disk, uncapped)",
-                d.phrase()
-            ),
-            Some(d) => d.phrase(),
+            Some(d) => {
+                // Each server result records its container's disk cap, read back.
+                let mut uncapped: Vec<&str> = run
+                    .results
+                    .iter()
+                    .filter(|r| r.engine.store().is_server())
+                    .filter(|r| {
+                        r.cap
+                            .as_ref()
+                            .and_then(|c| c.disk.as_ref())
+                            .is_none_or(|disk| disk.in_force.is_empty())
+                    })
+                    .map(|r| r.engine.name())
+                    .collect();
+                uncapped.dedup();
+                if uncapped.is_empty() {
+                    d.phrase()
+                } else {
+                    format!(
+                        "{} (but the containers of {} read from this machine's own disk, uncapped: see each result's notes)",
+                        d.phrase(),
+                        uncapped.join(", ")
+                    )
+                }
+            }
         },
         cache: context.cache,
         other_pages,

@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use super::cgroupfs::{read_trimmed, write};
-use super::disk::{BlockDevice, DiskCap, DiskCapReport, DiskLimits, V1_FILES, parse_io_max};
+use super::disk::{
+    BlockDevice, DiskCap, DiskCapReport, DiskLimits, read_io_max, read_v1, write_io_max, write_v1,
+};
 
 /// The containers this process throttled, by id: the device and the cap asked, to write
 /// again after a restart and to report with each result.
@@ -93,7 +94,7 @@ pub fn report(container: &str, pid: u32) -> Option<DiskCapReport> {
         Ok(Place::V2(dir)) => (
             "container's v2 io.max",
             dir.display().to_string(),
-            read_v2(&dir, &device.major_minor),
+            read_io_max(&dir, &device.major_minor),
             Vec::new(),
         ),
         Err(why) => (
@@ -156,49 +157,12 @@ pub fn lift(container: &str, pid: u32) -> Result<(), String> {
 fn write_limits(pid: u32, device: &str, limits: &DiskLimits) -> Result<DiskLimits, String> {
     match place_of(pid)? {
         Place::V1(dir) => {
-            let mut asked = *limits;
-            for (file, slot) in V1_FILES {
-                let value = slot(&mut asked).unwrap_or(0);
-                write(&dir.join(file), &format!("{device} {value}"))?;
-            }
+            write_v1(&dir, device, limits)?;
             Ok(read_v1(&dir, device))
         }
         Place::V2(dir) => {
-            let value = |v: Option<u64>| v.map_or("max".to_string(), |v| v.to_string());
-            write(
-                &dir.join("io.max"),
-                &format!(
-                    "{device} riops={} rbps={} wiops={} wbps={}",
-                    value(limits.read_iops),
-                    value(limits.read_bytes_per_s),
-                    value(limits.write_iops),
-                    value(limits.write_bytes_per_s)
-                ),
-            )?;
-            Ok(read_v2(&dir, device))
+            write_io_max(&dir, device, limits)?;
+            Ok(read_io_max(&dir, device))
         }
     }
-}
-
-/// The limits a v1 blkio directory holds for `device`.
-fn read_v1(dir: &std::path::Path, device: &str) -> DiskLimits {
-    let mut in_force = DiskLimits::default();
-    for (file, slot) in V1_FILES {
-        *slot(&mut in_force) = read_trimmed(&dir.join(file))
-            .unwrap_or_default()
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("{device} "))?.trim().parse().ok());
-    }
-    in_force
-}
-
-/// The limits a v2 directory's `io.max` holds for `device`.
-fn read_v2(dir: &std::path::Path, device: &str) -> DiskLimits {
-    let line = read_trimmed(&dir.join("io.max"))
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with(&format!("{device} ")))
-        .map(String::from)
-        .unwrap_or_default();
-    parse_io_max(&line)
 }

@@ -351,7 +351,7 @@ pub fn apply(
 /// Where one v1 throttle file's figure goes in `DiskLimits`.
 type LimitSlot = fn(&mut DiskLimits) -> &mut Option<u64>;
 
-pub(super) const V1_FILES: [(&str, LimitSlot); 4] = [
+const V1_FILES: [(&str, LimitSlot); 4] = [
     ("blkio.throttle.read_iops_device", |l| &mut l.read_iops),
     ("blkio.throttle.read_bps_device", |l| {
         &mut l.read_bytes_per_s
@@ -394,25 +394,9 @@ fn v1(
         return Err(format!("{} has no blkio.throttle files", parent.display()));
     }
     let leaf = guard.new_leaf(roots, &parent, &parent)?;
-    let mut limits = *limits;
-    for (file, slot) in V1_FILES {
-        if let Some(value) = *slot(&mut limits) {
-            write(&leaf.join(file), &format!("{} {value}", device.major_minor))?;
-        }
-    }
+    write_v1(&leaf, &device.major_minor, limits)?;
     enter(&leaf, std::process::id())?;
-    let mut in_force = DiskLimits::default();
-    for (file, slot) in V1_FILES {
-        *slot(&mut in_force) = read_trimmed(&leaf.join(file))
-            .unwrap_or_default()
-            .lines()
-            .find_map(|l| {
-                l.strip_prefix(&format!("{} ", device.major_minor))?
-                    .trim()
-                    .parse()
-                    .ok()
-            });
-    }
+    let in_force = read_v1(&leaf, &device.major_minor);
     Ok(("v1 blkio child", leaf, in_force))
 }
 
@@ -438,29 +422,63 @@ fn v2(
         write(&parent.join("cgroup.subtree_control"), "+io")?;
         guard.enabled.push((parent.to_path_buf(), "io".into()));
     }
+    write_io_max(dir, &device.major_minor, limits)?;
+    let in_force = read_io_max(dir, &device.major_minor);
+    Ok(("v2 io.max", dir.to_path_buf(), in_force))
+}
+
+/// Every v1 throttle file of `dir` set for `device` ("MAJ:MIN"): an unset limit
+/// written as 0, which removes its rule. Shared with a container's cgroup
+/// (`container_disk.rs`).
+pub(super) fn write_v1(dir: &Path, device: &str, limits: &DiskLimits) -> Result<(), String> {
+    let mut limits = *limits;
+    for (file, slot) in V1_FILES {
+        let value = slot(&mut limits).unwrap_or(0);
+        write(&dir.join(file), &format!("{device} {value}"))?;
+    }
+    Ok(())
+}
+
+/// The limits the v1 throttle files of `dir` hold for `device`, read back.
+pub(super) fn read_v1(dir: &Path, device: &str) -> DiskLimits {
+    let mut in_force = DiskLimits::default();
+    for (file, slot) in V1_FILES {
+        *slot(&mut in_force) = read_trimmed(&dir.join(file))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{device} "))?.trim().parse().ok());
+    }
+    in_force
+}
+
+/// `io.max` of `dir` set for `device`: an unset limit written as `max`.
+pub(super) fn write_io_max(dir: &Path, device: &str, limits: &DiskLimits) -> Result<(), String> {
     let value = |v: Option<u64>| v.map_or("max".to_string(), |v| v.to_string());
     write(
         &dir.join("io.max"),
         &format!(
-            "{} riops={} rbps={} wiops={} wbps={}",
-            device.major_minor,
+            "{device} riops={} rbps={} wiops={} wbps={}",
             value(limits.read_iops),
             value(limits.read_bytes_per_s),
             value(limits.write_iops),
             value(limits.write_bytes_per_s)
         ),
-    )?;
+    )
+}
+
+/// The limits `io.max` of `dir` holds for `device`, read back.
+pub(super) fn read_io_max(dir: &Path, device: &str) -> DiskLimits {
     let line = read_trimmed(&dir.join("io.max"))
         .unwrap_or_default()
         .lines()
-        .find(|l| l.starts_with(&format!("{} ", device.major_minor)))
+        .find(|l| l.starts_with(&format!("{device} ")))
         .map(String::from)
         .unwrap_or_default();
-    Ok(("v2 io.max", dir.to_path_buf(), parse_io_max(&line)))
+    parse_io_max(&line)
 }
 
 /// The limits of one `io.max` line ("253:0 rbps=131072000 wbps=max riops=3000 wiops=max").
-pub(super) fn parse_io_max(line: &str) -> DiskLimits {
+fn parse_io_max(line: &str) -> DiskLimits {
     let mut limits = DiskLimits::default();
     for field in line.split_whitespace().skip(1) {
         let Some((key, value)) = field.split_once('=') else {

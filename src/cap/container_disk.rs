@@ -153,6 +153,37 @@ pub fn lift(container: &str, pid: u32) -> Result<(), String> {
     write_limits(pid, &device.major_minor, &DiskLimits::default()).map(|_| ())
 }
 
+/// A throttle on `device` in the cgroup of the container's main process `pid` that
+/// this process did not write: one an earlier run wrote and never took off (killed,
+/// or its machine stopped, before the end). It is taken off, read back, and what it
+/// held returned; None where the cgroup holds none (or this process set it).
+pub fn clear_left_over(
+    container: &str,
+    pid: u32,
+    device: &BlockDevice,
+) -> Result<Option<DiskLimits>, String> {
+    if throttled(container) {
+        return Ok(None);
+    }
+    let held = match place_of(pid)? {
+        Place::V1(dir) => read_v1(&dir, &device.major_minor),
+        Place::V2(dir) => read_io_max(&dir, &device.major_minor),
+    };
+    if held.is_empty() {
+        return Ok(None);
+    }
+    let after = write_limits(pid, &device.major_minor, &DiskLimits::default())?;
+    if !after.is_empty() {
+        return Err(format!(
+            "its cgroup holds {} on {} and still {} after it was taken off",
+            held.label(),
+            device.name,
+            after.label()
+        ));
+    }
+    Ok(Some(held))
+}
+
 /// Every limit written (an unset one removed: v1's 0, v2's `max`), then read back.
 fn write_limits(pid: u32, device: &str, limits: &DiskLimits) -> Result<DiskLimits, String> {
     match place_of(pid)? {

@@ -186,6 +186,7 @@ pub async fn fit_servers(config: &mut RunConfig) -> Result<ServerCaps> {
         .collect();
     let largest_blob = config.largest_blob();
     let mut caps = crate::server_caps::fit_servers(&servers, config.cap, largest_blob).await?;
+    crate::server_caps::clear_left_disk_caps(&servers).await;
     if let Some(disk) = &config.disk_cap {
         caps.cap_disks(&servers, disk).await;
     }

@@ -381,6 +381,73 @@ fn a_servers_container_reads_under_the_disk_cap_and_it_is_taken_off_after() {
             .any(|l| l.starts_with(device) && !l.contains("riops=max")),
         "still throttled after the run: {held}"
     );
+    killed_runs_cap_is_taken_off_by_the_next(root.path(), &base, cgroup, device, file);
     let dropped = run(root.path(), &[&["drop"][..], &base].concat());
     assert!(dropped.status.success(), "{}", stderr(&dropped));
+}
+
+/// A run killed while it holds the disk cap on a server's container leaves the limit in
+/// the container's cgroup (nothing ran to take it off); the next run, asking for no disk
+/// cap, takes it off before it measures and says so, and its results record no cap.
+fn killed_runs_cap_is_taken_off_by_the_next(
+    root: &std::path::Path,
+    base: &[&str],
+    cgroup: &str,
+    device: &str,
+    file: &str,
+) {
+    use std::io::BufRead;
+    let mut child = crate::common::blobrace()
+        .args([&["measure"][..], base].concat())
+        .args(["--cap", "256MiB", "--cache", "steady", "--measure", "60s"])
+        .args(["--disk-cap", "riops=100", "--data-dir"])
+        .arg(root.join("data"))
+        .arg("--results-dir")
+        .arg(root.join("killed"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut said = String::new();
+    for line in lines {
+        let line = line.unwrap();
+        said.push_str(&line);
+        said.push('\n');
+        if line.contains("postgres: disk capped at") {
+            break;
+        }
+    }
+    assert!(said.contains("postgres: disk capped at"), "{said}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let held = || std::fs::read_to_string(std::path::Path::new(cgroup).join(file)).unwrap();
+    let limited = |text: &str| {
+        text.lines()
+            .any(|l| l.starts_with(device) && !l.contains("riops=max"))
+    };
+    // A steady cell restarts nothing: the killed run's cgroup is the container's still.
+    assert!(limited(&held()), "the kill left no limit: {}", held());
+    let out = run(
+        root,
+        &[
+            &["measure"][..],
+            base,
+            &["--cap", "256MiB", "--cache", "steady", "--measure", "1s"],
+        ]
+        .concat(),
+    );
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("postgres: its container's cgroup held a disk cap (read 100 IOPS on ")
+            && said.contains("did not take off (stopped before its end): taken off"),
+        "{said}"
+    );
+    assert!(!limited(&held()), "still throttled: {}", held());
+    let json: Value = serde_json::from_slice(
+        &std::fs::read(crate::common::newest_run(root).join("results.json")).unwrap(),
+    )
+    .unwrap();
+    let r = &json["results"][0];
+    assert!(r["cap"]["disk"].is_null(), "{}", r["cap"]);
 }

@@ -16,6 +16,11 @@ use crate::db::server::Server;
 use crate::db::server::cache::{read_cache, set_cache};
 use crate::size::format_bytes;
 
+mod disk;
+
+use disk::cap_disk;
+pub use disk::clear_left_disk_caps;
+
 /// A server's limits at one moment: its container's and its own cache's.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct ServerLimits {
@@ -213,43 +218,6 @@ impl ServerCaps {
 }
 
 /// One server's container under `disk`: its id and the line saying what it holds.
-async fn cap_disk(server: Server, disk: &DiskCap) -> Result<(String, String)> {
-    let docker = crate::docker::connect().await?;
-    let Some((id, name, _)) = crate::docker::find_service(&docker, server.name()).await? else {
-        bail!("no running compose container");
-    };
-    let Some((source, _)) =
-        crate::docker::service_data_source(server.name(), server.container_data_dir()).await?
-    else {
-        bail!(
-            "its data directory {} is not a mount",
-            server.container_data_dir()
-        );
-    };
-    // Measured from inside a container (the compose runner), the host's paths and
-    // cgroups are not this process's to see.
-    if !source.exists() {
-        bail!(
-            "its volume {} is not seen from here (run from inside a container?)",
-            source.display()
-        );
-    }
-    let device = crate::cap::disk::block_device(&source, std::path::Path::new("/sys"))
-        .map_err(anyhow::Error::msg)?;
-    let pid = crate::docker::main_pid(&docker, &id).await?;
-    let in_force = crate::cap::container_disk::throttle(&id, pid, &device, disk)
-        .map_err(anyhow::Error::msg)?;
-    Ok((
-        id,
-        format!(
-            "disk capped at {} on {} ({}), read back from container {name}'s cgroup",
-            in_force.label(),
-            device.name,
-            device.major_minor
-        ),
-    ))
-}
-
 impl Drop for ServerCaps {
     fn drop(&mut self) {
         self.restore();

@@ -47,6 +47,7 @@ fn overhead(c: &mut Criterion) {
         key: Default::default(),
         churn: None,
         live: false,
+        mix: None,
     };
     let blobs = (1..=spec.rows)
         .map(|id| {

@@ -27,14 +27,15 @@ fn row_seed(seed: u64, size: SizeClass, id: u64, version: u32) -> u64 {
     }
 }
 
-/// Fill `buf` (exactly one blob long) with the content of row `id` as loaded.
+/// Fill `buf` (exactly one blob long: the size class's, or the row's own in a mix,
+/// `DatasetSpec::blob_bytes`) with the content of row `id` as loaded. `size` is the
+/// dataset's size class (a mix's largest blob): part of the row's seed.
 pub fn fill_blob(seed: u64, size: SizeClass, id: u64, buf: &mut [u8]) {
     fill_blob_version(seed, size, id, 0, buf);
 }
 
 /// Fill `buf` with the content of row `id` at `version`.
 pub fn fill_blob_version(seed: u64, size: SizeClass, id: u64, version: u32, buf: &mut [u8]) {
-    debug_assert_eq!(buf.len() as u64, size.bytes());
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(row_seed(seed, size, id, version));
     rng.fill_bytes(buf);
     buf[..STAMP_BYTES].copy_from_slice(&id.to_le_bytes());
@@ -46,19 +47,19 @@ pub fn stamp_of(blob: &[u8]) -> Option<u64> {
         .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
 }
 
-/// Why a fetched blob is not row `id`, if it is not. `full`: the row's version, to
-/// regenerate its whole content into `scratch` and compare; None checks the length and
-/// the id stamp only.
+/// Why a fetched blob is not row `id` (`len` bytes long), if it is not. `full`: the
+/// row's version, to regenerate its whole content into `scratch` and compare; None
+/// checks the length and the id stamp only.
 pub fn check_blob(
     seed: u64,
     size: SizeClass,
-    id: u64,
+    (id, len): (u64, u64),
     blob: &[u8],
     full: Option<u32>,
     scratch: &mut Vec<u8>,
 ) -> Option<String> {
-    if blob.len() as u64 != size.bytes() {
-        return Some(format!("length {} instead of {}", blob.len(), size.bytes()));
+    if blob.len() as u64 != len {
+        return Some(format!("length {} instead of {len}", blob.len()));
     }
     match stamp_of(blob) {
         Some(stamp) if stamp == id => {}
@@ -66,7 +67,7 @@ pub fn check_blob(
         None => return Some("no id stamp".into()),
     }
     if let Some(version) = full {
-        scratch.resize(size.as_usize(), 0);
+        scratch.resize(len as usize, 0);
         fill_blob_version(seed, size, id, version, scratch);
         if let Some(pos) = blob.iter().zip(scratch.iter()).position(|(a, b)| a != b) {
             let other = if version == 0 { 1 } else { 0 };
@@ -130,26 +131,29 @@ mod tests {
         let size = SizeClass::new(64).unwrap();
         let mut scratch = Vec::new();
         let good = blob(3, 64, 9);
-        assert_eq!(check_blob(3, size, 9, &good, Some(0), &mut scratch), None);
+        assert_eq!(
+            check_blob(3, size, (9, 64), &good, Some(0), &mut scratch),
+            None
+        );
         assert!(
-            check_blob(3, size, 10, &good, None, &mut scratch)
+            check_blob(3, size, (10, 64), &good, None, &mut scratch)
                 .unwrap()
                 .contains("id stamp 9")
         );
         assert!(
-            check_blob(3, size, 9, &good[..63], None, &mut scratch)
+            check_blob(3, size, (9, 64), &good[..63], None, &mut scratch)
                 .unwrap()
                 .contains("length 63")
         );
         let mut flipped = good.clone();
         flipped[40] ^= 1;
         assert_eq!(
-            check_blob(3, size, 9, &flipped, None, &mut scratch),
+            check_blob(3, size, (9, 64), &flipped, None, &mut scratch),
             None,
             "stamp-only check"
         );
         assert!(
-            check_blob(3, size, 9, &flipped, Some(0), &mut scratch)
+            check_blob(3, size, (9, 64), &flipped, Some(0), &mut scratch)
                 .unwrap()
                 .contains("byte 40")
         );
@@ -159,11 +163,11 @@ mod tests {
         assert_eq!(changed[..STAMP_BYTES], good[..STAMP_BYTES]);
         assert_ne!(changed, good);
         assert_eq!(
-            check_blob(3, size, 9, &changed, Some(1), &mut scratch),
+            check_blob(3, size, (9, 64), &changed, Some(1), &mut scratch),
             None
         );
         assert!(
-            check_blob(3, size, 9, &changed, Some(0), &mut scratch)
+            check_blob(3, size, (9, 64), &changed, Some(0), &mut scratch)
                 .unwrap()
                 .contains("holds version 1 of the row instead of version 0")
         );

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::churn::Churn;
 use crate::error::InputError;
 use crate::key::{KEY_BYTES, KeyType};
+use crate::mix::MixRef;
 use crate::size::{SizeClass, format_bytes};
 
 /// Bumped when the content generator or a store layout changes meaning.
@@ -31,6 +32,11 @@ pub struct DatasetSpec {
     /// changes the store records, which the writer moves on.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub live: bool,
+    /// Blobs of many sizes, drawn from a distribution (`--size-mix`): each row's size
+    /// is `blob_bytes(id)`, and `size` is the largest the mix can draw (what buffers,
+    /// batches and the memory checks are sized for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<MixRef>,
 }
 
 impl DatasetSpec {
@@ -47,7 +53,96 @@ impl DatasetSpec {
             key,
             churn: None,
             live: false,
+            mix: None,
         })
+    }
+
+    /// A dataset of `mix`: the fewest rows from id 1 on whose sizes reach
+    /// `dataset_bytes`.
+    pub fn of_mix(mix: MixRef, dataset_bytes: u64, seed: u64, key: KeyType) -> Self {
+        let (rows, _) = crate::mix::rows_for(mix, seed, dataset_bytes);
+        Self {
+            size: SizeClass::new(mix.get().largest()).expect("a mix's largest blob is checked"),
+            rows,
+            seed,
+            key,
+            churn: None,
+            live: false,
+            mix: Some(mix),
+        }
+    }
+
+    /// The size of row `id`'s blob.
+    #[inline]
+    pub fn blob_bytes(&self, id: u64) -> u64 {
+        match self.mix {
+            Some(mix) => mix.get().bytes_of(self.seed, id),
+            None => self.size.bytes(),
+        }
+    }
+
+    /// The largest blob of the dataset (every blob, for a size class).
+    pub fn largest_blob(&self) -> u64 {
+        self.size.bytes()
+    }
+
+    /// The bytes of rows `1..id` (those before `id`).
+    pub fn bytes_before(&self, id: u64) -> u64 {
+        let rows = id.saturating_sub(1).min(self.rows);
+        match self.mix {
+            Some(mix) => crate::mix::bytes_of_rows(mix, self.seed, rows),
+            None => rows * self.size.bytes(),
+        }
+    }
+
+    /// How many whole rows the first `bytes` bytes of the rows back to back hold (a
+    /// packed file's rows done).
+    pub fn rows_within(&self, bytes: u64) -> u64 {
+        match self.mix {
+            Some(mix) => {
+                let offsets = crate::mix::offsets(mix, self.seed, self.rows);
+                (offsets.partition_point(|&at| at <= bytes) as u64).saturating_sub(1)
+            }
+            None => (bytes / self.size.bytes()).min(self.rows),
+        }
+    }
+
+    /// `per_row` (of a blob's size) added up over rows `1..=rows`: what a store's disk
+    /// estimate is for a mix, whose blobs differ.
+    pub fn sum_over_rows(&self, rows: u64, per_row: impl Fn(u64) -> u64) -> u64 {
+        match self.mix {
+            Some(mix) => {
+                let mix = mix.get();
+                (1..=rows)
+                    .map(|id| per_row(mix.bytes_of(self.seed, id)))
+                    .sum()
+            }
+            None => rows * per_row(self.size.bytes()),
+        }
+    }
+
+    /// The mean blob: the size class, or a mix's bytes over its rows.
+    pub fn mean_blob_bytes(&self) -> u64 {
+        match self.mix {
+            Some(_) => (self.bytes() / self.rows.max(1)).max(1),
+            None => self.size.bytes(),
+        }
+    }
+
+    /// The flag that names this dataset's size: `--sizes 64KiB` or `--size-mix '…'`.
+    pub fn size_flag(&self) -> String {
+        match self.mix {
+            Some(mix) => format!("--size-mix '{}'", mix.get().source),
+            None => format!("--sizes {}", self.size),
+        }
+    }
+
+    /// The size as lines and the report name it: `64KiB`, or the mix's name.
+    pub fn size_label(&self) -> String {
+        match self.mix {
+            Some(mix) => mix.to_string(),
+            None => self.size.to_string(),
+        }
     }
 
     /// Row `id`'s content version once `applied` changes of the churn are in (0 for a
@@ -103,8 +198,9 @@ impl DatasetSpec {
         }
     }
 
+    /// Every blob's bytes added up.
     pub fn bytes(&self) -> u64 {
-        self.size.bytes() * self.rows
+        self.bytes_before(self.rows + 1)
     }
 
     /// File or directory stem shared by every store: `64KiB-x49152`, with the key
@@ -112,9 +208,13 @@ impl DatasetSpec {
     /// there is one (`64KiB-x49152-churn30`) and `-live` for a dataset written while
     /// measured.
     pub fn stem(&self) -> String {
+        let size = match self.mix {
+            Some(mix) => mix.get().stem(),
+            None => self.size.to_string(),
+        };
         format!(
             "{}-x{}{}{}",
-            self.size,
+            size,
             self.rows,
             self.key_suffix("-k"),
             self.churn_suffix("-")
@@ -151,7 +251,7 @@ impl fmt::Display for DatasetSpec {
             f,
             "{} rows of {} ({}, seed {}{}{})",
             self.rows,
-            self.size,
+            self.size_label(),
             format_bytes(self.bytes()),
             self.seed,
             self.key_suffix(", key "),
@@ -182,6 +282,9 @@ pub struct Manifest {
     /// asked for, and kept here, since a complete dataset does not change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk_bytes: Option<u64>,
+    /// A mix's dataset: the mix's canonical text (`size_bytes` is its largest blob).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<String>,
 }
 
 impl Manifest {
@@ -196,6 +299,7 @@ impl Manifest {
             loaded_at: None,
             rows_done: None,
             disk_bytes: None,
+            mix: spec.mix.map(|m| m.get().canonical()),
         }
     }
 
@@ -217,6 +321,9 @@ impl Manifest {
         let same = self.size_bytes == spec.size.bytes()
             && self.rows == spec.rows
             && self.seed == spec.seed
+            // Recorded by the file stores; a database's manifest table has no column for
+            // it, and its namespace names the mix (`SizeMix::short_id`).
+            && (self.mix.is_none() || self.mix == spec.mix.map(|m| m.get().canonical()))
             && self.format_version == FORMAT_VERSION;
         if same {
             return Ok(());
@@ -225,14 +332,22 @@ impl Manifest {
             path: path.to_path_buf(),
             found: format!(
                 "size {}, {} rows, seed {}, format {}",
-                format_bytes(self.size_bytes),
+                self.mix
+                    .as_deref()
+                    .map(|m| format!("mix {m}"))
+                    .unwrap_or_else(|| format_bytes(self.size_bytes)),
                 self.rows,
                 self.seed,
                 self.format_version
             ),
             wanted: format!(
                 "size {}, {} rows, seed {}, format {}",
-                spec.size, spec.rows, spec.seed, FORMAT_VERSION
+                spec.mix
+                    .map(|m| format!("mix {}", m.get().canonical()))
+                    .unwrap_or_else(|| spec.size.to_string()),
+                spec.rows,
+                spec.seed,
+                FORMAT_VERSION
             ),
         })
     }

@@ -76,6 +76,7 @@ pub mod measure;
 pub mod memory_fit;
 pub mod merge;
 pub mod merged_run;
+pub mod mix;
 pub mod regime;
 pub mod report;
 pub mod results;

@@ -156,7 +156,7 @@ pub async fn rooms_of(
             // whole); not the estimate's fixed parts, such as a server's write-ahead log,
             // which a drop does not give back.
             if done > 0 {
-                rooms.found(kind, size_index, done * spec.size.bytes());
+                rooms.found(kind, size_index, spec.bytes_before(done + 1));
             }
             planned.push((store, state));
         }
@@ -207,33 +207,48 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
     }
     let started = Instant::now();
     let done = store.begin().await?;
-    let label = format!("{} {}", kind_name.name(), spec.size);
+    let label = format!("{} {}", kind_name.name(), spec.size_label());
+    let resumed_at = spec.bytes_before(done + 1);
     let mut progress = RowsProgress::new(
         "load",
         label,
-        spec.size.bytes(),
+        spec.mean_blob_bytes(),
         spec.bytes(),
-        done * spec.size.bytes(),
+        resumed_at,
     );
-    let resumed_at = done * spec.size.bytes();
     let per_batch = store.rows_per_batch() as u64;
+    let batch_budget = per_batch * spec.mean_blob_bytes();
     let mut batch: Vec<Vec<u8>> = Vec::with_capacity(per_batch as usize);
     let mut next = done + 1;
     while next <= spec.rows {
-        let n = per_batch.min(spec.rows - next + 1) as usize;
-        batch.truncate(n);
-        for i in 0..n {
-            if i == batch.len() {
-                batch.push(vec![0; spec.size.as_usize()]);
+        let most = per_batch.min(spec.rows - next + 1) as usize;
+        // A mix's rows differ in size: each buffer is cut or grown to its row, and the
+        // batch ends once it holds what `per_batch` rows of its mean blob would.
+        let (mut n, mut batch_bytes) = (0, 0);
+        while n < most && batch_bytes < batch_budget {
+            let id = next + n as u64;
+            let len = spec.blob_bytes(id);
+            if n == batch.len() {
+                batch.push(Vec::new());
             }
-            fill_blob(spec.seed, spec.size, next + i as u64, &mut batch[i]);
+            // A buffer kept from a larger row would keep its size: over a load, each of a
+            // batch's buffers grows to the largest row it ever held (a lognormal mix's
+            // 2,600 buffers of a floor batch reached 380 MB). A much larger one is let go.
+            if batch[n].capacity() > 2 * len as usize + 4096 {
+                batch[n] = Vec::new();
+            }
+            batch[n].resize(len as usize, 0);
+            fill_blob(spec.seed, spec.size, id, &mut batch[n]);
+            batch_bytes += len;
+            n += 1;
         }
+        batch.truncate(n);
         store
             .append(next, &mut batch)
             .await
             .with_context(|| format!("loading {} into {}", spec, store.location().display()))?;
         next += n as u64;
-        progress.advance(n as u64 * spec.size.bytes(), resumed_at);
+        progress.advance(batch_bytes, resumed_at);
     }
     store.finish().await?;
     progress.finish();
@@ -244,7 +259,7 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
         LoadOutcome::Loaded
     };
     report.resumed_from_row = done;
-    report.bytes_written = (spec.rows - done) * spec.size.bytes();
+    report.bytes_written = spec.bytes() - resumed_at;
     report.seconds = seconds;
     report.mb_per_s = (seconds > 0.0).then(|| report.bytes_written as f64 / seconds / 1e6);
     report.peak_rss_bytes = peak_rss_bytes();

@@ -287,7 +287,7 @@ pub async fn prefill(
             Some(sampler) => {
                 let id = sampler.next(&mut rng);
                 let at = (id - 1) as f64 / (spec.rows - 1).max(1) as f64;
-                (at, spec.size.bytes())
+                (at, spec.blob_bytes(id))
             }
         };
         let n = store.read_chunk(at, bytes).await?;

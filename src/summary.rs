@@ -211,8 +211,11 @@ pub fn rows(run: &RunResults) -> Vec<SummaryRow> {
 
 /// The rows as the plain table printed at the end of a run.
 pub fn terminal_table(run: &RunResults) -> String {
+    let rows = rows(run);
+    // A mix's name is longer than a size class's.
+    let w = rows.iter().map(|r| r.size.len()).max().unwrap_or(0).max(7);
     let mut out = format!(
-        "\nrun {} — cap: memory {}, cpu {}, access {}{}\n{:<20} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n",
+        "\nrun {} — cap: memory {}, cpu {}, access {}{}\n{:<20} {:>w$} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n",
         run.run_id,
         run.cap.memory_label(),
         run.cap.cpu_label(),
@@ -231,9 +234,9 @@ pub fn terminal_table(run: &RunResults) -> String {
         "hit",
         "disk/fetch"
     );
-    for r in rows(run) {
+    for r in rows {
         out.push_str(&format!(
-            "{:<20} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n",
+            "{:<20} {:>w$} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n",
             r.label,
             r.size,
             r.fetches,

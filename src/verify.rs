@@ -56,7 +56,7 @@ pub async fn verify(config: &RunConfig) -> Result<()> {
                 Ok(true) => verified += 1,
                 Ok(false) => {
                     bad += 1;
-                    wrong.push(format!("--engines {} --sizes {}", kind.name(), spec.size));
+                    wrong.push(format!("--engines {} {}", kind.name(), spec.size_flag()));
                 }
                 Err(e) => match e.downcast_ref::<InputError>() {
                     Some(InputError::NotLoaded { path }) => {
@@ -137,7 +137,7 @@ async fn verify_one(config: &RunConfig, kind: StoreKind, spec: DatasetSpec) -> R
     let progress = std::cell::RefCell::new(RowsProgress::new(
         "verify",
         where_.clone(),
-        spec.size.bytes(),
+        spec.mean_blob_bytes(),
         spec.bytes(),
         0,
     ));
@@ -185,7 +185,7 @@ async fn read_in_batches(
     applied: u64,
     progress: &std::cell::RefCell<RowsProgress>,
 ) -> Result<Option<Vec<(u64, String)>>> {
-    let per_batch = (READ_BATCH_BYTES / spec.size.bytes().max(1)).max(1);
+    let per_batch = (READ_BATCH_BYTES / spec.mean_blob_bytes()).max(1);
     let (mut bad, mut scratch) = (Vec::new(), Vec::new());
     let mut first = 1;
     while first <= spec.rows {
@@ -208,13 +208,18 @@ async fn read_in_batches(
                 expected += 1;
             }
             let version = spec.version_of(id, applied);
-            if let Some(what) =
-                check_blob(spec.seed, spec.size, id, blob, Some(version), &mut scratch)
-            {
+            if let Some(what) = check_blob(
+                spec.seed,
+                spec.size,
+                (id, spec.blob_bytes(id)),
+                blob,
+                Some(version),
+                &mut scratch,
+            ) {
                 bad.push((id, what));
             }
             expected = id + 1;
-            progress.borrow_mut().advance(spec.size.bytes(), 0);
+            progress.borrow_mut().advance(spec.blob_bytes(id), 0);
         };
         if !store.read_rows(first, last, &mut each).await? {
             return Ok(None);
@@ -285,11 +290,18 @@ async fn read_every(
             .await
             .with_context(|| format!("reading id {id} from {where_}"))?;
         let version = spec.version_of(id, applied);
-        if let Some(what) = check_blob(spec.seed, spec.size, id, &out, Some(version), &mut scratch)
-        {
+        let len = spec.blob_bytes(id);
+        if let Some(what) = check_blob(
+            spec.seed,
+            spec.size,
+            (id, len),
+            &out,
+            Some(version),
+            &mut scratch,
+        ) {
             bad.push((id, what));
         }
-        progress.borrow_mut().advance(spec.size.bytes(), 0);
+        progress.borrow_mut().advance(len, 0);
     }
     engine.close().await?;
     Ok(bad)

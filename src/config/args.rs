@@ -96,6 +96,11 @@ pub struct RunArgs {
               |p| p.sizes.iter().map(|&b| format_bytes(b)).collect::<Vec<_>>().join(",")))]
     pub sizes: Option<SizeList>,
 
+    #[arg(long, env = "BLOBRACE_SIZE_MIX", value_parser = super::parse::parse_size_mix,
+          conflicts_with = "sizes",
+          help = "Blobs of many sizes in one dataset instead of size classes: 4KiB:67,8KiB:10,1MiB:3 (sizes and weights; fio's 4k/67:8k/10 too), uniform:LOW,HIGH, lognormal:MEDIAN,SIGMA,LARGEST, hist:FILE (a YCSB histogram file), dir:DIR (the sizes of a directory's files, nothing read) or file:FILE (a mix a run saved). Each row's size comes from the seed and its id; the dataset holds --dataset-bytes.")]
+    pub size_mix: Option<crate::mix::MixRef>,
+
     #[arg(long, env = "BLOBRACE_SHARE", value_parser = super::share::parse_share,
           help = "This machine's share of the size classes when a run is split across n machines: i/n takes every n-th size from the i-th (1/2: the 1st, 3rd...; 2/2: the 2nd, 4th...). Join the runs with `blobrace merge`.")]
     pub share: Option<super::Share>,

@@ -54,6 +54,11 @@ pub(super) fn parse_sizes(text: &str) -> Result<SizeList, InputError> {
     parse_size_list(text).map(SizeList)
 }
 
+/// `--size-mix`: one size distribution (`mix::parse`), kept once in this process.
+pub(super) fn parse_size_mix(text: &str) -> Result<crate::mix::MixRef, InputError> {
+    crate::mix::parse(text).map(crate::mix::intern)
+}
+
 /// `--saturate-sizes`: sizes, or "none".
 pub(super) fn parse_size_list_or_none(text: &str) -> Result<SizeList, InputError> {
     if text.trim() == "none" {

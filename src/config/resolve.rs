@@ -17,9 +17,10 @@ impl RunArgs {
     /// Fill in the profile's presets and check what involves two flags at once.
     pub fn resolve(&self) -> Result<RunConfig, InputError> {
         let preset = self.preset.values();
-        let sizes = match &self.sizes {
-            Some(SizeList(list)) => list.clone(),
-            None => preset
+        let sizes = match (&self.sizes, self.size_mix) {
+            (_, Some(mix)) => vec![SizeClass::new(mix.get().largest())?],
+            (Some(SizeList(list)), None) => list.clone(),
+            (None, None) => preset
                 .sizes
                 .iter()
                 .map(|&b| SizeClass::new(b))
@@ -32,15 +33,20 @@ impl RunArgs {
             (None, Some(_)) => None,
             (None, None) => preset.precision,
         };
-        for size in &sizes {
-            size.rows_for(dataset_bytes)?;
+        match self.size_mix {
+            Some(mix) => check_mix(mix, dataset_bytes, self)?,
+            None => {
+                for size in &sizes {
+                    size.rows_for(dataset_bytes)?;
+                }
+            }
         }
         let memory_bytes = self
             .cap
             .unwrap_or(Limit::Some(preset.cap_bytes))
             .into_option();
         if let Some(bytes) = memory_bytes {
-            check_cap_fits_blobs(bytes, &sizes)?;
+            check_cap_fits_blobs(bytes, &sizes, self.size_mix.is_some())?;
             check_cap_fits_machine(bytes)?;
         }
         let cpus = self.cpus.unwrap_or(Limit::Some(preset.cpus)).into_option();
@@ -218,6 +224,7 @@ impl RunArgs {
             engines_explicit: self.engines.is_some(),
             left_out: Vec::new(),
             sizes,
+            size_mix: self.size_mix,
             dataset_bytes,
             cap: CapRequest { memory_bytes, cpus },
             disk_cap: self.disk_cap.clone().and_then(Limit::into_option),
@@ -291,20 +298,55 @@ fn check_cap_fits_machine(cap_bytes: u64) -> Result<(), InputError> {
     }
 }
 
-fn check_cap_fits_blobs(cap_bytes: u64, sizes: &[SizeClass]) -> Result<(), InputError> {
+fn check_cap_fits_blobs(cap_bytes: u64, sizes: &[SizeClass], mix: bool) -> Result<(), InputError> {
     let largest = sizes.iter().map(|s| s.bytes()).max().unwrap_or(0);
     let needed = MIN_CAP_BYTES + 5 * largest;
     if cap_bytes < needed {
+        let fix = if mix {
+            "lower the size mix's largest blob (--size-mix)"
+        } else {
+            "leave the largest size out of --sizes (BLOBRACE_SIZES)"
+        };
         return Err(InputError::Value {
             what: "cap",
             input: format_bytes(cap_bytes),
             why: format!(
-                "{} blobs need a cap of at least {} ({} for the process + 5 copies of a blob): raise --cap (BLOBRACE_CAP) or leave the largest size out of --sizes (BLOBRACE_SIZES)",
+                "{} blobs need a cap of at least {} ({} for the process + 5 copies of a blob): raise --cap (BLOBRACE_CAP) or {fix}",
                 format_bytes(largest),
                 format_bytes(needed),
                 format_bytes(MIN_CAP_BYTES)
             ),
         });
+    }
+    Ok(())
+}
+
+/// A size mix's dataset holds its largest blob at least, and it does not change (a
+/// churn or a writer rewrites rows at one size: not for a mix yet).
+fn check_mix(
+    mix: crate::mix::MixRef,
+    dataset_bytes: u64,
+    args: &RunArgs,
+) -> Result<(), InputError> {
+    let mix = mix.get();
+    let bad = |why: String| crate::mix::bad(&mix.source, why);
+    if mix.largest() > dataset_bytes {
+        return Err(bad(format!(
+            "its largest blob ({}) is more than the dataset ({}): raise --dataset-bytes (BLOBRACE_DATASET_BYTES) or lower the mix's largest blob",
+            format_bytes(mix.largest()),
+            format_bytes(dataset_bytes)
+        )));
+    }
+    if args.churn > 0 || args.write_rate.is_some() {
+        return Err(bad(
+            "a mix's rows are not changed yet (--churn, --write-rate): leave one or the other out"
+                .into(),
+        ));
+    }
+    if args.share.is_some() {
+        return Err(bad(
+            "a mix is one dataset, and --share splits size classes between machines: leave --share out".into(),
+        ));
     }
     Ok(())
 }

@@ -49,7 +49,11 @@ pub struct RunConfig {
     /// never a silent gap.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<LeftOut>,
+    /// One size class per dataset, or, with `size_mix`, the mix's largest blob alone.
     pub sizes: Vec<SizeClass>,
+    /// Blobs of many sizes in one dataset (`--size-mix`), instead of size classes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_mix: Option<crate::mix::MixRef>,
     pub dataset_bytes: u64,
     pub cap: CapRequest,
     /// The disk cap of the measuring process (`--disk-cap`), None for none.
@@ -275,6 +279,14 @@ impl RunConfig {
     }
 
     pub fn datasets(&self) -> Vec<DatasetSpec> {
+        if let Some(mix) = self.size_mix {
+            return vec![DatasetSpec::of_mix(
+                mix,
+                self.dataset_bytes,
+                self.seed,
+                self.key,
+            )];
+        }
         self.sizes
             .iter()
             .map(|&size| {

@@ -32,6 +32,9 @@ fn manifest_of(model: &manifest::Model) -> Result<Manifest> {
         loaded_at: model.loaded_at.clone(),
         rows_done: None,
         disk_bytes: None,
+        // The manifest table has no column for it: a mix's dataset lives under a name
+        // that holds its hash (`SizeMix::short_id`), so no other mix is found there.
+        mix: None,
     })
 }
 

@@ -152,14 +152,16 @@ pub(crate) fn read_file_chunk(path: &Path, at: f64, bytes: u64) -> Result<u64> {
 
 /// The ids a chunk of `bytes` at fraction `at` covers: at least one row.
 pub(crate) fn chunk_ids(spec: &DatasetSpec, at: f64, bytes: u64) -> std::ops::RangeInclusive<u64> {
-    let count = bytes.div_ceil(spec.size.bytes()).clamp(1, spec.rows);
+    let count = bytes.div_ceil(spec.mean_blob_bytes()).clamp(1, spec.rows);
     let first = 1 + ((at * (spec.rows - count + 1) as f64) as u64).min(spec.rows - count);
     first..=first + count - 1
 }
 
-/// Rows per batch so that one batch holds about `target_bytes` (at least one row).
+/// Rows per batch so that one batch holds about `target_bytes` (at least one row): of
+/// a mix, by its mean blob (the loader ends a batch early once it holds that many
+/// bytes, so a batch of a mix is at most one blob over).
 pub(crate) fn rows_for_batch(spec: &DatasetSpec, target_bytes: u64, max_rows: u64) -> usize {
-    (target_bytes / spec.size.bytes()).clamp(1, max_rows) as usize
+    (target_bytes / spec.mean_blob_bytes()).clamp(1, max_rows) as usize
 }
 
 /// Read a JSON manifest beside a file store; None when absent.
@@ -302,6 +304,7 @@ pub(crate) mod checks {
                 key,
                 churn: None,
                 live: false,
+                mix: None,
             };
             let mut store = make(root.path(), spec);
             let (estimate, taken) = rt.block_on(async {

@@ -274,8 +274,8 @@ where
     }
     let t0 = shared.start();
     let mut record = ClientRecord {
-        warm_up: FetchStats::new(false),
-        measured: FetchStats::new(false),
+        warm_up: FetchStats::new(false).with_bands(spec.mix.is_some()),
+        measured: FetchStats::new(false).with_bands(spec.mix.is_some()),
         response: new_histogram(),
         lag: new_histogram(),
     };
@@ -358,8 +358,9 @@ fn merge(
     t0: Instant,
     ended: Instant,
 ) -> LoadMeasured {
-    let mut warm_up = FetchStats::new(false);
-    let mut measured = FetchStats::new(false);
+    let mixed = records.iter().any(|r| r.measured.bands.is_some());
+    let mut warm_up = FetchStats::new(false).with_bands(mixed);
+    let mut measured = FetchStats::new(false).with_bands(mixed);
     let mut response = new_histogram();
     let mut lag = new_histogram();
     for r in &records {

@@ -39,7 +39,7 @@ impl Engine for SlowEngine {
                 self.service
             };
         std::thread::sleep(wait);
-        out.resize(self.spec.size.as_usize(), 0);
+        out.resize(self.spec.blob_bytes(id) as usize, 0);
         fill_blob(self.spec.seed, self.spec.size, id, out);
         Ok(())
     }
@@ -56,6 +56,7 @@ fn spec() -> DatasetSpec {
         key: Default::default(),
         churn: None,
         live: false,
+        mix: None,
     }
 }
 

@@ -81,7 +81,8 @@ impl FetchStep {
                 .unwrap_or_default();
             format!(
                 "{} fetch of id {id} (size {}{client}) failed",
-                self.engine_name, self.spec.size
+                self.engine_name,
+                self.spec.size_label()
             )
         })?;
         self.check(id, committed)?;
@@ -109,7 +110,8 @@ impl FetchStep {
         let first = first.with_context(|| {
             format!(
                 "{} streamed fetch of id {id} (size {}) failed",
-                self.engine_name, self.spec.size
+                self.engine_name,
+                self.spec.size_label()
             )
         })?;
         self.check(id, committed)?;
@@ -132,21 +134,22 @@ impl FetchStep {
             }
         };
         let (seed, size) = (self.spec.seed, self.spec.size);
+        let row = (id, self.spec.blob_bytes(id));
         let mut wrong = check_blob(
             seed,
             size,
-            id,
+            row,
             &self.out,
             full.then_some(low),
             &mut self.scratch,
         );
         if wrong.is_some() && full && high != low {
-            wrong = check_blob(seed, size, id, &self.out, Some(high), &mut self.scratch);
+            wrong = check_blob(seed, size, row, &self.out, Some(high), &mut self.scratch);
         }
         if let Some(what) = wrong {
             return Err(FetchMismatch {
                 engine: self.engine_name.clone(),
-                size: self.spec.size.to_string(),
+                size: self.spec.size_label(),
                 id,
                 what,
             }

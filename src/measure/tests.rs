@@ -21,7 +21,7 @@ impl Engine for MemoryEngine {
         if !self.delay.is_zero() {
             tokio::time::sleep(self.delay).await;
         }
-        out.resize(self.spec.size.as_usize(), 0);
+        out.resize(self.spec.blob_bytes(id) as usize, 0);
         fill_blob(self.spec.seed, self.spec.size, id, out);
         if self.corrupt_id == Some(id) {
             out[20] ^= 0xff;
@@ -41,6 +41,7 @@ fn spec() -> DatasetSpec {
         key: Default::default(),
         churn: None,
         live: false,
+        mix: None,
     }
 }
 
@@ -145,6 +146,7 @@ fn ids_are_uniform_over_the_whole_range() {
         key: Default::default(),
         churn: None,
         live: false,
+        mix: None,
     };
     let mut ids = id_sequence(&s);
     let mut seen = [0u32; 11];

@@ -96,7 +96,7 @@ impl Run {
         let skipped = SkippedLoad {
             engine,
             size_bytes: spec.size.bytes(),
-            size: spec.size.to_string(),
+            size: spec.size_label(),
             point,
             why,
         };
@@ -195,7 +195,7 @@ impl Run {
         };
         self.results.disk_limits.push(crate::results::DiskLimit {
             size_bytes: size,
-            size: spec.size.to_string(),
+            size: spec.size_label(),
             queue_depth: clients,
             measured_at: crate::now_rfc3339(),
             throughput,
@@ -236,7 +236,7 @@ impl Run {
         )?;
         self.progress(Progress::ClosedLoop {
             engine,
-            size: spec.size,
+            size: spec.size_label(),
             clients,
             fetches_per_s: closed.achieved_rate(),
         });
@@ -261,7 +261,7 @@ impl Run {
         let capacity = closed.achieved_rate();
         self.progress(Progress::Searching {
             engine,
-            size: spec.size,
+            size: spec.size_label(),
             clients,
             capacity,
             steps: config.saturate_steps,
@@ -292,13 +292,13 @@ impl Run {
             engine,
             scenario: prepared.scenario,
             size_bytes: spec.size.bytes(),
-            size: spec.size.to_string(),
+            size: spec.size_label(),
             clients,
             arrivals: config.arrivals,
             target_p99: config.target_p99,
             sustainable_mb_per_s: search
                 .sustainable
-                .map(|r| r * spec.size.bytes() as f64 / 1e6),
+                .map(|r| r * spec.mean_blob_bytes() as f64 / 1e6),
             search,
             settings: prepared.fetch_loop.engine().settings(),
             regime: Regime::of(spec.bytes(), cap.as_ref(), self.results.machine.ram_bytes),

@@ -94,7 +94,7 @@ fn measure_sizes<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Resu
             if run.load_failed(engine, spec) {
                 run.progress(Progress::NotLoaded {
                     cell: &label,
-                    size: spec.size,
+                    size: spec.size_label(),
                 });
                 continue;
             }
@@ -210,7 +210,7 @@ fn measure_one<S: SizeScope>(
         label = format!("{label}.{}", point.label());
         run.progress(Progress::UnderLoad {
             cell: &label,
-            size: spec.size,
+            size: spec.size_label(),
             engine,
         });
         let measured = run.beside_writer(engine, spec, &mut prepared, |run, prepared| {

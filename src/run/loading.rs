@@ -97,9 +97,9 @@ impl Run {
     /// (`Rooms::keep_plan`), and say so with the arithmetic before loading.
     fn plan_what_to_keep(&mut self, rooms: &crate::disk_room::Rooms, sizes: Vec<DatasetSpec>) {
         let cost = |store: StoreKind, spec: &DatasetSpec| -> f64 {
-            let bytes = spec.rows * spec.size.bytes();
+            let bytes = spec.bytes();
             self.load_rates
-                .seconds(store, spec.size.bytes(), spec.rows)
+                .seconds(store, spec.mean_blob_bytes(), spec.rows)
                 .unwrap_or_else(|| store.load_cost().seconds(spec.rows, bytes))
         };
         let plan = rooms.keep_plan(sizes.len(), |store, i| cost(store, &sizes[i]));
@@ -194,15 +194,16 @@ impl Run {
                     continue;
                 }
                 loads.datasets += 1;
-                loads.bytes += rows * spec.size.bytes();
+                loads.bytes += rows * spec.mean_blob_bytes();
                 // The disk plan's figures: a store with no load recorded here is
                 // estimated by its own cost (SeaweedFS's 1 KiB is most of a full run).
-                seconds += match self.load_rates.seconds(kind, spec.size.bytes(), rows) {
+                seconds += match self.load_rates.seconds(kind, spec.mean_blob_bytes(), rows) {
                     Some(s) => s,
                     None => {
-                        let name = format!("{} {}", kind.name(), spec.size);
+                        let name = format!("{} {}", kind.name(), spec.size_label());
                         loads.from_store_figures.push(name);
-                        kind.load_cost().seconds(rows, rows * spec.size.bytes())
+                        kind.load_cost()
+                            .seconds(rows, rows * spec.mean_blob_bytes())
                     }
                 };
             }
@@ -280,7 +281,7 @@ impl Run {
             return Ok(());
         }
         let started = Instant::now();
-        self.say_where_it_stands(&format!("it was loading {}", spec.size));
+        self.say_where_it_stands(&format!("it was loading {}", spec.size_label()));
         let config = &self.results.config;
         let (at, stores) = (config.locations(), stores_for(&config.engines));
         let (loads, failed) = match ensure_loaded(&at, &stores, &[spec], config.fail_fast).await {
@@ -291,7 +292,7 @@ impl Run {
                 // and the others fail alone, saying why (a re-run continues them).
                 say!(
                     "note: {} no longer fits as planned ({e}): its stores load one by one where there is room",
-                    spec.size
+                    spec.size_label()
                 );
                 let (mut loads, mut failed) = (Vec::new(), Vec::new());
                 for store in stores {

@@ -245,7 +245,7 @@ pub struct CellProgress<'a> {
     pub n: usize,
     pub of: usize,
     pub label: &'a str,
-    pub size: SizeClass,
+    pub size: String,
     pub elapsed: Duration,
     /// The estimate from this part's pace, once there is one.
     pub left: Option<Duration>,

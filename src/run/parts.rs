@@ -69,7 +69,7 @@ impl Run {
             n,
             of: plan.cells().len(),
             label,
-            size: cell.spec.size,
+            size: cell.spec.size_label(),
             elapsed: self.clock.elapsed(),
             left: self.clock.left(
                 &cells_left,
@@ -80,7 +80,10 @@ impl Run {
             presets_left,
         };
         self.progress(Progress::Cell(&progress));
-        self.say_where_it_stands(&format!("it was measuring {label} {}", cell.spec.size));
+        self.say_where_it_stands(&format!(
+            "it was measuring {label} {}",
+            cell.spec.size_label()
+        ));
     }
 
     /// Seconds of loading still to come after `cell`'s size, where sizes are loaded

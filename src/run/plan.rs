@@ -237,7 +237,7 @@ impl Plan {
             let _ = writeln!(
                 out,
                 "{:>7}  {:>6}  {:<16} {:<7} {:<28} {}",
-                cell.spec.size.to_string(),
+                cell.spec.size_label(),
                 cell.scenario.repeat,
                 cell.engine.name(),
                 cell.scenario.cache.name(),

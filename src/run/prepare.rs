@@ -79,13 +79,13 @@ impl Run {
             && let Some(why) = crate::fs_pressure::pressure(
                 engine,
                 spec.rows,
-                spec.size.bytes(),
+                spec.mean_blob_bytes(),
                 self.results.cap.memory_limit_bytes,
             )
         {
             self.progress(Progress::MetadataPressure {
                 engine,
-                size: spec.size,
+                size: spec.size_label(),
                 why: &why,
             });
         }
@@ -116,7 +116,7 @@ impl Run {
         if engine.store().server().is_some() {
             self.progress(Progress::StartedCold {
                 engine,
-                size: spec.size,
+                size: spec.size_label(),
                 seconds: eviction.seconds,
                 how: &eviction.method,
             });
@@ -140,7 +140,7 @@ impl Run {
                 .with_context(|| format!("{}: the steady-state prefill failed", engine.name()))?;
                 self.progress(Progress::Prefilled {
                     engine,
-                    size: spec.size,
+                    size: spec.size_label(),
                     prefill: &prefill,
                 });
                 Some((gauge, limit, prefill, crate::steady::stored_bytes(&store)))
@@ -204,7 +204,7 @@ impl Run {
                 };
                 self.progress(Progress::Settled {
                     engine,
-                    size: spec.size,
+                    size: spec.size_label(),
                     report: &report,
                 });
                 Some(report)
@@ -287,7 +287,7 @@ impl Run {
         if budget.is_zero() {
             return None;
         }
-        let block = crate::diskprobe::block_for(spec.size.bytes());
+        let block = crate::diskprobe::block_for(spec.mean_blob_bytes());
         Some(match self.local_dataset_file(spec, block) {
             Some(path) => crate::diskprobe::probe(&path, block, budget, spec.seed),
             None => Err(format!(
@@ -311,7 +311,7 @@ impl Run {
             return None;
         }
         let budget = self.config().disk_probe;
-        let block = crate::diskprobe::block_for(spec.size.bytes());
+        let block = crate::diskprobe::block_for(spec.mean_blob_bytes());
         let mut store = engine.store().open(&self.config().locations(), spec);
         Some(
             store

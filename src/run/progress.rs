@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use crate::db::registry::EngineKind;
 use crate::load_gen::SaturationStep;
-use crate::size::SizeClass;
 use crate::steady::{Prefill, SteadyReport};
 
 pub enum Progress<'a> {
@@ -25,14 +24,14 @@ pub enum Progress<'a> {
     /// One file per blob at this size presses the cap with inodes and dentries.
     MetadataPressure {
         engine: EngineKind,
-        size: SizeClass,
+        size: String,
         why: &'a str,
     },
     /// A server was restarted and its files dropped from the page cache: seconds of
     /// waiting a user should see, and the point where its measurement begins.
     StartedCold {
         engine: EngineKind,
-        size: SizeClass,
+        size: String,
         seconds: f64,
         /// What was done (`EvictionReport::method`).
         how: &'a str,
@@ -40,7 +39,7 @@ pub enum Progress<'a> {
     /// The steady state's prefill is done.
     Prefilled {
         engine: EngineKind,
-        size: SizeClass,
+        size: String,
         prefill: &'a Prefill,
     },
     /// The engine's disk reads cannot be counted.
@@ -48,28 +47,28 @@ pub enum Progress<'a> {
     /// The steady state's warm-up fetches are done.
     Settled {
         engine: EngineKind,
-        size: SizeClass,
+        size: String,
         report: &'a SteadyReport,
     },
     /// A cell whose dataset did not load is left out.
-    NotLoaded { cell: &'a str, size: SizeClass },
+    NotLoaded { cell: &'a str, size: String },
     /// A many-client load starts.
     UnderLoad {
         cell: &'a str,
-        size: SizeClass,
+        size: String,
         engine: EngineKind,
     },
     /// The closed loop a saturation search starts from.
     ClosedLoop {
         engine: EngineKind,
-        size: SizeClass,
+        size: String,
         clients: u32,
         fetches_per_s: f64,
     },
     /// A saturation search starts below the closed loop's rate.
     Searching {
         engine: EngineKind,
-        size: SizeClass,
+        size: String,
         clients: u32,
         capacity: f64,
         steps: u32,
@@ -85,7 +84,7 @@ pub enum Progress<'a> {
     /// The writer beside a measurement stopped (`--write-rate`).
     Wrote {
         engine: EngineKind,
-        size: SizeClass,
+        size: String,
         report: &'a crate::live::WriterReport,
     },
 }

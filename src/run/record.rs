@@ -102,7 +102,7 @@ impl Run {
             scenario: prepared.scenario,
             steady: prepared.steady.clone(),
             size_bytes: spec.size.bytes(),
-            size: spec.size.to_string(),
+            size: spec.size_label(),
             dataset: DatasetFacts {
                 rows: spec.rows,
                 bytes: spec.bytes(),
@@ -227,7 +227,8 @@ impl Run {
     ) -> Result<()> {
         use crate::measure::first_bytes::{self, FirstBytes};
         let budget = self.config().first_bytes;
-        if budget.is_zero() || spec.size.bytes() < first_bytes::FROM_BYTES {
+        // A mix's first bytes would mix blobs of every size: measured on size classes.
+        if budget.is_zero() || spec.mix.is_some() || spec.size.bytes() < first_bytes::FROM_BYTES {
             return Ok(());
         }
         let fetch_loop = &mut prepared.fetch_loop;

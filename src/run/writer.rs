@@ -75,7 +75,7 @@ impl Run {
             .with_context(|| format!("{} {}: the writer failed", engine.name(), spec.size))?;
         self.progress(Progress::Wrote {
             engine,
-            size: spec.size,
+            size: spec.size_label(),
             report: &report,
         });
         Ok(Some(report))

@@ -2,6 +2,7 @@
 //! HdrHistogram (1 ns – 60 s, 3 significant digits), split into cache hits and
 //! misses by whether the fetch read from storage.
 
+pub mod bands;
 pub mod hdr;
 pub mod interval;
 pub mod precision;
@@ -30,6 +31,8 @@ pub struct FetchStats {
     pub disk_bytes: Option<u64>,
     pub bytes_returned: u64,
     pub windows: WindowRecorder,
+    /// A size mix's fetches per size band (`with_bands`); None for a size class.
+    pub bands: Option<bands::BandRecorder>,
 }
 
 impl Default for FetchStats {
@@ -47,7 +50,15 @@ impl FetchStats {
             disk_bytes: disk_counter_available.then_some(0),
             bytes_returned: 0,
             windows: WindowRecorder::new(disk_counter_available),
+            bands: None,
         }
+    }
+
+    /// The same, also recording each fetch in its size band where `mixed` (a size mix).
+    pub fn with_bands(mut self, mixed: bool) -> Self {
+        let available = self.disk_bytes.is_some();
+        self.bands = mixed.then(|| bands::BandRecorder::new(available));
+        self
     }
 
     /// Record one fetch that ended `at_ns` after the engine's first fetch began.
@@ -58,6 +69,9 @@ impl FetchStats {
         self.windows.record(at_ns, ns, disk_bytes);
         self.all.saturating_record(ns);
         self.bytes_returned += returned;
+        if let Some(bands) = self.bands.as_mut() {
+            bands.record(ns, disk_bytes, returned);
+        }
         match (disk_bytes, self.disk_bytes.as_mut()) {
             (Some(read), Some(total)) => {
                 *total += read;
@@ -83,17 +97,26 @@ impl FetchStats {
         self.disk_bytes = self.disk_bytes.zip(other.disk_bytes).map(|(a, b)| a + b);
         self.bytes_returned += other.bytes_returned;
         self.windows.absorb(&other.windows);
+        if let (Some(mine), Some(theirs)) = (self.bands.as_mut(), other.bands.as_ref()) {
+            mine.absorb(theirs);
+        }
     }
 
     pub fn summary(&self) -> Summary {
         let split = self.disk_bytes.map(|_| (&self.hits, &self.misses));
-        Summary::of_histograms(
+        let mut summary = Summary::of_histograms(
             &self.all,
             split,
             self.disk_bytes,
             self.bytes_returned,
             self.windows.windows(),
-        )
+        );
+        summary.bands = self
+            .bands
+            .as_ref()
+            .map(bands::BandRecorder::summaries)
+            .unwrap_or_default();
+        summary
     }
 
     /// The summary with its percentiles' 95% intervals (`interval.rs`).
@@ -244,6 +267,9 @@ pub struct Summary {
     /// The exact histograms (`hdr`); None in results written before them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hdr: Option<hdr::HdrSet>,
+    /// A size mix's fetches per size band, smallest first (empty for a size class).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bands: Vec<bands::BandSummary>,
 }
 
 impl Summary {
@@ -282,6 +308,7 @@ impl Summary {
             windows,
             intervals: None,
             hdr: Some(hdr::HdrSet::of(all, split)),
+            bands: Vec::new(),
         }
     }
 }

@@ -27,6 +27,7 @@ mod live;
 mod load;
 mod locks;
 mod merge;
+mod mix;
 mod pipeline;
 mod precision;
 mod remote;

@@ -50,8 +50,14 @@ fn calibration_of(path: &Path, spec: &DatasetSpec) -> Result<Arc<Calibration>> {
     }
     let c = Arc::new(match pin {
         Some(pattern) => Calibration::pinned(pattern, PIN_VARIABLE),
-        None => calibrate(path, spec.size.as_usize(), spec.rows, CALIBRATION_BUDGET)
-            .with_context(|| format!("cannot calibrate the floor's read on {}", path.display()))?,
+        // A mix is calibrated with reads of its mean blob, as many as fill the file.
+        None => calibrate(
+            path,
+            spec.mean_blob_bytes() as usize,
+            spec.bytes() / spec.mean_blob_bytes(),
+            CALIBRATION_BUDGET,
+        )
+        .with_context(|| format!("cannot calibrate the floor's read on {}", path.display()))?,
     });
     known.push((path.to_path_buf(), c.clone()));
     Ok(c)
@@ -61,7 +67,24 @@ pub struct FloorEngine {
     reader: PatternReader,
     calibration: Arc<Calibration>,
     size: usize,
+    /// A mix's rows, back to back: where each starts (`mix::offsets`); None for a size
+    /// class, whose row `id` is at (id - 1) * size.
+    offsets: Option<Arc<[u64]>>,
     path: String,
+}
+
+impl FloorEngine {
+    /// Where row `id` starts and how long it is: one lookup in a mix's index.
+    #[inline]
+    fn place(&self, id: u64) -> (u64, usize) {
+        match &self.offsets {
+            Some(at) => {
+                let (start, end) = (at[id as usize - 1], at[id as usize]);
+                (start, (end - start) as usize)
+            }
+            None => ((id - 1) * self.size as u64, self.size),
+        }
+    }
 }
 
 impl FloorEngine {
@@ -83,6 +106,9 @@ impl FloorEngine {
             reader,
             calibration,
             size: spec.size.as_usize(),
+            offsets: spec
+                .mix
+                .map(|mix| crate::mix::offsets(mix, spec.seed, spec.rows)),
             path: path.display().to_string(),
         })
     }
@@ -91,8 +117,9 @@ impl FloorEngine {
 impl Engine for FloorEngine {
     #[inline]
     async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
-        out.resize(self.size, 0);
-        self.reader.read_at(out, (id - 1) * self.size as u64)?;
+        let (at, len) = self.place(id);
+        out.resize(len, 0);
+        self.reader.read_at(out, at)?;
         Ok(())
     }
 
@@ -106,8 +133,8 @@ impl Engine for FloorEngine {
         chunk: usize,
         out: &mut Vec<u8>,
     ) -> Result<std::time::Instant> {
-        out.resize(self.size, 0);
-        let base = (id - 1) * self.size as u64;
+        let (base, len) = self.place(id);
+        out.resize(len, 0);
         let mut first = None;
         for (i, piece) in out.chunks_mut(chunk.max(1)).enumerate() {
             self.reader
@@ -122,8 +149,13 @@ impl Engine for FloorEngine {
             (
                 "access".into(),
                 format!(
-                    "{} at (id - 1) * size, file kept open",
-                    self.reader.pattern().name()
+                    "{} at {}, file kept open",
+                    self.reader.pattern().name(),
+                    if self.offsets.is_some() {
+                        "the row's offset (an index of the mix's offsets, in memory)"
+                    } else {
+                        "(id - 1) * size"
+                    }
                 ),
             ),
             ("read pattern".into(), self.reader.pattern().name().into()),

@@ -102,7 +102,7 @@ impl Store for FloorStore {
             return Ok(DatasetState::Complete);
         }
         Ok(DatasetState::Partial {
-            rows_done: len / self.spec.size.bytes(),
+            rows_done: self.spec.rows_within(len),
         })
     }
 
@@ -129,7 +129,7 @@ impl Store for FloorStore {
             .open(&self.path)
             .with_context(|| format!("cannot open {} for writing", self.path.display()))?;
         // Drop a half-written last blob.
-        file.set_len(rows_done * self.spec.size.bytes())?;
+        file.set_len(self.spec.bytes_before(rows_done + 1))?;
         std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0))?;
         self.file = Some(file);
         self.manifest = Some(manifest);
@@ -159,7 +159,7 @@ impl Store for FloorStore {
     }
 
     fn estimated_disk_bytes(&self, rows: u64) -> u64 {
-        rows * self.spec.size.bytes()
+        self.spec.bytes_before(rows + 1)
     }
 
     async fn evict(&mut self) -> Result<EvictionReport> {
@@ -177,14 +177,14 @@ impl Store for FloorStore {
 
     async fn id_range(&mut self) -> Result<IdRange> {
         let len = self.len()?;
-        let size = self.spec.size.bytes();
-        if len % size != 0 {
+        let count = self.spec.rows_within(len);
+        if self.spec.bytes_before(count + 1) != len {
             anyhow::bail!(
-                "{} is {len} bytes, not a whole number of {size}-byte blobs",
-                self.path.display()
+                "{} is {len} bytes, not a whole number of the dataset's blobs ({})",
+                self.path.display(),
+                self.spec.size_label()
             );
         }
-        let count = len / size;
         Ok(IdRange {
             count,
             ids: Some((u64::from(count > 0), count)),

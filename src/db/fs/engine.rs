@@ -14,6 +14,8 @@ pub struct FsEngine {
     dir: Vec<u8>,
     path: Vec<u8>,
     size: usize,
+    /// A mix's blobs differ in size: `size` is the largest, each file read to its end.
+    mix: bool,
 }
 
 impl FsEngine {
@@ -33,6 +35,7 @@ impl FsEngine {
             dir,
             path,
             size: spec.size.as_usize(),
+            mix: spec.mix.is_some(),
         })
     }
 }
@@ -60,6 +63,11 @@ impl FsEngine {
         while filled < self.size {
             let want = piece.max(1).min(self.size - filled);
             let n = unsafe { libc::read(fd, out[filled..].as_mut_ptr().cast(), want) };
+            // A mix's blob is as long as its file: read to its end, as an application
+            // that does not know the size does (one read more, which returns 0).
+            if n == 0 && self.mix {
+                break;
+            }
             if n <= 0 {
                 let err = std::io::Error::last_os_error();
                 unsafe { libc::close(fd) };
@@ -78,6 +86,7 @@ impl FsEngine {
             }
         }
         unsafe { libc::close(fd) };
+        out.truncate(filled);
         Ok(first)
     }
 }

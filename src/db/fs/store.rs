@@ -247,9 +247,9 @@ impl Store for FsStore {
     fn estimated_disk_bytes(&self, rows: u64) -> u64 {
         // Every file takes whole 4 KiB blocks (small blobs cost 4 KiB each), plus an
         // inode and a directory entry; plus the shard directories.
-        let per_file = self.spec.size.bytes().div_ceil(4096) * 4096 + 256;
+        let per_file = |size: u64| size.div_ceil(4096) * 4096 + 256;
         let dirs = rows.div_ceil(256).min(65536);
-        per_file * rows + dirs * 4096
+        self.spec.sum_over_rows(rows, per_file) + dirs * 4096
     }
 
     async fn evict(&mut self) -> Result<EvictionReport> {
@@ -368,6 +368,7 @@ mod tests {
             key: Default::default(),
             churn: None,
             live: false,
+            mix: None,
         };
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()

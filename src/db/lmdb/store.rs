@@ -258,17 +258,19 @@ impl Store for LmdbStore {
         // 4.02 GiB (three nodes to a 4 KiB leaf, filled whole by the appends), 64 KiB ones
         // 3.19 GiB (17 pages each). Random keys split leaves where they land: allowed
         // twice the blob (the test below holds each estimate within a third of a load).
-        let size = self.spec.size.bytes();
-        let per_row = if size > PAGE / 2 {
-            // Overflow pages: the header and the value in whole pages (a 64 KiB blob
-            // takes 17), and its node in a leaf.
-            (size + PAGE_HEADER).div_ceil(PAGE) * PAGE + 64
-        } else if self.spec.key.is_ordered() {
-            size * 3 / 2 + 64
-        } else {
-            size * 2 + 64
+        let ordered = self.spec.key.is_ordered();
+        let per_row = |size: u64| {
+            if size > PAGE / 2 {
+                // Overflow pages: the header and the value in whole pages (a 64 KiB
+                // blob takes 17), and its node in a leaf.
+                (size + PAGE_HEADER).div_ceil(PAGE) * PAGE + 64
+            } else if ordered {
+                size * 3 / 2 + 64
+            } else {
+                size * 2 + 64
+            }
         };
-        per_row * rows + (1 << 20)
+        self.spec.sum_over_rows(rows, per_row) + (1 << 20)
     }
 
     async fn evict(&mut self) -> Result<EvictionReport> {

@@ -244,15 +244,17 @@ impl Store for RedbStore {
         // values share leaves: 1.37x at 1 KiB under ids inserted in order, 1.75x under
         // random keys, whose inserts split leaves half full (measured: 4 MiB of 1 KiB
         // blobs took 5.49 and 7.00 MiB).
-        let size = self.spec.size.bytes();
-        let per_row = if size >= 4096 {
-            (size + 64).next_power_of_two()
-        } else if self.spec.key.is_ordered() {
-            size * 3 / 2 + 64
-        } else {
-            size * 2 + 64
+        let ordered = self.spec.key.is_ordered();
+        let per_row = |size: u64| {
+            if size >= 4096 {
+                (size + 64).next_power_of_two()
+            } else if ordered {
+                size * 3 / 2 + 64
+            } else {
+                size * 2 + 64
+            }
         };
-        per_row * rows + (1 << 20)
+        self.spec.sum_over_rows(rows, per_row) + (1 << 20)
     }
 
     async fn evict(&mut self) -> Result<EvictionReport> {

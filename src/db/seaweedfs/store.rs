@@ -311,8 +311,8 @@ impl Store for S3Store {
         // A needle: the blob, a header, checksum and timestamp, padded to 8 bytes;
         // 16 bytes in the volume's index; the filer's entry in its LevelDB; its line in
         // the filer's metadata log (about 1.3 KB, until a drop trims it: admin.rs).
-        let per_object = self.spec.size.bytes().div_ceil(8) * 8 + 64 + 16 + 512 + 1400;
-        per_object * rows
+        let per_object = |size: u64| size.div_ceil(8) * 8 + 64 + 16 + 512 + 1400;
+        self.spec.sum_over_rows(rows, per_object)
     }
 
     async fn evict(&mut self) -> Result<EvictionReport> {

@@ -208,7 +208,11 @@ impl Server {
     pub fn namespace(self, spec: &crate::dataset::DatasetSpec, options: &ServerOptions) -> String {
         format!(
             "blobs_{}_x{}{}{}{}",
-            spec.size.to_string().to_lowercase(),
+            match spec.mix {
+                // A mix's name can be long: its kind and a hash of its text.
+                Some(mix) => mix.get().short_id(),
+                None => spec.size.to_string().to_lowercase(),
+            },
             spec.rows,
             spec.key_suffix("_"),
             spec.churn_suffix("_").replace('-', "_"),

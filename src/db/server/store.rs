@@ -292,14 +292,14 @@ impl Store for ServerStore {
         if rows == 0 {
             return 0;
         }
-        let size = self.spec.size.bytes();
-        let per_row = size as f64 * self.sql.disk_bytes_per_blob_byte(size)
-            + if self.spec.key.is_binary() {
-                640.0
-            } else {
-                128.0
-            };
-        (per_row * rows as f64) as u64 + (256 << 20)
+        let key = if self.spec.key.is_binary() {
+            640.0
+        } else {
+            128.0
+        };
+        let per_row =
+            |size: u64| (size as f64 * self.sql.disk_bytes_per_blob_byte(size) + key) as u64;
+        self.spec.sum_over_rows(rows, per_row) + (256 << 20)
     }
 
     async fn evict(&mut self) -> Result<EvictionReport> {

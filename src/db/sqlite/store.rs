@@ -414,21 +414,22 @@ impl Store for SqliteStore {
     }
 
     fn estimated_disk_bytes(&self, rows: u64) -> u64 {
-        let size = self.spec.size.bytes();
         let page = u64::from(self.page_size);
         // A table leaf page keeps ~page - 35 usable bytes (4061 at 4 KiB); a row whose
         // payload fits stays local (several rows a page), larger payloads spill into
         // overflow pages holding page - 4 bytes each. Cell headers: ~12 bytes a row.
-        let per_row = if size + 12 <= page - 96 {
-            page as f64 / ((page - 35) / (size + 12)) as f64
-        } else {
-            (size.div_ceil(page - 4) + 1) as f64 * page as f64 * 1.01
+        let per_row = |size: u64| {
+            if size + 12 <= page - 96 {
+                page as f64 / ((page - 35) / (size + 12)) as f64
+            } else {
+                (size.div_ceil(page - 4) + 1) as f64 * page as f64 * 1.01
+            }
         };
         // A keyed row also carries its 16-byte key, and the key's index holds it again
         // with the rowid: ~64 bytes a row with the index's free space (random keys
         // leave its pages part-filled).
         let key_bytes = if self.spec.key.is_binary() { 64 } else { 0 };
-        (per_row * rows as f64) as u64 + key_bytes * rows + (1 << 20)
+        self.spec.sum_over_rows(rows, |size| per_row(size) as u64) + key_bytes * rows + (1 << 20)
     }
 
     async fn evict(&mut self) -> Result<EvictionReport> {

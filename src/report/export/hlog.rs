@@ -89,7 +89,9 @@ fn intervals_of<'a>(
         r.engine.name(),
         r.scenario.cache.name(),
         r.scenario.repeat,
+        // A mix's name has spaces and commas, which a tag cannot hold.
         r.size
+            .replace(|c: char| c.is_whitespace() || c == ',' || c == '/', "_")
     );
     let times = (r.started_at.as_str(), r.finished_at.as_str());
     [

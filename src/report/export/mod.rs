@@ -2,17 +2,21 @@
 //! `AnyExporter::ALL`. The report writes them all; the run rewrites the ones it
 //! keeps current as it goes (`run::sinks::ResultFiles`).
 
+mod bands_csv;
 mod csv;
 mod hlog;
 mod json;
 mod loads_csv;
+mod mix_text;
 
 use anyhow::Result;
 
+pub use self::bands_csv::BandsCsv;
 pub use self::csv::Csv;
 pub use self::hlog::Hlog;
 pub use self::json::Json;
 pub use self::loads_csv::LoadsCsv;
+pub use self::mix_text::MixText;
 use crate::results::RunResults;
 pub use crate::summary::SummaryRow;
 
@@ -28,14 +32,18 @@ pub enum AnyExporter {
     Json(Json),
     LoadsCsv(LoadsCsv),
     Hlog(Hlog),
+    BandsCsv(BandsCsv),
+    MixText(MixText),
 }
 
 impl AnyExporter {
-    pub const ALL: [AnyExporter; 4] = [
+    pub const ALL: [AnyExporter; 6] = [
         AnyExporter::Csv(Csv),
         AnyExporter::Json(Json),
         AnyExporter::LoadsCsv(LoadsCsv),
         AnyExporter::Hlog(Hlog),
+        AnyExporter::BandsCsv(BandsCsv),
+        AnyExporter::MixText(MixText),
     ];
 
     pub fn file_name(&self) -> &'static str {
@@ -44,6 +52,8 @@ impl AnyExporter {
             AnyExporter::Json(e) => e.file_name(),
             AnyExporter::LoadsCsv(e) => e.file_name(),
             AnyExporter::Hlog(e) => e.file_name(),
+            AnyExporter::BandsCsv(e) => e.file_name(),
+            AnyExporter::MixText(e) => e.file_name(),
         }
     }
 
@@ -53,6 +63,8 @@ impl AnyExporter {
             AnyExporter::Json(e) => e.serialize(run),
             AnyExporter::LoadsCsv(e) => e.serialize(run),
             AnyExporter::Hlog(e) => e.serialize(run),
+            AnyExporter::BandsCsv(e) => e.serialize(run),
+            AnyExporter::MixText(e) => e.serialize(run),
         }
     }
 }

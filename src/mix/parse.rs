@@ -1,0 +1,263 @@
+//! `--size-mix` as users write it:
+//!
+//! - `4KiB:67,8KiB:10,1MiB:3` (or `buckets:…`): sizes and weights, as warp's weighted
+//!   buckets; fio's `bssplit` form `4k/67:8k/10:1m/3` too;
+//! - `uniform:1KiB,64KiB`: every size in the range as likely;
+//! - `lognormal:8KiB,1.5,32MiB`: median, sigma (of the log), largest blob;
+//! - `hist:FILE`: a YCSB histogram file (`BlockSize<TAB>n`, then `bucket<TAB>count`
+//!   lines; bucket i holds blobs of (i+1) x n bytes);
+//! - `dir:DIR`: the sizes of the files under a directory (sizes only: nothing is read);
+//! - `file:FILE`: a mix saved as text (a run saves its mix's canonical form with its
+//!   results, so a sampled one can be run again without its source).
+
+use std::path::Path;
+
+use crate::error::InputError;
+use crate::size::parse_bytes;
+
+use super::{Shape, SizeMix, bad};
+
+/// At most this many files of a directory are looked at (every one below it).
+const DIR_SAMPLE: usize = 200_000;
+/// A sampled size is kept to this many steps per doubling (1.1% apart), so a mix from
+/// millions of files is a few hundred buckets.
+const STEPS_PER_DOUBLING: f64 = 64.0;
+
+/// Parse one `--size-mix` (see the module docs); one line of error saying what is wrong.
+pub fn parse(text: &str) -> Result<SizeMix, InputError> {
+    let text = text.trim();
+    let (kind, arg) = text.split_once(':').unwrap_or(("", text));
+    let shape = match kind {
+        "lognormal" => lognormal(text, arg)?,
+        "uniform" => uniform(text, arg)?,
+        "buckets" => Shape::Buckets(buckets(text, arg)?),
+        "hist" => Shape::Buckets(histogram_file(text, Path::new(arg))?),
+        "dir" => Shape::Buckets(directory(text, Path::new(arg))?),
+        "file" => {
+            let saved = std::fs::read_to_string(arg)
+                .map_err(|e| bad(text, format!("cannot read {arg}: {e}")))?;
+            if saved.trim_start().starts_with("file:") {
+                return Err(bad(text, format!("{arg} names another file")));
+            }
+            return parse(&saved).map(|mut mix| {
+                mix.source = text.to_string();
+                mix
+            });
+        }
+        _ if text.contains(':') || text.contains('/') => Shape::Buckets(buckets(text, text)?),
+        _ => {
+            return Err(bad(
+                text,
+                "write sizes with weights (4KiB:67,8KiB:10), uniform:LOW,HIGH, lognormal:MEDIAN,SIGMA,LARGEST, hist:FILE (YCSB's histogram), dir:DIR or file:FILE",
+            ));
+        }
+    };
+    SizeMix::new(shape, text.to_string()).map_err(|why| bad(text, why))
+}
+
+fn size(input: &str, text: &str, what: &str) -> Result<u64, InputError> {
+    parse_bytes(text).map_err(|e| bad(input, format!("{what}: {e}")))
+}
+
+fn number(input: &str, text: &str, what: &str) -> Result<f64, InputError> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite())
+        .ok_or_else(|| bad(input, format!("{what} {text:?} is not a number")))
+}
+
+fn fields<'a>(input: &str, arg: &'a str, n: usize, form: &str) -> Result<Vec<&'a str>, InputError> {
+    let parts: Vec<&str> = arg.split(',').map(str::trim).collect();
+    if parts.len() != n || parts.iter().any(|p| p.is_empty()) {
+        return Err(bad(input, format!("write it as {form}")));
+    }
+    Ok(parts)
+}
+
+fn lognormal(input: &str, arg: &str) -> Result<Shape, InputError> {
+    let form = "lognormal:MEDIAN,SIGMA,LARGEST (lognormal:8KiB,1.5,32MiB)";
+    let parts = fields(input, arg, 3, form)?;
+    let median = size(input, parts[0], "the median")?;
+    let sigma = number(input, parts[1], "sigma")?;
+    let largest = size(input, parts[2], "the largest blob")?;
+    if sigma <= 0.0 {
+        return Err(bad(
+            input,
+            "sigma must be above 0 (0 is one size: use --sizes)",
+        ));
+    }
+    if median > largest {
+        return Err(bad(input, "the median is above the largest blob"));
+    }
+    if median < 8 {
+        return Err(bad(input, "the median is below 8 B"));
+    }
+    Ok(Shape::Lognormal {
+        median,
+        sigma,
+        largest,
+    })
+}
+
+fn uniform(input: &str, arg: &str) -> Result<Shape, InputError> {
+    let parts = fields(input, arg, 2, "uniform:LOW,HIGH (uniform:1KiB,64KiB)")?;
+    let low = size(input, parts[0], "the low end")?;
+    let high = size(input, parts[1], "the high end")?;
+    if low > high {
+        return Err(bad(input, "the low end is above the high end"));
+    }
+    Ok(Shape::Uniform { low, high })
+}
+
+/// `SIZE:WEIGHT,…` or fio's `SIZE/WEIGHT:…`; the same size twice adds its weights.
+fn buckets(input: &str, arg: &str) -> Result<Vec<(u64, f64)>, InputError> {
+    let (list, pair) = if arg.contains('/') {
+        (':', '/')
+    } else {
+        (',', ':')
+    };
+    let mut out: Vec<(u64, f64)> = Vec::new();
+    for item in arg.split(list).map(str::trim).filter(|s| !s.is_empty()) {
+        let Some((s, w)) = item.split_once(pair) else {
+            return Err(bad(
+                input,
+                format!("{item:?} has no weight (write SIZE{pair}WEIGHT)"),
+            ));
+        };
+        let bytes = size(input, s, "a size")?;
+        let weight = number(input, w, "the weight")?;
+        if weight < 0.0 {
+            return Err(bad(input, format!("the weight of {s} is negative")));
+        }
+        match out.iter_mut().find(|(b, _)| *b == bytes) {
+            Some((_, sum)) => *sum += weight,
+            None => out.push((bytes, weight)),
+        }
+    }
+    out.retain(|&(_, w)| w > 0.0);
+    out.sort_by_key(|&(s, _)| s);
+    if out.is_empty() {
+        return Err(bad(input, "it has no size with a weight above 0"));
+    }
+    Ok(out)
+}
+
+/// YCSB's histogram file: `BlockSize<TAB>n`, then `bucket<TAB>count` lines.
+fn histogram_file(input: &str, path: &Path) -> Result<Vec<(u64, f64)>, InputError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| bad(input, format!("cannot read {}: {e}", path.display())))?;
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let block = match lines
+        .next()
+        .map(|(_, l)| l.split_whitespace().collect::<Vec<_>>())
+    {
+        Some(f) if f.len() == 2 && f[0] == "BlockSize" => {
+            f[1].parse::<u64>().ok().filter(|&b| b > 0).ok_or_else(|| {
+                bad(
+                    input,
+                    format!("BlockSize {:?} is not a positive whole number", f[1]),
+                )
+            })?
+        }
+        _ => {
+            return Err(bad(
+                input,
+                format!(
+                    "{} does not start with a BlockSize line (YCSB's histogram: `BlockSize<TAB>n`, then `bucket<TAB>count` lines)",
+                    path.display()
+                ),
+            ));
+        }
+    };
+    let mut out: Vec<(u64, f64)> = Vec::new();
+    for (n, line) in lines {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let parsed = match f.as_slice() {
+            [bucket, count] => bucket.parse::<u64>().ok().zip(count.parse::<i64>().ok()),
+            _ => None,
+        };
+        let Some((bucket, count)) = parsed else {
+            return Err(bad(
+                input,
+                format!(
+                    "line {} of {} is not `bucket<TAB>count`: {line:?}",
+                    n + 1,
+                    path.display()
+                ),
+            ));
+        };
+        if count < 0 {
+            return Err(bad(
+                input,
+                format!("line {} of {} has a negative count", n + 1, path.display()),
+            ));
+        }
+        if count > 0 {
+            out.push(((bucket + 1) * block, count as f64));
+        }
+    }
+    if out.is_empty() {
+        return Err(bad(
+            input,
+            format!("{} has no bucket with a count above 0", path.display()),
+        ));
+    }
+    out.sort_by_key(|&(s, _)| s);
+    Ok(out)
+}
+
+/// The sizes of the regular files under `dir` (the first `DIR_SAMPLE` found), each kept
+/// to `STEPS_PER_DOUBLING` steps per doubling; files under 8 B counted as 8 B.
+fn directory(input: &str, dir: &Path) -> Result<Vec<(u64, f64)>, InputError> {
+    if !dir.is_dir() {
+        return Err(bad(input, format!("{} is not a directory", dir.display())));
+    }
+    let mut sizes: Vec<u64> = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        let entries = std::fs::read_dir(&at)
+            .map_err(|e| bad(input, format!("cannot read {}: {e}", at.display())))?;
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                stack.push(entry.path());
+            } else if kind.is_file()
+                && let Ok(meta) = entry.metadata()
+            {
+                sizes.push(meta.len());
+            }
+            if sizes.len() >= DIR_SAMPLE {
+                break;
+            }
+        }
+        if sizes.len() >= DIR_SAMPLE {
+            break;
+        }
+    }
+    if sizes.is_empty() {
+        return Err(bad(input, format!("{} holds no files", dir.display())));
+    }
+    Ok(grid(&sizes))
+}
+
+/// Sizes kept to `STEPS_PER_DOUBLING` steps per doubling, counted: a mix from many samples.
+pub(super) fn grid(sizes: &[u64]) -> Vec<(u64, f64)> {
+    let mut counts: std::collections::BTreeMap<u64, f64> = std::collections::BTreeMap::new();
+    for &s in sizes {
+        let s = s.max(crate::size::SizeClass::MIN_BYTES);
+        let step = ((s as f64).log2() * STEPS_PER_DOUBLING).round() / STEPS_PER_DOUBLING;
+        let kept = if s < 128 {
+            s
+        } else {
+            2f64.powf(step).round() as u64
+        };
+        *counts.entry(kept).or_default() += 1.0;
+    }
+    counts.into_iter().collect()
+}

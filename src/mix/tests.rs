@@ -1,0 +1,218 @@
+use super::*;
+
+fn draws(mix: &SizeMix, n: u64) -> Vec<u64> {
+    (1..=n).map(|id| mix.bytes_of(7, id)).collect()
+}
+
+fn error(text: &str) -> String {
+    parse(text).unwrap_err().to_string()
+}
+
+#[test]
+fn weighted_buckets_draw_their_sizes_in_their_shares() {
+    let mix = parse("4KiB:60,8KiB:30,1MiB:10").unwrap();
+    assert_eq!((mix.smallest(), mix.largest()), (4096, 1 << 20));
+    let sizes = draws(&mix, 100_000);
+    let share = |s: u64| sizes.iter().filter(|&&x| x == s).count() as f64 / 1e5;
+    assert!((share(4096) - 0.6).abs() < 0.01, "{}", share(4096));
+    assert!((share(8192) - 0.3).abs() < 0.01, "{}", share(8192));
+    assert!((share(1 << 20) - 0.1).abs() < 0.01, "{}", share(1 << 20));
+    // fio's bssplit form is the same mix.
+    let fio = parse("4k/60:8k/30:1m/10").unwrap();
+    assert_eq!(draws(&fio, 1000), draws(&mix, 1000));
+}
+
+#[test]
+fn a_lognormal_mix_has_its_median_and_stays_within_its_bounds() {
+    let mix = parse("lognormal:8KiB,1.5,32MiB").unwrap();
+    let mut sizes = draws(&mix, 200_001);
+    assert!(sizes.iter().all(|&s| (8..=32 << 20).contains(&s)));
+    sizes.sort_unstable();
+    let median = sizes[100_000] as f64;
+    assert!((median / 8192.0 - 1.0).abs() < 0.03, "median {median}");
+    // One sigma above the median: exp(1.5) times it, at the 84.13th percentile.
+    let p84 = sizes[168_270] as f64;
+    assert!(
+        (p84 / (8192.0 * 1.5f64.exp()) - 1.0).abs() < 0.05,
+        "p84 {p84}"
+    );
+}
+
+#[test]
+fn uniform_covers_its_range_evenly() {
+    let mix = parse("uniform:1KiB,2KiB").unwrap();
+    let sizes = draws(&mix, 100_000);
+    assert!(sizes.iter().all(|&s| (1024..=2048).contains(&s)));
+    let low_half = sizes.iter().filter(|&&s| s < 1536).count() as f64 / 1e5;
+    assert!((low_half - 0.5).abs() < 0.01, "{low_half}");
+    assert!(sizes.contains(&1024) && sizes.contains(&2048));
+}
+
+#[test]
+fn a_rows_size_depends_on_the_seed_and_its_id_only() {
+    let mix = parse("lognormal:8KiB,1,1MiB").unwrap();
+    assert_eq!(mix.bytes_of(3, 42), mix.bytes_of(3, 42));
+    let a: Vec<u64> = (1..=100).map(|id| mix.bytes_of(3, id)).collect();
+    let b: Vec<u64> = (1..=100).map(|id| mix.bytes_of(4, id)).collect();
+    assert_ne!(a, b);
+    // The canonical text makes the same mix: a saved mix draws the same sizes.
+    let again = parse(&mix.canonical()).unwrap();
+    assert_eq!(again.canonical(), mix.canonical());
+    assert_eq!(draws(&again, 1000), draws(&mix, 1000));
+}
+
+#[test]
+fn a_mixes_dataset_is_the_fewest_rows_that_reach_its_bytes() {
+    let mix = parse("uniform:1KiB,64KiB").unwrap();
+    let (rows, bytes) = mix.rows_for(1, 64 << 20);
+    let sum: u64 = (1..=rows).map(|id| mix.bytes_of(1, id)).sum();
+    assert_eq!(sum, bytes);
+    assert!(bytes >= 64 << 20);
+    assert!(bytes - mix.bytes_of(1, rows) < 64 << 20);
+    // About the dataset over the mean (32.5 KiB).
+    assert!((rows as f64 / 2016.0 - 1.0).abs() < 0.1, "{rows}");
+}
+
+#[test]
+fn interned_mixes_are_one_reference_each_and_serialise_as_their_text() {
+    let a = intern(parse("4KiB:1,8KiB:1").unwrap());
+    let b = intern(parse("buckets:4096:1,8192:1").unwrap());
+    let c = intern(parse("4KiB:1,8KiB:2").unwrap());
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    let json = serde_json::to_string(&a).unwrap();
+    assert_eq!(json, "\"buckets:4096:1,8192:1\"");
+    let back: MixRef = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, a);
+    assert_eq!(a.to_string(), "mix 4KiB:1 8KiB:1");
+    assert!(
+        a.get().stem().starts_with("mix-4KiB-1-8KiB-1-mix"),
+        "{}",
+        a.get().stem()
+    );
+    assert_eq!(a.get().stem().len(), "mix-4KiB-1-8KiB-1-mix".len() + 8);
+}
+
+#[test]
+fn a_ycsb_histogram_file_gives_bucket_sizes_of_its_block_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hist.txt");
+    std::fs::write(&file, "BlockSize\t1024\n0\t5\n1\t0\n3\t15\n").unwrap();
+    let mix = parse(&format!("hist:{}", file.display())).unwrap();
+    assert_eq!(mix.shape, Shape::Buckets(vec![(1024, 5.0), (4096, 15.0)]));
+    std::fs::write(&file, "BlockSize\t1024\n0\t0\n").unwrap();
+    let why = parse(&format!("hist:{}", file.display()))
+        .unwrap_err()
+        .to_string();
+    assert!(why.contains("no bucket with a count above 0"), "{why}");
+    std::fs::write(&file, "BlockSize\t1024\n0\t-3\n").unwrap();
+    let why = parse(&format!("hist:{}", file.display()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        why.contains("line 2") && why.contains("negative count"),
+        "{why}"
+    );
+    std::fs::write(&file, "").unwrap();
+    let why = parse(&format!("hist:{}", file.display()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        why.contains("does not start with a BlockSize line"),
+        "{why}"
+    );
+    let why = error("hist:/nonexistent/h.txt");
+    assert!(why.contains("cannot read /nonexistent/h.txt"), "{why}");
+}
+
+#[test]
+fn a_directorys_file_sizes_make_a_mix_that_draws_like_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    for i in 0..30 {
+        std::fs::write(dir.path().join(format!("a{i}")), vec![0u8; 1000]).unwrap();
+    }
+    for i in 0..10 {
+        std::fs::write(dir.path().join("sub").join(format!("b{i}")), vec![0u8; 3]).unwrap();
+    }
+    let mix = parse(&format!("dir:{}", dir.path().display())).unwrap();
+    let Shape::Buckets(buckets) = &mix.shape else {
+        panic!("{:?}", mix.shape)
+    };
+    // 3 B files count as 8 B (a blob holds its 8-byte id); 1000 B kept within 1.1%.
+    assert_eq!(buckets.len(), 2, "{buckets:?}");
+    assert_eq!(buckets[0], (8, 10.0));
+    assert!(
+        (buckets[1].0 as f64 / 1000.0 - 1.0).abs() < 0.011,
+        "{buckets:?}"
+    );
+    assert_eq!(buckets[1].1, 30.0);
+    let empty = tempfile::tempdir().unwrap();
+    let why = error(&format!("dir:{}", empty.path().display()));
+    assert!(why.contains("holds no files"), "{why}");
+}
+
+#[test]
+fn a_saved_mix_is_read_back_from_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mix.txt");
+    let mix = parse("lognormal:4KiB,0.8,1MiB").unwrap();
+    std::fs::write(&file, mix.canonical()).unwrap();
+    let back = parse(&format!("file:{}", file.display())).unwrap();
+    assert_eq!(back.canonical(), mix.canonical());
+}
+
+#[test]
+fn bad_mixes_say_what_is_wrong_in_one_line() {
+    for (text, says) in [
+        ("", "write sizes with weights"),
+        (
+            "lognormal:8KiB,1.5",
+            "write it as lognormal:MEDIAN,SIGMA,LARGEST",
+        ),
+        ("lognormal:8KiB,0,32MiB", "sigma must be above 0"),
+        (
+            "lognormal:64MiB,1,32MiB",
+            "the median is above the largest blob",
+        ),
+        ("lognormal:8KiB,x,32MiB", "sigma \"x\" is not a number"),
+        ("uniform:64KiB,1KiB", "the low end is above the high end"),
+        ("uniform:4B,1KiB", "sizes start at 8 B"),
+        ("4KiB:1,8KiB:-1", "the weight of 8KiB is negative"),
+        ("4KiB:0,8KiB:0", "no size with a weight above 0"),
+        ("4KiB,8KiB:1", "\"4KiB\" has no weight"),
+        ("4KiB:1,1GiB:1", "more than the 256MiB a blob can be"),
+        ("4XB:1", "unknown unit"),
+        ("dir:/nonexistent/blobs", "is not a directory"),
+    ] {
+        let why = error(text);
+        assert!(why.contains(says), "{text}: {why}");
+        assert!(!why.contains('\n'), "{text}: {why}");
+        assert!(why.starts_with("invalid size mix"), "{text}: {why}");
+    }
+}
+
+#[test]
+fn bands_are_the_doublings_a_mix_reaches() {
+    assert_eq!(
+        band_of(8192),
+        Band {
+            low: 8192,
+            high: 16384
+        }
+    );
+    assert_eq!(
+        band_of(16383),
+        Band {
+            low: 8192,
+            high: 16384
+        }
+    );
+    assert_eq!(band_of(8192).label(), "8KiB-16KiB");
+    let mix = parse("uniform:3KiB,9KiB").unwrap();
+    let bands: Vec<String> = bands_of(&mix).iter().map(Band::label).collect();
+    assert_eq!(bands, ["2KiB-4KiB", "4KiB-8KiB", "8KiB-16KiB"]);
+    let mix = parse("4KiB:1,5KiB:1,1MiB:1").unwrap();
+    let bands: Vec<String> = bands_of(&mix).iter().map(Band::label).collect();
+    assert_eq!(bands, ["4KiB-8KiB", "1MiB-2MiB"]);
+}

@@ -1,0 +1,253 @@
+//! Size mixes (`--size-mix`): one dataset of blobs of many sizes, loaded, verified and
+//! measured by every store, its results given per size band as well as whole, a load
+//! stopped half-way continued to the same bytes, the mix saved beside the run, and bad
+//! mixes refused in one line.
+
+use crate::common::{only_run, run, server_url_or_skip, signal_after, stderr, with_flags};
+use serde_json::Value;
+
+/// Three sizes, each in its own band, so every band's mean blob is exact.
+const MIX: &str = "4KiB:60,64KiB:30,1MiB:10";
+const CANONICAL: &str = "buckets:4096:60,65536:30,1048576:10";
+const NAME: &str = "mix 4KiB:60 64KiB:30 1MiB:10";
+
+/// Every result is of the mix, and its fetches add up over the bands, each band's
+/// blobs exactly its size.
+fn check_bands(json: &Value, engines: &[&str]) {
+    assert_eq!(json["config"]["size_mix"], CANONICAL);
+    let results = json["results"].as_array().unwrap();
+    let measured: Vec<&str> = results
+        .iter()
+        .map(|r| r["engine"].as_str().unwrap())
+        .collect();
+    for engine in engines {
+        assert!(
+            measured.contains(engine),
+            "{engine} not measured: {measured:?}"
+        );
+    }
+    for r in results {
+        let who = r["engine"].as_str().unwrap();
+        assert_eq!(r["size"], NAME, "{who}");
+        let bands = r["measured"]["bands"].as_array().unwrap();
+        let count: u64 = bands.iter().map(|b| b["count"].as_u64().unwrap()).sum();
+        assert_eq!(count, r["measured"]["count"].as_u64().unwrap(), "{who}");
+        for b in bands {
+            let size = match b["band"].as_str().unwrap() {
+                "4KiB-8KiB" => 4096,
+                "64KiB-128KiB" => 65536,
+                "1MiB-2MiB" => 1 << 20,
+                other => panic!("{who}: a band the mix has no blob in: {other}"),
+            };
+            let n = b["count"].as_u64().unwrap();
+            assert_eq!(b["bytes_returned"].as_u64().unwrap(), n * size, "{who} {b}");
+            assert!(b["latency"]["p50_ns"].as_u64().unwrap() > 0, "{who} {b}");
+        }
+        // 60% of the fetches are of 4 KiB blobs: with a few hundred fetches, the small
+        // band is the largest.
+        assert_eq!(bands[0]["band"], "4KiB-8KiB", "{who}");
+        let small = bands[0]["count"].as_u64().unwrap() as f64 / count as f64;
+        assert!(
+            count < 200 || (0.45..0.75).contains(&small),
+            "{who}: {small}"
+        );
+    }
+}
+
+#[test]
+fn a_size_mix_loads_verifies_and_measures_on_every_local_store_with_results_per_band() {
+    let root = tempfile::tempdir().unwrap();
+    let engines = "sqlite,sqlite-raw,sqlite-blobio,redb,lmdb,fs,floor";
+    let shared = [
+        "--engines",
+        engines,
+        "--size-mix",
+        MIX,
+        "--dataset-bytes",
+        "24MiB",
+    ];
+    let out = run(
+        root.path(),
+        &with_flags(
+            "measure",
+            &shared,
+            &["--cache", "cold", "--warmup", "100ms", "--measure", "300ms"],
+        ),
+    );
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    let (dir, json) = only_run(root.path());
+    check_bands(&json, &engines.split(',').collect::<Vec<_>>());
+    // The mix beside the run, to run it again without its source.
+    let saved = std::fs::read_to_string(dir.join("size-mix.txt")).unwrap();
+    assert_eq!(saved.trim(), CANONICAL);
+    let csv = std::fs::read_to_string(dir.join("bands.csv")).unwrap();
+    assert!(
+        csv.starts_with("run_id,engine,cache,repeat,clients,size,band,"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains(&format!(
+            ",floor,cold,1,1,{NAME},1MiB-2MiB,1048576,2097152,"
+        )),
+        "{csv}"
+    );
+    // The floor's file holds the rows back to back: the dataset's bytes, and no more
+    // than one blob over.
+    let floor: Vec<_> = std::fs::read_dir(root.path().join("data/floor"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "bin"))
+        .collect();
+    assert_eq!(floor.len(), 1, "{floor:?}");
+    let name = floor[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("mix-4KiB-60-64KiB-30-1MiB-10-mix"),
+        "{name}"
+    );
+    let len = std::fs::metadata(&floor[0]).unwrap().len();
+    assert!(((24 << 20)..(25 << 20)).contains(&len), "{len}");
+    // The same mix read again from the saved file is the same dataset: verified.
+    let file = format!("file:{}", dir.join("size-mix.txt").display());
+    let verified = run(
+        root.path(),
+        &[
+            "verify",
+            "--engines",
+            engines,
+            "--size-mix",
+            &file,
+            "--dataset-bytes",
+            "24MiB",
+        ],
+    );
+    let said = stderr(&verified);
+    assert!(verified.status.success(), "{said}");
+    assert!(said.contains("5 dataset(s) verified, 0 wrong"), "{said}");
+}
+
+#[test]
+fn a_mix_load_stopped_half_way_is_continued_to_the_same_bytes() {
+    let root = tempfile::tempdir().unwrap();
+    let args = [
+        "load",
+        "--engines",
+        "floor,fs,sqlite",
+        "--size-mix",
+        "lognormal:16KiB,1.2,4MiB",
+        "--dataset-bytes",
+        "512MiB",
+    ];
+    let stopped = signal_after(root.path(), &args, libc::SIGKILL, 1500);
+    let out = run(root.path(), &args);
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    if stopped {
+        assert!(
+            said.contains("resumed") || said.contains("loaded"),
+            "{said}"
+        );
+    }
+    let verify = [&["verify"][..], &args[1..]].concat();
+    let verified = run(root.path(), &verify);
+    let said = stderr(&verified);
+    assert!(verified.status.success(), "{said}");
+    assert!(said.contains("3 dataset(s) verified, 0 wrong"), "{said}");
+}
+
+#[test]
+fn the_servers_load_verify_and_serve_a_mix() {
+    let servers = [
+        ("postgres", "postgres-url"),
+        ("mariadb", "mariadb-url"),
+        ("seaweedfs", "seaweedfs-url"),
+    ];
+    let mut urls = Vec::new();
+    for (name, flag) in servers {
+        let Some(url) = server_url_or_skip(name, "a size mix on the servers") else {
+            return;
+        };
+        urls.push((format!("--{flag}"), url));
+    }
+    let root = tempfile::tempdir().unwrap();
+    let engines = "postgres,postgres-raw,mariadb,mariadb-raw,seaweedfs";
+    let mut shared = vec![
+        "--engines",
+        engines,
+        "--size-mix",
+        MIX,
+        "--dataset-bytes",
+        "20MiB",
+    ];
+    for (flag, url) in &urls {
+        shared.push(flag);
+        shared.push(url);
+    }
+    let out = run(
+        root.path(),
+        &with_flags(
+            "measure",
+            &shared,
+            &[
+                "--cache",
+                "steady",
+                "--warmup",
+                "100ms",
+                "--measure",
+                "300ms",
+            ],
+        ),
+    );
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    let (_, json) = only_run(root.path());
+    check_bands(&json, &engines.split(',').collect::<Vec<_>>());
+    let verified = run(root.path(), &with_flags("verify", &shared, &[]));
+    let said = stderr(&verified);
+    assert!(verified.status.success(), "{said}");
+    assert!(said.contains("3 dataset(s) verified, 0 wrong"), "{said}");
+    let dropped = run(root.path(), &with_flags("drop", &shared, &[]));
+    assert!(dropped.status.success(), "{}", stderr(&dropped));
+}
+
+#[test]
+fn bad_mixes_and_mixes_with_what_they_cannot_do_are_refused_in_one_line() {
+    let root = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (
+            &["--size-mix", "lognormal:8KiB,0,1MiB"][..],
+            "sigma must be above 0",
+        ),
+        (&["--size-mix", "4KiB:-1"], "the weight of 4KiB is negative"),
+        (
+            &["--size-mix", "hist:/nonexistent/h.txt"],
+            "cannot read /nonexistent/h.txt",
+        ),
+        (
+            &["--size-mix", "64MiB:1", "--dataset-bytes", "32MiB"],
+            "its largest blob (64MiB) is more than the dataset (32MiB)",
+        ),
+        (
+            &["--size-mix", "4KiB:1,200MiB:1", "--cap", "512MiB"],
+            "lower the size mix's largest blob",
+        ),
+        (
+            &["--size-mix", "4KiB:1", "--churn", "10"],
+            "a mix's rows are not changed yet",
+        ),
+        (
+            &["--size-mix", "4KiB:1", "--sizes", "4KiB"],
+            "cannot be used with",
+        ),
+    ] {
+        let out = run(
+            root.path(),
+            &[&["load", "--engines", "floor"][..], args].concat(),
+        );
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!root.path().join("data").exists(), "{args:?} wrote data");
+    }
+}

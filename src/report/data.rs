@@ -28,6 +28,14 @@ pub fn sizes(run: &RunResults) -> Vec<u64> {
     sizes
 }
 
+/// How a measured size is named: `64KiB`, or, in a size mix's run, the mix's name
+/// (its one dataset's size is its largest blob).
+pub fn size_name(run: &RunResults, size: u64) -> String {
+    run.config
+        .size_mix
+        .map_or_else(|| crate::size::format_bytes(size), |mix| mix.to_string())
+}
+
 /// Size classes measured under load (more clients or a rate), ascending.
 pub fn load_sizes(run: &RunResults) -> Vec<u64> {
     let mut sizes: Vec<u64> = run

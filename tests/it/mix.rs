@@ -78,6 +78,20 @@ fn a_size_mix_loads_verifies_and_measures_on_every_local_store_with_results_per_
     assert!(out.status.success(), "{said}");
     let (dir, json) = only_run(root.path());
     check_bands(&json, &engines.split(',').collect::<Vec<_>>());
+    // The report judges the mix, not "the largest size": the whole mix's p99 per engine,
+    // each band's p99 beside the band's share of the dataset, and the bands chart as
+    // its headline.
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(html.contains("Verdict for the size mix"), "{html}");
+    assert!(!html.contains("every size up to this meets"), "{html}");
+    let bands = &html[html.find("id=bands-table").expect("the bands table")..];
+    let bands = &bands[..bands.find("</table>").unwrap()];
+    for band in ["4KiB-8KiB", "64KiB-128KiB", "1MiB-2MiB"] {
+        assert!(bands.contains(band), "{bands}");
+    }
+    assert!(bands.contains("% of blobs"), "{bands}");
+    assert!(dir.join("bands.svg").is_file());
+    assert!(!dir.join("headline.svg").exists());
     // The mix beside the run, to run it again without its source.
     let saved = std::fs::read_to_string(dir.join("size-mix.txt")).unwrap();
     assert_eq!(saved.trim(), CANONICAL);

@@ -16,6 +16,8 @@ use crate::size::format_bytes;
 
 pub struct Cdf {
     pub size: u64,
+    /// How the size is named: `64KiB`, or a size mix's name.
+    pub label: String,
 }
 
 impl Chart for Cdf {
@@ -28,7 +30,7 @@ impl Chart for Cdf {
     fn caption(&self) -> String {
         format!(
             "{}: share of fetches at or under a latency (CDF), all engines; the floor dashed",
-            format_bytes(self.size)
+            self.label
         )
     }
 
@@ -49,7 +51,7 @@ impl Chart for Cdf {
             })
             .filter(|(_, c)| !c.is_empty())
             .collect();
-        let title = format!("{} blobs: latency CDF", format_bytes(self.size));
+        let title = format!("{} blobs: latency CDF", self.label);
         let Some((lo, hi)) = log_range(curves.iter().flat_map(|(_, c)| c.iter().map(|p| p.0)))
         else {
             return draw_empty(

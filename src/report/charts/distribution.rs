@@ -17,6 +17,8 @@ use crate::size::format_bytes;
 
 pub struct Distribution {
     pub size: u64,
+    /// How the size is named: `64KiB`, or a size mix's name.
+    pub label: String,
     /// Engines with a distribution at this size: one row each.
     pub rows: usize,
 }
@@ -46,7 +48,7 @@ impl Chart for Distribution {
     fn caption(&self) -> String {
         format!(
             "{}: share of fetches per latency bin, per engine; green = cache hit (no disk read), red = miss, grey = unknown (no disk counter)",
-            format_bytes(self.size)
+            self.label
         )
     }
 
@@ -64,7 +66,7 @@ impl Chart for Distribution {
         area: &DrawingArea<DB, Shift>,
     ) -> Result<()> {
         let rows = Self::rows(run, self.size);
-        let title = format!("{} blobs: latency distribution", format_bytes(self.size));
+        let title = format!("{} blobs: latency distribution", self.label);
         let Some((lo, hi)) = log_range(
             rows.iter()
                 .flat_map(|(_, b)| b.iter().flat_map(|b| [b.lo_ns, b.hi_ns])),

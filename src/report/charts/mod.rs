@@ -4,6 +4,7 @@
 //! Text uses the bundled DejaVu Sans, so no system font is needed.
 
 mod amplification;
+mod bands;
 mod cdf;
 mod clients;
 mod distribution;
@@ -26,6 +27,7 @@ use crate::atomic_file::{make_atomic, write_atomic};
 use crate::results::RunResults;
 
 pub use amplification::Amplification;
+pub use bands::BandsChart;
 pub use cdf::Cdf;
 pub use clients::ClientsThroughput;
 pub use distribution::Distribution;
@@ -139,6 +141,7 @@ pub fn render<C: Chart>(chart: &C, input: &C::Input, dir: &Path) -> Result<PathB
 /// Every chart of a report.
 pub enum AnyChart {
     Headline(Headline),
+    Bands(BandsChart),
     Distribution(Distribution),
     Cdf(Cdf),
     FirstBytes(FirstBytesChart),
@@ -154,6 +157,7 @@ macro_rules! each_chart {
     ($self:expr, $c:ident => $body:expr) => {
         match $self {
             AnyChart::Headline($c) => $body,
+            AnyChart::Bands($c) => $body,
             AnyChart::Distribution($c) => $body,
             AnyChart::Cdf($c) => $body,
             AnyChart::FirstBytes($c) => $body,
@@ -170,17 +174,29 @@ macro_rules! each_chart {
 impl AnyChart {
     /// The charts of a run, in page order.
     pub fn all_for(run: &RunResults, target_p99_ns: u64) -> Vec<AnyChart> {
-        let mut charts = vec![AnyChart::Headline(Headline { target_p99_ns })];
+        // A size mix is one dataset: its latency against size is per size band.
+        let mut charts = vec![match run.config.size_mix {
+            Some(_) => AnyChart::Bands(BandsChart { target_p99_ns }),
+            None => AnyChart::Headline(Headline { target_p99_ns }),
+        }];
         for size in super::data::sizes(run) {
+            let label = super::data::size_name(run, size);
             let rows = Distribution::rows(run, size).len();
-            charts.push(AnyChart::Distribution(Distribution { size, rows }));
-            charts.push(AnyChart::Cdf(Cdf { size }));
+            charts.push(AnyChart::Distribution(Distribution {
+                size,
+                label: label.clone(),
+                rows,
+            }));
+            charts.push(AnyChart::Cdf(Cdf {
+                size,
+                label: label.clone(),
+            }));
             if FirstBytesChart::applies(run, size) {
                 let rows = FirstBytesChart::rows(run, size).len();
                 charts.push(AnyChart::FirstBytes(FirstBytesChart { size, rows }));
             }
             let rows = Timeline::rows(run, size).len();
-            charts.push(AnyChart::Timeline(Timeline { size, rows }));
+            charts.push(AnyChart::Timeline(Timeline { size, label, rows }));
         }
         for size in super::data::load_sizes(run) {
             charts.push(AnyChart::Throughput(ThroughputLatency {

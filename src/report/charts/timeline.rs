@@ -25,6 +25,8 @@ use crate::size::format_bytes;
 
 pub struct Timeline {
     pub size: u64,
+    /// How the size is named: `64KiB`, or a size mix's name.
+    pub label: String,
     /// Engines with windows at this size: one row each.
     pub rows: usize,
 }
@@ -69,7 +71,7 @@ impl Chart for Timeline {
     fn caption(&self) -> String {
         format!(
             "{}: each engine over time, per 200 ms window from its first warm-up fetch: p50 (solid) and p99 (thin) latency, left, log scale; cache hit ratio (green), right; the grey line is where the measurement began; red dots, where a writer ran (--write-rate): its slowest change of each second",
-            format_bytes(self.size)
+            self.label
         )
     }
 
@@ -87,10 +89,7 @@ impl Chart for Timeline {
         area: &DrawingArea<DB, Shift>,
     ) -> Result<()> {
         let rows = Self::rows(run, self.size);
-        let title = format!(
-            "{} blobs: warm-up and measurement over time",
-            format_bytes(self.size)
-        );
+        let title = format!("{} blobs: warm-up and measurement over time", self.label);
         let t_max = rows
             .iter()
             .flat_map(|(_, p, _, _)| p.iter().map(|p| p.t_s))

@@ -15,6 +15,7 @@ mod load;
 mod loading;
 mod markup;
 mod memory;
+mod mix;
 mod object_store;
 mod profiles;
 mod steady;
@@ -84,7 +85,8 @@ struct Page {
     read_from: String,
     cache: CacheState,
     other_pages: Vec<OtherPage>,
-    verdict: verdict::Verdict,
+    /// The verdict per engine across the size classes, or a size mix's (`mix.rs`).
+    verdict: String,
     sustainable: Option<verdict::Sustainable>,
     warnings: Option<warnings::Warnings>,
     baseline: Option<baseline::AgainstBaseline>,
@@ -190,7 +192,10 @@ pub fn page(
         },
         cache: context.cache,
         other_pages,
-        verdict: verdict::Verdict::of(run, options),
+        verdict: match mix::MixVerdict::of(run, options.target_p99.as_nanos() as u64) {
+            Some(mix) => mix.render()?,
+            None => verdict::Verdict::of(run, options).render()?,
+        },
         sustainable: verdict::Sustainable::of(run, options),
         warnings: warnings::Warnings::of(run),
         baseline: comparison.map(baseline::AgainstBaseline::of),
@@ -198,7 +203,11 @@ pub fn page(
         sizes: sizes(run)
             .into_iter()
             .map(|size| SizeBlock {
-                label: format_bytes(size),
+                // A size mix's one dataset is named by its mix, not its largest blob.
+                label: run
+                    .config
+                    .size_mix
+                    .map_or_else(|| format_bytes(size), |mix| mix.to_string()),
                 figures: Figures::of(charts, Section::Size(size)),
                 table: Measurements::of(rows.iter().filter(|r| r.size_bytes == size)),
             })

@@ -73,7 +73,12 @@ fn is_dataset_name(name: &str) -> bool {
     };
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     let tail = &rest[digits..];
-    size.parse::<crate::size::SizeClass>().is_ok()
+    // A size class (`64KiB`), or a size mix's stem (`mix-…-mix5caf1c6a`, `SizeMix::stem`).
+    let mix = size.starts_with("mix-")
+        && size.rsplit_once("-mix").is_some_and(|(_, hash)| {
+            hash.len() == 8 && hash.bytes().all(|b| b.is_ascii_hexdigit())
+        });
+    (size.parse::<crate::size::SizeClass>().is_ok() || mix)
         && digits > 0
         && (tail.is_empty()
             || tail.strip_prefix('-').is_some_and(|t| {

@@ -61,6 +61,14 @@ fn name_cells(run: &mut RunResults) {
 pub fn merge(runs: Vec<RunResults>, results_dir: &std::path::Path) -> Result<RunResults> {
     let mut runs = runs.into_iter();
     let mut merged = runs.next().context("nothing to merge")?;
+    if let Some(mix) = merged.config.size_mix {
+        // Its results per size band would be dropped where a cell is added up.
+        return Err(InputError::Merge(format!(
+            "run {} measured a size mix ({mix}), and merge does not join a mix's results per size band yet",
+            merged.run_id
+        ))
+        .into());
+    }
     let mut sources = sources_of(&merged);
     name_cells(&mut merged);
     for mut run in runs {

@@ -284,7 +284,7 @@ async fn read_every(
     let mut scratch = Vec::new();
     let mut bad = Vec::new();
     for id in (first..=spec.rows).step_by(step as usize) {
-        engine.before_fetch(&mut out);
+        engine.before_fetch(id, &mut out);
         engine
             .fetch(id, &mut out)
             .await

@@ -58,8 +58,8 @@ impl Engine for AnyEngine {
         each_engine!(self, e => e.fetch(id, out).await)
     }
     #[inline]
-    fn before_fetch(&mut self, out: &mut Vec<u8>) {
-        each_engine!(self, e => e.before_fetch(out))
+    fn before_fetch(&mut self, id: u64, out: &mut Vec<u8>) {
+        each_engine!(self, e => e.before_fetch(id, out))
     }
     fn settings(&self) -> EngineSettings {
         each_engine!(self, e => e.settings())

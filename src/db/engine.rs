@@ -19,10 +19,12 @@ pub trait Engine {
     /// Fetch row `id` into `out`. Timed: keep it to what an application does.
     async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()>;
 
-    /// Called before each fetch, outside the timed span. Engines that hand back a
-    /// freshly allocated buffer release the previous one here, so freeing the last
-    /// result is not timed as part of the next fetch.
-    fn before_fetch(&mut self, _out: &mut Vec<u8>) {}
+    /// Called before each fetch of `id`, outside the timed span. Engines that hand back
+    /// a freshly allocated buffer release the previous one here, so freeing the last
+    /// result is not timed as part of the next fetch; engines that read into `out` in
+    /// place size it here for a size mix's row (`size_for_row`), so zeroing its growth
+    /// is not timed either.
+    fn before_fetch(&mut self, _id: u64, _out: &mut Vec<u8>) {}
 
     /// Versions and settings to record with the result.
     fn settings(&self) -> EngineSettings;
@@ -76,4 +78,15 @@ pub enum Client {
     Direct,
     /// An object store's S3 client: one HTTP GET per blob.
     S3,
+}
+
+/// `out` sized for row `id` of `spec` where its rows differ in size (a size mix), outside
+/// the clock: the engines that read a blob into `out` in place (the floor, fs, SQLite's
+/// blob I/O) then find it the right length, and fill none of it inside the clock. A
+/// size class's buffer keeps its one length.
+#[inline]
+pub fn size_for_row(spec: &crate::dataset::DatasetSpec, id: u64, out: &mut Vec<u8>) {
+    if spec.mix.is_some() {
+        out.resize(spec.blob_bytes(id) as usize, 0);
+    }
 }

@@ -91,7 +91,7 @@ impl Engine for OrmEngine {
         Ok(())
     }
 
-    fn before_fetch(&mut self, out: &mut Vec<u8>) {
+    fn before_fetch(&mut self, _id: u64, out: &mut Vec<u8>) {
         // The ORM allocates a new Vec per row; free the previous one outside the clock.
         drop(std::mem::take(out));
     }

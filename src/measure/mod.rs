@@ -207,7 +207,7 @@ impl<E: Engine> FetchLoop<E> {
         while started.elapsed() < budget {
             let id = self.access.next(&mut self.ids);
             let out = self.step.out();
-            self.engine.before_fetch(out);
+            self.engine.before_fetch(id, out);
             self.engine.fetch(id, out).await?;
             fetches += 1;
         }

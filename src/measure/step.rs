@@ -65,7 +65,7 @@ impl FetchStep {
         id: u64,
         mut disk: Option<&mut DiskReadCounter>,
     ) -> Result<Fetched> {
-        engine.before_fetch(&mut self.out);
+        engine.before_fetch(id, &mut self.out);
         let committed = self.live.as_ref().map(|l| l.committed());
         let before = disk.as_mut().and_then(|d| d.read_bytes());
 
@@ -102,7 +102,7 @@ impl FetchStep {
         id: u64,
         chunk: usize,
     ) -> Result<(Duration, Duration)> {
-        engine.before_fetch(&mut self.out);
+        engine.before_fetch(id, &mut self.out);
         let committed = self.live.as_ref().map(|l| l.committed());
         let start = Instant::now();
         let first = engine.fetch_streamed(id, chunk, &mut self.out).await;

@@ -39,10 +39,17 @@ pub fn parse(text: &str) -> Result<SizeMix, InputError> {
             if saved.trim_start().starts_with("file:") {
                 return Err(bad(text, format!("{arg} names another file")));
             }
-            return parse(&saved).map(|mut mix| {
-                mix.source = text.to_string();
-                mix
-            });
+            // The file's own error in one line, naming the file, not its whole text.
+            return match parse(saved.trim()) {
+                Ok(mut mix) => {
+                    mix.source = text.to_string();
+                    Ok(mix)
+                }
+                Err(InputError::Value { why, .. }) => {
+                    Err(bad(text, format!("{arg} holds no mix: {why}")))
+                }
+                Err(e) => Err(bad(text, format!("{arg} holds no mix: {e}"))),
+            };
         }
         _ if text.contains(':') || text.contains('/') => Shape::Buckets(buckets(text, text)?),
         _ => {
@@ -196,8 +203,18 @@ fn histogram_file(input: &str, path: &Path) -> Result<Vec<(u64, f64)>, InputErro
                 format!("line {} of {} has a negative count", n + 1, path.display()),
             ));
         }
+        let Some(bytes) = bucket.checked_add(1).and_then(|b| b.checked_mul(block)) else {
+            return Err(bad(
+                input,
+                format!(
+                    "line {} of {}: bucket {bucket} of {block} bytes is too large",
+                    n + 1,
+                    path.display()
+                ),
+            ));
+        };
         if count > 0 {
-            out.push(((bucket + 1) * block, count as f64));
+            out.push((bytes, count as f64));
         }
     }
     if out.is_empty() {

@@ -51,7 +51,9 @@ fn uniform_covers_its_range_evenly() {
 #[test]
 fn a_rows_size_depends_on_the_seed_and_its_id_only() {
     let mix = parse("lognormal:8KiB,1,1MiB").unwrap();
-    assert_eq!(mix.bytes_of(3, 42), mix.bytes_of(3, 42));
+    // Another mix made from the same text gives every row the same size.
+    let same = parse("lognormal:8KiB,1,1MiB").unwrap();
+    assert!((1..=1000).all(|id| mix.bytes_of(3, id) == same.bytes_of(3, id)));
     let a: Vec<u64> = (1..=100).map(|id| mix.bytes_of(3, id)).collect();
     let b: Vec<u64> = (1..=100).map(|id| mix.bytes_of(4, id)).collect();
     assert_ne!(a, b);
@@ -215,4 +217,26 @@ fn bands_are_the_doublings_a_mix_reaches() {
     let mix = parse("4KiB:1,5KiB:1,1MiB:1").unwrap();
     let bands: Vec<String> = bands_of(&mix).iter().map(Band::label).collect();
     assert_eq!(bands, ["4KiB-8KiB", "1MiB-2MiB"]);
+}
+
+#[test]
+fn a_mix_datasets_sizes_offsets_and_sums_agree() {
+    let mix = intern(parse("uniform:100B,10KiB").unwrap());
+    let spec = crate::dataset::DatasetSpec::of_mix(mix, 1 << 20, 5, Default::default());
+    let sizes: Vec<u64> = (1..=spec.rows).map(|id| spec.blob_bytes(id)).collect();
+    assert_eq!(spec.bytes(), sizes.iter().sum::<u64>());
+    assert!(spec.bytes() >= 1 << 20 && spec.bytes() - sizes[sizes.len() - 1] < 1 << 20);
+    assert_eq!(spec.largest_blob(), 10 << 10);
+    let before_10: u64 = sizes[..9].iter().sum();
+    assert_eq!(spec.bytes_before(10), before_10);
+    // A packed file's whole rows: a row cut short does not count.
+    assert_eq!(spec.rows_within(before_10), 9);
+    assert_eq!(spec.rows_within(before_10 + sizes[9] - 1), 9);
+    assert_eq!(spec.rows_within(before_10 + sizes[9]), 10);
+    assert_eq!(spec.rows_within(spec.bytes() + 5), spec.rows);
+    assert_eq!(
+        spec.sum_over_rows(3, |s| s + 1),
+        sizes[..3].iter().sum::<u64>() + 3
+    );
+    assert_eq!(spec.mean_blob_bytes(), spec.bytes() / spec.rows);
 }

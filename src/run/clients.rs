@@ -183,7 +183,8 @@ impl Run {
         {
             return Ok(());
         }
-        let block = crate::diskprobe::block_for(size);
+        // A mix's reads are of its mean blob, not its largest (the key, `size`).
+        let block = crate::diskprobe::block_for(spec.mean_blob_bytes());
         let throughput = match self.local_dataset_file(spec, block) {
             Some(path) => {
                 crate::diskprobe::throughput(&path, block, clients, DISK_LIMIT_BUDGET, spec.seed)

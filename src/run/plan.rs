@@ -115,7 +115,9 @@ impl Plan {
                         let work = match config.mode {
                             Mode::Latency => Work::Latency {
                                 loads: config.load_points(),
-                                search: config.saturate_sizes.contains(&spec.size),
+                                // A mix's size is its largest blob, not a size class.
+                                search: spec.mix.is_none()
+                                    && config.saturate_sizes.contains(&spec.size),
                             },
                             Mode::Saturate => Work::Saturate {
                                 clients: config.clients.clone(),

@@ -134,7 +134,8 @@ pub struct LoadRates {
 impl LoadRates {
     pub fn of(runs: &[RunResults]) -> Self {
         let mut rates = LoadRates::default();
-        for run in runs {
+        // A size mix's loads are rows of many sizes, not of its largest blob's (the key).
+        for run in runs.iter().filter(|r| r.config.size_mix.is_none()) {
             for load in &run.loads {
                 let rows = load.rows.saturating_sub(load.resumed_from_row);
                 if load.outcome != LoadOutcome::Loaded || rows == 0 || load.seconds <= 0.0 {

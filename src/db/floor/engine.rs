@@ -115,6 +115,13 @@ impl FloorEngine {
 }
 
 impl Engine for FloorEngine {
+    /// A mix's row: `out` sized for it here, so the fetch fills none of it.
+    fn before_fetch(&mut self, id: u64, out: &mut Vec<u8>) {
+        if self.offsets.is_some() {
+            out.resize(self.place(id).1, 0);
+        }
+    }
+
     #[inline]
     async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
         let (at, len) = self.place(id);
@@ -124,7 +131,7 @@ impl Engine for FloorEngine {
     }
 
     fn streaming(&self) -> Streaming {
-        Streaming::Chunks("pread() of one piece after another at (id - 1) * size, in order")
+        Streaming::Chunks("pread() of one piece after another from the row's offset, in order")
     }
 
     async fn fetch_streamed(

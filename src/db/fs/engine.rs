@@ -14,8 +14,9 @@ pub struct FsEngine {
     dir: Vec<u8>,
     path: Vec<u8>,
     size: usize,
-    /// A mix's blobs differ in size: `size` is the largest, each file read to its end.
-    mix: bool,
+    /// Its dataset: a size mix's rows differ in size (`before_fetch` sizes `out` for
+    /// each, and each file is read to its end).
+    spec: DatasetSpec,
 }
 
 impl FsEngine {
@@ -35,7 +36,7 @@ impl FsEngine {
             dir,
             path,
             size: spec.size.as_usize(),
-            mix: spec.mix.is_some(),
+            spec,
         })
     }
 }
@@ -52,7 +53,11 @@ impl FsEngine {
         out: &mut Vec<u8>,
     ) -> Result<Option<Instant>> {
         blob_path_into(&self.dir, id, &mut self.path);
-        out.resize(self.size, 0);
+        // A size class's buffer is its one size; a mix's was sized for this row before
+        // the clock (`before_fetch`), and the read below goes on to the file's end.
+        let mix = self.spec.mix.is_some();
+        let size = if mix { out.len() } else { self.size };
+        out.resize(size, 0);
         // SAFETY: NUL-terminated path in our buffer; fd closed below on every path.
         let fd = unsafe { libc::open(self.path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC) };
         if fd < 0 {
@@ -60,14 +65,9 @@ impl FsEngine {
         }
         let mut first = None;
         let mut filled = 0;
-        while filled < self.size {
-            let want = piece.max(1).min(self.size - filled);
+        while filled < size {
+            let want = piece.max(1).min(size - filled);
             let n = unsafe { libc::read(fd, out[filled..].as_mut_ptr().cast(), want) };
-            // A mix's blob is as long as its file: read to its end, as an application
-            // that does not know the size does (one read more, which returns 0).
-            if n == 0 && self.mix {
-                break;
-            }
             if n <= 0 {
                 let err = std::io::Error::last_os_error();
                 unsafe { libc::close(fd) };
@@ -85,13 +85,26 @@ impl FsEngine {
                 first = Some(Instant::now());
             }
         }
+        if mix {
+            // Read to the file's end, as an application that does not know the size
+            // does: one read more, which returns 0 (more bytes: the file is not its row).
+            let mut past = [0u8; 1];
+            let n = unsafe { libc::read(fd, past.as_mut_ptr().cast(), 1) };
+            if n != 0 {
+                unsafe { libc::close(fd) };
+                bail!("read blob {id}: the file is longer than its row ({size} bytes)");
+            }
+        }
         unsafe { libc::close(fd) };
-        out.truncate(filled);
         Ok(first)
     }
 }
 
 impl Engine for FsEngine {
+    fn before_fetch(&mut self, id: u64, out: &mut Vec<u8>) {
+        crate::db::engine::size_for_row(&self.spec, id, out);
+    }
+
     #[inline]
     async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
         self.read_blob::<false>(id, self.size, out)?;

@@ -123,8 +123,8 @@ impl BlobIoEngine {
                 return Err(self.fetch_error(rc, id));
             }
             let n = ffi::sqlite3_blob_bytes(self.blob) as usize;
-            // The same length every fetch of a size class: no allocation or fill
-            // after the first.
+            // The same length every fetch of a size class, and a mix's row's length set
+            // before the clock (`before_fetch`): no allocation or fill after the first.
             out.resize(n, 0);
             let mut at = 0;
             while at < n {
@@ -153,6 +153,10 @@ impl BlobIoEngine {
 }
 
 impl Engine for BlobIoEngine {
+    fn before_fetch(&mut self, id: u64, out: &mut Vec<u8>) {
+        crate::db::engine::size_for_row(&self.spec, id, out);
+    }
+
     #[inline]
     async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
         self.read_blob::<false>(id, usize::MAX, out)?;

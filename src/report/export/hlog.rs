@@ -89,7 +89,7 @@ fn intervals_of<'a>(
         r.engine.name(),
         r.scenario.cache.name(),
         r.scenario.repeat,
-        // A mix's name has spaces and commas, which a tag cannot hold.
+        // A mix's name has spaces, which a tag cannot hold.
         r.size
             .replace(|c: char| c.is_whitespace() || c == ',' || c == '/', "_")
     );

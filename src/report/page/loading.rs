@@ -73,27 +73,34 @@ pub(super) struct Loads {
 
 impl Loads {
     pub fn of(run: &RunResults) -> Self {
-        let rows =
-            run.loads
-                .iter()
-                .map(|l| LoadRow {
-                    store: l.store.name(),
-                    size: format_bytes(l.size_bytes),
-                    outcome: l.outcome.to_string(),
-                    rows: l.rows,
-                    seconds: format!("{:.1}", l.seconds),
-                    mb_per_s: l
-                        .mb_per_s
-                        .map(|m| format!("{m:.0}"))
-                        .unwrap_or_else(|| "—".into()),
-                    peak_rss: unavailable_or(l.peak_rss_bytes.map(format_bytes)),
-                    on_disk: crate::size::disk_label(l.disk_bytes),
-                    on_disk_ratio: unavailable_or(l.disk_bytes.map(|d| {
-                        format!("{:.2}", d as f64 / (l.rows * l.size_bytes).max(1) as f64)
-                    })),
-                    churn: l.churn.as_ref().map_or_else(|| "—".into(), churn_cell),
-                })
-                .collect();
+        // A size mix's dataset: its own bytes and name (its size is its largest blob).
+        let mix = run
+            .config
+            .size_mix
+            .and_then(|_| run.config.datasets().into_iter().next());
+        let rows = run
+            .loads
+            .iter()
+            .map(|l| (l, mix.map_or(l.rows * l.size_bytes, |m| m.bytes())))
+            .map(|(l, blob_bytes)| LoadRow {
+                store: l.store.name(),
+                size: mix.map_or_else(|| format_bytes(l.size_bytes), |m| m.size_label()),
+                outcome: l.outcome.to_string(),
+                rows: l.rows,
+                seconds: format!("{:.1}", l.seconds),
+                mb_per_s: l
+                    .mb_per_s
+                    .map(|m| format!("{m:.0}"))
+                    .unwrap_or_else(|| "—".into()),
+                peak_rss: unavailable_or(l.peak_rss_bytes.map(format_bytes)),
+                on_disk: crate::size::disk_label(l.disk_bytes),
+                on_disk_ratio: unavailable_or(
+                    l.disk_bytes
+                        .map(|d| format!("{:.2}", d as f64 / blob_bytes.max(1) as f64)),
+                ),
+                churn: l.churn.as_ref().map_or_else(|| "—".into(), churn_cell),
+            })
+            .collect();
         Loads { rows }
     }
 }

@@ -59,17 +59,13 @@ impl BandRecorder {
         let band = self.bands[index].get_or_insert_with(|| BandFetches::new(available));
         band.all.saturating_record(latency_ns);
         band.bytes_returned += returned;
-        match (disk_bytes, band.disk_bytes.as_mut()) {
-            (Some(read), Some(total)) => {
-                *total += read;
-                if read > 0 {
-                    band.misses.saturating_record(latency_ns);
-                } else {
-                    band.hits.saturating_record(latency_ns);
-                }
-            }
-            _ => band.disk_bytes = None,
-        }
+        super::split_hit_or_miss(
+            latency_ns,
+            disk_bytes,
+            &mut band.disk_bytes,
+            &mut band.hits,
+            &mut band.misses,
+        );
     }
 
     /// Another client's fetches of the same phase.

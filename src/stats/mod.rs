@@ -72,17 +72,13 @@ impl FetchStats {
         if let Some(bands) = self.bands.as_mut() {
             bands.record(ns, disk_bytes, returned);
         }
-        match (disk_bytes, self.disk_bytes.as_mut()) {
-            (Some(read), Some(total)) => {
-                *total += read;
-                if read > 0 {
-                    self.misses.saturating_record(ns);
-                } else {
-                    self.hits.saturating_record(ns);
-                }
-            }
-            _ => self.disk_bytes = None,
-        }
+        split_hit_or_miss(
+            ns,
+            disk_bytes,
+            &mut self.disk_bytes,
+            &mut self.hits,
+            &mut self.misses,
+        );
     }
 
     pub fn count(&self) -> u64 {
@@ -124,6 +120,30 @@ impl FetchStats {
         let mut summary = self.summary();
         summary.intervals = Some(interval::intervals(&summary.windows));
         summary
+    }
+}
+
+/// One fetch as a hit (it read nothing from storage) or a miss, its bytes read added to
+/// `total`; a fetch whose reads are unknown makes the whole total unknown. What a phase
+/// and a size band record alike.
+#[inline]
+pub(crate) fn split_hit_or_miss(
+    ns: u64,
+    disk_bytes: Option<u64>,
+    total: &mut Option<u64>,
+    hits: &mut Histogram<u64>,
+    misses: &mut Histogram<u64>,
+) {
+    match (disk_bytes, total.as_mut()) {
+        (Some(read), Some(total)) => {
+            *total += read;
+            if read > 0 {
+                misses.saturating_record(ns);
+            } else {
+                hits.saturating_record(ns);
+            }
+        }
+        _ => *total = None,
     }
 }
 

@@ -14,15 +14,18 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-/// The run's results.json, and the line an interrupt prints.
-static STATUS: Mutex<(Option<PathBuf>, String)> = Mutex::new((None, String::new()));
+/// The run's results.json, the line an interrupt prints, and the one it prints where
+/// nothing of the run was saved yet.
+type Status = (Option<PathBuf>, String, String);
+static STATUS: Mutex<Status> = Mutex::new((None, String::new(), String::new()));
 static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
 
 /// What an interrupt marks stopped (`results_json`, where the run has saved anything)
-/// and the line it prints: where the run stands, how to go on.
-pub fn set_status(results_json: PathBuf, status: String) {
+/// and the line it prints: where the run stands, how to go on (`status`), or, where
+/// results.json was not written yet (a first load stopped), `unsaved`.
+pub fn set_status(results_json: PathBuf, status: String, unsaved: String) {
     if let Ok(mut s) = STATUS.lock() {
-        *s = (Some(results_json), status);
+        *s = (Some(results_json), status, unsaved);
     }
 }
 
@@ -63,12 +66,17 @@ pub fn catch() {
             } else {
                 "SIGTERM"
             };
-            let (results_json, status) = STATUS.lock().map(|s| s.clone()).unwrap_or_default();
+            let (results_json, status, unsaved) =
+                STATUS.lock().map(|s| s.clone()).unwrap_or_default();
             let how = format!("interrupted by {name}");
-            if let Some(path) = results_json {
-                mark_stopped(&path, &how);
-            }
-            say!("\n{how}: {status}");
+            let saved = results_json.is_some_and(|path| mark_stopped(&path, &how));
+            let said = match (saved, unsaved.is_empty()) {
+                (true, _) => status,
+                (false, false) => unsaved,
+                // Stopped before the run said where it stood.
+                (false, true) => "before the run began: nothing was measured or saved".into(),
+            };
+            say!("\n{how}: {said}");
             std::process::exit(128 + signal);
         });
     if spawned.is_err() {
@@ -89,10 +97,11 @@ pub fn catch() {
 /// Mark the running part of the run in `results_json` stopped by `how` ("interrupted
 /// by SIGINT"), with its end time; then no other write follows in this process (the
 /// write lock is kept: the caller exits).
-fn mark_stopped(results_json: &std::path::Path, how: &str) {
+/// Whether there was a results.json to mark.
+fn mark_stopped(results_json: &std::path::Path, how: &str) -> bool {
     let writing = crate::results::WRITING.lock();
     let Ok(mut run) = crate::results::RunResults::read(results_json) else {
-        return; // Nothing saved yet: nothing to mark.
+        return false; // Nothing saved yet: nothing to mark.
     };
     if let Some(part) = run.parts.last_mut() {
         part.finished_at = Some(crate::now_rfc3339());
@@ -102,4 +111,5 @@ fn mark_stopped(results_json: &std::path::Path, how: &str) {
         let _ = crate::atomic_file::write_atomic(results_json, &bytes);
     }
     std::mem::forget(writing);
+    true
 }

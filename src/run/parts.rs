@@ -171,13 +171,16 @@ impl Run {
             "; the servers stay at this run's cap until the next run or `scripts/servers.sh up` puts them back"
         };
         let results_json = self.results.dir().join("results.json");
-        interrupt::set_status(
-            results_json.clone(),
-            format!(
-                "{done} of {cells} cell(s) measured to their end and saved in {} ({doing}). The same command continues this run from there, keeping them; --fresh (BLOBRACE_FRESH=1) starts over{servers}",
-                results_json.display()
-            ),
+        let saved = format!(
+            "{done} of {cells} cell(s) measured to their end and saved in {} ({doing}). The same command continues this run from there, keeping them; --fresh (BLOBRACE_FRESH=1) starts over{servers}",
+            results_json.display()
         );
+        // Before results.json is first written (a first load stopped) nothing of the
+        // run is saved: its loads are, and the next run loads only what is missing.
+        let unsaved = format!(
+            "nothing of this run was saved yet ({doing}): no cell was measured; the datasets it loaded are kept (one stopped half-way is continued), and the same command loads the rest and measures every cell{servers}"
+        );
+        interrupt::set_status(results_json, saved, unsaved);
     }
 
     /// This part ends on an error of its own (not a signal): its times and the error,

@@ -428,6 +428,22 @@ fn a_run_stopped_at_three_moments_is_continued_and_every_cell_is_measured_once()
         .expect("the run said its plan");
     assert_eq!(status.signal(), Some(libc::SIGKILL), "{said}");
     assert!(said.contains("12 cell(s)"), "{said}");
+    // 1b. Ctrl-C during the loads again: nothing of the run is saved yet, and it says so
+    // (not "0 of 12 cells saved in results.json", a file that does not exist).
+    let (said, status) = stop_when(root.path(), &measure, "run: measuring", libc::SIGINT)
+        .expect("the run said its plan");
+    assert_eq!(status.code(), Some(130), "{said}");
+    assert!(
+        said.contains("interrupted by SIGINT: nothing of this run was saved yet"),
+        "{said}"
+    );
+    assert!(
+        !root
+            .path()
+            .join("results")
+            .read_dir()
+            .is_ok_and(|mut d| d.any(|e| e.is_ok_and(|e| e.path().join("results.json").exists())))
+    );
     // 2. During a cold cell: Ctrl-C says where the run stands and how to go on.
     let (said, status) = stop_when(
         root.path(),

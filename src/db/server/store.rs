@@ -77,6 +77,15 @@ impl ServerStore {
         }
     }
 
+    /// Whether a stopped load of this store can leave a gap in its ids.
+    fn load_order(&self) -> orm::LoadOrder {
+        if self.parallel_batches() > 1 {
+            orm::LoadOrder::Parallel
+        } else {
+            orm::LoadOrder::Serial
+        }
+    }
+
     /// Wait for batches in flight until at most `left` remain; the first error wins
     /// (the rest are dropped: their transactions roll back).
     async fn settle(&mut self, left: usize) -> Result<()> {
@@ -195,11 +204,12 @@ impl Store for ServerStore {
         );
         let spec = self.spec;
         let location = self.location.clone();
+        let order = self.load_order();
         let db = self.connect_namespace().await?;
         if Self::count(db, sql).await? == 0 {
             return Ok(DatasetState::Partial { rows_done: 0 });
         }
-        orm::state(db, &spec, &location).await
+        orm::state(db, &spec, &location, order).await
     }
 
     async fn begin(&mut self) -> Result<u64> {
@@ -222,8 +232,9 @@ impl Store for ServerStore {
             );
         }
         let data = self.sql.data_column(&self.options);
+        let order = self.load_order();
         let db = self.connect_namespace().await?;
-        let rows_done = orm::begin(db, &spec, &location, data).await?;
+        let rows_done = orm::begin(db, &spec, &location, data, order).await?;
         for sql in setup {
             db.execute_unprepared(&sql).await?;
         }

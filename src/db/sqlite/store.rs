@@ -351,7 +351,8 @@ impl Store for SqliteStore {
             Err(e) if is_torn(&e) => return Ok(self.torn(&e)),
             Err(e) => return Err(e),
         };
-        orm::state(db, &spec, &path).await
+        // One writer, batches in id order.
+        orm::state(db, &spec, &path, orm::LoadOrder::Serial).await
     }
 
     async fn begin(&mut self) -> Result<u64> {
@@ -365,7 +366,14 @@ impl Store for SqliteStore {
         for pragma in LOAD_PRAGMAS {
             db.execute_unprepared(pragma).await?;
         }
-        let rows_done = orm::begin(db, &spec, &path, migration::DataColumn::Blob).await?;
+        let rows_done = orm::begin(
+            db,
+            &spec,
+            &path,
+            migration::DataColumn::Blob,
+            orm::LoadOrder::Serial,
+        )
+        .await?;
         self.writer = Some(Writer::open(&path, spec)?);
         Ok(rows_done)
     }

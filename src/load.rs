@@ -441,11 +441,14 @@ pub struct FailedLoad {
 /// fails (a server killed by its cap, a lost connection, a full disk) is returned in
 /// the second list, with Docker's reason where a server's container went down, and
 /// the other datasets are loaded anyway; with `fail_fast` it is the error instead.
+/// `each` is handed every dataset's report as soon as it is loaded (or found loaded),
+/// so a caller can save it before the next load starts; its error stops the loads.
 pub async fn ensure_loaded(
     at: &Locations,
     stores: &[StoreKind],
     datasets: &[DatasetSpec],
     fail_fast: bool,
+    mut each: impl FnMut(&LoadReport) -> Result<()>,
 ) -> Result<(Vec<LoadReport>, Vec<FailedLoad>)> {
     let mut reports = Vec::new();
     let mut failed = Vec::new();
@@ -517,6 +520,8 @@ pub async fn ensure_loaded(
                 continue;
             }
         };
+        // Saved before it is said: a run stopped on its line has it.
+        each(&report)?;
         match report.outcome {
             LoadOutcome::AlreadyLoaded => say!(
                 "dataset {}: already loaded, {} on disk",

@@ -187,6 +187,7 @@ fn run(command: Command) -> Result<()> {
                 &stores_for(&config.engines),
                 &config.datasets(),
                 config.fail_fast,
+                |_| Ok(()),
             ))?;
             let loaded = reports
                 .iter()

@@ -49,9 +49,13 @@ impl Run {
                 return Ok(());
             }
         }
-        let config = &self.results.config;
-        let (loads, failed) = ensure_loaded(&at, &stores, &sizes, config.fail_fast).await?;
-        self.loaded(loads, failed, started.elapsed())
+        let fail_fast = self.config().fail_fast;
+        let mut mark = started;
+        let (_, failed) = ensure_loaded(&at, &stores, &sizes, fail_fast, |load| {
+            self.loaded_one(load.clone(), &mut mark)
+        })
+        .await?;
+        self.loads_ended(failed, mark)
     }
 
     /// One size class at a time, those already on disk go first (`Rooms::order`): the
@@ -225,33 +229,35 @@ impl Run {
         }
     }
 
-    /// Loads just made (or found made): recorded beside those of earlier parts, which
-    /// keep a first load's figures over this part's "already loaded".
-    fn loaded(
-        &mut self,
-        loads: Vec<crate::load::LoadReport>,
-        failed: Vec<crate::load::FailedLoad>,
-        took: std::time::Duration,
-    ) -> Result<()> {
-        for load in loads {
-            let rows = load.rows.saturating_sub(load.resumed_from_row);
-            if load.outcome != LoadOutcome::AlreadyLoaded {
-                self.load_rates
-                    .learn(load.store, load.size_bytes, rows, load.seconds);
-            }
-            let same = |l: &crate::load::LoadReport| {
-                l.store == load.store && l.size_bytes == load.size_bytes
-            };
-            match self.results.loads.iter_mut().find(|l| same(l)) {
-                Some(earlier)
-                    if earlier.outcome != LoadOutcome::AlreadyLoaded
-                        && load.outcome == LoadOutcome::AlreadyLoaded => {}
-                Some(earlier) => *earlier = load,
-                None => self.results.loads.push(load),
-            }
+    /// A load just made (or found made), saved at once, so a run stopped during the
+    /// next load keeps it (its figures are the next run's load estimates): recorded
+    /// beside those of earlier parts, which keep a first load's figures over this
+    /// part's "already loaded". `mark` is when the loading time last counted.
+    fn loaded_one(&mut self, load: crate::load::LoadReport, mark: &mut Instant) -> Result<()> {
+        let rows = load.rows.saturating_sub(load.resumed_from_row);
+        if load.outcome != LoadOutcome::AlreadyLoaded {
+            self.load_rates
+                .learn(load.store, load.size_bytes, rows, load.seconds);
         }
+        let same =
+            |l: &crate::load::LoadReport| l.store == load.store && l.size_bytes == load.size_bytes;
+        match self.results.loads.iter_mut().find(|l| same(l)) {
+            Some(earlier)
+                if earlier.outcome != LoadOutcome::AlreadyLoaded
+                    && load.outcome == LoadOutcome::AlreadyLoaded => {}
+            Some(earlier) => *earlier = load,
+            None => self.results.loads.push(load),
+        }
+        self.loading_took(mark.elapsed());
+        *mark = Instant::now();
+        self.found(|_| Finding::Loads)
+    }
+
+    /// The loads of a step are over: the failed ones recorded, the time since the last
+    /// one counted.
+    fn loads_ended(&mut self, failed: Vec<crate::load::FailedLoad>, mark: Instant) -> Result<()> {
         self.record_failed_loads(failed);
-        self.loading_took(took);
+        self.loading_took(mark.elapsed());
         self.found(|_| Finding::Loads)
     }
 
@@ -280,11 +286,16 @@ impl Run {
         if !self.one_size_at_a_time() {
             return Ok(());
         }
-        let started = Instant::now();
+        let mut mark = Instant::now();
         self.say_where_it_stands(&format!("it was loading {}", spec.size_label()));
         let config = &self.results.config;
         let (at, stores) = (config.locations(), stores_for(&config.engines));
-        let (loads, failed) = match ensure_loaded(&at, &stores, &[spec], config.fail_fast).await {
+        let fail_fast = config.fail_fast;
+        let loaded = ensure_loaded(&at, &stores, &[spec], fail_fast, |load| {
+            self.loaded_one(load.clone(), &mut mark)
+        })
+        .await;
+        let failed = match loaded {
             Err(e) if no_room(&e) => {
                 // The plan had room for this size class at the start: something holds it
                 // now (a drop that failed, another program). Not the user's input, so not
@@ -294,13 +305,14 @@ impl Run {
                     "note: {} no longer fits as planned ({e}): its stores load one by one where there is room",
                     spec.size_label()
                 );
-                let (mut loads, mut failed) = (Vec::new(), Vec::new());
+                let mut failed = Vec::new();
                 for store in stores {
-                    match ensure_loaded(&at, &[store], &[spec], config.fail_fast).await {
-                        Ok((l, f)) => {
-                            loads.extend(l);
-                            failed.extend(f);
-                        }
+                    let loaded = ensure_loaded(&at, &[store], &[spec], fail_fast, |load| {
+                        self.loaded_one(load.clone(), &mut mark)
+                    })
+                    .await;
+                    match loaded {
+                        Ok((_, f)) => failed.extend(f),
                         Err(e) if no_room(&e) => failed.push(crate::load::FailedLoad {
                             store,
                             spec,
@@ -309,11 +321,11 @@ impl Run {
                         Err(e) => return Err(e),
                     }
                 }
-                (loads, failed)
+                failed
             }
-            loaded => loaded?,
+            loaded => loaded?.1,
         };
-        self.loaded(loads, failed, started.elapsed())
+        self.loads_ended(failed, mark)
     }
 
     /// After measuring a size class: with `drop_after`, delete its datasets; with a

@@ -160,10 +160,12 @@ pub async fn rooms_of(
             // blobs alone a full run on a 71 GiB disk was refused with 18 GiB free.
             if done > 0 {
                 let blobs = spec.bytes_before(done + 1);
-                let freed = match done == spec.rows {
-                    true => store.disk_bytes().await.ok().flatten().unwrap_or(0).max(blobs),
-                    false => blobs,
+                let on_disk = if done == spec.rows {
+                    store.disk_bytes().await.ok().flatten()
+                } else {
+                    None
                 };
+                let freed = on_disk.unwrap_or(0).max(blobs);
                 rooms.found(kind, size_index, freed);
             }
             planned.push((store, state));

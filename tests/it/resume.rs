@@ -679,6 +679,64 @@ fn a_disk_too_small_for_every_size_class_gets_a_plan_of_what_to_keep() {
 
 /// A part that ends on an error of its own (here `--fail-fast` on a fetch that fails:
 /// a blob file removed under fs) records how it ended, and the next part names it
+/// A size class already on disk frees, once measured and dropped, what its datasets
+/// take on disk, which can be far more than their blobs (fs: a 4 KiB page per 1 KiB
+/// file). Counting only the blobs, a full run here was refused ("even one size class at
+/// a time does not fit") that fits once they go.
+#[test]
+fn a_size_class_on_disk_frees_what_it_takes_not_only_its_blobs() {
+    let root = tempfile::tempdir().unwrap();
+    // The datasets' disk alone is small (results need 64 MiB of their own).
+    std::fs::create_dir(root.path().join("data")).unwrap();
+    let Some(disk) = crate::common::SmallDisk::mount(&root.path().join("data"), 400) else {
+        return;
+    };
+    let data = ["--engines", "fs,sqlite", "--dataset-bytes", "24MiB"];
+    let load = run(
+        root.path(),
+        &[&["load", "--sizes", "1KiB"][..], &data].concat(),
+    );
+    assert!(load.status.success(), "{}", stderr(&load));
+    // fs's 24,576 files of 1 KiB take 96 MiB, SQLite's about 26: the blobs are 48.
+    // Leave 40 MiB: less than the 64 MiB kept free beside any load, so counting only
+    // the blobs, 64 KiB's loads (a little over 48 MiB) would not fit after 1 KiB goes.
+    let filler = root.path().join("data/filler");
+    let leave = 40u64 << 20;
+    let fill = disk.free_bytes().saturating_sub(leave);
+    std::fs::write(&filler, vec![7u8; fill as usize]).unwrap();
+    let measure = [
+        &[
+            "measure",
+            "--sizes",
+            "1KiB,64KiB",
+            "--warmup",
+            "50ms",
+            "--measure",
+            "200ms",
+        ][..],
+        &data,
+    ]
+    .concat();
+    let out = run(root.path(), &measure);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("so the run goes size class by size class"),
+        "{err}"
+    );
+    assert!(
+        err.contains("fs/1KiB-x24576: already loaded"),
+        "1 KiB reused: {err}"
+    );
+    let (_, json) = crate::common::only_run(root.path());
+    assert_eq!(json["results"].as_array().unwrap().len(), 4, "{err}");
+    assert!(
+        !root.path().join("data/fs/1KiB-x24576").exists(),
+        "1 KiB dropped once measured, making the room 64 KiB took"
+    );
+    std::fs::remove_file(&filler).unwrap();
+}
+
 /// instead of taking it for a kill.
 #[test]
 fn a_part_ended_by_an_error_is_named_by_the_next() {

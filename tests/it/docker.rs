@@ -152,6 +152,9 @@ fn a_server_container_without_a_memory_cap_is_reported_loudly() {
     let Some(image) = base_image() else {
         return;
     };
+    // The stand-in is labelled as a compose postgres: a test reaching PostgreSQL beside
+    // it would find it "in several compose projects" (disk_cap's failed so, once).
+    crate::common::hold_server("postgres");
     let project = format!("blobrace-uncapped-{}", std::process::id());
     let started = Command::new("docker")
         .args(["run", "-d", "--rm", "--entrypoint", "sleep", "--label"])

@@ -17,6 +17,12 @@ command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 # The disk cap is checked against fio, the field's own tool, under the same throttle
 # (tests/it/disk_cap.rs).
 command -v fio >/dev/null 2>&1 || need_apt+=(fio)
+# The RocksDB engine loads the system's librocksdb at run time (src/db/rocksdb/ffi.rs): the
+# newest release this distribution packages (Debian 12: librocksdb7.8).
+if ! ls /usr/lib/*/librocksdb.so.* /usr/lib/librocksdb.so.* /usr/local/lib/librocksdb.so.* >/dev/null 2>&1; then
+  rocksdb_pkg=$(apt-cache pkgnames librocksdb 2>/dev/null | grep -E '^librocksdb[0-9][0-9.]*$' | sort -V | tail -1 || true)
+  need_apt+=("${rocksdb_pkg:-librocksdb7.8}")
+fi
 # scripts/check-helm.sh validates the chart with kubernetes-validate in its own venv.
 python3 -m venv --help >/dev/null 2>&1 && python3 -c 'import ensurepip' 2>/dev/null || need_apt+=(python3-venv)
 if ((${#need_apt[@]})); then

@@ -4,8 +4,8 @@
 ARG BASE=blobrace/debian-base:bookworm
 FROM ${BASE}
 # CA certificates: the S3 client loads them when it is built, even for http://
-# (compose/runner/Dockerfile says why).
-RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates \
+# (compose/runner/Dockerfile says why). RocksDB: the system's library, loaded at run time.
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates librocksdb7.8 \
  && rm -rf /var/lib/apt/lists/*
 COPY blobrace blobrace-bench /usr/local/bin/
 COPY run.sh /usr/local/bin/blobrace-run

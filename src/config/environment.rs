@@ -28,6 +28,10 @@ pub const OTHER_VARIABLES: &[(&str, &str)] = &[
         "pins the floor's read pattern",
     ),
     (
+        crate::db::rocksdb::LIB_VARIABLE,
+        "the RocksDB library file to load",
+    ),
+    (
         "BLOBRACE_RUNNER_IMAGE",
         "scripts/compose-run.sh: the runner's image",
     ),

@@ -14,6 +14,7 @@ use super::fs::engine::FsEngine;
 use super::lmdb::engine::LmdbEngine;
 use super::orm_engine::OrmEngine;
 use super::redb::engine::RedbEngine;
+use super::rocksdb::engine::RocksdbEngine;
 use super::seaweedfs::engine::S3Engine;
 use super::server::raw::RawEngine;
 use super::sqlite::blobio::BlobIoEngine;
@@ -33,6 +34,7 @@ pub enum AnyEngine {
     S3(S3Engine),
     Redb(RedbEngine),
     Lmdb(LmdbEngine),
+    Rocksdb(RocksdbEngine),
 }
 
 macro_rules! each_engine {
@@ -48,6 +50,7 @@ macro_rules! each_engine {
             AnyEngine::S3($e) => $body,
             AnyEngine::Redb($e) => $body,
             AnyEngine::Lmdb($e) => $body,
+            AnyEngine::Rocksdb($e) => $body,
         }
     };
 }

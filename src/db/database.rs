@@ -59,6 +59,12 @@ pub trait Database: Sync {
     fn load_cost(&self) -> LoadCost {
         LoadCost::TYPICAL
     }
+    /// Capability: something this machine lacks to run it at all (a library of the
+    /// system's it loads), said with how to get it; None where it can run. A default run
+    /// leaves it out with that line; asked for by name, the run is refused with it.
+    fn unavailable(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A load's time as a cost per row (a statement, a file, a request) plus a cost per

@@ -35,5 +35,6 @@ pub mod mariadb;
 pub mod mysql;
 pub mod postgres;
 pub mod redb;
+pub mod rocksdb;
 pub mod seaweedfs;
 pub mod sqlite;

@@ -10,11 +10,12 @@ use plotters::style::RGBColor;
 use crate::db::registry::{EngineKind, StoreKind};
 
 /// Shades per database, in registry order, the floor skipped: SQLite's blues, redb's
-/// pinks, LMDB's reds, fs's green, then PostgreSQL, MariaDB, MySQL, Dolt, SeaweedFS; then a spare.
+/// pinks, LMDB's reds, RocksDB's olives, fs's green, then PostgreSQL, MariaDB, MySQL, Dolt, SeaweedFS; then a spare.
 const FAMILIES: &[&[(u8, u8, u8)]] = &[
     &[(31, 119, 180), (120, 180, 230), (70, 60, 200)],
     &[(227, 119, 194), (247, 182, 210)],
     &[(214, 39, 40), (255, 152, 150)],
+    &[(85, 107, 47), (170, 190, 120)],
     &[(44, 160, 44), (150, 215, 140)],
     &[(128, 60, 170), (190, 150, 220)],
     &[(230, 120, 20), (245, 185, 110)],

@@ -72,6 +72,16 @@ pub fn stores_for(engines: &[EngineKind]) -> Vec<StoreKind> {
 /// Each server that answers is located (`place`): the compose container or remote.
 pub async fn reachable_engines(config: &mut RunConfig) -> Result<()> {
     let mut unreachable: Vec<(StoreKind, String)> = Vec::new();
+    // What this machine lacks to run a store at all (a system library): said as for a
+    // server that does not answer.
+    for store in stores_for(&config.engines) {
+        if let Some(why) = store.db().unavailable() {
+            if config.engines_explicit {
+                anyhow::bail!("{} cannot run here: {why}", store.name());
+            }
+            unreachable.push((store, why));
+        }
+    }
     for store in stores_for(&config.engines)
         .into_iter()
         .filter(|s| s.is_server())

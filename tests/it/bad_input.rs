@@ -56,7 +56,7 @@ fn dataset_smaller_than_one_row() {
 fn unknown_engine() {
     let (root, err) = rejects(&["--engines", "sqlite,oracle"], "unknown engine 'oracle'");
     assert!(
-        err.contains("sqlite-raw, sqlite-blobio, redb, lmdb, lmdb-nordahead, fs, floor"),
+        err.contains("sqlite-raw, sqlite-blobio, redb, lmdb, lmdb-nordahead, rocksdb, fs, floor"),
         "lists the known engines: {err}"
     );
     assert!(files_under(root.path()).is_empty());
@@ -396,7 +396,7 @@ fn a_key_type_for_an_engine_without_keys() {
         // Names the engines that have keys, and the way out.
         assert!(
             err.contains(
-                "Engines with keys: sqlite, sqlite-raw, sqlite-blobio, redb, lmdb, lmdb-nordahead, postgres"
+                "Engines with keys: sqlite, sqlite-raw, sqlite-blobio, redb, lmdb, lmdb-nordahead, rocksdb, postgres"
             ),
             "{err}"
         );
@@ -664,7 +664,7 @@ fn a_data_directory_whose_name_is_no_url_holds_every_local_store() {
         cmd.args([
             command,
             "--engines",
-            "sqlite,sqlite-raw,sqlite-blobio,redb,lmdb,lmdb-nordahead,fs,floor",
+            "sqlite,sqlite-raw,sqlite-blobio,redb,lmdb,lmdb-nordahead,rocksdb,fs,floor",
         ])
         .args([
             "--sizes",

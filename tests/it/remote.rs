@@ -151,15 +151,19 @@ fn assert_remote(results: &Value, shown: &str) {
         assert!(r["container"].is_null());
         let rt = &r["round_trip"];
         assert_eq!(rt["query"], "SELECT 1");
-        let (p50, p99) = (
+        let (min, p50, p99) = (
+            rt["min_ns"].as_u64().unwrap(),
             rt["p50_ns"].as_u64().unwrap(),
             rt["p99_ns"].as_u64().unwrap(),
         );
         assert!(rt["count"].as_u64().unwrap() > 0);
-        assert!(0 < p50 && p50 <= p99, "{rt}");
-        // A round trip is part of every fetch: no fetch is faster than its p50's floor.
+        assert!(0 < min && min <= p50 && p50 <= p99, "{rt}");
+        // A round trip is part of every fetch, so no fetch beats the fastest one. Not its
+        // median: the round trip is timed in 2 s before the cell, and on a busy machine
+        // (CI runs three tests at once on 2 cores) those 2 s can queue every query while
+        // the cell's minutes do not (a 64 KiB fetch's p50 fell below a quarter of it).
         assert!(
-            r["measured"]["latency"]["p50_ns"].as_u64().unwrap() > p50 / 4,
+            r["measured"]["latency"]["p50_ns"].as_u64().unwrap() > min / 2,
             "{r}"
         );
     }

@@ -116,7 +116,7 @@ fn loads_stopped_by_sigterm_or_sigkill_at_24_moments_resume_or_restart_and_verif
                 verify.status.success(),
                 "signal {signal} after {delay_ms} ms: {verified}"
             );
-            assert_eq!(verified.matches("ok  ").count(), 5, "{verified}");
+            assert_eq!(verified.matches("ok  ").count(), 6, "{verified}");
             let drop = run(root.path(), &with("drop"));
             assert!(drop.status.success(), "{}", stderr(&drop));
         }

@@ -118,6 +118,7 @@ fn default_engines_skip_unreachable_servers_with_the_reason() {
             "redb",
             "lmdb",
             "lmdb-nordahead",
+            "rocksdb",
             "fs",
             "floor"
         ]

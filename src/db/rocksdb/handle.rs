@@ -1,0 +1,352 @@
+//! Opening a RocksDB directory. A directory is open in one process at a time
+//! (RocksDB's LOCK file): the loader's handle while it writes, then the one a run's
+//! engines share (N clients, one block cache, as an application's threads share their
+//! database). Readers open it read-write with automatic compactions off, not
+//! read-only: the system's RocksDB 7.8 opened read-only found none of the keys of a
+//! database closed right after its first flush (its iterator listed them; `ldb get`
+//! and a read-write open found them), and a load ends with a full compaction, so there
+//! is nothing left for a reader's handle to compact while it is measured.
+//!
+//! Blob files are on (`enable_blob_files`, RocksDB's integrated BlobDB): a value of
+//! `MIN_BLOB_SIZE` or more is written once to a blob file at flush and the LSM tree keeps
+//! a small index entry for it, so compactions move keys, not the blobs. Nothing is
+//! compressed: the blobs are random bytes.
+
+use std::collections::HashMap;
+use std::ffi::{CString, c_char};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
+
+use anyhow::{Result, anyhow};
+
+use super::ffi::{Library, Ptr, library};
+use crate::db::locations::Locations;
+use crate::size::format_bytes;
+
+/// Values this large or larger go to blob files: every blob of every size class (RocksDB's
+/// own default for `min_blob_size` is 0 as well).
+pub const MIN_BLOB_SIZE: u64 = 0;
+/// RocksDB's default size of a blob file, said in the settings.
+pub const BLOB_FILE_SIZE: u64 = 256 << 20;
+/// RocksDB's default cache, used where the process has no memory cap to size it from.
+const DEFAULT_CACHE_BYTES: u64 = 32 << 20;
+/// The share of the cap its cache gets, blocks and blobs together: what redb gets, and
+/// this project's PostgreSQL for shared_buffers under its 1 GiB cap (128 MB). The rest
+/// is the page cache's, which RocksDB reads through (pread, no mmap).
+const CACHE_SHARE_OF_CAP: u64 = 8;
+/// The writer's block cache: the loader writes and never reads back.
+const WRITE_CACHE_BYTES: usize = 8 << 20;
+/// `rocksdb_options_set_compression`: kNoCompression.
+const NO_COMPRESSION: i32 = 0;
+/// `rocksdb_options_set_info_log_level`: WARN, so its LOG does not grow with the load.
+const LOG_WARN: i32 = 2;
+
+/// The cache readers get under the run's cap, and how that was chosen (recorded).
+pub fn reader_cache(at: &Locations) -> (u64, String) {
+    match at.memory_cap_bytes {
+        Some(cap) => (
+            cap / CACHE_SHARE_OF_CAP,
+            format!(
+                "{} LRU for blocks and blobs together (1/{CACHE_SHARE_OF_CAP} of the {} cap)",
+                format_bytes(cap / CACHE_SHARE_OF_CAP),
+                format_bytes(cap)
+            ),
+        ),
+        None => (
+            DEFAULT_CACHE_BYTES,
+            format!(
+                "{} LRU for blocks and blobs together (RocksDB's default block cache: no cap to size it from)",
+                format_bytes(DEFAULT_CACHE_BYTES)
+            ),
+        ),
+    }
+}
+
+/// An open RocksDB: the database and the options, table options and cache it was opened
+/// with (RocksDB keeps pointers to them), closed and freed together.
+pub struct Db {
+    pub lib: &'static Library,
+    db: Ptr,
+    options: Ptr,
+    table: Ptr,
+    cache: Ptr,
+    path: PathBuf,
+}
+
+// SAFETY: a RocksDB handle is safe to use from many threads (RocksDB's own contract).
+unsafe impl Send for Db {}
+unsafe impl Sync for Db {}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        let api = &self.lib.api;
+        // SAFETY: each was created by us and is freed once, the database first.
+        unsafe {
+            (api.rocksdb_close)(self.db);
+            (api.rocksdb_options_destroy)(self.options);
+            (api.rocksdb_block_based_options_destroy)(self.table);
+            (api.rocksdb_cache_destroy)(self.cache);
+        }
+    }
+}
+
+/// How to open a directory.
+#[derive(Clone, Copy)]
+pub enum Mode {
+    /// Read-write, created if missing: the loader's.
+    Write,
+    /// To read, with a cache of this many bytes for blocks and blobs: never created,
+    /// never compacted.
+    Read(u64),
+}
+
+impl Db {
+    pub fn open(path: &Path, mode: Mode) -> Result<Db> {
+        let lib = library().map_err(|e| anyhow!(e))?;
+        let api = &lib.api;
+        let name = CString::new(path.as_os_str().as_encoded_bytes())?;
+        let cache_bytes = match mode {
+            Mode::Write => WRITE_CACHE_BYTES,
+            Mode::Read(bytes) => bytes as usize,
+        };
+        // SAFETY: plain constructors and setters on objects we own; RocksDB copies or
+        // shares (the cache, by reference count) what it keeps.
+        let mut db = unsafe {
+            let options = (api.rocksdb_options_create)();
+            (api.rocksdb_options_set_compression)(options, NO_COMPRESSION);
+            (api.rocksdb_options_set_enable_blob_files)(options, 1);
+            (api.rocksdb_options_set_min_blob_size)(options, MIN_BLOB_SIZE);
+            (api.rocksdb_options_set_blob_file_size)(options, BLOB_FILE_SIZE);
+            (api.rocksdb_options_set_info_log_level)(options, LOG_WARN);
+            let cache = (api.rocksdb_cache_create_lru)(cache_bytes);
+            let table = (api.rocksdb_block_based_options_create)();
+            (api.rocksdb_block_based_options_set_block_cache)(table, cache);
+            (api.rocksdb_options_set_block_based_table_factory)(options, table);
+            match mode {
+                Mode::Write => (api.rocksdb_options_set_create_if_missing)(options, 1),
+                Mode::Read(_) => {
+                    // One budget for both: a blob read fills the cache the blocks use.
+                    (api.rocksdb_options_set_blob_cache)(options, cache);
+                    (api.rocksdb_options_set_disable_auto_compactions)(options, 1);
+                }
+            }
+            Db {
+                lib,
+                db: std::ptr::null_mut(),
+                options,
+                table,
+                cache,
+                path: path.to_path_buf(),
+            }
+        };
+        let mut err: *mut c_char = std::ptr::null_mut();
+        // SAFETY: options and name outlive the call; err is set on failure only.
+        db.db = unsafe { (api.rocksdb_open)(db.options, name.as_ptr(), &mut err) };
+        if let Err(why) = lib.check(err) {
+            // Closing a null database is not RocksDB's to do: free the rest only.
+            let Db {
+                options,
+                table,
+                cache,
+                ..
+            } = db;
+            std::mem::forget(db);
+            unsafe {
+                (api.rocksdb_options_destroy)(options);
+                (api.rocksdb_block_based_options_destroy)(table);
+                (api.rocksdb_cache_destroy)(cache);
+            }
+            return Err(explain(&why, path));
+        }
+        Ok(db)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Compact every level into the last: what a load leaves in level 0 is merged now,
+    /// not by a background compaction while a cell is measured. The keys and blob
+    /// references move; the blob files stay as written.
+    pub fn compact_all(&self) {
+        // SAFETY: null bounds compact the whole key range; returns when done.
+        unsafe {
+            (self.lib.api.rocksdb_compact_range)(self.db, std::ptr::null(), 0, std::ptr::null(), 0)
+        };
+    }
+
+    /// Wait until the memtable is on disk (its blobs in blob files) and the WAL with it.
+    pub fn flush(&self) -> Result<()> {
+        let api = &self.lib.api;
+        let mut err: *mut c_char = std::ptr::null_mut();
+        // SAFETY: options created and freed around the call.
+        unsafe {
+            let options = (api.rocksdb_flushoptions_create)();
+            (api.rocksdb_flushoptions_set_wait)(options, 1);
+            (api.rocksdb_flush)(self.db, options, &mut err);
+            (api.rocksdb_flushoptions_destroy)(options);
+        }
+        self.lib
+            .check(err)
+            .map_err(|e| anyhow!("cannot flush {}: {e}", self.path.display()))
+    }
+}
+
+/// RocksDB's error with what it means here.
+fn explain(why: &str, path: &Path) -> anyhow::Error {
+    if why.contains("lock") && why.contains("LOCK") {
+        return anyhow!(
+            "{} is open in another process (a load or run of the same dataset?): wait for it, or stop it ({why})",
+            path.display()
+        );
+    }
+    anyhow!("cannot open {} as RocksDB: {why}", path.display())
+}
+
+static READERS: LazyLock<Mutex<HashMap<PathBuf, Weak<Db>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// The process's handle for reading `path`, opened with a cache of `cache_bytes` if
+/// none is open.
+pub fn reader(path: &Path, cache_bytes: u64) -> Result<Arc<Db>> {
+    let mut readers = READERS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(open) = readers.get(path).and_then(Weak::upgrade) {
+        return Ok(open);
+    }
+    let db = Arc::new(Db::open(path, Mode::Read(cache_bytes))?);
+    readers.retain(|_, weak| weak.strong_count() > 0);
+    readers.insert(path.to_path_buf(), Arc::downgrade(&db));
+    Ok(db)
+}
+
+/// Whether an engine of this process holds `path` open (its cache with it).
+pub fn reader_is_open(path: &Path) -> bool {
+    let readers = READERS.lock().unwrap_or_else(|e| e.into_inner());
+    readers.get(path).is_some_and(|w| w.strong_count() > 0)
+}
+
+/// Read options kept for a handle's life, so a fetch creates none.
+pub struct ReadOptions {
+    lib: &'static Library,
+    pub raw: Ptr,
+}
+
+impl ReadOptions {
+    pub fn new(lib: &'static Library) -> Self {
+        // SAFETY: a constructor; freed in Drop.
+        let raw = unsafe { (lib.api.rocksdb_readoptions_create)() };
+        Self { lib, raw }
+    }
+}
+
+impl Drop for ReadOptions {
+    fn drop(&mut self) {
+        // SAFETY: created in new, freed once.
+        unsafe { (self.lib.api.rocksdb_readoptions_destroy)(self.raw) };
+    }
+}
+
+// SAFETY: read options are plain settings, read by RocksDB during a call.
+unsafe impl Send for ReadOptions {}
+
+impl Db {
+    /// Copy the value under `key` into `out`; false where there is none. The value is
+    /// pinned where it lies (the block or blob cache) and copied once.
+    #[inline]
+    pub fn get_into(&self, read: &ReadOptions, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        let api = &self.lib.api;
+        let mut err: *mut c_char = std::ptr::null_mut();
+        // SAFETY: key outlives the call; the slice is destroyed after its bytes are copied.
+        unsafe {
+            let pinned = (api.rocksdb_get_pinned)(
+                self.db,
+                read.raw,
+                key.as_ptr().cast(),
+                key.len(),
+                &mut err,
+            );
+            self.lib.check(err).map_err(|e| anyhow!(e))?;
+            if pinned.is_null() {
+                return Ok(false);
+            }
+            let mut len = 0usize;
+            let at = (api.rocksdb_pinnableslice_value)(pinned, &mut len);
+            out.clear();
+            out.extend_from_slice(std::slice::from_raw_parts(at.cast::<u8>(), len));
+            (api.rocksdb_pinnableslice_destroy)(pinned);
+        }
+        Ok(true)
+    }
+
+    /// Write `rows` (key, value) in one batch, synced to the WAL before it returns:
+    /// all of them are durable, or none.
+    pub fn write_synced<'a>(&self, rows: impl Iterator<Item = (&'a [u8], &'a [u8])>) -> Result<()> {
+        let api = &self.lib.api;
+        let mut err: *mut c_char = std::ptr::null_mut();
+        // SAFETY: the batch copies each key and value; batch and options freed after.
+        unsafe {
+            let batch = (api.rocksdb_writebatch_create)();
+            for (key, value) in rows {
+                (api.rocksdb_writebatch_put)(
+                    batch,
+                    key.as_ptr().cast(),
+                    key.len(),
+                    value.as_ptr().cast(),
+                    value.len(),
+                );
+            }
+            let options = (api.rocksdb_writeoptions_create)();
+            (api.rocksdb_writeoptions_set_sync)(options, 1);
+            (api.rocksdb_write)(self.db, options, batch, &mut err);
+            (api.rocksdb_writeoptions_destroy)(options);
+            (api.rocksdb_writebatch_destroy)(batch);
+        }
+        self.lib
+            .check(err)
+            .map_err(|e| anyhow!("cannot write to {}: {e}", self.path.display()))
+    }
+
+    /// Every key in order, handed to `each`; stops early where `each` says false.
+    pub fn each_key(&self, mut each: impl FnMut(&[u8]) -> bool) -> Result<()> {
+        let api = &self.lib.api;
+        let read = ReadOptions::new(self.lib);
+        let mut err: *mut c_char = std::ptr::null_mut();
+        // SAFETY: the iterator is used while the database is open and destroyed after.
+        unsafe {
+            let it = (api.rocksdb_create_iterator)(self.db, read.raw);
+            (api.rocksdb_iter_seek_to_first)(it);
+            while (api.rocksdb_iter_valid)(it) != 0 {
+                let mut len = 0usize;
+                let key = (api.rocksdb_iter_key)(it, &mut len);
+                if !each(std::slice::from_raw_parts(key.cast::<u8>(), len)) {
+                    break;
+                }
+                (api.rocksdb_iter_next)(it);
+            }
+            (api.rocksdb_iter_get_error)(it, &mut err);
+            (api.rocksdb_iter_destroy)(it);
+        }
+        self.lib
+            .check(err)
+            .map_err(|e| anyhow!("cannot read {}: {e}", self.path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn its_cache_is_an_eighth_of_the_cap_or_rocksdbs_default_said_as_such() {
+        let capped = Locations {
+            memory_cap_bytes: Some(1 << 30),
+            ..Default::default()
+        };
+        let (bytes, said) = reader_cache(&capped);
+        assert_eq!(bytes, 128 << 20);
+        assert!(said.contains("1/8 of the 1GiB cap"), "{said}");
+        let (bytes, said) = reader_cache(&Locations::default());
+        assert_eq!(bytes, 32 << 20);
+        assert!(said.contains("no cap"), "{said}");
+    }
+}

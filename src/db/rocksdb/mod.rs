@@ -1,0 +1,56 @@
+//! RocksDB, in-process, with its blob files (integrated BlobDB): an LSM tree whose
+//! large values live in blob files of their own, one directory per dataset
+//! (`store.rs`), read with a `Get` per fetch (`engine.rs`) through a block and blob
+//! cache sized from the cap (`handle.rs`). RocksDB is the system's library, loaded
+//! when first used (`ffi.rs`): where it is missing, a default run leaves RocksDB out
+//! with the line saying how to install it.
+
+pub mod engine;
+mod ffi;
+mod handle;
+pub mod store;
+
+use super::any_engine::AnyEngine;
+use super::database::{Database, EngineDef};
+use super::engine::Client;
+use super::server::Server;
+use super::store::{BoxedStore, boxed};
+use crate::dataset::DatasetSpec;
+use crate::db::locations::Locations;
+pub use ffi::LIB_VARIABLE;
+
+/// Its store's and engine's name.
+pub const NAME: &str = "rocksdb";
+
+pub struct Rocksdb;
+
+impl Database for Rocksdb {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn engines(&self) -> Vec<EngineDef> {
+        vec![EngineDef {
+            name: NAME,
+            // A Get reads a blob whole into the blob cache or a buffer of RocksDB's, pinned
+            // and copied once into the client's buffer: as redb, 2 beside the cache (not
+            // yet measured at 16 clients).
+            client_copies: 3,
+            help: "RocksDB with blob files (the system's librocksdb): a Get by key per fetch, blocks and blobs cached in 1/8 of the cap",
+            client: Client::Direct,
+            open: |_, at, spec| {
+                Box::pin(
+                    async move { Ok(AnyEngine::Rocksdb(engine::RocksdbEngine::open(at, spec)?)) },
+                )
+            },
+        }]
+    }
+
+    fn open_store(&self, _: Option<Server>, at: &Locations, spec: DatasetSpec) -> BoxedStore {
+        boxed(store::RocksdbStore::new(&at.data_dir, spec))
+    }
+
+    fn unavailable(&self) -> Option<String> {
+        ffi::library().err()
+    }
+}

@@ -16,8 +16,8 @@ fn load_verify_measure_every_engine() {
     assert!(load.status.success(), "{}", stderr(&load));
     assert_eq!(
         stderr(&load).matches(": loaded").count(),
-        10,
-        "5 stores x 2 sizes:\n{}",
+        12,
+        "6 stores x 2 sizes:\n{}",
         stderr(&load)
     );
 
@@ -25,7 +25,7 @@ fn load_verify_measure_every_engine() {
     assert!(again.status.success());
     assert_eq!(
         stderr(&again).matches("already loaded").count(),
-        10,
+        12,
         "{}",
         stderr(&again)
     );
@@ -34,7 +34,7 @@ fn load_verify_measure_every_engine() {
     assert!(verify.status.success(), "{}", stderr(&verify));
     assert_eq!(
         stderr(&verify).matches("ok  ").count(),
-        10,
+        12,
         "{}",
         stderr(&verify)
     );
@@ -53,7 +53,7 @@ fn load_verify_measure_every_engine() {
     assert_eq!(json["complete"], true);
     assert_eq!(json["cap"]["origin"], "uncapped");
     let results = json["results"].as_array().unwrap();
-    assert_eq!(results.len(), 16, "8 engines x 2 sizes");
+    assert_eq!(results.len(), 18, "9 engines x 2 sizes");
     for r in results {
         let name = format!("{} {}", r["engine"], r["size"]);
         let m = &r["measured"];
@@ -103,7 +103,7 @@ fn load_verify_measure_every_engine() {
         assert_eq!(r["settings"]["page_size"], "4096", "{engine}");
     }
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 17, "{csv}");
+    assert_eq!(csv.lines().count(), 19, "{csv}");
     assert!(
         csv.lines().nth(1).unwrap().contains(",uncapped,uncapped,"),
         "{csv}"

@@ -34,7 +34,7 @@ fn kill_9_mid_load_then_rerun_gives_exactly_1_to_n() {
     );
     let err = stderr(&verify);
     assert!(verify.status.success(), "{err}");
-    assert_eq!(err.matches("ok  ").count(), 5, "{err}");
+    assert_eq!(err.matches("ok  ").count(), 6, "{err}");
     assert!(err.contains("ids 1..=24576"), "{err}");
 }
 

@@ -62,12 +62,14 @@ api! {
     rocksdb_options_set_block_based_table_factory(Ptr, Ptr);
     rocksdb_options_set_info_log_level(Ptr, c_int);
     rocksdb_options_set_disable_auto_compactions(Ptr, c_int);
+    rocksdb_options_set_keep_log_file_num(Ptr, usize);
     rocksdb_block_based_options_create() -> Ptr;
     rocksdb_block_based_options_destroy(Ptr);
     rocksdb_block_based_options_set_block_cache(Ptr, Ptr);
     rocksdb_cache_create_lru(usize) -> Ptr;
     rocksdb_cache_destroy(Ptr);
     rocksdb_open(Ptr, *const c_char, Err) -> Ptr;
+    rocksdb_open_for_read_only(Ptr, *const c_char, c_uchar, Err) -> Ptr;
     rocksdb_close(Ptr);
     rocksdb_writeoptions_create() -> Ptr;
     rocksdb_writeoptions_destroy(Ptr);
@@ -89,9 +91,11 @@ api! {
     rocksdb_create_iterator(Ptr, Ptr) -> Ptr;
     rocksdb_iter_destroy(Ptr);
     rocksdb_iter_seek_to_first(Ptr);
+    rocksdb_iter_seek(Ptr, *const c_char, usize);
     rocksdb_iter_valid(Ptr) -> c_uchar;
     rocksdb_iter_next(Ptr);
     rocksdb_iter_key(Ptr, *mut usize) -> *const c_char;
+    rocksdb_iter_value(Ptr, *mut usize) -> *const c_char;
     rocksdb_iter_get_error(Ptr, Err);
     rocksdb_free(*mut c_void);
 }

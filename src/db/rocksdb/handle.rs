@@ -1,11 +1,14 @@
-//! Opening a RocksDB directory. A directory is open in one process at a time
-//! (RocksDB's LOCK file): the loader's handle while it writes, then the one a run's
+//! Opening a RocksDB directory. A directory is open for writing in one process at a
+//! time (RocksDB's LOCK file): the loader's handle while it writes, then the one a run's
 //! engines share (N clients, one block cache, as an application's threads share their
-//! database). Readers open it read-write with automatic compactions off, not
-//! read-only: the system's RocksDB 7.8 opened read-only found none of the keys of a
-//! database closed right after its first flush (its iterator listed them; `ldb get`
-//! and a read-write open found them), and a load ends with a full compaction, so there
-//! is nothing left for a reader's handle to compact while it is measured.
+//! database). The engines' handle is opened read-write with automatic compactions off,
+//! and fetches with `Get`: the system's RocksDB 7.8 opened read-only found none of the
+//! keys of a database closed right after its first flush with `Get` (its iterator found
+//! them all; `ldb get` and a read-write open found them too). A load ends with a full
+//! compaction, so there is nothing for the engines' handle to compact while measured.
+//! The store only looks (its state, its ids) through a read-only handle and an
+//! iterator, which creates no file in the directory: each read-write open leaves a
+//! new WAL file and rotates the LOG.
 //!
 //! Blob files are on (`enable_blob_files`, RocksDB's integrated BlobDB): a value of
 //! `MIN_BLOB_SIZE` or more is written once to a blob file at flush and the LSM tree keeps
@@ -34,8 +37,9 @@ const DEFAULT_CACHE_BYTES: u64 = 32 << 20;
 /// this project's PostgreSQL for shared_buffers under its 1 GiB cap (128 MB). The rest
 /// is the page cache's, which RocksDB reads through (pread, no mmap).
 const CACHE_SHARE_OF_CAP: u64 = 8;
-/// The writer's block cache: the loader writes and never reads back.
-const WRITE_CACHE_BYTES: usize = 8 << 20;
+/// The writer's block cache: the loader writes and never reads back. The store's
+/// read-only looks get the same.
+const SMALL_CACHE_BYTES: usize = 8 << 20;
 /// `rocksdb_options_set_compression`: kNoCompression.
 const NO_COMPRESSION: i32 = 0;
 /// `rocksdb_options_set_info_log_level`: WARN, so its LOG does not grow with the load.
@@ -71,6 +75,7 @@ pub struct Db {
     table: Ptr,
     cache: Ptr,
     path: PathBuf,
+    read_only: bool,
 }
 
 // SAFETY: a RocksDB handle is safe to use from many threads (RocksDB's own contract).
@@ -96,8 +101,11 @@ pub enum Mode {
     /// Read-write, created if missing: the loader's.
     Write,
     /// To read, with a cache of this many bytes for blocks and blobs: never created,
-    /// never compacted.
+    /// never compacted (the engines').
     Read(u64),
+    /// Read-only, to look without changing a file (the store's `state`, `id_range`):
+    /// read through an iterator (`lookup`).
+    Inspect,
 }
 
 impl Db {
@@ -106,7 +114,7 @@ impl Db {
         let api = &lib.api;
         let name = CString::new(path.as_os_str().as_encoded_bytes())?;
         let cache_bytes = match mode {
-            Mode::Write => WRITE_CACHE_BYTES,
+            Mode::Write | Mode::Inspect => SMALL_CACHE_BYTES,
             Mode::Read(bytes) => bytes as usize,
         };
         // SAFETY: plain constructors and setters on objects we own; RocksDB copies or
@@ -118,6 +126,8 @@ impl Db {
             (api.rocksdb_options_set_min_blob_size)(options, MIN_BLOB_SIZE);
             (api.rocksdb_options_set_blob_file_size)(options, BLOB_FILE_SIZE);
             (api.rocksdb_options_set_info_log_level)(options, LOG_WARN);
+            // Each open starts a LOG and keeps the last as LOG.old.<time>: keep none.
+            (api.rocksdb_options_set_keep_log_file_num)(options, 1);
             let cache = (api.rocksdb_cache_create_lru)(cache_bytes);
             let table = (api.rocksdb_block_based_options_create)();
             (api.rocksdb_block_based_options_set_block_cache)(table, cache);
@@ -129,6 +139,7 @@ impl Db {
                     (api.rocksdb_options_set_blob_cache)(options, cache);
                     (api.rocksdb_options_set_disable_auto_compactions)(options, 1);
                 }
+                Mode::Inspect => {}
             }
             Db {
                 lib,
@@ -137,11 +148,18 @@ impl Db {
                 table,
                 cache,
                 path: path.to_path_buf(),
+                read_only: matches!(mode, Mode::Inspect),
             }
         };
         let mut err: *mut c_char = std::ptr::null_mut();
         // SAFETY: options and name outlive the call; err is set on failure only.
-        db.db = unsafe { (api.rocksdb_open)(db.options, name.as_ptr(), &mut err) };
+        db.db = unsafe {
+            if db.read_only {
+                (api.rocksdb_open_for_read_only)(db.options, name.as_ptr(), 0, &mut err)
+            } else {
+                (api.rocksdb_open)(db.options, name.as_ptr(), &mut err)
+            }
+        };
         if let Err(why) = lib.check(err) {
             // Closing a null database is not RocksDB's to do: free the rest only.
             let Db {
@@ -304,6 +322,41 @@ impl Db {
         self.lib
             .check(err)
             .map_err(|e| anyhow!("cannot write to {}: {e}", self.path.display()))
+    }
+
+    /// Copy the value under `key` into `out`, false where there is none: `Get` on a
+    /// read-write handle, an iterator's seek on a read-only one (whose `Get` misses keys:
+    /// the module's comment says when).
+    pub fn lookup(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        if !self.read_only {
+            return self.get_into(&ReadOptions::new(self.lib), key, out);
+        }
+        let api = &self.lib.api;
+        let read = ReadOptions::new(self.lib);
+        let mut err: *mut c_char = std::ptr::null_mut();
+        let mut found = false;
+        // SAFETY: the iterator is used while the database is open and destroyed after;
+        // key and value are copied before it moves.
+        unsafe {
+            let it = (api.rocksdb_create_iterator)(self.db, read.raw);
+            (api.rocksdb_iter_seek)(it, key.as_ptr().cast(), key.len());
+            if (api.rocksdb_iter_valid)(it) != 0 {
+                let mut len = 0usize;
+                let at = (api.rocksdb_iter_key)(it, &mut len);
+                if std::slice::from_raw_parts(at.cast::<u8>(), len) == key {
+                    let at = (api.rocksdb_iter_value)(it, &mut len);
+                    out.clear();
+                    out.extend_from_slice(std::slice::from_raw_parts(at.cast::<u8>(), len));
+                    found = true;
+                }
+            }
+            (api.rocksdb_iter_get_error)(it, &mut err);
+            (api.rocksdb_iter_destroy)(it);
+        }
+        self.lib
+            .check(err)
+            .map_err(|e| anyhow!("cannot read {}: {e}", self.path.display()))?;
+        Ok(found)
     }
 
     /// Every key in order, handed to `each`; stops early where `each` says false.

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use super::handle::{Db, Mode, ReadOptions, reader_is_open};
+use super::handle::{Db, Mode, reader_is_open};
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
 use crate::db::store::{
     IdRange, Store, allocated_bytes, chunk_ids, delete_dir, remove_dataset_dir,
@@ -66,7 +66,7 @@ impl RocksdbStore {
     }
 
     /// A handle to read with: the loader's, an engine's open in this process, or one
-    /// opened for the call (`Mode::Read`: nothing created, nothing compacted).
+    /// opened read-only for the call (`Mode::Inspect`: no file created or changed).
     fn reading(&self) -> Result<Reading<'_>> {
         if let Some(db) = &self.db {
             return Ok(Reading::Writer(db));
@@ -74,15 +74,13 @@ impl RocksdbStore {
         if reader_is_open(&self.dir) {
             return Ok(Reading::Shared(super::handle::reader(&self.dir, 0)?));
         }
-        Ok(Reading::Own(Db::open(&self.dir, Mode::Read(8 << 20))?))
+        Ok(Reading::Own(Db::open(&self.dir, Mode::Inspect)?))
     }
 
     fn read_manifest(&self) -> Result<Option<Manifest>> {
         let reading = self.reading()?;
-        let db = reading.db();
-        let read = ReadOptions::new(db.lib);
         let mut json = Vec::new();
-        if !db.get_into(&read, MANIFEST_KEY, &mut json)? {
+        if !reading.db().lookup(MANIFEST_KEY, &mut json)? {
             return Ok(None);
         }
         let manifest = serde_json::from_slice(&json).map_err(|e| InputError::ForeignFile {
@@ -336,18 +334,18 @@ impl Store for RocksdbStore {
     }
 
     /// The chunk's rows read through RocksDB: through the engines' handle where one is
-    /// open (its block and blob cache fill as theirs would), else through one opened for
-    /// the call (the page cache fills with the blob files' and index blocks' pages).
+    /// open (its block and blob cache fill as theirs would), else through a read-only one
+    /// opened for the call (the page cache fills with the blob files' and index blocks'
+    /// pages).
     async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {
         let reading = self.reading()?;
         let db = reading.db();
-        let read = ReadOptions::new(db.lib);
         let mut key = [0u8; KEY_BYTES];
         let mut out = Vec::new();
         let mut done = 0;
         for id in chunk_ids(&self.spec, at, bytes) {
             let n = self.spec.key_into(id, &mut key);
-            if db.get_into(&read, &key[..n], &mut out)? {
+            if db.lookup(&key[..n], &mut out)? {
                 done += out.len() as u64;
             }
         }

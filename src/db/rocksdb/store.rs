@@ -373,7 +373,7 @@ mod tests {
     #[test]
     fn the_disk_estimate_holds_what_a_load_takes_within_a_third() {
         if let Err(why) = super::super::ffi::library() {
-            eprintln!("skipped: {why}");
+            crate::say!("skipped: {why}");
             assert!(std::env::var("CI").is_err(), "CI installs RocksDB: {why}");
             return;
         }

@@ -25,6 +25,7 @@ pub mod orm_engine;
 pub mod orm_store;
 pub mod registry;
 pub mod server;
+pub mod shared_handles;
 pub mod store;
 
 pub mod dolt;

@@ -4,14 +4,14 @@
 //! cache, as the threads of an application sharing its database would), and the store
 //! opens the file writable only while it writes, so an engine can open it after.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex, Weak};
+use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::Result;
 use redb::{Builder, Database, DatabaseError, ReadOnlyDatabase, TableDefinition};
 
 use crate::db::locations::Locations;
+use crate::db::shared_handles::SharedHandles;
 use crate::size::format_bytes;
 
 /// The rows: a blob under its key (the id, big-endian so the B-tree keeps id order,
@@ -54,30 +54,22 @@ pub fn reader_cache(at: &Locations) -> (u64, String) {
     }
 }
 
-static READERS: LazyLock<Mutex<HashMap<PathBuf, Weak<ReadOnlyDatabase>>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
+static READERS: SharedHandles<ReadOnlyDatabase> = SharedHandles::new();
 
 /// The process's read-only handle on `path`, opened with a cache of `cache_bytes`
 /// if none is open.
 pub fn reader(path: &Path, cache_bytes: u64) -> Result<Arc<ReadOnlyDatabase>> {
-    let mut readers = READERS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(open) = readers.get(path).and_then(Weak::upgrade) {
-        return Ok(open);
-    }
-    let db = Builder::new()
-        .set_cache_size(cache_bytes as usize)
-        .open_read_only(path)
-        .map_err(|e| explain(e, path))?;
-    let db = Arc::new(db);
-    readers.retain(|_, weak| weak.strong_count() > 0);
-    readers.insert(path.to_path_buf(), Arc::downgrade(&db));
-    Ok(db)
+    READERS.get_or_open(path, || {
+        Builder::new()
+            .set_cache_size(cache_bytes as usize)
+            .open_read_only(path)
+            .map_err(|e| explain(e, path))
+    })
 }
 
 /// Whether an engine of this process holds `path` open (its cache with it).
 pub fn reader_is_open(path: &Path) -> bool {
-    let readers = READERS.lock().unwrap_or_else(|e| e.into_inner());
-    readers.get(path).is_some_and(|w| w.strong_count() > 0)
+    READERS.is_open(path)
 }
 
 /// `path` writable (created when `create`), for the loader: refused while an engine

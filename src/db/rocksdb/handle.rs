@@ -15,15 +15,15 @@
 //! a small index entry for it, so compactions move keys, not the blobs. Nothing is
 //! compressed: the blobs are random bytes.
 
-use std::collections::HashMap;
 use std::ffi::{CString, c_char};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex, Weak};
+use std::sync::Arc;
 
 use anyhow::{Result, anyhow};
 
 use super::ffi::{Library, Ptr, library};
 use crate::db::locations::Locations;
+use crate::db::shared_handles::SharedHandles;
 use crate::size::format_bytes;
 
 /// Values this large or larger go to blob files: every blob of every size class (RocksDB's
@@ -221,26 +221,17 @@ fn explain(why: &str, path: &Path) -> anyhow::Error {
     anyhow!("cannot open {} as RocksDB: {why}", path.display())
 }
 
-static READERS: LazyLock<Mutex<HashMap<PathBuf, Weak<Db>>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
+static READERS: SharedHandles<Db> = SharedHandles::new();
 
 /// The process's handle for reading `path`, opened with a cache of `cache_bytes` if
 /// none is open.
 pub fn reader(path: &Path, cache_bytes: u64) -> Result<Arc<Db>> {
-    let mut readers = READERS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(open) = readers.get(path).and_then(Weak::upgrade) {
-        return Ok(open);
-    }
-    let db = Arc::new(Db::open(path, Mode::Read(cache_bytes))?);
-    readers.retain(|_, weak| weak.strong_count() > 0);
-    readers.insert(path.to_path_buf(), Arc::downgrade(&db));
-    Ok(db)
+    READERS.get_or_open(path, || Db::open(path, Mode::Read(cache_bytes)))
 }
 
 /// Whether an engine of this process holds `path` open (its cache with it).
 pub fn reader_is_open(path: &Path) -> bool {
-    let readers = READERS.lock().unwrap_or_else(|e| e.into_inner());
-    readers.get(path).is_some_and(|w| w.strong_count() > 0)
+    READERS.is_open(path)
 }
 
 /// Read options kept for a handle's life, so a fetch creates none.

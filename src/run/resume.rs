@@ -45,6 +45,15 @@ pub fn earlier_runs(results_dir: &Path) -> Vec<RunResults> {
         .collect()
 }
 
+/// Whether `earlier` ran with the settings whose key is `key`. Its key is also
+/// computed again from its settings as this blobrace reads them: a run stopped by an
+/// older blobrace (whose settings lacked one added since, so its stored key does too)
+/// is continued by the same flags where the new setting is at its default, since its
+/// cells were measured that way; a full run in parts outlives an upgrade between them.
+fn same_settings(earlier: &RunResults, key: &str) -> bool {
+    earlier.resume_key == key || resume_key(&earlier.config) == key
+}
+
 /// The run this one continues: the newest of `runs` with `key`, where it is
 /// unfinished. None for `--fresh`, or where the newest with that key is complete.
 pub fn to_continue(config: &RunConfig, key: &str, runs: Vec<RunResults>) -> Option<RunResults> {
@@ -53,7 +62,7 @@ pub fn to_continue(config: &RunConfig, key: &str, runs: Vec<RunResults>) -> Opti
     }
     let newest = runs
         .into_iter()
-        .filter(|r| r.resume_key == key && r.merged_from.is_empty())
+        .filter(|r| same_settings(r, key) && r.merged_from.is_empty())
         .max_by(|a, b| (&a.started_at, &a.run_id).cmp(&(&b.started_at, &b.run_id)))?;
     (!newest.complete || !newest.failures.is_empty()).then_some(newest)
 }
@@ -96,6 +105,9 @@ pub fn continue_run(mut earlier: RunResults, now: RunResults) -> Result<RunResul
     }
     earlier.keep_done_cells_only();
     earlier.config = now.config;
+    // The key of the settings as this blobrace writes them (an older one's lacked any
+    // added since): the next part finds the run by either.
+    earlier.resume_key = now.resume_key;
     earlier.cap = now.cap;
     earlier.machine = now.machine;
     earlier.complete = false;
@@ -368,6 +380,44 @@ mod tests {
         // Stopping at the first failure or not changes nothing measured.
         let fail_fast = config(&["--engines", "floor", "--sizes", "1KiB", "--fail-fast"]);
         assert_eq!(resume_key(&fail_fast), key);
+    }
+
+    #[test]
+    fn a_run_written_before_a_setting_existed_is_continued_while_that_setting_is_at_its_default() {
+        let asked = config(&["--engines", "floor", "--sizes", "1KiB"]);
+        // As an older blobrace wrote it: no sqlite_page_size in its settings, nor in
+        // the key it stored.
+        let mut json = serde_json::to_value(run(&asked, "1", false, false)).unwrap();
+        json["config"]
+            .as_object_mut()
+            .unwrap()
+            .remove("sqlite_page_size");
+        let mut old_settings = serde_json::to_value(&asked).unwrap();
+        for field in [
+            "fail_fast",
+            "no_wait",
+            "engines_explicit",
+            "results_dir",
+            "sqlite_page_size",
+        ] {
+            old_settings.as_object_mut().unwrap().remove(field);
+        }
+        json["resume_key"] = old_settings.to_string().into();
+        let earlier: RunResults = serde_json::from_value(json).unwrap();
+        let key = resume_key(&asked);
+        assert_ne!(earlier.resume_key, key, "the stored key lacks the setting");
+        let continued = to_continue(&asked, &key, vec![earlier.clone()]).map(|r| r.run_id);
+        assert_eq!(continued.as_deref(), Some("run-1"));
+        // The new setting away from its default: another run.
+        let other = config(&[
+            "--engines",
+            "floor",
+            "--sizes",
+            "1KiB",
+            "--sqlite-page-size",
+            "8192",
+        ]);
+        assert!(to_continue(&other, &resume_key(&other), vec![earlier]).is_none());
     }
 
     #[test]

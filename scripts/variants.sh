@@ -6,12 +6,15 @@
 #   scripts/variants.sh --profile quick --sizes 64KiB
 #
 # Layouts (one run each; a layout is a dataset of its own):
-#   default            the floor, SQLite (sqlite-raw, sqlite-blobio), PostgreSQL and
-#                      MariaDB (raw engines) as loaded today: integer ids, 4 KiB pages
+#   default            the floor, SQLite (sqlite-raw, sqlite-blobio), RocksDB, PostgreSQL
+#                      and MariaDB (raw engines) as loaded today: integer ids, 4 KiB
+#                      pages, every RocksDB value in blob files
 #   --key uuidv4|uuidv7|ulid   the same databases keyed by 16-byte keys
 #   --sqlite-page-size 16384|65536, --sqlite-mmap-size 4GiB   SQLite only, with the floor
 #   --pg-storage external|lo   PostgreSQL only (TOAST without compression; large
 #                              objects), with the floor
+#   --rocksdb-min-blob-size off|64KiB   RocksDB only (every value in its SST files; blob
+#                              files from 64 KiB up), with the floor
 # Workloads (by name in BLOBRACE_VARIANTS_LAYOUTS; not in the default order):
 #   zipfian            the default layout read by YCSB's scrambled zipfian (--access)
 #   churn30            the default layout after 30% of its rows were replaced (--churn)
@@ -34,7 +37,7 @@ results_dir=${BLOBRACE_RESULTS_DIR:-charts}
 
 servers=postgres-raw,mariadb-raw
 declare -A layouts=(
-  [default]="--engines floor,sqlite-raw,sqlite-blobio,$servers"
+  [default]="--engines floor,sqlite-raw,sqlite-blobio,rocksdb,$servers"
   [uuidv4]="--engines floor,sqlite-raw,sqlite-blobio,$servers --key uuidv4"
   [uuidv7]="--engines floor,sqlite-raw,sqlite-blobio,$servers --key uuidv7"
   [ulid]="--engines floor,sqlite-raw,sqlite-blobio,$servers --key ulid"
@@ -43,6 +46,8 @@ declare -A layouts=(
   [mmap]="--engines floor,sqlite-raw,sqlite-blobio --sqlite-mmap-size 4GiB"
   [pg-external]="--engines floor,postgres-raw --pg-storage external"
   [pg-lo]="--engines floor,postgres-raw --pg-storage lo"
+  [rocksdb-noblob]="--engines floor,rocksdb --rocksdb-min-blob-size off"
+  [rocksdb-min64k]="--engines floor,rocksdb --rocksdb-min-blob-size 64KiB"
   [zipfian]="--engines floor,sqlite-raw,sqlite-blobio,$servers --access zipfian"
   [churn30]="--engines floor,sqlite-raw,sqlite-blobio,$servers --churn 30"
   [churn30-full]="--engines floor,sqlite-raw,sqlite-blobio,$servers --churn 30 --maintenance full"
@@ -50,7 +55,7 @@ declare -A layouts=(
   [writer50]="--engines floor,sqlite-raw,sqlite-blobio,$servers --write-rate 50"
   [writer200]="--engines floor,sqlite-raw,sqlite-blobio,$servers --write-rate 200"
 )
-order=${BLOBRACE_VARIANTS_LAYOUTS:-default uuidv4 uuidv7 ulid page16384 page65536 mmap pg-external pg-lo}
+order=${BLOBRACE_VARIANTS_LAYOUTS:-default uuidv4 uuidv7 ulid page16384 page65536 mmap pg-external pg-lo rocksdb-noblob rocksdb-min64k}
 
 runs=()
 for name in $order; do

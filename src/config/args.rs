@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::cap::disk::DiskCap;
 use crate::db::postgres::PgStorage;
 use crate::db::registry::EngineKind;
+use crate::db::rocksdb::BlobFiles;
 use crate::db::server::Server;
 use crate::key::KeyType;
 use crate::load_gen::Arrivals;
@@ -98,7 +99,7 @@ pub struct RunArgs {
 
     #[arg(long, env = "BLOBRACE_SIZE_MIX", value_parser = super::parse::parse_size_mix,
           conflicts_with = "sizes",
-          help = "Blobs of many sizes in one dataset instead of size classes: 4KiB:67,8KiB:10,1MiB:3 (sizes and weights; fio's 4k/67:8k/10 too), uniform:LOW,HIGH, lognormal:MEDIAN,SIGMA,LARGEST, hist:FILE (a YCSB histogram file), dir:DIR (the sizes of a directory's files, nothing read) or file:FILE (a mix a run saved). Each row's size comes from the seed and its id; the dataset holds --dataset-bytes.")]
+          help = "Blobs of many sizes in one dataset instead of size classes: 4KiB:67,8KiB:10,1MiB:3 (sizes and weights; fio's 4k/67:8k/10 too), uniform:LOW,HIGH, lognormal:MEDIAN,SIGMA,LARGEST, hist:FILE (a YCSB histogram file), dir:DIR (the sizes of a directory's files, nothing read), a table's column sampled by size (sqlite:FILE#TABLE.COLUMN, postgres://USER:PASS@HOST/DB#[SCHEMA.]TABLE.COLUMN, mysql://USER:PASS@HOST/DB#TABLE.COLUMN; up to 200,000 values' lengths, no content copied) or file:FILE (a mix a run saved). Each row's size comes from the seed and its id; the dataset holds --dataset-bytes.")]
     pub size_mix: Option<crate::mix::MixRef>,
 
     #[arg(long, env = "BLOBRACE_SHARE", value_parser = super::share::parse_share,
@@ -246,6 +247,14 @@ pub struct RunArgs {
     /// a file layout: it reads the same file. Recorded as mmap_size with each result.
     #[arg(long, env = "BLOBRACE_SQLITE_MMAP_SIZE", value_parser = parse_bytes, default_value = "0")]
     pub sqlite_mmap_size: u64,
+
+    /// RocksDB's values in blob files from this size up (its min_blob_size: 0, every
+    /// value; 4KiB, 64KiB...), or off: no blob files, every value in the LSM tree's SST
+    /// files, rewritten by each compaction (RocksDB's own default). The dataset's layout:
+    /// each its own directory (`rocksdb/<size>-x<N>-mb<bytes>`, `-noblob`; 0 keeps the
+    /// plain name).
+    #[arg(long, env = "BLOBRACE_ROCKSDB_MIN_BLOB_SIZE", default_value_t = BlobFiles::default())]
+    pub rocksdb_min_blob_size: BlobFiles,
 
     #[arg(long, env = "BLOBRACE_CLIENTS", value_parser = parse_clients,
           help = preset_help("Clients fetching at once, each with its own connection (SQLite: its own read-only connection; fs and floor: a thread each), each drawing its own seeded ids; a list gives one result per count. 1 client is criterion's (or measure's) own loop; more run in blobrace's load generator.", |p| p.clients.iter().map(u32::to_string).collect::<Vec<_>>().join(",")))]

@@ -10,6 +10,7 @@
 mod args;
 mod command_line;
 mod environment;
+mod mix_source;
 mod parse;
 mod preset;
 mod resolve;

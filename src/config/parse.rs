@@ -54,8 +54,12 @@ pub(super) fn parse_sizes(text: &str) -> Result<SizeList, InputError> {
     parse_size_list(text).map(SizeList)
 }
 
-/// `--size-mix`: one size distribution (`mix::parse`), kept once in this process.
+/// `--size-mix`: one size distribution (`mix::parse`, or sampled from a table:
+/// `mix_source`), kept once in this process.
 pub(super) fn parse_size_mix(text: &str) -> Result<crate::mix::MixRef, InputError> {
+    if super::mix_source::is_table(text) {
+        return super::mix_source::sample(text).map(crate::mix::intern);
+    }
     crate::mix::parse(text).map(crate::mix::intern)
 }
 

@@ -245,6 +245,7 @@ impl RunArgs {
             sqlite_page_size: self.sqlite_page_size,
             key: self.key,
             sqlite_mmap_size: self.sqlite_mmap_size,
+            rocksdb_min_blob_size: self.rocksdb_min_blob_size,
             target_p99: self.target_p99.unwrap_or(DEFAULT_TARGET_P99),
             drop_after: self.drop_after,
             keep_all: self.keep_all,

@@ -13,6 +13,7 @@ use crate::dataset_lock::Waiting;
 use crate::db::locations::Locations;
 use crate::db::postgres::PgStorage;
 use crate::db::registry::EngineKind;
+use crate::db::rocksdb::BlobFiles;
 use crate::db::server::{Server, ServerOptions};
 
 /// The workload of a written dataset (`--write-rate 0`) read without its writer.
@@ -93,6 +94,10 @@ pub struct RunConfig {
     pub key: KeyType,
     #[serde(default)]
     pub sqlite_mmap_size: u64,
+    /// Absent in results written before it existed: their RocksDB datasets had every
+    /// value in blob files, the default.
+    #[serde(default)]
+    pub rocksdb_min_blob_size: BlobFiles,
     #[serde(default = "default_target_p99")]
     pub target_p99: Duration,
     #[serde(default)]
@@ -194,6 +199,7 @@ impl RunConfig {
             },
             sqlite_page_size: self.sqlite_page_size,
             sqlite_mmap_size: self.sqlite_mmap_size,
+            rocksdb_blob_files: self.rocksdb_min_blob_size,
             memory_cap_bytes: self.cap.memory_bytes,
             lock_waiting: if self.no_wait {
                 Waiting::Refuse
@@ -206,15 +212,17 @@ impl RunConfig {
     /// The dataset layout and read settings of this run, for the report, led by its
     /// access distribution where that is not uniform (`blobrace variants` compares
     /// runs that differ in these): `key int · SQLite page 4096 B, mmap 0 · PostgreSQL
-    /// storage extended`, `access zipfian:0.99 · key int · …`.
+    /// storage extended · RocksDB blob files, min_blob_size 0 B`, `access zipfian:0.99 ·
+    /// key int · …`.
     pub fn layout_label(&self) -> String {
         let workload: String = self.workload().iter().map(|w| format!("{w} · ")).collect();
         format!(
-            "{workload}key {} · SQLite page {} B, mmap_size {} · PostgreSQL storage {}",
+            "{workload}key {} · SQLite page {} B, mmap_size {} · PostgreSQL storage {} · RocksDB {}",
             self.key,
             self.sqlite_page_size,
             self.sqlite_mmap_size,
-            crate::serde_name(&self.pg_storage)
+            crate::serde_name(&self.pg_storage),
+            self.rocksdb_min_blob_size.label()
         )
     }
 

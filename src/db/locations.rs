@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::dataset_lock::Waiting;
+use crate::db::rocksdb::BlobFiles;
 use crate::db::server::{Server, ServerOptions};
 
 /// SQLite's default page size, the SQLite datasets' default layout.
@@ -21,6 +22,9 @@ pub struct Locations {
     pub sqlite_page_size: u32,
     /// SQLite's mmap_size on the engines' connections (a read setting: same file).
     pub sqlite_mmap_size: u64,
+    /// RocksDB's values in blob files or not, and from what size (a layout: each its
+    /// own directory).
+    pub rocksdb_blob_files: BlobFiles,
     /// The measuring process's memory cap, where one is set: what an embedded store
     /// sizes a cache of its own from (redb's).
     pub memory_cap_bytes: Option<u64>,
@@ -43,6 +47,7 @@ impl Default for Locations {
             server_options: ServerOptions::default(),
             sqlite_page_size: DEFAULT_SQLITE_PAGE_SIZE,
             sqlite_mmap_size: 0,
+            rocksdb_blob_files: BlobFiles::default(),
             memory_cap_bytes: None,
             lock_waiting: Waiting::Wait,
         }

@@ -26,7 +26,7 @@ use crate::error::InputError;
 use crate::size::{SizeClass, format_bytes};
 
 pub use bands::{Band, band_of, bands_of};
-pub use parse::parse;
+pub use parse::{SAMPLE_ROWS, from_sampled_sizes, parse};
 
 /// How the sizes are drawn.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,6 +7,8 @@
 //! - `hist:FILE`: a YCSB histogram file (`BlockSize<TAB>n`, then `bucket<TAB>count`
 //!   lines; bucket i holds blobs of (i+1) x n bytes);
 //! - `dir:DIR`: the sizes of the files under a directory (sizes only: nothing is read);
+//! - a table's column (`sqlite:FILE#TABLE.COLUMN`, `postgres://…#TABLE.COLUMN`,
+//!   `mysql://…#TABLE.COLUMN`): sampled in `config::mix_source`, which connects;
 //! - `file:FILE`: a mix saved as text (a run saves its mix's canonical form with its
 //!   results, so a sampled one can be run again without its source).
 
@@ -17,8 +19,9 @@ use crate::size::parse_bytes;
 
 use super::{Shape, SizeMix, bad};
 
-/// At most this many files of a directory are looked at (every one below it).
-const DIR_SAMPLE: usize = 200_000;
+/// At most this many sizes are looked at: a directory's first files, a table's sampled
+/// rows (every one below it).
+pub const SAMPLE_ROWS: usize = 200_000;
 /// A sampled size is kept to this many steps per doubling (1.1% apart), so a mix from
 /// millions of files is a few hundred buckets.
 const STEPS_PER_DOUBLING: f64 = 64.0;
@@ -55,7 +58,7 @@ pub fn parse(text: &str) -> Result<SizeMix, InputError> {
         _ => {
             return Err(bad(
                 text,
-                "write sizes with weights (4KiB:67,8KiB:10), uniform:LOW,HIGH, lognormal:MEDIAN,SIGMA,LARGEST, hist:FILE (YCSB's histogram), dir:DIR or file:FILE",
+                "write sizes with weights (4KiB:67,8KiB:10), uniform:LOW,HIGH, lognormal:MEDIAN,SIGMA,LARGEST, hist:FILE (YCSB's histogram), dir:DIR, a table's column (sqlite:FILE#TABLE.COLUMN, postgres://USER@HOST/DB#TABLE.COLUMN, mysql://USER@HOST/DB#TABLE.COLUMN) or file:FILE",
             ));
         }
     };
@@ -227,7 +230,7 @@ fn histogram_file(input: &str, path: &Path) -> Result<Vec<(u64, f64)>, InputErro
     Ok(out)
 }
 
-/// The sizes of the regular files under `dir` (the first `DIR_SAMPLE` found), each kept
+/// The sizes of the regular files under `dir` (the first `SAMPLE_ROWS` found), each kept
 /// to `STEPS_PER_DOUBLING` steps per doubling; files under 8 B counted as 8 B.
 fn directory(input: &str, dir: &Path) -> Result<Vec<(u64, f64)>, InputError> {
     if !dir.is_dir() {
@@ -249,11 +252,11 @@ fn directory(input: &str, dir: &Path) -> Result<Vec<(u64, f64)>, InputError> {
             {
                 sizes.push(meta.len());
             }
-            if sizes.len() >= DIR_SAMPLE {
+            if sizes.len() >= SAMPLE_ROWS {
                 break;
             }
         }
-        if sizes.len() >= DIR_SAMPLE {
+        if sizes.len() >= SAMPLE_ROWS {
             break;
         }
     }
@@ -261,6 +264,12 @@ fn directory(input: &str, dir: &Path) -> Result<Vec<(u64, f64)>, InputError> {
         return Err(bad(input, format!("{} holds no files", dir.display())));
     }
     Ok(grid(&sizes))
+}
+
+/// The mix of sizes sampled elsewhere (a table's column, `config::mix_source`), named
+/// `source` in lines and results.
+pub fn from_sampled_sizes(sizes: &[u64], source: &str) -> Result<SizeMix, InputError> {
+    SizeMix::new(Shape::Buckets(grid(sizes)), source.to_string()).map_err(|why| bad(source, why))
 }
 
 /// Sizes kept to `STEPS_PER_DOUBLING` steps per doubling, counted: a mix from many samples.

@@ -379,6 +379,24 @@ fn an_sqlite_page_size_sqlite_does_not_have() {
 }
 
 #[test]
+fn a_rocksdb_min_blob_size_that_is_neither_a_size_nor_off() {
+    for bad in ["4parsecs", "on", "1.5B"] {
+        let (root, err) = rejects(
+            &["--engines", "rocksdb", "--rocksdb-min-blob-size", bad],
+            "RocksDB's min_blob_size is a size",
+        );
+        assert!(
+            err.contains(bad) && err.contains("off (no blob files)"),
+            "{err}"
+        );
+        assert!(
+            files_under(root.path()).is_empty(),
+            "nothing written for {bad}"
+        );
+    }
+}
+
+#[test]
 fn a_key_type_that_does_not_exist() {
     let (root, err) = rejects(&["--key", "uuidv1"], "unknown key type");
     assert!(err.contains("int, uuidv4, uuidv7, ulid"), "{err}");

@@ -229,6 +229,22 @@ pub fn newest_run(root: &Path) -> std::path::PathBuf {
     runs.pop().expect("a run")
 }
 
+/// The newest page `blobrace variants` wrote under `root`'s results (`variants-<id>/`).
+pub fn newest_variants(root: &Path) -> std::path::PathBuf {
+    let mut pages: Vec<_> = std::fs::read_dir(root.join("results"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("variants-"))
+        })
+        .collect();
+    pages.sort();
+    pages.pop().expect("a variants page")
+}
+
 /// `cmd`, then a test's shared flags, then this call's own.
 pub fn with_flags<'a>(cmd: &'a str, shared: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
     let mut all = vec![cmd];

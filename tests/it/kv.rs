@@ -397,3 +397,108 @@ fn without_rocksdbs_library_a_default_run_leaves_it_out_and_naming_it_is_refused
         "refused before loading anything"
     );
 }
+
+/// RocksDB's layouts (`--rocksdb-min-blob-size`): every value in blob files (the
+/// default), none, or those of 64 KiB and more. Each is a dataset of its own, loaded
+/// with its values where the layout says and read back byte-equal; a run records the
+/// layout it read, and `blobrace variants` sets the layouts side by side.
+#[test]
+fn rocksdbs_blob_file_layouts_are_datasets_of_their_own_read_back_and_compared() {
+    if !rocksdb_here() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let base = [
+        "--engines",
+        "floor,rocksdb",
+        "--sizes",
+        "1KiB,64KiB",
+        "--dataset-bytes",
+        "4MiB",
+    ];
+    let timing = ["--warmup", "50ms", "--measure", "100ms", "--cache", "cold"];
+    let mut runs = Vec::new();
+    for layout in ["0", "off", "64KiB"] {
+        let flags = [&base[..], &["--rocksdb-min-blob-size", layout]].concat();
+        let verify = run(root.path(), &with_flags("verify", &flags, &[]));
+        // Nothing loaded yet for this layout: verify refuses (its dataset is not the
+        // default's directory, which is there after the first).
+        assert!(!verify.status.success(), "{layout}: {}", stderr(&verify));
+        let measure = run(root.path(), &with_flags("measure", &flags, &timing));
+        assert!(measure.status.success(), "{layout}: {}", stderr(&measure));
+        let verify = run(root.path(), &with_flags("verify", &flags, &[]));
+        assert!(verify.status.success(), "{layout}: {}", stderr(&verify));
+        assert_eq!(
+            stderr(&verify).matches("ok  ").count(),
+            4,
+            "{layout}: {}",
+            stderr(&verify)
+        );
+        let dir = crate::common::newest_run(root.path());
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+        let recorded: Vec<&str> = json["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["engine"] == "rocksdb")
+            .map(|r| r["settings"]["blob files"].as_str().unwrap())
+            .collect();
+        assert_eq!(recorded.len(), 2, "{layout}: {recorded:?}");
+        let says = match layout {
+            "0" => "min_blob_size 0",
+            "off" => "off (",
+            _ => "min_blob_size 64KiB",
+        };
+        assert!(recorded.iter().all(|s| s.contains(says)), "{recorded:?}");
+        runs.push(dir.file_name().unwrap().to_str().unwrap().to_string());
+    }
+    // Where each layout put its values: blob files, or only SST files.
+    let folder = root.path().join("data").join("rocksdb");
+    let has_blob_files = |dataset: &str| -> bool {
+        std::fs::read_dir(folder.join(dataset))
+            .unwrap_or_else(|e| panic!("{dataset}: {e}"))
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with(".blob"))
+    };
+    assert!(has_blob_files("1KiB-x4096") && has_blob_files("64KiB-x64"));
+    assert!(!has_blob_files("1KiB-x4096-noblob") && !has_blob_files("64KiB-x64-noblob"));
+    assert!(
+        !has_blob_files("1KiB-x4096-mb65536"),
+        "1 KiB is under 64 KiB"
+    );
+    assert!(has_blob_files("64KiB-x64-mb65536"));
+    assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 6);
+
+    let out = crate::common::blobrace()
+        .arg("variants")
+        .args(&runs)
+        .arg("--results-dir")
+        .arg(root.path().join("results"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = crate::common::newest_variants(root.path());
+    let rows: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(page.join("variants.json")).unwrap()).unwrap();
+    let layouts: Vec<(&str, u64)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["engine"] == "rocksdb")
+        .map(|r| {
+            (
+                r["layout"].as_str().unwrap(),
+                r["size_bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    for layout in ["default", "no blob files", "min_blob_size 64KiB"] {
+        for size in [1024, 65536] {
+            assert!(
+                layouts.contains(&(layout, size)),
+                "{layout} {size}: {layouts:?}"
+            );
+        }
+    }
+}

@@ -324,3 +324,150 @@ fn bad_mixes_and_mixes_with_what_they_cannot_do_are_refused_in_one_line() {
         assert!(!root.path().join("data").exists(), "{args:?} wrote data");
     }
 }
+
+/// The mix a run sampled from a table's column (`--size-mix sqlite:…`, `postgres://…`,
+/// `mysql://…`): read back from the run's results as `size:count` buckets.
+fn sampled_from(root: &std::path::Path, source: &str) -> Vec<(u64, f64)> {
+    let out = run(
+        root,
+        &[
+            "measure",
+            "--engines",
+            "floor",
+            "--size-mix",
+            source,
+            "--dataset-bytes",
+            "2MiB",
+            "--cache",
+            "cold",
+            "--warmup",
+            "50ms",
+            "--measure",
+            "100ms",
+        ],
+    );
+    assert!(out.status.success(), "{source}: {}", stderr(&out));
+    let dir = crate::common::newest_run(root);
+    let json: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+    let saved = std::fs::read_to_string(dir.join("size-mix.txt")).unwrap();
+    assert_eq!(saved.trim(), json["config"]["size_mix"].as_str().unwrap());
+    // The source's password is in no file of the run.
+    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        let text = String::from_utf8_lossy(&std::fs::read(entry.path()).unwrap()).into_owned();
+        if let Some((_, pass)) = source
+            .split_once("://")
+            .and_then(|(_, r)| r.split_once('@'))
+            .and_then(|(creds, _)| creds.split_once(':'))
+        {
+            assert!(!text.contains(pass), "{:?} says the password", entry.path());
+        }
+    }
+    json["config"]["size_mix"]
+        .as_str()
+        .unwrap()
+        .strip_prefix("buckets:")
+        .unwrap()
+        .split(',')
+        .map(|b| {
+            let (size, weight) = b.split_once(':').unwrap();
+            (size.parse().unwrap(), weight.parse().unwrap())
+        })
+        .collect()
+}
+
+/// The datasets a load wrote, as its lines name them (`dataset LOCATION: loaded …`).
+fn loaded(said: &str) -> Vec<String> {
+    said.lines()
+        .filter_map(|l| l.strip_prefix("dataset "))
+        .filter_map(|l| l.split_once(": loaded").map(|(at, _)| at.to_string()))
+        .collect()
+}
+
+/// Sizes sampled from the user's own table: SQLite's file, and PostgreSQL's and MariaDB's
+/// tables where the servers are up, each filled by blobrace with the same mix. Every row
+/// is sampled (a few hundred), so the three give the same counts, exactly those of the
+/// rows the seed drew: about the mix's 60/30/10.
+#[test]
+fn a_mix_sampled_from_a_tables_column_is_the_mix_that_filled_it() {
+    let root = tempfile::tempdir().unwrap();
+    let mut engines = vec!["sqlite-raw"];
+    let mut urls = Vec::new();
+    for (name, engine, flag) in [
+        ("postgres", "postgres-raw", "--postgres-url"),
+        ("mariadb", "mariadb-raw", "--mariadb-url"),
+    ] {
+        if let Some(url) = server_url_or_skip(name, "a mix sampled from a table") {
+            engines.push(engine);
+            urls.push((flag, url));
+        }
+    }
+    let engines = engines.join(",");
+    let mut load = vec![
+        "load",
+        "--engines",
+        &engines,
+        "--size-mix",
+        MIX,
+        "--dataset-bytes",
+        "32MiB",
+    ];
+    for (flag, url) in &urls {
+        load.extend([*flag, url.as_str()]);
+    }
+    let out = run(root.path(), &load);
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    let mut sources = Vec::new();
+    // The locations have no password: the URLs the load was given have.
+    let url_of = |flag: &str| &urls.iter().find(|(f, _)| *f == flag).unwrap().1;
+    for at in loaded(&said) {
+        let namespace = at.split_once('#').map(|(_, ns)| ns);
+        sources.push(match namespace {
+            None => format!("sqlite:{at}#blobs.data"),
+            // PostgreSQL's dataset is a schema of the URL's database...
+            Some(ns) if at.starts_with("postgres") => {
+                format!("{}#{ns}.blobs.data", url_of("--postgres-url"))
+            }
+            // ... MariaDB's a database of its own.
+            Some(ns) => format!(
+                "{}/{ns}#blobs.data",
+                url_of("--mariadb-url").trim_end_matches('/')
+            ),
+        });
+    }
+    assert_eq!(sources.len(), 1 + urls.len(), "{said}");
+    let mixes: Vec<Vec<(u64, f64)>> = sources
+        .iter()
+        .map(|s| sampled_from(root.path(), s))
+        .collect();
+    let first = &mixes[0];
+    assert_eq!(
+        first.iter().map(|&(s, _)| s).collect::<Vec<_>>(),
+        [4096, 65536, 1 << 20]
+    );
+    let rows: f64 = first.iter().map(|&(_, w)| w).sum();
+    assert!(rows > 200.0, "every row of the 32 MiB dataset: {first:?}");
+    for (&(_, w), share) in first.iter().zip([0.6, 0.3, 0.1]) {
+        assert!((w / rows - share).abs() < 0.12, "{first:?}");
+    }
+    for (source, mix) in sources.iter().zip(&mixes) {
+        assert_eq!(mix, first, "{source} against {}", sources[0]);
+    }
+
+    let err = stderr(&run(
+        root.path(),
+        &[
+            "load",
+            "--engines",
+            "floor",
+            "--size-mix",
+            &format!("{}x", sources[0]),
+        ],
+    ));
+    assert!(
+        err.contains("no such column") || err.contains("cannot read the sizes"),
+        "{err}"
+    );
+    assert_eq!(err.matches("Error").count(), 1, "{err}");
+}

@@ -551,18 +551,7 @@ fn variants_sets_each_layout_beside_the_engines_default_layout() {
     };
     let out = variants(&ids.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(out.status.success(), "{}", stderr(&out));
-    let page_dir = std::fs::read_dir(&results_dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .starts_with("variants-")
-        })
-        .expect("a variants directory");
+    let page_dir = crate::common::newest_variants(root.path());
     let rows: serde_json::Value =
         serde_json::from_slice(&std::fs::read(page_dir.join("variants.json")).unwrap()).unwrap();
     let rows = rows.as_array().unwrap();

@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use anyhow::{Result, anyhow};
 
-use super::handle::{BLOB_FILE_SIZE, Db, MIN_BLOB_SIZE, ReadOptions, reader, reader_cache};
+use super::blob_files::BlobFiles;
+use super::handle::{BLOB_FILE_SIZE, Db, ReadOptions, reader, reader_cache};
 use super::store::dataset_dir;
 use crate::dataset::DatasetSpec;
 use crate::db::engine::{Engine, EngineSettings};
 use crate::db::locations::Locations;
 use crate::key::KEY_BYTES;
-use crate::size::format_bytes;
 
 pub struct RocksdbEngine {
     db: Arc<Db>,
@@ -20,11 +20,12 @@ pub struct RocksdbEngine {
     spec: DatasetSpec,
     cache: String,
     dir: PathBuf,
+    blobs: BlobFiles,
 }
 
 impl RocksdbEngine {
     pub fn open(at: &Locations, spec: DatasetSpec) -> Result<Self> {
-        let dir = dataset_dir(&at.data_dir, &spec);
+        let dir = dataset_dir(&at.data_dir, &spec, at.rocksdb_blob_files);
         if !dir.join("CURRENT").is_file() {
             // Its text, not the input error: one engine not loaded fails that engine alone.
             return Err(anyhow!(
@@ -40,6 +41,7 @@ impl RocksdbEngine {
             spec,
             cache,
             dir,
+            blobs: at.rocksdb_blob_files,
         })
     }
 }
@@ -59,13 +61,7 @@ impl Engine for RocksdbEngine {
         EngineSettings::from([
             ("rocksdb".into(), self.db.lib.release()),
             ("library".into(), self.db.lib.file.display().to_string()),
-            (
-                "blob files".into(),
-                format!(
-                    "on (enable_blob_files; min_blob_size {MIN_BLOB_SIZE}: every value in a blob file; blob_file_size {}), uncompressed",
-                    format_bytes(BLOB_FILE_SIZE)
-                ),
-            ),
+            ("blob files".into(), self.blobs.setting(BLOB_FILE_SIZE)),
             ("cache".into(), self.cache.clone()),
             (
                 "access".into(),

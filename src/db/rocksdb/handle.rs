@@ -10,10 +10,10 @@
 //! iterator, which creates no file in the directory: each read-write open leaves a
 //! new WAL file and rotates the LOG.
 //!
-//! Blob files are on (`enable_blob_files`, RocksDB's integrated BlobDB): a value of
-//! `MIN_BLOB_SIZE` or more is written once to a blob file at flush and the LSM tree keeps
-//! a small index entry for it, so compactions move keys, not the blobs. Nothing is
-//! compressed: the blobs are random bytes.
+//! The writer's handle puts values in blob files or not as the dataset's layout says
+//! (`BlobFiles`: by default every value, `min_blob_size` 0); readers follow the blob
+//! references whatever their own options say. Nothing is compressed: the blobs are
+//! random bytes.
 
 use std::ffi::{CString, c_char};
 use std::path::{Path, PathBuf};
@@ -21,14 +21,12 @@ use std::sync::Arc;
 
 use anyhow::{Result, anyhow};
 
+use super::blob_files::BlobFiles;
 use super::ffi::{Library, Ptr, library};
 use crate::db::locations::Locations;
 use crate::db::shared_handles::SharedHandles;
 use crate::size::format_bytes;
 
-/// Values this large or larger go to blob files: every blob of every size class (RocksDB's
-/// own default for `min_blob_size` is 0 as well).
-pub const MIN_BLOB_SIZE: u64 = 0;
 /// RocksDB's default size of a blob file, said in the settings.
 pub const BLOB_FILE_SIZE: u64 = 256 << 20;
 /// RocksDB's default cache, used where the process has no memory cap to size it from.
@@ -98,8 +96,8 @@ impl Drop for Db {
 /// How to open a directory.
 #[derive(Clone, Copy)]
 pub enum Mode {
-    /// Read-write, created if missing: the loader's.
-    Write,
+    /// Read-write, created if missing, its values put as the layout says: the loader's.
+    Write(BlobFiles),
     /// To read, with a cache of this many bytes for blocks and blobs: never created,
     /// never compacted (the engines').
     Read(u64),
@@ -114,7 +112,7 @@ impl Db {
         let api = &lib.api;
         let name = CString::new(path.as_os_str().as_encoded_bytes())?;
         let cache_bytes = match mode {
-            Mode::Write | Mode::Inspect => SMALL_CACHE_BYTES,
+            Mode::Write(_) | Mode::Inspect => SMALL_CACHE_BYTES,
             Mode::Read(bytes) => bytes as usize,
         };
         // SAFETY: plain constructors and setters on objects we own; RocksDB copies or
@@ -122,9 +120,19 @@ impl Db {
         let mut db = unsafe {
             let options = (api.rocksdb_options_create)();
             (api.rocksdb_options_set_compression)(options, NO_COMPRESSION);
-            (api.rocksdb_options_set_enable_blob_files)(options, 1);
-            (api.rocksdb_options_set_min_blob_size)(options, MIN_BLOB_SIZE);
-            (api.rocksdb_options_set_blob_file_size)(options, BLOB_FILE_SIZE);
+            // Only a writer's choice counts: a reader follows a blob reference whatever
+            // its options say, and the engines' handle never flushes or compacts.
+            match mode {
+                Mode::Write(BlobFiles::Off) => {
+                    (api.rocksdb_options_set_enable_blob_files)(options, 0)
+                }
+                Mode::Write(BlobFiles::From(min)) => {
+                    (api.rocksdb_options_set_enable_blob_files)(options, 1);
+                    (api.rocksdb_options_set_min_blob_size)(options, min);
+                    (api.rocksdb_options_set_blob_file_size)(options, BLOB_FILE_SIZE);
+                }
+                Mode::Read(_) | Mode::Inspect => {}
+            }
             (api.rocksdb_options_set_info_log_level)(options, LOG_WARN);
             // Each open starts a LOG and keeps the last as LOG.old.<time>: keep none.
             (api.rocksdb_options_set_keep_log_file_num)(options, 1);
@@ -133,7 +141,7 @@ impl Db {
             (api.rocksdb_block_based_options_set_block_cache)(table, cache);
             (api.rocksdb_options_set_block_based_table_factory)(options, table);
             match mode {
-                Mode::Write => (api.rocksdb_options_set_create_if_missing)(options, 1),
+                Mode::Write(_) => (api.rocksdb_options_set_create_if_missing)(options, 1),
                 Mode::Read(_) => {
                     // One budget for both: a blob read fills the cache the blocks use.
                     (api.rocksdb_options_set_blob_cache)(options, cache);

@@ -1,10 +1,11 @@
 //! RocksDB, in-process, with its blob files (integrated BlobDB): an LSM tree whose
-//! large values live in blob files of their own, one directory per dataset
-//! (`store.rs`), read with a `Get` per fetch (`engine.rs`) through a block and blob
+//! large values live in blob files of their own (or, as a layout, in its SST files:
+//! `blob_files.rs`), one directory per dataset (`store.rs`), read with a `Get` per fetch (`engine.rs`) through a block and blob
 //! cache sized from the cap (`handle.rs`). RocksDB is the system's library, loaded
 //! when first used (`ffi.rs`): where it is missing, a default run leaves RocksDB out
 //! with the line saying how to install it.
 
+pub mod blob_files;
 pub mod engine;
 mod ffi;
 mod handle;
@@ -17,6 +18,7 @@ use super::server::Server;
 use super::store::{BoxedStore, boxed};
 use crate::dataset::DatasetSpec;
 use crate::db::locations::Locations;
+pub use blob_files::BlobFiles;
 pub use ffi::LIB_VARIABLE;
 
 /// Its store's and engine's name.
@@ -47,7 +49,16 @@ impl Database for Rocksdb {
     }
 
     fn open_store(&self, _: Option<Server>, at: &Locations, spec: DatasetSpec) -> BoxedStore {
-        boxed(store::RocksdbStore::new(&at.data_dir, spec))
+        boxed(store::RocksdbStore::new(
+            &at.data_dir,
+            spec,
+            at.rocksdb_blob_files,
+        ))
+    }
+
+    /// Blob files off, or from another `min_blob_size` than 0.
+    fn layout(&self, at: &Locations) -> Vec<String> {
+        at.rocksdb_blob_files.layout().into_iter().collect()
     }
 
     fn unavailable(&self) -> Option<String> {

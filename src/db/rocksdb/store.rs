@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
+use super::blob_files::BlobFiles;
 use super::handle::{Db, Mode, reader_is_open};
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
 use crate::db::store::{
@@ -29,9 +30,12 @@ const CURRENT: &str = "CURRENT";
 const BATCH_BYTES: u64 = 16 << 20;
 const MAX_ROWS_PER_BATCH: u64 = 16384;
 
-/// The folder of a dataset under the data directory.
-pub fn dataset_dir(data_dir: &Path, spec: &DatasetSpec) -> PathBuf {
-    data_dir.join(super::NAME).join(spec.stem())
+/// The folder of a dataset under the data directory: `rocksdb/<stem>`, then its layout
+/// where that is not the default (`-noblob`, `-mb65536`).
+pub fn dataset_dir(data_dir: &Path, spec: &DatasetSpec, blobs: BlobFiles) -> PathBuf {
+    data_dir
+        .join(super::NAME)
+        .join(format!("{}{}", spec.stem(), blobs.dir_suffix()))
 }
 
 /// A file RocksDB makes in its directory: what a load killed before CURRENT existed
@@ -53,15 +57,17 @@ pub struct RocksdbStore {
     /// read what it wrote.
     db: Option<Db>,
     manifest: Option<Manifest>,
+    blobs: BlobFiles,
 }
 
 impl RocksdbStore {
-    pub fn new(data_dir: &Path, spec: DatasetSpec) -> Self {
+    pub fn new(data_dir: &Path, spec: DatasetSpec, blobs: BlobFiles) -> Self {
         Self {
-            dir: dataset_dir(data_dir, &spec),
+            dir: dataset_dir(data_dir, &spec, blobs),
             spec,
             db: None,
             manifest: None,
+            blobs,
         }
     }
 
@@ -193,7 +199,7 @@ impl Store for RocksdbStore {
         }
         std::fs::create_dir_all(&self.dir)
             .with_context(|| format!("cannot create {}", self.dir.display()))?;
-        self.db = Some(Db::open(&self.dir, Mode::Write)?);
+        self.db = Some(Db::open(&self.dir, Mode::Write(self.blobs))?);
         let manifest = match self.read_manifest()? {
             Some(m) => m,
             None => {
@@ -352,19 +358,30 @@ impl Store for RocksdbStore {
         Ok(done)
     }
 
-    /// Its blob files, which hold the blobs' bytes (the SST files hold their keys).
+    /// The files that hold the blobs' bytes: its blob files (the SST files then hold
+    /// their keys), or its SST files where no value went to a blob file (no blob files,
+    /// or every blob under `min_blob_size`).
     fn own_files(&mut self, count: usize, _seed: u64) -> Result<Vec<PathBuf>, String> {
         let files = self.files().map_err(|e| format!("{e:#}"))?;
-        let blobs: Vec<PathBuf> = files
-            .into_iter()
-            .filter(|(name, _)| name.ends_with(".blob"))
-            .map(|(_, path)| path)
-            .take(count.max(1))
-            .collect();
-        if blobs.is_empty() {
-            return Err(format!("{} has no blob files", self.dir.display()));
+        let with = |ext: &str| -> Vec<PathBuf> {
+            files
+                .iter()
+                .filter(|(name, _)| name.ends_with(ext))
+                .map(|(_, path)| path.clone())
+                .take(count.max(1))
+                .collect()
+        };
+        let held = match with(".blob") {
+            blobs if blobs.is_empty() => with(".sst"),
+            blobs => blobs,
+        };
+        if held.is_empty() {
+            return Err(format!(
+                "{} has neither blob files nor SST files",
+                self.dir.display()
+            ));
         }
-        Ok(blobs)
+        Ok(held)
     }
 }
 
@@ -377,7 +394,14 @@ mod tests {
             assert!(std::env::var("CI").is_err(), "CI installs RocksDB: {why}");
             return;
         }
-        crate::db::store::checks::assert_disk_estimate_holds(super::RocksdbStore::new);
+        use super::{BlobFiles, RocksdbStore};
+        crate::db::store::checks::assert_disk_estimate_holds(|dir, spec| {
+            RocksdbStore::new(dir, spec, BlobFiles::default())
+        });
+        // Every value in the SST files: their blocks and index instead of blob files.
+        crate::db::store::checks::assert_disk_estimate_holds(|dir, spec| {
+            RocksdbStore::new(dir, spec, BlobFiles::Off)
+        });
     }
 
     #[test]

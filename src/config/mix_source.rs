@@ -171,7 +171,23 @@ async fn sqlite(path: &Path, column: &Column) -> Result<Vec<i64>> {
         .connect()
         .await
         .with_context(|| format!("cannot open {} with SQLite", path.display()))?;
-    let (table, col) = column.quoted('"');
+    // Backquotes: SQLite takes a double-quoted name that is no column for a string
+    // (every "size" would then be the name's length).
+    let (table, col) = column.quoted('`');
+    let names: Vec<String> = sqlx::query_scalar("SELECT name FROM pragma_table_info(?1)")
+        .bind(&column.table[0])
+        .fetch_all(&mut conn)
+        .await
+        .with_context(|| format!("cannot read the columns of {table}"))?;
+    if names.is_empty() {
+        bail!("there is no table {table} in {}", path.display());
+    }
+    if !names.contains(&column.column) {
+        bail!(
+            "there is no column {col} in {table} (its columns: {})",
+            names.join(", ")
+        );
+    }
     let rows: i64 = sqlx::query_scalar(AssertSqlSafe(format!("SELECT count(*) FROM {table}")))
         .fetch_one(&mut conn)
         .await

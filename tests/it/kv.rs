@@ -197,6 +197,94 @@ fn loads_verifies_measures_and_is_listed_and_dropped(kv: &Kv) {
     assert!(left.iter().all(|f| f.contains("-kuuidv4")), "{left:?}");
 }
 
+/// The workloads: a size mix loaded, verified and read with results per size band, by
+/// one client and by 4; a size class read by YCSB's zipfian ids; churn, which these
+/// stores do not do, refused by the store's name before anything is loaded.
+fn serves_a_size_mix_and_zipfian_reads_and_refuses_churn_by_name(kv: &Kv) {
+    let root = tempfile::tempdir().unwrap();
+    let short = ["--cache", "cold", "--warmup", "50ms", "--measure", "200ms"];
+    let mix = [
+        "--engines",
+        kv.engine,
+        "--size-mix",
+        "4KiB:60,64KiB:30,1MiB:10",
+        "--dataset-bytes",
+        "8MiB",
+    ];
+    let measure = run(
+        root.path(),
+        &with_flags(
+            "measure",
+            &mix,
+            &[&short[..], &["--clients", "1,4"]].concat(),
+        ),
+    );
+    assert!(measure.status.success(), "{}", stderr(&measure));
+    let (_, json) = only_run(root.path());
+    let results = json["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{results:?}");
+    let bands = results[0]["measured"]["bands"].as_array().unwrap();
+    assert_eq!(bands.len(), 3, "{}", results[0]);
+    let fetched: u64 = bands.iter().map(|b| b["count"].as_u64().unwrap()).sum();
+    assert_eq!(fetched, results[0]["measured"]["count"].as_u64().unwrap());
+    let loads = json["load_results"].as_array().unwrap();
+    assert_eq!(loads.len(), 1, "4 clients: {loads:?}");
+    assert_eq!(loads[0]["load"]["point"]["clients"], 4);
+    assert!(
+        loads[0]["load"]["fetches_per_s"].as_f64().unwrap() > 10.0,
+        "{}",
+        loads[0]
+    );
+    let verify = run(root.path(), &with_flags("verify", &mix, &[]));
+    assert!(verify.status.success(), "{}", stderr(&verify));
+
+    let zipfian = [
+        "--engines",
+        kv.engine,
+        "--sizes",
+        "4KiB",
+        "--dataset-bytes",
+        "4MiB",
+        "--access",
+        "zipfian",
+    ];
+    let measure = run(root.path(), &with_flags("measure", &zipfian, &short));
+    assert!(measure.status.success(), "{}", stderr(&measure));
+    let dir = crate::common::newest_run(root.path());
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+    assert_eq!(
+        json["config"]["access"]["kind"], "zipfian",
+        "{}",
+        json["config"]
+    );
+    let result = &json["results"][0];
+    assert_eq!(result["engine"], kv.engine);
+    assert!(
+        result["measured"]["count"].as_u64().unwrap() > 0,
+        "{result}"
+    );
+
+    let churn = run(
+        root.path(),
+        &[
+            "load",
+            "--engines",
+            kv.engine,
+            "--churn",
+            "30",
+            "--sizes",
+            "1KiB",
+        ],
+    );
+    let err = stderr(&churn);
+    assert_eq!(churn.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("{}'s store cannot change rows", kv.engine)),
+        "{err}"
+    );
+}
+
 fn a_file_in_its_place_that_is_not_its_own_is_refused_and_left_as_it_was(kv: &Kv) {
     let root = tempfile::tempdir().unwrap();
     let flags = [
@@ -260,6 +348,23 @@ fn redb_loads_verifies_measures_and_is_listed_and_dropped_with_integer_and_rando
 #[test]
 fn lmdb_loads_verifies_measures_and_is_listed_and_dropped_with_integer_and_random_keys() {
     loads_verifies_measures_and_is_listed_and_dropped(&LMDB);
+}
+
+#[test]
+fn redb_serves_a_size_mix_and_zipfian_reads_and_refuses_churn_by_name() {
+    serves_a_size_mix_and_zipfian_reads_and_refuses_churn_by_name(&REDB);
+}
+
+#[test]
+fn lmdb_serves_a_size_mix_and_zipfian_reads_and_refuses_churn_by_name() {
+    serves_a_size_mix_and_zipfian_reads_and_refuses_churn_by_name(&LMDB);
+}
+
+#[test]
+fn rocksdb_serves_a_size_mix_and_zipfian_reads_and_refuses_churn_by_name() {
+    if rocksdb_here() {
+        serves_a_size_mix_and_zipfian_reads_and_refuses_churn_by_name(&ROCKSDB);
+    }
 }
 
 #[test]

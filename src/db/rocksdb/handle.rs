@@ -120,18 +120,20 @@ impl Db {
         let mut db = unsafe {
             let options = (api.rocksdb_options_create)();
             (api.rocksdb_options_set_compression)(options, NO_COMPRESSION);
-            // Only a writer's choice counts: a reader follows a blob reference whatever
-            // its options say, and the engines' handle never flushes or compacts.
-            match mode {
-                Mode::Write(BlobFiles::Off) => {
-                    (api.rocksdb_options_set_enable_blob_files)(options, 0)
-                }
-                Mode::Write(BlobFiles::From(min)) => {
+            // Only the writer's choice counts: a reader follows a blob reference whatever
+            // its own options say, and the engines' handle never flushes or compacts.
+            // Readers keep the default's options, as every handle had before layouts.
+            let blobs = match mode {
+                Mode::Write(blobs) => blobs,
+                Mode::Read(_) | Mode::Inspect => BlobFiles::default(),
+            };
+            match blobs {
+                BlobFiles::Off => (api.rocksdb_options_set_enable_blob_files)(options, 0),
+                BlobFiles::From(min) => {
                     (api.rocksdb_options_set_enable_blob_files)(options, 1);
                     (api.rocksdb_options_set_min_blob_size)(options, min);
                     (api.rocksdb_options_set_blob_file_size)(options, BLOB_FILE_SIZE);
                 }
-                Mode::Read(_) | Mode::Inspect => {}
             }
             (api.rocksdb_options_set_info_log_level)(options, LOG_WARN);
             // Each open starts a LOG and keeps the last as LOG.old.<time>: keep none.

@@ -25,9 +25,27 @@ use crate::run_parts::{CellKey, RunPart, cells_per_part};
 pub fn resume_key(config: &RunConfig) -> String {
     let mut value = serde_json::to_value(config).expect("a RunConfig serializes");
     if let Some(map) = value.as_object_mut() {
-        for field in ["fail_fast", "no_wait", "engines_explicit", "results_dir"] {
+        for field in [
+            "fail_fast",
+            "no_wait",
+            "engines_explicit",
+            "results_dir",
+            "left_out",
+        ] {
             map.remove(field);
         }
+        // The engines asked for, those a run left out (a server not up) among them: the
+        // key is taken before they are left out, and a run's recorded settings are
+        // after, so a key computed again from them must put them back.
+        let mut engines: Vec<String> = config
+            .engines
+            .iter()
+            .map(|e| e.name().to_string())
+            .chain(config.left_out.iter().flat_map(|l| l.engines.clone()))
+            .collect();
+        engines.sort();
+        engines.dedup();
+        map.insert("engines".into(), serde_json::json!(engines));
     }
     value.to_string()
 }
@@ -418,6 +436,27 @@ mod tests {
             "8192",
         ]);
         assert!(to_continue(&other, &resume_key(&other), vec![earlier]).is_none());
+    }
+
+    #[test]
+    fn a_run_that_left_a_server_out_is_continued_from_its_recorded_settings() {
+        // The key is taken from the settings as asked; a run records them after it
+        // left out the servers that did not answer.
+        let asked = config(&[]);
+        let key = resume_key(&asked);
+        let mut earlier = run(&asked, "1", false, false);
+        earlier.resume_key = "an older blobrace's key".into();
+        let left: Vec<String> = vec!["mysql".into(), "mysql-raw".into()];
+        earlier
+            .config
+            .engines
+            .retain(|e| !left.contains(&e.name().to_string()));
+        earlier.config.left_out = vec![crate::config::LeftOut {
+            engines: left,
+            why: "not up".into(),
+        }];
+        let continued = to_continue(&asked, &key, vec![earlier]).map(|r| r.run_id);
+        assert_eq!(continued.as_deref(), Some("run-1"));
     }
 
     #[test]

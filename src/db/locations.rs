@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::dataset_lock::Waiting;
-use crate::db::rocksdb::BlobFiles;
+use crate::db::rocksdb::blob_files::BlobFiles;
 use crate::db::server::{Server, ServerOptions};
 
 /// SQLite's default page size, the SQLite datasets' default layout.

@@ -26,7 +26,7 @@ pub enum InputError {
     },
 
     #[error(
-        "not enough free disk on {room}: this run's loads need about {needed} more there ({breakdown}) and {slack} kept free (1% + 64MiB: a full disk takes Docker and the machine down with it), {available} is available. {}", room_advice(*.one_size_at_a_time)
+        "not enough free disk on {room}: this run's loads need about {needed} more there ({breakdown}) and {slack} kept free (1% + 64MiB: a full disk takes Docker and the machine down with it), {available} is available. {}", room_advice(*.stepwise)
     )]
     NotEnoughDisk {
         room: String,
@@ -34,9 +34,10 @@ pub enum InputError {
         breakdown: String,
         slack: String,
         available: String,
-        /// Whether the loads already go one size class at a time: then that is no way
+        /// Whether the loads already go one at a time (size class by size class, or
+        /// dataset by dataset where one size class does not fit): then that is no way
         /// out, and the advice does not offer it.
-        one_size_at_a_time: bool,
+        stepwise: bool,
     },
 
     /// `blobrace merge` of runs that do not go together: what differs, and which runs.
@@ -91,15 +92,15 @@ pub struct FetchMismatch {
     pub what: String,
 }
 
-/// The ways to make room that can work: where the loads already go one size class at a
-/// time, going one size class at a time is no way out.
-fn room_advice(one_size_at_a_time: bool) -> String {
+/// The ways to make room that can work: where the loads already go one at a time,
+/// going one at a time is no way out.
+fn room_advice(stepwise: bool) -> String {
     let always = "drop datasets you no longer need (`blobrace env` lists what is loaded; `blobrace drop` with their flags), load fewer size classes (--sizes) or a smaller --dataset-bytes, or pick another --data-dir";
-    if one_size_at_a_time {
-        format!("Even one size class at a time does not fit: {always}")
+    if stepwise {
+        format!("Even one dataset at a time does not fit: {always}")
     } else {
         format!(
-            "Make room: {always}; or let the run go size class by size class: `cargo bench` and `blobrace measure` do that by themselves unless given --keep-all (BLOBRACE_KEEP_ALL), while `blobrace load` loads every size class at once"
+            "Make room: {always}; or let the run go size class by size class (or dataset by dataset): `cargo bench` and `blobrace measure` do that by themselves unless given --keep-all (BLOBRACE_KEEP_ALL), while `blobrace load` loads every size class at once"
         )
     }
 }

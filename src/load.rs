@@ -106,28 +106,49 @@ pub fn check_data_dir(dir: &Path) -> Result<(), InputError> {
 /// (`--drop-after`), so the disk must hold the largest size class, not all of them.
 pub async fn plan(
     at: &Locations,
-    stores: &[StoreKind],
-    datasets: &[DatasetSpec],
+    (stores, datasets, wanted): (&[StoreKind], &[DatasetSpec], Wanted<'_>),
     one_size_at_a_time: bool,
 ) -> Result<Vec<(AnyStore, Result<DatasetState>)>> {
-    let (planned, rooms) = rooms_of(at, stores, datasets).await?;
+    let (planned, rooms) = rooms_of(at, stores, datasets, wanted).await?;
     rooms.check(one_size_at_a_time)?;
     Ok(planned)
 }
 
-/// Every store the engines need for every dataset opened, its state, and what loading
-/// the missing ones adds to each file system (`Rooms`, size class by size class).
+/// Which of the datasets of some stores at some size classes a step loads.
+#[derive(Debug, Clone, Copy)]
+pub enum Wanted<'a> {
+    /// Every store's at every size class (`blobrace load`, a run's first part).
+    Every,
+    /// Only these (store, size class) pairs: those a cell still to measure reads. A
+    /// run continued for the 8 KiB cells of one engine loaded every store's 8 KiB
+    /// dataset, SeaweedFS's 5 min 28 s among them, to measure SQLite's two cells.
+    Only(&'a [(StoreKind, DatasetSpec)]),
+}
+
+impl Wanted<'_> {
+    pub fn wants(&self, store: StoreKind, spec: DatasetSpec) -> bool {
+        match self {
+            Wanted::Every => true,
+            Wanted::Only(pairs) => pairs.contains(&(store, spec)),
+        }
+    }
+}
+
+/// Every store the engines need for every dataset opened (those `wanted`), its state,
+/// and what loading the missing ones adds to each file system (`Rooms`, size class by
+/// size class).
 pub async fn rooms_of(
     at: &Locations,
     stores: &[StoreKind],
     datasets: &[DatasetSpec],
+    wanted: Wanted<'_>,
 ) -> Result<(Vec<(AnyStore, Result<DatasetState>)>, Rooms)> {
     let data_dir = at.data_dir.as_path();
     check_data_dir(data_dir)?;
     let mut rooms = Rooms::find(data_dir, stores).await;
     let mut planned = Vec::new();
     for (size_index, spec) in datasets.iter().enumerate() {
-        for &kind in stores {
+        for &kind in stores.iter().filter(|&&k| wanted.wants(k, *spec)) {
             let mut store = kind.open(at, *spec);
             // A store that cannot say where its dataset stands (its server failing)
             // fails that load alone; bad input (a foreign file) stops the run.
@@ -455,14 +476,13 @@ pub struct FailedLoad {
 /// so a caller can save it before the next load starts; its error stops the loads.
 pub async fn ensure_loaded(
     at: &Locations,
-    stores: &[StoreKind],
-    datasets: &[DatasetSpec],
+    (stores, datasets, wanted): (&[StoreKind], &[DatasetSpec], Wanted<'_>),
     fail_fast: bool,
     mut each: impl FnMut(&LoadReport) -> Result<()>,
 ) -> Result<(Vec<LoadReport>, Vec<FailedLoad>)> {
     let mut reports = Vec::new();
     let mut failed = Vec::new();
-    for (mut store, state) in plan(at, stores, datasets, false).await? {
+    for (mut store, state) in plan(at, (stores, datasets, wanted), false).await? {
         let loaded = async {
             // A complete dataset is only read (beside other readers, a run measuring
             // it); any other is loaded by one process at a time.

@@ -184,8 +184,11 @@ fn run(command: Command) -> Result<()> {
             let _server_caps = rt.block_on(fit_servers(&mut config))?;
             let (reports, failed) = rt.block_on(ensure_loaded(
                 &config.locations(),
-                &stores_for(&config.engines),
-                &config.datasets(),
+                (
+                    &stores_for(&config.engines),
+                    &config.datasets(),
+                    blobrace::load::Wanted::Every,
+                ),
                 config.fail_fast,
                 |_| Ok(()),
             ))?;

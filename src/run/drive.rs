@@ -20,6 +20,10 @@
 //!       after its loads: drop its pages if the cap cannot be emptied (Run::release)
 //!       a step that fails: recorded (Run::step_failed), the run goes on (--fail-fast: stops)
 //!   drop the size's datasets (--drop-after)
+//!
+//! Where the disk cannot hold one size class, the engines of a size go store by
+//! store, each store's dataset loaded before its first cell and dropped after its
+//! last (run/dataset_walk.rs).
 //! ```
 
 use std::time::{Duration, Instant};
@@ -76,8 +80,9 @@ fn measure_sizes<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Resu
     let config = run.config().clone();
     let plan = Plan::of(&config);
     for spec in run.sizes_in_order(&plan) {
-        let left: Vec<&Cell> = plan
-            .cells_at(spec)
+        let left: Vec<&Cell> = run
+            .cells_in_order(&plan, spec)
+            .into_iter()
             .filter(|c| !run.results.is_done(&c.key()))
             .collect();
         if left.is_empty() {
@@ -87,36 +92,63 @@ fn measure_sizes<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Resu
             continue;
         }
         rt.block_on(run.before_size(spec))?;
+        let walking = run.walks_datasets();
         let mut scope = driver.size(spec);
-        for cell in left {
-            let (engine, scenario) = (cell.engine, cell.scenario);
-            let label = scenario.label(engine, &config.cache, config.repeat);
-            if run.load_failed(engine, spec) {
-                run.progress(Progress::NotLoaded {
-                    cell: &label,
-                    size: spec.size_label(),
-                });
-                continue;
+        for (k, cell) in left.iter().enumerate() {
+            // One dataset at a time: a store's dataset is there from its first cell
+            // of this size to its last (`cells_in_order` groups them).
+            let store = cell.engine.store();
+            if walking && (k == 0 || left[k - 1].engine.store() != store) {
+                rt.block_on(run.before_dataset(spec, store))?;
             }
-            run.cell_starts(&plan, cell, &label);
-            let started = Instant::now();
-            // One engine's failure (its server OOM-killed or gone, a lost connection)
-            // is recorded and the run goes on with the others.
-            match measure_cell(run, rt, &mut scope, cell) {
-                Ok(whole) => run.cell_ended(&config, cell, started.elapsed(), whole)?,
-                Err(e) => {
-                    run.cell_ended(&config, cell, started.elapsed(), false)?;
-                    run.step_failed(FailedStage::Measure, label, spec, e)?;
-                }
-            }
-            // Once its loads are done: each of them started by evicting anyway
-            // (786k files of 1 KiB take 6 s to evict).
-            if let Err(e) = rt.block_on(run.release(engine, spec)) {
-                run.step_failed(FailedStage::Measure, engine.name().into(), spec, e)?;
+            measure_left_cell(run, rt, &mut scope, (&plan, &config), cell)?;
+            if walking
+                && left
+                    .get(k + 1)
+                    .is_none_or(|next| next.engine.store() != store)
+            {
+                rt.block_on(run.after_dataset(spec, store))?;
             }
         }
         scope.finish();
         rt.block_on(run.after_size(spec))?;
+    }
+    Ok(())
+}
+
+/// One cell of a size class still to measure: measured and recorded, or skipped where
+/// its store's load failed; a failure is its own, and the run goes on.
+fn measure_left_cell<S: SizeScope>(
+    run: &mut Run,
+    rt: &Runtime,
+    scope: &mut S,
+    (plan, config): (&Plan, &crate::config::RunConfig),
+    cell: &Cell,
+) -> Result<()> {
+    let (engine, spec, scenario) = (cell.engine, cell.spec, cell.scenario);
+    let label = scenario.label(engine, &config.cache, config.repeat);
+    if run.load_failed(engine, spec) {
+        run.progress(Progress::NotLoaded {
+            cell: &label,
+            size: spec.size_label(),
+        });
+        return Ok(());
+    }
+    run.cell_starts(plan, cell, &label);
+    let started = Instant::now();
+    // One engine's failure (its server OOM-killed or gone, a lost connection)
+    // is recorded and the run goes on with the others.
+    match measure_cell(run, rt, scope, cell) {
+        Ok(whole) => run.cell_ended(config, cell, started.elapsed(), whole)?,
+        Err(e) => {
+            run.cell_ended(config, cell, started.elapsed(), false)?;
+            run.step_failed(FailedStage::Measure, label, spec, e)?;
+        }
+    }
+    // Once its loads are done: each of them started by evicting anyway
+    // (786k files of 1 KiB take 6 s to evict).
+    if let Err(e) = rt.block_on(run.release(engine, spec)) {
+        run.step_failed(FailedStage::Measure, engine.name().into(), spec, e)?;
     }
     Ok(())
 }

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use crate::dataset::{DatasetSpec, DatasetState};
 use crate::dataset_lock::{Access, release, take};
 use crate::db::registry::{EngineKind, StoreKind};
-use crate::load::{LoadOutcome, ensure_loaded};
+use crate::load::{LoadOutcome, Wanted, ensure_loaded};
 use crate::results::{FailedStage, StepFailure};
 use crate::size::format_bytes_approx;
 
@@ -33,25 +33,32 @@ impl Run {
         let stores = stores_for(&self.config().engines);
         // Sizes an earlier part measured whole are not loaded again.
         let sizes = self.sizes_left();
+        let wanted = self.datasets_left();
+        let wanted = Wanted::Only(&wanted);
         let at = self.config().locations();
         if self.config().drop_after {
-            let (_, rooms) = crate::load::rooms_of(&at, &stores, &sizes).await?;
-            rooms.check(true)?;
+            let (_, rooms) = crate::load::rooms_of(&at, &stores, &sizes, wanted).await?;
+            if rooms.check(true).is_err() {
+                // Not even one size class at a time fits: one dataset at a time, or
+                // refused with the numbers.
+                return self.walk_datasets(&rooms, sizes);
+            }
             self.measure_in_order(&rooms.order(sizes.len()), &sizes);
             return Ok(());
         }
         if !self.config().keep_all {
-            let (_, rooms) = crate::load::rooms_of(&at, &stores, &sizes).await?;
+            let (_, rooms) = crate::load::rooms_of(&at, &stores, &sizes, wanted).await?;
             if rooms.check(false).is_err() {
-                // Not even one size class at a time fits: refused, with the numbers.
-                rooms.check(true)?;
+                if rooms.check(true).is_err() {
+                    return self.walk_datasets(&rooms, sizes);
+                }
                 self.plan_what_to_keep(&rooms, sizes);
                 return Ok(());
             }
         }
         let fail_fast = self.config().fail_fast;
         let mut mark = started;
-        let (_, failed) = ensure_loaded(&at, &stores, &sizes, fail_fast, |load| {
+        let (_, failed) = ensure_loaded(&at, (&stores, &sizes, wanted), fail_fast, |load| {
             self.loaded_one(load.clone(), &mut mark)
         })
         .await?;
@@ -60,7 +67,7 @@ impl Run {
 
     /// One size class at a time, those already on disk go first (`Rooms::order`): the
     /// run measures `sizes` in `order`, and says so where that is not its own order.
-    fn measure_in_order(&mut self, order: &[usize], sizes: &[DatasetSpec]) {
+    pub(super) fn measure_in_order(&mut self, order: &[usize], sizes: &[DatasetSpec]) {
         self.size_order = order.iter().map(|&i| sizes[i]).collect();
         if order.windows(2).any(|w| w[0] > w[1]) {
             let names: Vec<String> = self.size_order.iter().map(|s| s.size.to_string()).collect();
@@ -91,9 +98,10 @@ impl Run {
     }
 
     /// Loads go size class by size class, whether every one is dropped after it is
-    /// measured (`--drop-after`) or some are kept (`keep_plan`).
+    /// measured (`--drop-after`), some are kept (`keep_plan`), or each dataset is
+    /// loaded and dropped in turn (`dataset_walk`).
     pub(super) fn one_size_at_a_time(&self) -> bool {
-        self.config().drop_after || self.keep_plan.is_some()
+        self.config().drop_after || self.keep_plan.is_some() || self.dataset_walk.is_some()
     }
 
     /// The disk cannot hold every size class at once but can hold one: go size class
@@ -159,6 +167,19 @@ impl Run {
         self.keep_plan = Some((plan, sizes));
     }
 
+    /// The datasets a cell left to measure reads: (store, size class), each once. A
+    /// continued run loads these and no others.
+    pub(super) fn datasets_left(&self) -> Vec<(StoreKind, DatasetSpec)> {
+        let mut pairs = Vec::new();
+        for cell in Plan::of(self.config()).cells() {
+            let pair = (cell.engine.store(), cell.spec);
+            if !self.results.is_done(&cell.key()) && !pairs.contains(&pair) {
+                pairs.push(pair);
+            }
+        }
+        pairs
+    }
+
     /// The run's size classes with a cell left to measure (all of them unless an
     /// earlier part of this run measured some whole).
     fn sizes_left(&self) -> Vec<DatasetSpec> {
@@ -186,9 +207,13 @@ impl Run {
         });
         let at = config.locations();
         let mut loads = LoadsOutlook::default();
+        let wanted = self.datasets_left();
         for spec in self.sizes_left() {
             let mut seconds = 0.0;
-            for kind in stores_for(&config.engines) {
+            for kind in stores_for(&config.engines)
+                .into_iter()
+                .filter(|&k| wanted.contains(&(k, spec)))
+            {
                 let rows = match crate::load::state_at_a_glance(&mut kind.open(&at, spec)).await {
                     Ok(DatasetState::Complete) => 0,
                     Ok(DatasetState::Partial { rows_done }) => spec.rows.saturating_sub(rows_done),
@@ -233,7 +258,11 @@ impl Run {
     /// next load keeps it (its figures are the next run's load estimates): recorded
     /// beside those of earlier parts, which keep a first load's figures over this
     /// part's "already loaded". `mark` is when the loading time last counted.
-    fn loaded_one(&mut self, load: crate::load::LoadReport, mark: &mut Instant) -> Result<()> {
+    pub(super) fn loaded_one(
+        &mut self,
+        load: crate::load::LoadReport,
+        mark: &mut Instant,
+    ) -> Result<()> {
         let rows = load.rows.saturating_sub(load.resumed_from_row);
         if load.outcome != LoadOutcome::AlreadyLoaded {
             self.load_rates
@@ -255,7 +284,11 @@ impl Run {
 
     /// The loads of a step are over: the failed ones recorded, the time since the last
     /// one counted.
-    fn loads_ended(&mut self, failed: Vec<crate::load::FailedLoad>, mark: Instant) -> Result<()> {
+    pub(super) fn loads_ended(
+        &mut self,
+        failed: Vec<crate::load::FailedLoad>,
+        mark: Instant,
+    ) -> Result<()> {
         self.record_failed_loads(failed);
         self.loading_took(mark.elapsed());
         self.found(|_| Finding::Loads)
@@ -283,15 +316,21 @@ impl Run {
 
     /// Before measuring a size class: with `drop_after`, load it now.
     pub async fn before_size(&mut self, spec: DatasetSpec) -> Result<()> {
-        if !self.one_size_at_a_time() {
+        // One dataset at a time: each store's is loaded before its cells (`before_dataset`).
+        if !self.one_size_at_a_time() || self.dataset_walk.is_some() {
             return Ok(());
         }
         let mut mark = Instant::now();
         self.say_where_it_stands(&format!("it was loading {}", spec.size_label()));
+        let wanted = self.datasets_left();
         let config = &self.results.config;
         let (at, stores) = (config.locations(), stores_for(&config.engines));
+        let stores: Vec<StoreKind> = stores
+            .into_iter()
+            .filter(|&s| wanted.contains(&(s, spec)))
+            .collect();
         let fail_fast = config.fail_fast;
-        let loaded = ensure_loaded(&at, &stores, &[spec], fail_fast, |load| {
+        let loaded = ensure_loaded(&at, (&stores, &[spec], Wanted::Every), fail_fast, |load| {
             self.loaded_one(load.clone(), &mut mark)
         })
         .await;
@@ -307,7 +346,8 @@ impl Run {
                 );
                 let mut failed = Vec::new();
                 for store in stores {
-                    let loaded = ensure_loaded(&at, &[store], &[spec], fail_fast, |load| {
+                    let only = (&[store][..], &[spec][..], Wanted::Every);
+                    let loaded = ensure_loaded(&at, only, fail_fast, |load| {
                         self.loaded_one(load.clone(), &mut mark)
                     })
                     .await;
@@ -329,53 +369,70 @@ impl Run {
     }
 
     /// After measuring a size class: with `drop_after`, delete its datasets; with a
-    /// plan of what to keep, those it does not keep.
+    /// plan of what to keep, those it plans to drop (a dataset no cell of this part
+    /// read is not in the plan, and stays: SeaweedFS's 1 KiB takes 40 min to load
+    /// again). One dataset at a time, each went after its last cell (`after_dataset`).
     pub async fn after_size(&mut self, spec: DatasetSpec) -> Result<()> {
         let keeps = |run: &Run, kind: StoreKind| match &run.keep_plan {
             Some((plan, sizes)) => sizes
                 .iter()
                 .position(|s| *s == spec)
-                .is_none_or(|i| plan.keeps(kind, i)),
+                .is_none_or(|i| !plan.drop.contains(&(kind, i))),
             None => !run.config().drop_after,
         };
-        let at = self.config().locations();
+        if self.dataset_walk.is_some() && !self.config().drop_after {
+            return Ok(());
+        }
+        let why = if self.config().drop_after {
+            "--drop-after"
+        } else {
+            "the disk plan: cheaper to load again than others"
+        };
         for kind in stores_for(&self.config().engines) {
-            if keeps(self, kind) {
-                continue;
+            if !keeps(self, kind) {
+                self.drop_dataset(kind, spec, why).await?;
             }
-            let mut store = kind.open(&at, spec);
-            let dropped = async {
-                // Its reads end here: another process reading it keeps it (we wait).
-                take(store.location(), Access::Write, "dropping", at.lock_waiting)?;
-                if store.state().await? == DatasetState::Absent {
-                    return Ok(false);
-                }
-                store
-                    .remove()
-                    .await
-                    .with_context(|| format!("cannot drop {}", store.location().display()))?;
-                release(store.location());
-                anyhow::Ok(true)
-            };
-            match dropped.await {
-                Ok(true) => self.progress(Progress::Dropped {
-                    location: store.location(),
-                    why: if self.config().drop_after {
-                        "--drop-after"
-                    } else {
-                        "the disk plan: cheaper to load again than others"
-                    },
-                }),
-                Ok(false) => {}
-                Err(e) => self.step_failed(FailedStage::Drop, kind.name().into(), spec, e)?,
+        }
+        Ok(())
+    }
+
+    /// Delete `kind`'s dataset of `spec` once measured, if it is there, saying `why`;
+    /// a drop that fails is recorded as that store's step failure.
+    pub(super) async fn drop_dataset(
+        &mut self,
+        kind: StoreKind,
+        spec: DatasetSpec,
+        why: &'static str,
+    ) -> Result<()> {
+        let at = self.config().locations();
+        let mut store = kind.open(&at, spec);
+        let dropped = async {
+            // Its reads end here: another process reading it keeps it (we wait).
+            take(store.location(), Access::Write, "dropping", at.lock_waiting)?;
+            if store.state().await? == DatasetState::Absent {
+                return Ok(false);
             }
+            store
+                .remove()
+                .await
+                .with_context(|| format!("cannot drop {}", store.location().display()))?;
+            release(store.location());
+            anyhow::Ok(true)
+        };
+        match dropped.await {
+            Ok(true) => self.progress(Progress::Dropped {
+                location: store.location(),
+                why,
+            }),
+            Ok(false) => {}
+            Err(e) => self.step_failed(FailedStage::Drop, kind.name().into(), spec, e)?,
         }
         Ok(())
     }
 }
 
 /// The disk's room check refused a load.
-fn no_room(e: &anyhow::Error) -> bool {
+pub(super) fn no_room(e: &anyhow::Error) -> bool {
     matches!(
         e.downcast_ref::<crate::error::InputError>(),
         Some(crate::error::InputError::NotEnoughDisk { .. })

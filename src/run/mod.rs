@@ -6,6 +6,7 @@
 //! to the run's sinks (`sinks`: the results files, the terminal's lines, the report).
 
 mod clients;
+mod dataset_walk;
 pub mod drive;
 pub mod interrupt;
 mod loading;
@@ -53,6 +54,12 @@ pub struct Run {
     /// Where the disk cannot hold every dataset at once: which are kept after their
     /// size class is measured (the sizes it indexes).
     keep_plan: Option<(crate::disk_room::KeepPlan, Vec<crate::dataset::DatasetSpec>)>,
+    /// Where the disk cannot hold even one size class: the order each store's dataset
+    /// is loaded, measured and dropped in (the sizes it indexes).
+    dataset_walk: Option<(
+        crate::disk_room::DatasetWalk,
+        Vec<crate::dataset::DatasetSpec>,
+    )>,
     /// The size classes in the order they are measured, where loading them one at a
     /// time put those already on disk first; empty: the plan's order.
     size_order: Vec<crate::dataset::DatasetSpec>,
@@ -319,6 +326,7 @@ impl Run {
             load_rates,
             load_outlook: outlook::LoadsOutlook::default(),
             keep_plan: None,
+            dataset_walk: None,
             size_order: Vec::new(),
             _cap_guard: guard,
         };

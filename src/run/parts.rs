@@ -49,7 +49,7 @@ impl Run {
         let in_order: Vec<&Cell> = self
             .sizes_in_order(plan)
             .into_iter()
-            .flat_map(|spec| plan.cells_at(spec))
+            .flat_map(|spec| self.cells_in_order(plan, spec))
             .collect();
         let n = in_order.iter().position(|c| *c == cell).unwrap_or(0) + 1;
         let (mut presets_left, mut cells_left, mut at) = (Estimate::default(), Vec::new(), false);

@@ -138,7 +138,7 @@ fn not_enough_free_disk() {
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(
-            err.contains("Even one size class at a time does not fit")
+            err.contains("Even one dataset at a time does not fit")
                 && !err.contains("--drop-after")
                 && !err.contains("DROP_AFTER"),
             "{err}"

@@ -17,6 +17,7 @@ mod bad_input;
 mod cap;
 mod churn;
 mod disk_cap;
+mod disk_plan;
 mod docker;
 mod dolt;
 mod first_bytes;

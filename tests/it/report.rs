@@ -530,6 +530,24 @@ fn the_floor_says_how_it_reads_and_an_engine_that_beats_it_is_named_with_why() {
         page.contains("id=cold-fill") && page.contains("N = 1000"),
         "the equal-fill table"
     );
+    // Measured by a later part of a continued run than its floor: that is said before
+    // any other reason, with the command that measures both again in one run.
+    let size = json["results"][sqlite]["size_bytes"].clone();
+    let first = json["parts"][0].clone();
+    json["parts"].as_array_mut().unwrap().push(first);
+    for d in json["done_cells"].as_array_mut().unwrap() {
+        if d["engine"] == "sqlite" && d["cache"] == "cold" && d["size"] == size {
+            d["part"] = serde_json::json!(1);
+        }
+    }
+    let warnings = report_again(&json);
+    assert!(
+        warnings.contains("it was measured by part 2 of this run")
+            && warnings.contains("the floor by part 1")
+            && warnings.contains("--engines sqlite,floor --sizes 64KiB --cache cold")
+            && !warnings.contains("over its first 1000 fetches"),
+        "{warnings}"
+    );
 }
 
 #[test]

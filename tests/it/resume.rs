@@ -571,172 +571,56 @@ fn a_run_stopped_at_three_moments_is_continued_and_every_cell_is_measured_once()
     assert_eq!(runs, 2);
 }
 
-/// A disk that holds one size class but not all of them: the run plans instead of
-/// refusing. It says what it keeps (the dearest to load again, as far as the disk
-/// allows, and the last size class whole) and what it drops once measured, measures
-/// every cell, and leaves the kept datasets for the next run; `--keep-all` refuses.
+/// A continued run loads only the datasets its cells left to measure read: stopped in
+/// fs's cell after SQLite's was measured, both datasets gone (dropped, another disk),
+/// the next part loads fs's and not SQLite's. (A full run continued for SQLite's two
+/// 8 KiB cells loaded every store's 8 KiB dataset, 4 min 50 s of loads for nothing.)
 #[test]
-fn a_disk_too_small_for_every_size_class_gets_a_plan_of_what_to_keep() {
+fn a_continued_run_loads_only_what_its_cells_left_read() {
     let root = tempfile::tempdir().unwrap();
-    let Some(_disk) = crate::common::SmallDisk::mount(root.path(), 300) else {
-        return;
-    };
-    // Per size class about 41 MiB for each of SQLite, fs and the floor: 250 MiB for
-    // both at once, more than 300 MiB less the 64 MiB + 1% kept free; one fits.
     let measure = [
         "measure",
         "--engines",
-        "sqlite,fs,floor",
+        "sqlite,fs",
         "--sizes",
-        "64KiB,1MiB",
+        "64KiB",
         "--dataset-bytes",
-        "40MiB",
+        "8MiB",
         "--warmup",
-        "50ms",
+        "100ms",
         "--measure",
-        "200ms",
+        "300ms",
     ];
+    let (said, _) = stop_when(root.path(), &measure, "[cell 2 of 2] fs", libc::SIGINT)
+        .expect("the run reached fs's cell");
+    assert!(
+        said.contains("1 of 2 cell(s) measured to their end"),
+        "{said}"
+    );
+    let data = root.path().join("data");
+    std::fs::remove_file(data.join("sqlite/64KiB-x128.sqlite")).unwrap();
+    std::fs::remove_dir_all(data.join("fs/64KiB-x128")).unwrap();
     let out = run(root.path(), &measure);
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(
-        err.contains("so the run goes size class by size class: its peak is"),
+        err.contains("continuing run ")
+            && err.contains("1 measured by earlier parts, 1 to measure"),
         "{err}"
     );
-    // 64 KiB: two of the three fit beside the 1 MiB class; the floor's is the cheapest
-    // to write again (one file in order), so it goes.
-    let kept = err
-        .lines()
-        .find(|l| l.starts_with("disk plan: kept once measured"))
-        .unwrap();
-    let dropped = err
-        .lines()
-        .find(|l| l.starts_with("disk plan: dropped once measured"))
-        .unwrap();
-    for store in [
-        "sqlite 64KiB",
-        "fs 64KiB",
-        "sqlite 1MiB",
-        "fs 1MiB",
-        "floor 1MiB",
-    ] {
-        assert!(kept.contains(store), "{store}: {kept}");
-    }
+    assert!(err.contains("1 dataset(s) to load"), "{err}");
+    assert!(err.contains("fs/64KiB-x128: loaded"), "{err}");
     assert!(
-        dropped.contains("floor 64KiB") && !dropped.contains("sqlite"),
-        "{dropped}"
+        !err.contains("sqlite/64KiB-x128"),
+        "SQLite's was not loaded: {err}"
     );
+    assert!(!data.join("sqlite/64KiB-x128.sqlite").exists());
     let (_, json) = crate::common::only_run(root.path());
-    assert_eq!(json["results"].as_array().unwrap().len(), 6);
-    assert!(json["parts"][0]["disk_plan"].as_array().unwrap().len() >= 3);
-    let data = root.path().join("data");
-    assert!(
-        !data.join("floor/64KiB-x640.bin").exists(),
-        "dropped once measured"
-    );
-    assert!(data.join("sqlite/64KiB-x640.sqlite").exists() && data.join("fs/64KiB-x640").exists());
-    assert!(
-        data.join("floor/1MiB-x40.bin").exists(),
-        "the last size class stays"
-    );
-    // The same command again: what the first run kept (the whole 1 MiB class, two
-    // thirds of 64 KiB) leaves too little beside the floor's 64 KiB load plus the slack,
-    // so the class already on disk is measured first and makes room once measured.
-    // (Measured last, it refused: "Even one size class at a time does not fit".)
-    let again = run(root.path(), &measure);
-    let err = stderr(&again);
-    assert!(again.status.success(), "{err}");
-    assert!(
-        err.contains(
-            "disk plan: size classes in the order 1MiB, 64KiB: those already on disk first"
-        ),
-        "{err}"
-    );
-    for dataset in [
-        "sqlite/1MiB-x40.sqlite",
-        "fs/1MiB-x40",
-        "floor/1MiB-x40.bin",
-    ] {
-        assert!(
-            err.contains(&format!("{dataset}: already loaded")),
-            "{dataset} reused: {err}"
-        );
-    }
-    let first_cell = err
-        .lines()
-        .find(|l| l.contains("[cell 1 of 6]"))
-        .unwrap_or("");
-    assert!(first_cell.contains("1MiB"), "1 MiB measured first: {err}");
-    // --keep-all: refused before loading, with the numbers.
-    let keep_all = run(root.path(), &[&measure[..], &["--keep-all"]].concat());
-    assert_eq!(keep_all.status.code(), Some(2), "{}", stderr(&keep_all));
-    assert!(
-        stderr(&keep_all).contains("not enough free disk"),
-        "{}",
-        stderr(&keep_all)
-    );
+    assert_eq!(json["results"].as_array().unwrap().len(), 2);
 }
 
 /// A part that ends on an error of its own (here `--fail-fast` on a fetch that fails:
 /// a blob file removed under fs) records how it ended, and the next part names it
-/// A size class already on disk frees, once measured and dropped, what its datasets
-/// take on disk, which can be far more than their blobs (fs: a 4 KiB page per 1 KiB
-/// file). Counting only the blobs, a full run here was refused ("even one size class at
-/// a time does not fit") that fits once they go.
-#[test]
-fn a_size_class_on_disk_frees_what_it_takes_not_only_its_blobs() {
-    let root = tempfile::tempdir().unwrap();
-    // The datasets' disk alone is small (results need 64 MiB of their own).
-    std::fs::create_dir(root.path().join("data")).unwrap();
-    let Some(disk) = crate::common::SmallDisk::mount(&root.path().join("data"), 400) else {
-        return;
-    };
-    let data = ["--engines", "fs,sqlite", "--dataset-bytes", "24MiB"];
-    let load = run(
-        root.path(),
-        &[&["load", "--sizes", "1KiB"][..], &data].concat(),
-    );
-    assert!(load.status.success(), "{}", stderr(&load));
-    // fs's 24,576 files of 1 KiB take 96 MiB, SQLite's about 26: the blobs are 48.
-    // Leave 40 MiB: less than the 64 MiB kept free beside any load, so counting only
-    // the blobs, 64 KiB's loads (a little over 48 MiB) would not fit after 1 KiB goes.
-    let filler = root.path().join("data/filler");
-    let leave = 40u64 << 20;
-    let fill = disk.free_bytes().saturating_sub(leave);
-    std::fs::write(&filler, vec![7u8; fill as usize]).unwrap();
-    let measure = [
-        &[
-            "measure",
-            "--sizes",
-            "1KiB,64KiB",
-            "--warmup",
-            "50ms",
-            "--measure",
-            "200ms",
-        ][..],
-        &data,
-    ]
-    .concat();
-    let out = run(root.path(), &measure);
-    let err = stderr(&out);
-    assert!(out.status.success(), "{err}");
-    assert!(
-        err.contains("so the run goes size class by size class"),
-        "{err}"
-    );
-    assert!(
-        err.contains("fs/1KiB-x24576: already loaded"),
-        "1 KiB reused: {err}"
-    );
-    let (_, json) = crate::common::only_run(root.path());
-    assert_eq!(json["results"].as_array().unwrap().len(), 4, "{err}");
-    assert!(
-        !root.path().join("data/fs/1KiB-x24576").exists(),
-        "1 KiB dropped once measured, making the room 64 KiB took"
-    );
-    std::fs::remove_file(&filler).unwrap();
-}
-
 /// instead of taking it for a kill.
 #[test]
 fn a_part_ended_by_an_error_is_named_by_the_next() {

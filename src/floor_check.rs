@@ -117,30 +117,17 @@ fn judge(
 /// 33 ms here within one), so the two figures are not of one disk. A full run's 1 KiB
 /// cells measured again three hours after the floor's gave sqlite-raw 0.58 of the floor.
 fn other_part(run: &RunResults, r: &EngineResult, floor: &EngineResult) -> Option<String> {
-    let part = |x: &EngineResult| {
-        run.done_cells
-            .iter()
-            .find(|d| {
-                d.cell.engine == x.engine
-                    && d.cell.size.bytes() == x.size_bytes
-                    && d.cell.cache == x.scenario.cache
-                    && d.cell.repeat == x.scenario.repeat
-            })
-            .map(|d| d.part)
-    };
-    let (mine, floors) = (part(r)?, part(floor)?);
-    (mine != floors).then(|| {
-        format!(
-            "it was measured by part {} of this run (from {}), the floor by part {} (from {}): not on the disk of the same hour, and this comparison says nothing until both are measured in one run (`blobrace measure --engines {},floor --sizes {} --cache {}`)",
-            mine + 1,
-            r.started_at,
-            floors + 1,
-            floor.started_at,
-            r.engine,
-            r.size,
-            r.scenario.cache.name()
-        )
-    })
+    let (mine, floors) = crate::summary::floor_from_another_part(run, r)?;
+    Some(format!(
+        "it was measured by part {} of this run (from {}), the floor by part {} (from {}): not on the disk of the same hour, and this comparison says nothing until both are measured in one run (`blobrace measure --engines {},floor --sizes {} --cache {}`)",
+        mine + 1,
+        r.started_at,
+        floors + 1,
+        floor.started_at,
+        r.engine,
+        r.size,
+        r.scenario.cache.name()
+    ))
 }
 
 /// The first explanation the results support: more cache hits, a disk that moved,

@@ -60,6 +60,25 @@ pub struct DoneCell {
     pub finished_at: String,
 }
 
+/// The part (index into `RunResults::parts`) that measured the cell of `engine` at
+/// `size_bytes` in `cache` and `repeat`; None where no part is recorded for it (a run
+/// from before parts, or a cell not done).
+pub fn part_that_measured(
+    done: &[DoneCell],
+    engine: EngineKind,
+    size_bytes: u64,
+    (cache, repeat): (CacheState, u32),
+) -> Option<u32> {
+    done.iter()
+        .find(|d| {
+            d.cell.engine == engine
+                && d.cell.size.bytes() == size_bytes
+                && d.cell.cache == cache
+                && d.cell.repeat == repeat
+        })
+        .map(|d| d.part)
+}
+
 /// Cells measured by each of `parts`, in part order.
 pub fn cells_per_part(parts: &[RunPart], done: &[DoneCell]) -> Vec<u32> {
     let mut counts = vec![0; parts.len()];

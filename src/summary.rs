@@ -62,6 +62,10 @@ pub struct SummaryRow {
     /// the same disk): p50 and p99.
     pub floor_p50_ratio: Option<f64>,
     pub floor_p99_ratio: Option<f64>,
+    /// Where the floor was measured by another part of the run than this result:
+    /// (this part, the floor's), 0-based (`floor_from_another_part`).
+    #[serde(skip)]
+    pub floor_from_another_part: Option<(u32, u32)>,
     /// The disk probe's p50 before → after the engine, or why there is none.
     pub disk_probe: String,
     /// Steady results: whether the hit ratio settled (None: cold, or not judged).
@@ -178,6 +182,7 @@ impl SummaryRow {
             p50_interval: m.intervals.as_ref().and_then(|i| i.p50),
             p90_interval: m.intervals.as_ref().and_then(|i| i.p90),
             p99_interval: m.intervals.as_ref().and_then(|i| i.p99),
+            floor_from_another_part: floor_from_another_part(run, r),
             floor_p50_ratio: floor_ratio(run, r).map(|f| f.0),
             floor_p99_ratio: floor_ratio(run, r).map(|f| f.1),
             disk_probe: Self::disk_probe_label(r),
@@ -185,6 +190,22 @@ impl SummaryRow {
             model_hit_ratio: r.steady.as_ref().and_then(|s| s.model_hit_ratio),
         }
     }
+}
+
+/// Where a continued run measured `e` and its floor by different parts (hours apart,
+/// on a disk whose speed moves within the hour): (`e`'s part, the floor's), 0-based.
+pub fn floor_from_another_part(run: &RunResults, e: &EngineResult) -> Option<(u32, u32)> {
+    let f = run.twin(e, EngineKind::floor())?;
+    let part = |x: &EngineResult| {
+        crate::run_parts::part_that_measured(
+            &run.done_cells,
+            x.engine,
+            x.size_bytes,
+            (x.scenario.cache, x.scenario.repeat),
+        )
+    };
+    let (mine, floors) = (part(e)?, part(f)?);
+    (mine != floors).then_some((mine, floors))
 }
 
 /// Engine / floor at one size in the same round (scenario) of the run: (p50 ratio,

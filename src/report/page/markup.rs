@@ -22,6 +22,15 @@ pub(super) enum Marked {
     Muted(String),
 }
 
+/// A ratio to a floor measured by another part of the run: hours apart, not one disk.
+pub(super) fn another_part_label((mine, floors): (u32, u32)) -> String {
+    format!(
+        "part {} against the floor's part {}: not one disk",
+        mine + 1,
+        floors + 1
+    )
+}
+
 /// A value, or "unavailable" marked bad: never a made-up 0.
 pub(super) fn or_unavailable(v: Option<String>) -> Marked {
     match v {
@@ -112,8 +121,15 @@ impl MeasurementRow {
             max: format_ns(r.max_ns as f64),
             hit_ratio: or_unavailable(r.hit_ratio.map(|h| format!("{:.1}%", h * 100.0))),
             disk_per_fetch: or_unavailable(r.disk_bytes_per_fetch.map(|d| format_bytes(d as u64))),
-            vs_floor: match (r.floor_p50_ratio, r.floor_p99_ratio) {
-                (Some(a), Some(b)) => Marked::Plain(format!("{a:.2}x / {b:.2}x")),
+            vs_floor: match (
+                r.floor_p50_ratio,
+                r.floor_p99_ratio,
+                r.floor_from_another_part,
+            ) {
+                (Some(a), Some(b), None) => Marked::Plain(format!("{a:.2}x / {b:.2}x")),
+                (Some(a), Some(b), Some(parts)) => {
+                    Marked::Muted(format!("{a:.2}x / {b:.2}x, {}", another_part_label(parts)))
+                }
                 _ => Marked::Muted("no floor".into()),
             },
             disk_probe: r.disk_probe.clone(),

@@ -74,13 +74,22 @@ impl Verdict {
                         hi: format_ns(iv.hi_ns),
                     })
                     .collect();
-                let (p50_vs_floor, p99_vs_floor) = match run
-                    .result(engine, 64 << 10)
-                    .and_then(|r| floor_ratio(run, r))
-                {
-                    Some((a, b)) => (Marked::Plain(format!("{a:.2}x")), format!("{b:.2}x")),
-                    None => (Marked::Muted("not measured".into()), String::new()),
-                };
+                let at_64k = run.result(engine, 64 << 10);
+                let parts = at_64k.and_then(|r| crate::summary::floor_from_another_part(run, r));
+                let (p50_vs_floor, p99_vs_floor) =
+                    match (at_64k.and_then(|r| floor_ratio(run, r)), parts) {
+                        (Some((a, b)), None) => {
+                            (Marked::Plain(format!("{a:.2}x")), format!("{b:.2}x"))
+                        }
+                        (Some((a, b)), Some(parts)) => (
+                            Marked::Muted(format!(
+                                "{a:.2}x ({})",
+                                super::markup::another_part_label(parts)
+                            )),
+                            format!("{b:.2}x"),
+                        ),
+                        (None, _) => (Marked::Muted("not measured".into()), String::new()),
+                    };
                 VerdictRow {
                     engine: engine.name(),
                     largest,

@@ -132,6 +132,15 @@ impl Wanted<'_> {
             Wanted::Only(pairs) => pairs.contains(&(store, spec)),
         }
     }
+
+    /// Those of `stores` whose dataset of `spec` is wanted, in their order.
+    pub fn stores_at(&self, stores: &[StoreKind], spec: DatasetSpec) -> Vec<StoreKind> {
+        stores
+            .iter()
+            .copied()
+            .filter(|&s| self.wants(s, spec))
+            .collect()
+    }
 }
 
 /// Every store the engines need for every dataset opened (those `wanted`), its state,
@@ -148,7 +157,7 @@ pub async fn rooms_of(
     let mut rooms = Rooms::find(data_dir, stores).await;
     let mut planned = Vec::new();
     for (size_index, spec) in datasets.iter().enumerate() {
-        for &kind in stores.iter().filter(|&&k| wanted.wants(k, *spec)) {
+        for kind in wanted.stores_at(stores, *spec) {
             let mut store = kind.open(at, *spec);
             // A store that cannot say where its dataset stands (its server failing)
             // fails that load alone; bad input (a foreign file) stops the run.

@@ -4,13 +4,11 @@
 //! took 67.85 GiB at its peak with 16 engines on a machine with 70.13 GiB free; one
 //! more store and `cargo bench` refused there, with nothing measured.
 
-use std::cmp::Reverse;
-
 use crate::db::registry::StoreKind;
 use crate::error::InputError;
 use crate::size::format_bytes_approx;
 
-use super::{Room, Rooms, cell, slack_bytes};
+use super::{Room, Rooms, cell, on_disk_first, slack_bytes};
 
 /// The order a run loads, measures and drops its datasets, one at a time.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,19 +94,12 @@ impl Rooms {
     /// then in part (most bytes first), then the rest, each group in the run's order
     /// (as `order` does for size classes, and for the same reason).
     fn stores_in_order(&self, i: usize) -> Vec<StoreKind> {
-        let mut stores: Vec<StoreKind> = self.of_store.iter().map(|&(s, _)| s).collect();
-        stores.sort_by_key(|&store| {
-            let (to_add, there) =
-                self.of_store
-                    .iter()
-                    .find(|(s, _)| *s == store)
-                    .map_or((0, 0), |&(_, at)| {
-                        let room = &self.rooms[at];
-                        (cell(&room.needed, store, i), cell(&room.on_disk, store, i))
-                    });
-            (to_add > 0, there == 0, Reverse(there))
+        let mut placed = self.of_store.clone();
+        placed.sort_by_key(|&(store, at)| {
+            let room = &self.rooms[at];
+            on_disk_first(cell(&room.needed, store, i), cell(&room.on_disk, store, i))
         });
-        stores
+        placed.into_iter().map(|(store, _)| store).collect()
     }
 }
 

@@ -128,6 +128,13 @@ impl Room {
     }
 }
 
+/// The sort key that puts what is on disk whole first, then in part (most bytes
+/// first), then the rest (a stable sort keeps each group in the run's order), from
+/// the bytes still `to_add` and those already `there`.
+fn on_disk_first(to_add: u64, there: u64) -> (bool, bool, std::cmp::Reverse<u64>) {
+    (to_add > 0, there == 0, std::cmp::Reverse(there))
+}
+
 /// The file systems of a run's stores, each store placed on one.
 #[derive(Debug, Default)]
 pub struct Rooms {
@@ -230,10 +237,7 @@ impl Rooms {
         let total = |table: fn(&Room) -> &Table, i: usize| -> u64 {
             self.rooms.iter().map(|r| size_total(table(r), i)).sum()
         };
-        order.sort_by_key(|&i| {
-            let (to_add, there) = (total(|r| &r.needed, i), total(|r| &r.on_disk, i));
-            (to_add > 0, there == 0, std::cmp::Reverse(there))
-        });
+        order.sort_by_key(|&i| on_disk_first(total(|r| &r.needed, i), total(|r| &r.on_disk, i)));
         order
     }
 

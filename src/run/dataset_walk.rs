@@ -9,10 +9,8 @@ use anyhow::Result;
 
 use crate::dataset::DatasetSpec;
 use crate::db::registry::StoreKind;
-use crate::load::{FailedLoad, Wanted, ensure_loaded};
 use crate::size::format_bytes_approx;
 
-use super::loading::no_room;
 use super::plan::{Cell, Plan, format_duration};
 use super::{Progress, Run};
 
@@ -46,15 +44,8 @@ impl Run {
         let loads: f64 = walk
             .order
             .iter()
-            .flat_map(|&i| {
-                let spec = sizes[i];
-                walk.stores_of(i).iter().map(move |&s| (s, spec))
-            })
-            .map(|(store, spec)| {
-                self.load_rates
-                    .seconds(store, spec.mean_blob_bytes(), spec.rows)
-                    .unwrap_or_else(|| store.load_cost().seconds(spec.rows, spec.bytes()))
-            })
+            .flat_map(|&i| walk.stores_of(i).iter().map(move |&s| (s, i)))
+            .map(|(store, i)| self.load_seconds(store, sizes[i]))
             .sum();
         lines.push(format!(
             "disk plan: nothing is kept for the next run, which loads every dataset again (about {} here); the engines of one store are measured together in each size class (--repeat's rotation included). Room for one size class (`blobrace env` lists what takes the disk) keeps the datasets dearest to load again",
@@ -104,18 +95,7 @@ impl Run {
             store.name(),
             spec.size_label()
         ));
-        let config = &self.results.config;
-        let (at, fail_fast) = (config.locations(), config.fail_fast);
-        let only = (&[store][..], &[spec][..], Wanted::Every);
-        let loaded = ensure_loaded(&at, only, fail_fast, |load| {
-            self.loaded_one(load.clone(), &mut mark)
-        })
-        .await;
-        let failed = match loaded {
-            Ok((_, failed)) => failed,
-            Err(error) if no_room(&error) => vec![FailedLoad { store, spec, error }],
-            Err(e) => return Err(e),
-        };
+        let failed = self.load_one_dataset(store, spec, &mut mark).await?;
         self.loads_ended(failed, mark)
     }
 

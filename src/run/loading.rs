@@ -108,12 +108,7 @@ impl Run {
     /// by size class, keeping what is dearest to load again as far as the disk allows
     /// (`Rooms::keep_plan`), and say so with the arithmetic before loading.
     fn plan_what_to_keep(&mut self, rooms: &crate::disk_room::Rooms, sizes: Vec<DatasetSpec>) {
-        let cost = |store: StoreKind, spec: &DatasetSpec| -> f64 {
-            let bytes = spec.bytes();
-            self.load_rates
-                .seconds(store, spec.mean_blob_bytes(), spec.rows)
-                .unwrap_or_else(|| store.load_cost().seconds(spec.rows, bytes))
-        };
+        let cost = |store: StoreKind, spec: &DatasetSpec| self.load_seconds(store, *spec);
         let plan = rooms.keep_plan(sizes.len(), |store, i| cost(store, &sizes[i]));
         let name = |list: &[(StoreKind, usize)]| -> String {
             let names: Vec<String> = list
@@ -180,6 +175,39 @@ impl Run {
         pairs
     }
 
+    /// Seconds to load `store`'s whole dataset of `spec`: from the loads recorded in the
+    /// results directory, else from the store's own figure (`Database::load_cost`).
+    pub(super) fn load_seconds(&self, store: StoreKind, spec: DatasetSpec) -> f64 {
+        self.load_rates
+            .seconds(store, spec.mean_blob_bytes(), spec.rows)
+            .unwrap_or_else(|| store.load_cost().seconds(spec.rows, spec.bytes()))
+    }
+
+    /// Load `store`'s dataset of `spec` alone. A load that fails, or no longer finds
+    /// room (another program took the disk), is returned to fail that store's cells
+    /// alone; any other error ends the run.
+    pub(super) async fn load_one_dataset(
+        &mut self,
+        store: StoreKind,
+        spec: DatasetSpec,
+        mark: &mut Instant,
+    ) -> Result<Vec<crate::load::FailedLoad>> {
+        let config = &self.results.config;
+        let (at, fail_fast) = (config.locations(), config.fail_fast);
+        let only = (&[store][..], &[spec][..], Wanted::Every);
+        let loaded = ensure_loaded(&at, only, fail_fast, |load| {
+            self.loaded_one(load.clone(), mark)
+        })
+        .await;
+        match loaded {
+            Ok((_, failed)) => Ok(failed),
+            Err(error) if no_room(&error) => {
+                Ok(vec![crate::load::FailedLoad { store, spec, error }])
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// The run's size classes with a cell left to measure (all of them unless an
     /// earlier part of this run measured some whole).
     fn sizes_left(&self) -> Vec<DatasetSpec> {
@@ -210,10 +238,7 @@ impl Run {
         let wanted = self.datasets_left();
         for spec in self.sizes_left() {
             let mut seconds = 0.0;
-            for kind in stores_for(&config.engines)
-                .into_iter()
-                .filter(|&k| wanted.contains(&(k, spec)))
-            {
+            for kind in Wanted::Only(&wanted).stores_at(&stores_for(&config.engines), spec) {
                 let rows = match crate::load::state_at_a_glance(&mut kind.open(&at, spec)).await {
                     Ok(DatasetState::Complete) => 0,
                     Ok(DatasetState::Partial { rows_done }) => spec.rows.saturating_sub(rows_done),
@@ -324,11 +349,8 @@ impl Run {
         self.say_where_it_stands(&format!("it was loading {}", spec.size_label()));
         let wanted = self.datasets_left();
         let config = &self.results.config;
-        let (at, stores) = (config.locations(), stores_for(&config.engines));
-        let stores: Vec<StoreKind> = stores
-            .into_iter()
-            .filter(|&s| wanted.contains(&(s, spec)))
-            .collect();
+        let at = config.locations();
+        let stores = Wanted::Only(&wanted).stores_at(&stores_for(&config.engines), spec);
         let fail_fast = config.fail_fast;
         let loaded = ensure_loaded(&at, (&stores, &[spec], Wanted::Every), fail_fast, |load| {
             self.loaded_one(load.clone(), &mut mark)
@@ -346,20 +368,7 @@ impl Run {
                 );
                 let mut failed = Vec::new();
                 for store in stores {
-                    let only = (&[store][..], &[spec][..], Wanted::Every);
-                    let loaded = ensure_loaded(&at, only, fail_fast, |load| {
-                        self.loaded_one(load.clone(), &mut mark)
-                    })
-                    .await;
-                    match loaded {
-                        Ok((_, f)) => failed.extend(f),
-                        Err(e) if no_room(&e) => failed.push(crate::load::FailedLoad {
-                            store,
-                            spec,
-                            error: e,
-                        }),
-                        Err(e) => return Err(e),
-                    }
+                    failed.extend(self.load_one_dataset(store, spec, &mut mark).await?);
                 }
                 failed
             }

@@ -430,7 +430,7 @@ pub async fn why_down(docker: &Docker, id: &str, since: Option<i64>) -> Option<S
             && oom_flagged_late(docker, id, state.started_at.as_deref()).await);
     if oom_killed {
         return Some(format!(
-            "container {name} was OOM-killed by its memory cap ({cap}): the server needs more than the cap holds; raise --cap (BLOBRACE_CAP)"
+            "container {name} was OOM-killed by its memory cap ({cap}): the server needs more than the cap holds, what it holds already included (`blobrace env` lists the datasets it holds, `blobrace drop` frees them); raise --cap (BLOBRACE_CAP)"
         ));
     }
     if state.running != Some(true) {

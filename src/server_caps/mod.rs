@@ -17,6 +17,7 @@ use crate::db::server::cache::{read_cache, set_cache};
 use crate::size::format_bytes;
 
 mod disk;
+mod headroom;
 
 use disk::cap_disk;
 pub use disk::clear_left_disk_caps;
@@ -54,14 +55,22 @@ pub struct ServerFit {
     pub cache_setting: String,
     pub before: ServerLimits,
     pub after: ServerLimits,
+    /// Its own memory after the change, before the run loaded anything (`headroom`):
+    /// what it holds already, at rest. None where Docker did not report it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_use_at_rest_bytes: Option<u64>,
 }
 
 impl ServerFit {
     pub fn line(&self) -> String {
         let container_changed = (self.before.memory_bytes, self.before.cpus)
             != (self.after.memory_bytes, self.after.cpus);
+        let at_rest = self
+            .in_use_at_rest_bytes
+            .map(|b| format!(", {} in use at rest", format_bytes(b)))
+            .unwrap_or_default();
         format!(
-            "{}: {}: {} -> {} (container {})",
+            "{}: {}: {} -> {} (container {}{at_rest})",
             self.server.name(),
             if container_changed {
                 "set to the run's cap"
@@ -286,10 +295,23 @@ pub async fn fit_servers(
         // Read before changing anything: what the server goes back to at the end.
         let own = own_limits(*server).await;
         match fit_one(*server, url, cap.memory_bytes, cap.cpus, largest_blob).await {
-            Ok(fit) => {
-                if let Some(fit) = &fit {
+            Ok(mut fit) => {
+                let headroom = headroom::read(*server).await;
+                if let Some(fit) = &mut fit {
+                    fit.in_use_at_rest_bytes = headroom.as_ref().ok().map(|h| h.in_use_bytes);
                     say!("{}", fit.line());
                     caps.changed.push(fit.clone());
+                }
+                match headroom {
+                    Ok(h) => {
+                        if let Some(warning) = h.warning(server.name()) {
+                            say!("{warning}");
+                        }
+                    }
+                    Err(e) => say!(
+                        "note: {}: its memory in use before loading is unavailable ({e:#})",
+                        server.name()
+                    ),
                 }
                 match own {
                     Ok((memory, cpus)) => {
@@ -528,5 +550,6 @@ async fn fit_one(
             cpus: cpus_after,
             cache_bytes: cache_after,
         },
+        in_use_at_rest_bytes: None,
     }))
 }

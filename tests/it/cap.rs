@@ -138,3 +138,48 @@ fn a_user_who_cannot_be_capped_gets_one_error_and_nothing_written() {
     let uncapped = as_nobody("none");
     assert!(uncapped.status.success(), "{}", stderr(&uncapped));
 }
+
+/// Every store that loads inside the measuring process (the floor's file, files,
+/// SQLite, redb, LMDB, RocksDB) writes blobs of 4 MiB under a cap of 96 MiB: a loader
+/// that holds more than a few blobs at once, or a store whose write buffers are sized
+/// for a bigger machine (RocksDB's default 64 MiB memtable, two of them while one
+/// flushes), is killed by its own cap, as the quick profile's RocksDB load was at 256 MiB.
+#[test]
+fn every_in_process_store_loads_4mib_blobs_under_a_96mib_cap() {
+    let root = tempfile::tempdir().unwrap();
+    let mut engines = vec!["floor", "fs", "sqlite", "redb", "lmdb"];
+    if crate::kv::rocksdb_here() {
+        engines.push("rocksdb");
+    }
+    let engines = engines.join(",");
+    let out = crate::common::run(
+        root.path(),
+        &[
+            "load",
+            "--engines",
+            &engines,
+            "--sizes",
+            "4MiB",
+            "--dataset-bytes",
+            "192MiB",
+            "--cap",
+            "96MiB",
+            "--cpus",
+            "none",
+        ],
+    );
+    let err = stderr(&out);
+    if out.status.code() == Some(2) && err.contains("systemd-run") {
+        assert!(!is_root(), "root must be able to cap itself here: {err}");
+        eprintln!("skipped: this process may not cap itself here ({err})");
+        return;
+    }
+    // Killed by the kernel (SIGKILL), there is no exit code and no line saying why.
+    assert!(out.status.success(), "{:?}: {err}", out.status);
+    assert!(err.contains("cap: memory 96MiB"), "{err}");
+    let loaded = err
+        .lines()
+        .filter(|l| l.contains(": loaded 192MiB"))
+        .count();
+    assert_eq!(loaded, engines.split(',').count(), "{err}");
+}

@@ -59,7 +59,7 @@ const ROCKSDB: Kv = Kv {
 
 /// Whether this machine has RocksDB's library (`scripts/setup.sh` installs it); where it
 /// has not, says so and the RocksDB test is skipped, except on CI, which installs it.
-fn rocksdb_here() -> bool {
+pub fn rocksdb_here() -> bool {
     let found = [
         "/usr/lib/x86_64-linux-gnu",
         "/usr/lib/aarch64-linux-gnu",

@@ -63,6 +63,7 @@ api! {
     rocksdb_options_set_info_log_level(Ptr, c_int);
     rocksdb_options_set_disable_auto_compactions(Ptr, c_int);
     rocksdb_options_set_keep_log_file_num(Ptr, usize);
+    rocksdb_options_set_write_buffer_size(Ptr, usize);
     rocksdb_block_based_options_create() -> Ptr;
     rocksdb_block_based_options_destroy(Ptr);
     rocksdb_block_based_options_set_block_cache(Ptr, Ptr);

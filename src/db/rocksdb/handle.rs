@@ -38,6 +38,16 @@ const CACHE_SHARE_OF_CAP: u64 = 8;
 /// The writer's block cache: the loader writes and never reads back. The store's
 /// read-only looks get the same.
 const SMALL_CACHE_BYTES: usize = 8 << 20;
+/// RocksDB's default memtable (`write_buffer_size`), and the most the writer gets.
+const DEFAULT_MEMTABLE_BYTES: u64 = 64 << 20;
+/// The writer's memtable under a cap: 1/16 of it (64 MiB, RocksDB's default, under the
+/// 1 GiB default cap). The loader shares the cap with RocksDB: two memtables (the one
+/// filling, the one flushing), the write batch's copy of each batch and the batch the
+/// loader built; with the default 64 MiB under the quick profile's 256 MiB cap, loading
+/// 4 MiB blobs took the measuring process past its cap and the kernel killed it.
+const MEMTABLE_SHARE_OF_CAP: u64 = 16;
+/// Never less: a memtable this small flushes every few batches.
+const MIN_MEMTABLE_BYTES: u64 = 4 << 20;
 /// `rocksdb_options_set_compression`: kNoCompression.
 const NO_COMPRESSION: i32 = 0;
 /// `rocksdb_options_set_info_log_level`: WARN, so its LOG does not grow with the load.
@@ -61,6 +71,18 @@ pub fn reader_cache(at: &Locations) -> (u64, String) {
                 format_bytes(DEFAULT_CACHE_BYTES)
             ),
         ),
+    }
+}
+
+/// The writer's memtable under the run's cap: RocksDB's default where that fits in
+/// 1/16 of the cap, less where it does not. Values go to blob files when the memtable
+/// is flushed, so this sizes how much of a load is in memory at once, not the files.
+pub fn writer_memtable(at: &Locations) -> u64 {
+    match at.memory_cap_bytes {
+        Some(cap) => {
+            (cap / MEMTABLE_SHARE_OF_CAP).clamp(MIN_MEMTABLE_BYTES, DEFAULT_MEMTABLE_BYTES)
+        }
+        None => DEFAULT_MEMTABLE_BYTES,
     }
 }
 
@@ -96,8 +118,9 @@ impl Drop for Db {
 /// How to open a directory.
 #[derive(Clone, Copy)]
 pub enum Mode {
-    /// Read-write, created if missing, its values put as the layout says: the loader's.
-    Write(BlobFiles),
+    /// Read-write, created if missing, its values put as the layout says, with a
+    /// memtable of this many bytes: the loader's.
+    Write(BlobFiles, u64),
     /// To read, with a cache of this many bytes for blocks and blobs: never created,
     /// never compacted (the engines').
     Read(u64),
@@ -112,7 +135,7 @@ impl Db {
         let api = &lib.api;
         let name = CString::new(path.as_os_str().as_encoded_bytes())?;
         let cache_bytes = match mode {
-            Mode::Write(_) | Mode::Inspect => SMALL_CACHE_BYTES,
+            Mode::Write(..) | Mode::Inspect => SMALL_CACHE_BYTES,
             Mode::Read(bytes) => bytes as usize,
         };
         // SAFETY: plain constructors and setters on objects we own; RocksDB copies or
@@ -124,7 +147,7 @@ impl Db {
             // its own options say, and the engines' handle never flushes or compacts.
             // Readers keep the default's options, as every handle had before layouts.
             let blobs = match mode {
-                Mode::Write(blobs) => blobs,
+                Mode::Write(blobs, _) => blobs,
                 Mode::Read(_) | Mode::Inspect => BlobFiles::default(),
             };
             match blobs {
@@ -143,7 +166,10 @@ impl Db {
             (api.rocksdb_block_based_options_set_block_cache)(table, cache);
             (api.rocksdb_options_set_block_based_table_factory)(options, table);
             match mode {
-                Mode::Write(_) => (api.rocksdb_options_set_create_if_missing)(options, 1),
+                Mode::Write(_, memtable) => {
+                    (api.rocksdb_options_set_create_if_missing)(options, 1);
+                    (api.rocksdb_options_set_write_buffer_size)(options, memtable as usize);
+                }
                 Mode::Read(_) => {
                     // One budget for both: a blob read fills the cache the blocks use.
                     (api.rocksdb_options_set_blob_cache)(options, cache);
@@ -402,5 +428,18 @@ mod tests {
         let (bytes, said) = reader_cache(&Locations::default());
         assert_eq!(bytes, 32 << 20);
         assert!(said.contains("no cap"), "{said}");
+    }
+
+    #[test]
+    fn its_writer_keeps_rocksdbs_memtable_under_the_default_cap_and_a_sixteenth_under_less() {
+        let cap = |bytes| Locations {
+            memory_cap_bytes: Some(bytes),
+            ..Default::default()
+        };
+        assert_eq!(writer_memtable(&cap(1 << 30)), 64 << 20);
+        assert_eq!(writer_memtable(&cap(4 << 30)), 64 << 20);
+        assert_eq!(writer_memtable(&cap(256 << 20)), 16 << 20);
+        assert_eq!(writer_memtable(&cap(32 << 20)), 4 << 20);
+        assert_eq!(writer_memtable(&Locations::default()), 64 << 20);
     }
 }

@@ -53,6 +53,7 @@ impl Database for Rocksdb {
             &at.data_dir,
             spec,
             at.rocksdb_blob_files,
+            handle::writer_memtable(at),
         ))
     }
 

@@ -27,6 +27,10 @@ pub const MANIFEST_KEY: &[u8] = b"\xffblobrace-manifest";
 /// The file RocksDB names its current MANIFEST in: there once a database exists
 /// (written to a temporary file and renamed, so it is whole or absent).
 const CURRENT: &str = "CURRENT";
+/// A batch's bytes, at most: each batch is in memory three times at once (the loader's
+/// rows, the write batch's copy, the memtable's), so under a smaller cap it is half
+/// the writer's memtable instead (`rows_per_batch`): 16 MiB batches of 4 MiB blobs took
+/// the load to 122 MiB and a 96 MiB cap killed it, with a memtable of 6 MiB.
 const BATCH_BYTES: u64 = 16 << 20;
 const MAX_ROWS_PER_BATCH: u64 = 16384;
 
@@ -58,16 +62,19 @@ pub struct RocksdbStore {
     db: Option<Db>,
     manifest: Option<Manifest>,
     blobs: BlobFiles,
+    /// The writer's memtable (`handle::writer_memtable`: sized from the cap).
+    memtable_bytes: u64,
 }
 
 impl RocksdbStore {
-    pub fn new(data_dir: &Path, spec: DatasetSpec, blobs: BlobFiles) -> Self {
+    pub fn new(data_dir: &Path, spec: DatasetSpec, blobs: BlobFiles, memtable_bytes: u64) -> Self {
         Self {
             dir: dataset_dir(data_dir, &spec, blobs),
             spec,
             db: None,
             manifest: None,
             blobs,
+            memtable_bytes,
         }
     }
 
@@ -199,7 +206,10 @@ impl Store for RocksdbStore {
         }
         std::fs::create_dir_all(&self.dir)
             .with_context(|| format!("cannot create {}", self.dir.display()))?;
-        self.db = Some(Db::open(&self.dir, Mode::Write(self.blobs))?);
+        self.db = Some(Db::open(
+            &self.dir,
+            Mode::Write(self.blobs, self.memtable_bytes),
+        )?);
         let manifest = match self.read_manifest()? {
             Some(m) => m,
             None => {
@@ -217,7 +227,11 @@ impl Store for RocksdbStore {
     }
 
     fn rows_per_batch(&self) -> usize {
-        rows_for_batch(&self.spec, BATCH_BYTES, MAX_ROWS_PER_BATCH)
+        rows_for_batch(
+            &self.spec,
+            BATCH_BYTES.min(self.memtable_bytes / 2),
+            MAX_ROWS_PER_BATCH,
+        )
     }
 
     async fn append(&mut self, first_id: u64, blobs: &mut Vec<Vec<u8>>) -> Result<()> {
@@ -396,11 +410,11 @@ mod tests {
         }
         use super::{BlobFiles, RocksdbStore};
         crate::db::store::checks::assert_disk_estimate_holds(|dir, spec| {
-            RocksdbStore::new(dir, spec, BlobFiles::default())
+            RocksdbStore::new(dir, spec, BlobFiles::default(), 4 << 20)
         });
         // Every value in the SST files: their blocks and index instead of blob files.
         crate::db::store::checks::assert_disk_estimate_holds(|dir, spec| {
-            RocksdbStore::new(dir, spec, BlobFiles::Off)
+            RocksdbStore::new(dir, spec, BlobFiles::Off, 4 << 20)
         });
     }
 

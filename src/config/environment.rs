@@ -72,6 +72,10 @@ pub const OTHER_VARIABLES: &[(&str, &str)] = &[
         "scripts/variants.sh: its layouts",
     ),
     (
+        "BLOBRACE_PUBLISHED_SCALE",
+        "scripts/published.sh: the share of the pages' data sizes it measures",
+    ),
+    (
         "BLOBRACE_REQUIRE_DOCKER",
         "tests: fail, not skip, without Docker",
     ),

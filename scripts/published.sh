@@ -46,10 +46,11 @@ blobrace=${BLOBRACE_BIN:-target/release/blobrace}
 results_dir=${BLOBRACE_RESULTS_DIR:-charts}
 mkdir -p "$results_dir"
 
-# Run `blobrace measure` and print its run's directory (run ids sort by start time).
+# Run `blobrace measure` (a failed one stops the script: set -e) and keep its run's
+# directory (run ids sort by their start time).
 measure() {
-  "$blobrace" measure --results-dir "$results_dir" --cap none --cpus none "$@" >&2
-  ls -d "$results_dir"/[0-9]*/ | sort | tail -n 1
+  "$blobrace" measure --results-dir "$results_dir" --cap none --cpus none "$@"
+  runs+=("$(ls -d "$results_dir"/[0-9]*/ | sort | tail -n 1)")
 }
 
 for page in "${names[@]}"; do
@@ -63,13 +64,13 @@ for page in "${names[@]}"; do
         engines=sqlite-raw
         # The files once, beside the default page size's database (the same run's disk).
         [ "$p" = 4096 ] && engines=fs,sqlite-raw
-        runs+=("$(measure --engines "$engines" --sizes "$sizes" --dataset-bytes "$data" \
-          --sqlite-page-size "$p" --cache steady "$@")")
+        measure --engines "$engines" --sizes "$sizes" --dataset-bytes "$data" \
+          --sqlite-page-size "$p" --cache steady "$@"
       done
       ;;
     fasterthanfs)
-      runs+=("$(measure --engines fs,sqlite-raw,sqlite-blobio --size-mix uniform:8000,12000 \
-        --dataset-bytes "$(bytes 1000000000)" --cache both "$@")")
+      measure --engines fs,sqlite-raw,sqlite-blobio --size-mix uniform:8000,12000 \
+        --dataset-bytes "$(bytes 1000000000)" --cache both "$@"
       ;;
   esac
   out="$results_dir/published-$page.md"

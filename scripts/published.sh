@@ -24,7 +24,7 @@
 # land in BLOBRACE_RESULTS_DIR (default charts/), the tables in
 # <results dir>/published-<name>.md. BLOBRACE_PUBLISHED_SCALE (default 1, the pages'
 # sizes) multiplies the bytes of every case: CI runs 0.05. The data stays on disk (about
-# 3 GB at scale 1), so a second run measures without loading.
+# 7.7 GB at scale 1), so a second run measures without loading.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 usage="usage: scripts/published.sh intern-v-extern|fasterthanfs|all [blobrace measure flags...]"

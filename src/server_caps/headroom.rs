@@ -40,18 +40,16 @@ impl Headroom {
 
 /// A server's own memory now (usage less page cache), and its container's cap.
 pub async fn read(server: Server) -> Result<Headroom> {
-    let docker = crate::docker::connect().await?;
-    let Some((id, _, _)) = crate::docker::find_service(&docker, server.name()).await? else {
-        bail!("no running compose container for {}", server.name());
-    };
-    let (cap_bytes, _) = crate::docker::container_limits(&docker, &id).await?;
+    let super::Container {
+        docker, id, memory, ..
+    } = super::container_of(server).await?;
     let sample = crate::container::sample(&docker, &id).await?;
     let Some(usage) = sample.memory_usage_bytes else {
         bail!("Docker reports no memory usage for {}", server.name());
     };
     Ok(Headroom {
         in_use_bytes: usage.saturating_sub(sample.page_cache_bytes.unwrap_or(0)),
-        cap_bytes,
+        cap_bytes: memory,
     })
 }
 

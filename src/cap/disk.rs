@@ -72,16 +72,13 @@ pub struct DiskCap {
     pub source: Option<String>,
 }
 
-/// AWS EBS gp3: a baseline of 3,000 IOPS and 125 MiB/s whatever the volume's size,
-/// provisionable up to 16,000 IOPS and 1,000 MiB/s ("Amazon EBS General Purpose SSD
-/// volumes", docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html). Its limits
-/// count reads and writes together; here each direction gets them whole.
-const GP3: (u64, u64) = (3_000, 125);
-const GP3_MAX: (u64, u64) = (16_000, 1_000);
-const GP3_SOURCE: &str = "AWS EBS gp3: 3,000 IOPS and 125 MiB/s baseline, up to 16,000 IOPS and 1,000 MiB/s provisioned, at most 0.25 MiB/s per IOPS (docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)";
-
 /// The forms `--disk-cap` takes, for its help and its errors.
-pub const DISK_CAP_FORMS: &str = "\"none\"; \"gp3\" (AWS EBS gp3's baseline: 3,000 IOPS and 125 MiB/s); \"gp3:IOPS[:MiBps]\" (gp3 provisioned, up to 16000:1000); or limits by name, comma-separated: riops=N, rbps=SIZE, wiops=N, wbps=SIZE (per second, e.g. \"riops=500,rbps=50MiB\")";
+pub fn disk_cap_forms() -> String {
+    format!(
+        "\"none\"; {}; or limits by name, comma-separated: riops=N, rbps=SIZE, wiops=N, wbps=SIZE (per second, e.g. \"riops=500,rbps=50MiB\")",
+        super::disk_presets::forms()
+    )
+}
 
 /// `--disk-cap`: None for "none".
 pub fn parse_disk_cap(text: &str) -> Result<Option<DiskCap>, InputError> {
@@ -89,56 +86,17 @@ pub fn parse_disk_cap(text: &str) -> Result<Option<DiskCap>, InputError> {
     let bad = |why: String| InputError::Value {
         what: "disk cap",
         input: text.into(),
-        why: format!("{why}; it takes {DISK_CAP_FORMS}"),
+        why: format!("{why}; it takes {}", disk_cap_forms()),
     };
     if asked == "none" {
         return Ok(None);
     }
-    if let Some(rest) = asked.strip_prefix("gp3") {
-        let (mut iops, mut mibps) = GP3;
-        let figures: Vec<&str> = rest
-            .strip_prefix(':')
-            .map(|r| r.split(':').collect())
-            .unwrap_or_default();
-        if !rest.is_empty() && figures.is_empty() {
-            return Err(bad(format!("unknown preset '{asked}'")));
-        }
-        if let Some(n) = figures.first() {
-            iops = n
-                .parse()
-                .map_err(|_| bad(format!("'{n}' is not a number of IOPS")))?;
-        }
-        if let Some(n) = figures.get(1) {
-            mibps = n
-                .parse()
-                .map_err(|_| bad(format!("'{n}' is not a number of MiB/s")))?;
-        }
-        if figures.len() > 2 {
-            return Err(bad("gp3 takes at most IOPS and MiB/s".into()));
-        }
-        // AWS allows at most 0.25 MiB/s of throughput per provisioned IOPS.
-        if mibps > GP3.1 && mibps * 4 > iops {
-            return Err(bad(format!(
-                "a gp3 volume gets at most 0.25 MiB/s per IOPS: {mibps} MiB/s needs at least {} IOPS",
-                mibps * 4
-            )));
-        }
-        if !(GP3.0..=GP3_MAX.0).contains(&iops) || !(GP3.1..=GP3_MAX.1).contains(&mibps) {
-            return Err(bad(format!(
-                "a gp3 volume has {}-{} IOPS and {}-{} MiB/s",
-                GP3.0, GP3_MAX.0, GP3.1, GP3_MAX.1
-            )));
-        }
-        let bps = mibps << 20;
+    if let Some(preset) = super::disk_presets::preset(asked) {
+        let (limits, source) = preset.map_err(bad)?;
         return Ok(Some(DiskCap {
             asked: asked.into(),
-            limits: DiskLimits {
-                read_iops: Some(iops),
-                read_bytes_per_s: Some(bps),
-                write_iops: Some(iops),
-                write_bytes_per_s: Some(bps),
-            },
-            source: Some(GP3_SOURCE.into()),
+            limits,
+            source: Some(source.into()),
         }));
     }
     let mut limits = DiskLimits::default();

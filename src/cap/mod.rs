@@ -17,6 +17,7 @@
 mod cgroupfs;
 pub mod container_disk;
 pub mod disk;
+mod disk_presets;
 mod peaks;
 mod systemd;
 mod v1;

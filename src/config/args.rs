@@ -120,7 +120,7 @@ pub struct RunArgs {
 
     #[arg(long, env = "BLOBRACE_DISK_CAP", value_parser = parse_disk_cap_flag,
           help = "Disk cap of the measuring process on the disk of --data-dir: the rates of the volume the blobs will be served from, applied by the kernel's block throttle (cgroup v1 blkio, v2 io.max) and read back. Default: none (the dev box's own disk).",
-          long_help = format!("Disk cap of the measuring process on the disk of --data-dir: the rates of the volume the blobs will be served from, applied by the kernel's block throttle (cgroup v1 blkio, v2 io.max) and read back; what cannot be capped is said and recorded as not capped. It caps the embedded stores, one file per blob and the floor; the servers' containers are not capped by it yet. Default: none (the dev box's own disk). It takes {}.", crate::cap::disk::DISK_CAP_FORMS))]
+          long_help = format!("Disk cap of the measuring process on the disk of --data-dir: the rates of the volume the blobs will be served from, applied by the kernel's block throttle (cgroup v1 blkio, v2 io.max) and read back; what cannot be capped is said and recorded as not capped. It caps the embedded stores, one file per blob and the floor, and each server's container (written into its cgroup on the disk of its data volume, again after every restart, taken off at the end). A preset is the volume's own published rate, its source recorded with the run; a VM's own disk limits and burst credits are not modelled. Default: none (the dev box's own disk). It takes {}.", crate::cap::disk::disk_cap_forms()))]
     pub disk_cap: Option<Limit<DiskCap>>,
 
     /// Seed of blob contents and fetch ids.

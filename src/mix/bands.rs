@@ -50,3 +50,33 @@ pub fn bands_of(mix: &SizeMix) -> Vec<Band> {
     bands.dedup();
     bands
 }
+
+/// How much of a dataset one band holds: its blobs and their bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BandShare {
+    pub band: Band,
+    pub blobs: u64,
+    pub bytes: u64,
+}
+
+/// Blob sizes counted per band, smallest band first: what a dataset holds, not what was
+/// fetched from it.
+pub fn shares(sizes: impl IntoIterator<Item = u64>) -> Vec<BandShare> {
+    let mut shares: Vec<BandShare> = Vec::new();
+    for bytes in sizes {
+        let band = band_of(bytes);
+        match shares.iter_mut().find(|s| s.band == band) {
+            Some(share) => {
+                share.blobs += 1;
+                share.bytes += bytes;
+            }
+            None => shares.push(BandShare {
+                band,
+                blobs: 1,
+                bytes,
+            }),
+        }
+    }
+    shares.sort_by_key(|s| s.band);
+    shares
+}

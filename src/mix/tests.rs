@@ -240,3 +240,20 @@ fn a_mix_datasets_sizes_offsets_and_sums_agree() {
     );
     assert_eq!(spec.mean_blob_bytes(), spec.bytes() / spec.rows);
 }
+
+#[test]
+fn a_datasets_shares_are_counted_per_band() {
+    let shares = shares([5000, 4096, 1 << 20, 6000, 16]);
+    let seen: Vec<(String, u64, u64)> = shares
+        .iter()
+        .map(|s| (s.band.label(), s.blobs, s.bytes))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("16B-32B".to_string(), 1, 16),
+            ("4KiB-8KiB".to_string(), 3, 15_096),
+            ("1MiB-2MiB".to_string(), 1, 1 << 20),
+        ]
+    );
+}

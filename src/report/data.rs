@@ -36,6 +36,16 @@ pub fn size_name(run: &RunResults, size: u64) -> String {
         .map_or_else(|| crate::size::format_bytes(size), |mix| mix.to_string())
 }
 
+/// A size mix's dataset per size band, as the loader drew it from the mix and the seed;
+/// None in a run of size classes.
+pub fn mix_shares(run: &RunResults) -> Option<Vec<crate::mix::BandShare>> {
+    run.config.size_mix?;
+    let spec = run.config.datasets().into_iter().next()?;
+    Some(crate::mix::shares(
+        (1..=spec.rows).map(|id| spec.blob_bytes(id)),
+    ))
+}
+
 /// Size classes measured under load (more clients or a rate), ascending.
 pub fn load_sizes(run: &RunResults) -> Vec<u64> {
     let mut sizes: Vec<u64> = run

@@ -106,14 +106,29 @@ fn the_floor_under_a_disk_cap_reads_at_the_capped_rate_and_its_results_say_so() 
 #[test]
 fn a_bad_disk_cap_is_one_line_naming_the_forms() {
     let root = tempfile::tempdir().unwrap();
-    for bad in ["gp2", "riops=fast", "gp3:99999"] {
+    for (bad, says) in [
+        ("gp2", "neither a preset nor name=value"),
+        ("riops=fast", "riops needs a whole number"),
+        ("gp3:99999", "3000-16000 IOPS"),
+        ("io2:50", "100-256000 IOPS"),
+        ("pd-balanced", "needs the volume's size"),
+        ("azure-p30:5", "takes no figures"),
+    ] {
         let out = run(root.path(), &["env", "--disk-cap", bad]);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
-        assert!(
-            err.contains("riops=N") && err.contains("gp3"),
-            "{bad}: {err}"
-        );
+        assert_eq!(err.matches("Error:").count(), 1, "one error: {err}");
+        // What is wrong, then every form it takes, presets included.
+        assert!(err.contains(says), "{bad}: {err}");
+        for form in [
+            "riops=N",
+            "\"gp3\"",
+            "\"io2:IOPS\"",
+            "\"pd-balanced:SIZE\"",
+            "\"azure-p30\"",
+        ] {
+            assert!(err.contains(form), "{bad}: {form} not in {err}");
+        }
     }
 }
 

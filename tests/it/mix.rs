@@ -92,6 +92,24 @@ fn a_size_mix_loads_verifies_and_measures_on_every_local_store_with_results_per_
     assert!(bands.contains("% of blobs"), "{bands}");
     assert!(dir.join("bands.svg").is_file());
     assert!(!dir.join("headline.svg").exists());
+    // The mix's own histogram drawn beside it, a bar pair over each band's start.
+    let histogram = std::fs::read_to_string(dir.join("mix-histogram.svg")).unwrap();
+    for band in [
+        "\n4KiB\n",
+        "\n64KiB\n",
+        "\n1MiB\n",
+        "% of blobs",
+        "% of bytes",
+    ] {
+        assert!(
+            histogram.contains(band),
+            "{band} not in the mix's histogram"
+        );
+    }
+    assert!(
+        html.contains("mix-histogram.svg"),
+        "the page shows no histogram"
+    );
     // The mix beside the run, to run it again without its source.
     let saved = std::fs::read_to_string(dir.join("size-mix.txt")).unwrap();
     assert_eq!(saved.trim(), CANONICAL);

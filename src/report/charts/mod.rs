@@ -11,6 +11,7 @@ mod distribution;
 mod first_bytes;
 mod headline;
 mod load;
+mod mix_histogram;
 mod response;
 mod throughput;
 mod timeline;
@@ -34,6 +35,7 @@ pub use distribution::Distribution;
 pub use first_bytes::FirstBytesChart;
 pub use headline::Headline;
 pub use load::LoadThroughput;
+pub use mix_histogram::MixHistogram;
 pub use response::ResponseCdf;
 pub use throughput::ThroughputLatency;
 pub use timeline::Timeline;
@@ -142,6 +144,7 @@ pub fn render<C: Chart>(chart: &C, input: &C::Input, dir: &Path) -> Result<PathB
 pub enum AnyChart {
     Headline(Headline),
     Bands(BandsChart),
+    MixHistogram(MixHistogram),
     Distribution(Distribution),
     Cdf(Cdf),
     FirstBytes(FirstBytesChart),
@@ -158,6 +161,7 @@ macro_rules! each_chart {
         match $self {
             AnyChart::Headline($c) => $body,
             AnyChart::Bands($c) => $body,
+            AnyChart::MixHistogram($c) => $body,
             AnyChart::Distribution($c) => $body,
             AnyChart::Cdf($c) => $body,
             AnyChart::FirstBytes($c) => $body,
@@ -175,10 +179,14 @@ impl AnyChart {
     /// The charts of a run, in page order.
     pub fn all_for(run: &RunResults, target_p99_ns: u64) -> Vec<AnyChart> {
         // A size mix is one dataset: its latency against size is per size band.
-        let mut charts = vec![match run.config.size_mix {
-            Some(_) => AnyChart::Bands(BandsChart { target_p99_ns }),
-            None => AnyChart::Headline(Headline { target_p99_ns }),
-        }];
+        // ... beside the mix's own histogram (how much of it each band is).
+        let mut charts = match run.config.size_mix {
+            Some(_) => vec![
+                AnyChart::Bands(BandsChart { target_p99_ns }),
+                AnyChart::MixHistogram(MixHistogram),
+            ],
+            None => vec![AnyChart::Headline(Headline { target_p99_ns })],
+        };
         for size in super::data::sizes(run) {
             let label = super::data::size_name(run, size);
             let rows = Distribution::rows(run, size).len();

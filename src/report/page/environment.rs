@@ -199,11 +199,15 @@ impl Environment {
                 .as_ref()
                 .map(|d| d.line())
                 .unwrap_or_else(|| "disk not capped: none asked (the machine's own disk)".into()),
+            // A preset's published figures and what it leaves out, then what the run saw.
             process_disk_notes: run
                 .cap
                 .disk
                 .as_ref()
-                .map(|d| d.notes.clone())
+                .map(|d| {
+                    let source = d.asked.source.iter().map(|s| format!("preset: {s}"));
+                    source.chain(d.notes.iter().cloned()).collect()
+                })
                 .unwrap_or_default(),
             housekeeping: run.cap.housekeeping.clone(),
             server_fits: run.server_fits.iter().map(|fit| fit.line()).collect(),

@@ -7,8 +7,8 @@
 use askama::Template;
 
 use crate::db::registry::EngineKind;
-use crate::mix::{Band, band_of};
-use crate::report::data::{SizeJudgement, engines, judge};
+use crate::mix::{Band, BandShare};
+use crate::report::data::{SizeJudgement, engines, judge, mix_shares};
 use crate::results::{EngineResult, RunResults};
 use crate::stats::format_ns;
 use crate::summary::floor_ratio;
@@ -72,20 +72,7 @@ impl MixVerdict {
         let mix = run.config.size_mix?;
         let engines = engines(run);
         let spec = run.config.datasets().into_iter().next()?;
-        // The dataset's own blobs per band: what the mix holds, not what was fetched.
-        let mut shares: Vec<(Band, u64, u64)> = Vec::new();
-        for id in 1..=spec.rows {
-            let bytes = spec.blob_bytes(id);
-            let band = band_of(bytes);
-            match shares.iter_mut().find(|(b, _, _)| *b == band) {
-                Some((_, n, sum)) => {
-                    *n += 1;
-                    *sum += bytes;
-                }
-                None => shares.push((band, 1, bytes)),
-            }
-        }
-        shares.sort_by_key(|s| s.0);
+        let shares = mix_shares(run)?;
         let (rows_total, bytes_total) = (spec.rows.max(1) as f64, spec.bytes().max(1) as f64);
         let rows = engines
             .iter()
@@ -127,7 +114,7 @@ impl MixVerdict {
             .collect();
         let bands = shares
             .iter()
-            .map(|&(band, n, bytes)| {
+            .map(|&BandShare { band, blobs, bytes }| {
                 let mut fastest: Option<(u64, &str)> = None;
                 let cells = engines
                     .iter()
@@ -148,7 +135,7 @@ impl MixVerdict {
                     band: band.label(),
                     share: format!(
                         "{:.1}% of blobs, {:.1}% of bytes",
-                        100.0 * n as f64 / rows_total,
+                        100.0 * blobs as f64 / rows_total,
                         100.0 * bytes as f64 / bytes_total
                     ),
                     cells,

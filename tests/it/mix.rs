@@ -83,6 +83,10 @@ fn a_size_mix_loads_verifies_and_measures_on_every_local_store_with_results_per_
     // its headline.
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
     assert!(html.contains("Verdict for the size mix"), "{html}");
+    assert!(
+        html.contains("the one dataset holds 24MiB in blobs of the mix"),
+        "{html}"
+    );
     assert!(!html.contains("every size up to this meets"), "{html}");
     let bands = &html[html.find("id=bands-table").expect("the bands table")..];
     let bands = &bands[..bands.find("</table>").unwrap()];

@@ -80,7 +80,8 @@ struct Page {
     churn: Option<String>,
     /// The writer beside every measurement (`--write-rate`), if any.
     writer: Option<String>,
-    dataset_bytes: String,
+    /// "the datasets hold 3GiB per size class", or a mix's one dataset.
+    datasets_hold: String,
     /// The disk the in-process stores were read from: the machine's own, or a disk cap.
     read_from: String,
     cache: CacheState,
@@ -161,7 +162,16 @@ pub fn page(
             .key
             .is_binary()
             .then(|| run.config.key.to_string()),
-        dataset_bytes: format_bytes(run.config.dataset_bytes),
+        datasets_hold: match run.config.size_mix {
+            Some(_) => format!(
+                "the one dataset holds {} in blobs of the mix",
+                format_bytes(run.config.dataset_bytes)
+            ),
+            None => format!(
+                "the datasets hold {} per size class",
+                format_bytes(run.config.dataset_bytes)
+            ),
+        },
         read_from: match &run.cap.disk {
             None => "this machine's own disk, uncapped".into(),
             Some(d) => {

@@ -92,10 +92,16 @@ pub fn parse_disk_cap(text: &str) -> Result<Option<DiskCap>, InputError> {
         return Ok(None);
     }
     if let Some(preset) = super::disk_presets::preset(asked) {
-        let (limits, source) = preset.map_err(bad)?;
+        // A preset's rates hold for reads and writes alike.
+        let ((iops, bytes_per_s), source) = preset.map_err(bad)?;
         return Ok(Some(DiskCap {
             asked: asked.into(),
-            limits,
+            limits: DiskLimits {
+                read_iops: Some(iops),
+                read_bytes_per_s: Some(bytes_per_s),
+                write_iops: Some(iops),
+                write_bytes_per_s: Some(bytes_per_s),
+            },
             source: Some(source.into()),
         }));
     }
@@ -469,6 +475,20 @@ mod tests {
         assert_eq!(provisioned.limits.read_iops, Some(6000));
         assert_eq!(provisioned.limits.write_bytes_per_s, Some(250 << 20));
         assert_eq!(parse_disk_cap("none").unwrap(), None);
+        // Every preset caps reads and writes alike.
+        for asked in [
+            "io2:1000",
+            "pd-balanced:100GiB",
+            "pd-ssd:500GiB",
+            "azure-p30",
+        ] {
+            let l = parse_disk_cap(asked).unwrap().unwrap().limits;
+            assert_eq!(
+                (l.read_iops, l.read_bytes_per_s),
+                (l.write_iops, l.write_bytes_per_s),
+                "{asked}"
+            );
+        }
         let own = parse_disk_cap("riops=500, rbps=50MiB").unwrap().unwrap();
         assert_eq!(
             own.limits,

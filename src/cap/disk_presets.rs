@@ -4,11 +4,13 @@
 //! VM's own limits (set by its type and size, often lower on a small VM), a provider's
 //! burst credits, and reads and writes counted together (each direction gets the whole).
 
-use super::disk::DiskLimits;
 use crate::size::parse_bytes;
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
+
+/// IOPS and bytes a second, in each direction.
+pub(super) type Rate = (u64, u64);
 
 /// How a preset's rates come from the figures after its name.
 enum Rates {
@@ -140,25 +142,16 @@ pub(super) fn forms() -> String {
         .join("; ")
 }
 
-/// The limits and source of the preset `asked` names ("io2:16000"); None where its name
-/// (before any ':') is no preset's, Err where it is one's but its figures are wrong.
-pub(super) fn preset(asked: &str) -> Option<Result<(DiskLimits, &'static str), String>> {
+/// The rates (IOPS and bytes a second, each direction) and source of the preset `asked`
+/// names ("io2:16000"); None where its name (before any ':') is no preset's, Err where it
+/// is one's but its figures are wrong.
+pub(super) fn preset(asked: &str) -> Option<Result<(Rate, &'static str), String>> {
     let (name, figures) = match asked.split_once(':') {
         Some((name, rest)) => (name, rest.split(':').collect::<Vec<_>>()),
         None => (asked, Vec::new()),
     };
     let preset = PRESETS.iter().find(|p| p.name == name)?;
-    Some(rates(preset, &figures).map(|(iops, bytes_per_s)| {
-        (
-            DiskLimits {
-                read_iops: Some(iops),
-                read_bytes_per_s: Some(bytes_per_s),
-                write_iops: Some(iops),
-                write_bytes_per_s: Some(bytes_per_s),
-            },
-            preset.source,
-        )
-    }))
+    Some(rates(preset, &figures).map(|rates| (rates, preset.source)))
 }
 
 fn number(text: &str, what: &str) -> Result<u64, String> {
@@ -254,12 +247,7 @@ mod tests {
     use super::*;
 
     fn limits(asked: &str) -> (u64, u64) {
-        let (l, _) = preset(asked).unwrap().unwrap();
-        assert_eq!(
-            (l.read_iops, l.read_bytes_per_s),
-            (l.write_iops, l.write_bytes_per_s)
-        );
-        (l.read_iops.unwrap(), l.read_bytes_per_s.unwrap())
+        preset(asked).unwrap().unwrap().0
     }
 
     #[test]

@@ -9,7 +9,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{Chart, FONT, LABEL_SIZE, Section, TITLE_SIZE, draw_empty, plot_err};
+use super::{Chart, FONT, LABEL_SIZE, Section, TITLE_SIZE, draw_empty, legend, plot_err};
 use crate::mix::BandShare;
 use crate::report::data::mix_shares;
 use crate::results::RunResults;
@@ -130,14 +130,7 @@ impl Chart for MixHistogram {
                     Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
                 });
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .label_font((FONT, LABEL_SIZE))
-            .draw()
-            .map_err(plot_err)?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     }
 }

@@ -7,6 +7,7 @@
 //! same cap: seeds, rows, bytes and caps are compared, and what differs refuses the
 //! merge. A load of many clients or a saturation search measured in two runs is
 //! refused too: its rate is one machine's, and two machines' do not add up.
+//! A size mix's cells join band by band, each band's fetches as a cell's.
 //! Every cell keeps the run it came from (`EngineResult::runs`), and the merged run
 //! lists each run's machine, cap, share and times (`RunResults::merged_from`).
 
@@ -18,6 +19,7 @@ use crate::cap::CapReport;
 use crate::error::InputError;
 use crate::merged_run::MergedRun;
 use crate::results::{EngineResult, RunResults, new_run_id};
+use crate::stats::bands::BandSummary;
 use crate::stats::{Summary, hdr, interval};
 
 /// The record of `run` as one of a merged run's runs.
@@ -61,14 +63,6 @@ fn name_cells(run: &mut RunResults) {
 pub fn merge(runs: Vec<RunResults>, results_dir: &std::path::Path) -> Result<RunResults> {
     let mut runs = runs.into_iter();
     let mut merged = runs.next().context("nothing to merge")?;
-    if let Some(mix) = merged.config.size_mix {
-        // Its results per size band would be dropped where a cell is added up.
-        return Err(InputError::Merge(format!(
-            "run {} measured a size mix ({mix}), and merge does not join a mix's results per size band yet",
-            merged.run_id
-        ))
-        .into());
-    }
     let mut sources = sources_of(&merged);
     name_cells(&mut merged);
     for mut run in runs {
@@ -138,6 +132,12 @@ fn how_measured(run: &RunResults) -> Vec<(&'static str, String)> {
         ("cache states", format!("{:?}", c.cache)),
         ("repeats", c.repeat.to_string()),
         ("clients", format!("{:?}", c.clients)),
+        // A mix is the dataset's sizes: two mixes are two datasets.
+        (
+            "size mix",
+            c.size_mix
+                .map_or("none (size classes)".into(), |m| m.get().canonical()),
+        ),
     ]
 }
 
@@ -372,7 +372,28 @@ pub fn merged_summary(a: &Summary, b: &Summary) -> Result<Summary> {
     if a.intervals.is_some() || b.intervals.is_some() {
         summary.intervals = Some(interval::intervals(&summary.windows));
     }
+    summary.bands = merged_bands(&a.bands, &b.bands)?;
     Ok(summary)
+}
+
+/// A size mix's bands of both phases: a band measured in both is one band of all
+/// their fetches, as a whole phase is (`merged_summary`); one in either only is kept
+/// as it was measured (a share's few fetches of a rare size).
+fn merged_bands(a: &[BandSummary], b: &[BandSummary]) -> Result<Vec<BandSummary>> {
+    let mut bands = a.to_vec();
+    for theirs in b {
+        match bands.iter_mut().find(|mine| mine.band() == theirs.band()) {
+            Some(mine) => {
+                let mut summary = merged_summary(&mine.summary, &theirs.summary)
+                    .with_context(|| format!("the size band {}", mine.band))?;
+                summary.histogram = None;
+                mine.summary = summary;
+            }
+            None => bands.push(theirs.clone()),
+        }
+    }
+    bands.sort_by_key(|b| b.low);
+    Ok(bands)
 }
 
 /// Runs by id under `results_dir`, or run directories, read.

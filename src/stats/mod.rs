@@ -70,7 +70,7 @@ impl FetchStats {
         self.all.saturating_record(ns);
         self.bytes_returned += returned;
         if let Some(bands) = self.bands.as_mut() {
-            bands.record(ns, disk_bytes, returned);
+            bands.record(at_ns, ns, disk_bytes, returned);
         }
         split_hit_or_miss(
             ns,
@@ -99,6 +99,18 @@ impl FetchStats {
     }
 
     pub fn summary(&self) -> Summary {
+        self.summary_of(false)
+    }
+
+    /// The summary with its percentiles' 95% intervals (`interval.rs`), its size
+    /// bands' too.
+    pub fn summary_with_intervals(&self) -> Summary {
+        let mut summary = self.summary_of(true);
+        summary.intervals = Some(interval::intervals(&summary.windows));
+        summary
+    }
+
+    fn summary_of(&self, with_intervals: bool) -> Summary {
         let split = self.disk_bytes.map(|_| (&self.hits, &self.misses));
         let mut summary = Summary::of_histograms(
             &self.all,
@@ -110,15 +122,8 @@ impl FetchStats {
         summary.bands = self
             .bands
             .as_ref()
-            .map(bands::BandRecorder::summaries)
+            .map(|b| b.summaries(with_intervals))
             .unwrap_or_default();
-        summary
-    }
-
-    /// The summary with its percentiles' 95% intervals (`interval.rs`).
-    pub fn summary_with_intervals(&self) -> Summary {
-        let mut summary = self.summary();
-        summary.intervals = Some(interval::intervals(&summary.windows));
         summary
     }
 }

@@ -24,7 +24,6 @@ const FLAGS: [&str; 10] = [
 
 /// `blobrace measure` with FLAGS and `extra` on `root`'s data; the new run's directory.
 fn measure(root: &Path, extra: &[&str]) -> std::path::PathBuf {
-    let before = runs_in(root);
     // FLAGS and one client, each flag `extra` names given as it says instead.
     let defaults: Vec<&str> = FLAGS
         .chunks(2)
@@ -33,7 +32,13 @@ fn measure(root: &Path, extra: &[&str]) -> std::path::PathBuf {
         .flatten()
         .copied()
         .collect();
-    let args = [&["measure"][..], &defaults[..], extra].concat();
+    measure_with(root, &[&defaults[..], extra].concat())
+}
+
+/// `blobrace measure` with `flags` alone on `root`'s data; the new run's directory.
+fn measure_with(root: &Path, flags: &[&str]) -> std::path::PathBuf {
+    let before = runs_in(root);
+    let args = [&["measure"][..], flags].concat();
     let out = run(root, &args);
     assert!(out.status.success(), "{}", stderr(&out));
     let after = runs_in(root);
@@ -313,6 +318,102 @@ fn runs_of_other_data_or_loads_measured_twice_are_refused_saying_what_differs() 
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("the load of 2 clients"), "{err}");
+}
+
+/// A size mix's runs join band by band: each band's fetches added from its exact
+/// histograms, its intervals over both runs' windows, each band in the merged
+/// `histograms.hlog` and `bands.csv`; runs of two mixes are two datasets, refused.
+#[test]
+fn a_size_mixs_runs_merge_band_by_band_and_two_mixes_are_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let results = root.path().join("results");
+    let flags = |mix: &'static str| {
+        [
+            // Not the floor: it picks its read pattern per run, which merge compares.
+            "--engines",
+            "sqlite-raw",
+            "--size-mix",
+            mix,
+            "--dataset-bytes",
+            "8MiB",
+            "--cache",
+            "cold",
+            "--warmup",
+            "100ms",
+            "--measure",
+            "1200ms",
+            "--clients",
+            "1",
+        ]
+    };
+    const MIX: &str = "4KiB:60,64KiB:30,1MiB:10";
+    let a = measure_with(root.path(), &flags(MIX));
+    let b = measure_with(root.path(), &flags(MIX));
+    let out = merge(&results, &[&a, &b]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (dir, merged) = merged_run(&results);
+    let bands_of = |run: &Value| run["results"][0]["measured"]["bands"].clone();
+    let (ba, bb, bm) = (bands_of(&json(&a)), bands_of(&json(&b)), bands_of(&merged));
+    let names = |bands: &Value| -> Vec<String> {
+        bands
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["band"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&bm), ["4KiB-8KiB", "64KiB-128KiB", "1MiB-2MiB"]);
+    assert_eq!(names(&ba), names(&bm));
+    for (i, band) in bm.as_array().unwrap().iter().enumerate() {
+        let count = |b: &Value| b[i]["count"].as_u64().unwrap();
+        let windows = |b: &Value| b[i]["intervals"]["windows"].as_u64().unwrap();
+        let who = &band["band"];
+        assert_eq!(
+            band["count"].as_u64().unwrap(),
+            count(&ba) + count(&bb),
+            "{who}"
+        );
+        assert_eq!(windows(&bm), windows(&ba) + windows(&bb), "{who}");
+        // The band's percentiles are those of both runs' fetches, from their histograms.
+        let mut both = hdr::decode(ba[i]["hdr"]["all"].as_str().unwrap()).unwrap();
+        both.add(hdr::decode(bb[i]["hdr"]["all"].as_str().unwrap()).unwrap())
+            .unwrap();
+        let p99 = Percentiles::of(&both).p99_ns;
+        assert_eq!(band["latency"]["p99_ns"].as_u64().unwrap(), p99, "{who}");
+    }
+    // Thousands of 4 KiB fetches in 12 windows: the small band's p99 has its interval.
+    assert!(
+        bm[0]["intervals"]["p99"]["lo_ns"].as_f64().is_some(),
+        "{bm}"
+    );
+    let log = std::fs::read_to_string(dir.join("histograms.hlog")).unwrap();
+    for band in ["4KiB-8KiB", "64KiB-128KiB", "1MiB-2MiB"] {
+        assert!(
+            log.contains(&format!("/c1/band-{band}/all,")),
+            "{band} not in the log"
+        );
+    }
+    let csv = std::fs::read_to_string(dir.join("bands.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let small = csv.lines().find(|l| l.contains(",4KiB-8KiB,")).unwrap();
+    let at = |column: &str| {
+        small
+            .split(',')
+            .nth(header.iter().position(|h| *h == column).unwrap())
+            .unwrap()
+    };
+    let (lo, p99, hi): (f64, f64, f64) = (
+        at("p99_lo_ns").parse().unwrap(),
+        at("p99_ns").parse().unwrap(),
+        at("p99_hi_ns").parse().unwrap(),
+    );
+    assert!(lo <= hi && lo > 0.0 && p99 > 0.0, "{small}");
+    // Another mix is another dataset.
+    let other = measure_with(root.path(), &flags("4KiB:50,64KiB:50"));
+    let out = merge(&results, &[&a, &other]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("size mix buckets:4096:60"), "{err}");
 }
 
 #[test]

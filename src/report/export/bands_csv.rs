@@ -1,6 +1,8 @@
 //! A size mix's results per size band as CSV: `bands.csv`, one row per result and band
-//! (`stats::bands`). Latencies in nanoseconds; unknown values written as
-//! `unavailable`. No file for a run of size classes.
+//! (`stats::bands`). Latencies in nanoseconds, each band's p50 and p99 with their 95%
+//! intervals (the block bootstrap over the band's own windows); unknown values, and an
+//! interval a band had too few fetches for, written as `unavailable`. No file for a
+//! run of size classes.
 
 use std::fmt::Write as _;
 
@@ -33,13 +35,17 @@ impl Exporter for BandsCsv {
             return Ok(None);
         }
         let mut out = String::from(
-            "run_id,engine,cache,repeat,clients,size,band,band_low,band_high,fetches,mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,hit_ratio,miss_p50_ns,disk_bytes_per_fetch\n",
+            "run_id,engine,cache,repeat,clients,size,band,band_low,band_high,fetches,mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,hit_ratio,miss_p50_ns,disk_bytes_per_fetch,p50_lo_ns,p50_hi_ns,p99_lo_ns,p99_hi_ns\n",
         );
         for (clients, r) in results {
             for b in &r.measured.bands {
+                let bound = |q: f64, hi: bool| {
+                    let iv = b.intervals.as_ref().and_then(|i| i.get(q));
+                    unavailable_or(iv.map(|i| format!("{:.0}", if hi { i.hi_ns } else { i.lo_ns })))
+                };
                 writeln!(
                     out,
-                    "{},{},{},{},{},{},{},{},{},{},{:.0},{},{},{},{},{},{},{},{}",
+                    "{},{},{},{},{},{},{},{},{},{},{:.0},{},{},{},{},{},{},{},{},{},{},{},{}",
                     run.run_id,
                     r.engine.name(),
                     r.scenario.cache.name(),
@@ -64,6 +70,10 @@ impl Exporter for BandsCsv {
                             .map(|m| m.p50_ns.to_string())
                     ),
                     unavailable_or(b.disk_bytes_per_fetch.map(|d| format!("{d:.0}"))),
+                    bound(0.5, false),
+                    bound(0.5, true),
+                    bound(0.99, false),
+                    bound(0.99, true),
                 )?;
             }
         }

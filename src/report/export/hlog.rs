@@ -2,7 +2,8 @@
 //! log (V2, deflate), readable by HdrHistogram's own tools (`HistogramLogProcessor
 //! -tag <tag>`, hdrh in Python). One interval per histogram, tagged
 //! `<engine>.<cache>.r<repeat>/<size>/c<clients>[@<rate>]/<part>`, part `all`, `hits`,
-//! `misses` (where the disk counter split them) or `response` (open loop). An
+//! `misses` (where the disk counter split them) or `response` (open loop); a size
+//! mix's bands each again, as `.../c<clients>/<band>/<part>` (`band-8KiB-16KiB`). An
 //! interval spans its step (warm-up and measurement): results keep their times to
 //! the second, not the timed phase's own bounds. Values are nanoseconds.
 
@@ -94,15 +95,25 @@ fn intervals_of<'a>(
             .replace(|c: char| c.is_whitespace() || c == ',' || c == '/', "_")
     );
     let times = (r.started_at.as_str(), r.finished_at.as_str());
-    [
-        ("all", Some(set.all.as_str())),
-        ("hits", set.hits.as_deref()),
-        ("misses", set.misses.as_deref()),
-        ("response", response),
-    ]
-    .into_iter()
-    .filter_map(|(part, h)| h.map(|h| (format!("{cell}/{part}"), h, times)))
-    .collect()
+    let parts = |prefix: &str, set: &'a hdr::HdrSet, response: Option<&'a str>| {
+        [
+            ("all", Some(set.all.as_str())),
+            ("hits", set.hits.as_deref()),
+            ("misses", set.misses.as_deref()),
+            ("response", response),
+        ]
+        .into_iter()
+        .filter_map(|(part, h)| h.map(|h| (format!("{prefix}/{part}"), h, times)))
+        .collect::<Vec<_>>()
+    };
+    let mut intervals = parts(&cell, set, response);
+    // A band written before bands kept their histograms has none to give.
+    for band in &r.measured.bands {
+        if let Some(band_set) = &band.hdr {
+            intervals.extend(parts(&format!("{cell}/band-{}", band.band), band_set, None));
+        }
+    }
+    intervals
 }
 
 fn system_time(rfc3339: &str) -> Result<SystemTime> {

@@ -1,8 +1,9 @@
 //! The verdict of a size mix (`--size-mix`, `templates/report/mix.html`): a mix is one
 //! dataset, so "the largest size meeting the target" means nothing; instead, per
 //! engine, the whole mix's p99 against the target and the size bands that miss it, then
-//! per band (one doubling of blob size) each engine's p99, the band's share of the
-//! dataset's blobs, and the fastest engine there.
+//! per band (one doubling of blob size) each engine's p99, judged as a size class's is
+//! (`judge`: on the band's own 95% interval), the band's share of the dataset's blobs,
+//! and the fastest engine there with those it cannot be told from.
 
 use askama::Template;
 
@@ -10,13 +11,15 @@ use crate::db::registry::EngineKind;
 use crate::mix::{Band, BandShare};
 use crate::report::data::{SizeJudgement, engines, judge, mix_shares};
 use crate::results::{EngineResult, RunResults};
+use crate::stats::bands::BandSummary;
 use crate::stats::format_ns;
 use crate::summary::floor_ratio;
 
 use super::markup::Marked;
 
-/// Fewer fetches than this in a band and its p99 is not judged (one fetch in a hundred
-/// above it is the p99: a hundred fetches are the least that can say so).
+/// A band written before bands had intervals, with fewer fetches than this, is not
+/// judged (one fetch in a hundred above it is the p99: a hundred fetches are the least
+/// that can say so). A band with intervals is judged by them.
 const BAND_FETCHES_TO_JUDGE: u64 = 100;
 
 pub(super) struct MixRow {
@@ -52,18 +55,55 @@ fn result_of(run: &RunResults, engine: EngineKind) -> Option<&EngineResult> {
     run.results.iter().find(|r| r.engine == engine)
 }
 
-/// A band's p99, marked against the target; muted where the band had too few fetches.
+/// A band's p99 against the target, as a size class's (`judge`).
+fn band_judgement(b: &BandSummary, target_ns: u64) -> SizeJudgement {
+    if b.intervals.is_none() && b.count < BAND_FETCHES_TO_JUDGE {
+        return SizeJudgement::CannotJudge {
+            why: format!("{} fetches", b.count),
+        };
+    }
+    judge(&b.summary, target_ns)
+}
+
+fn band_of(r: &EngineResult, band: Band) -> Option<&BandSummary> {
+    r.measured.bands.iter().find(|b| b.band() == band)
+}
+
+/// A band's p99, marked against the target; muted, with its count, where it cannot
+/// be judged.
 fn band_p99(r: &EngineResult, band: Band, target_ns: u64) -> Marked {
-    let Some(b) = r.measured.bands.iter().find(|b| b.band() == band) else {
+    let Some(b) = band_of(r, band) else {
         return Marked::Muted("no fetch".into());
     };
     let p99 = format_ns(b.latency.p99_ns as f64);
-    if b.count < BAND_FETCHES_TO_JUDGE {
-        Marked::Muted(format!("{p99} ({} fetches)", b.count))
-    } else if b.latency.p99_ns <= target_ns {
-        Marked::Good(p99)
+    match band_judgement(b, target_ns) {
+        SizeJudgement::Meets => Marked::Good(p99),
+        SizeJudgement::Misses { .. } => Marked::Bad(p99),
+        SizeJudgement::CannotJudge { .. } => Marked::Muted(format!("{p99} ({} fetches)", b.count)),
+    }
+}
+
+/// The engine with the lowest p99 in a band among those judged there, and the engines
+/// whose p99 interval overlaps its own: which of them is fastest, the band's fetches
+/// cannot say.
+fn fastest_in(judged: &mut [(&BandSummary, &'static str)]) -> String {
+    judged.sort_by_key(|(b, _)| b.latency.p99_ns);
+    let Some(&(first, name)) = judged.first() else {
+        return "none judged".into();
+    };
+    let p99 = |b: &BandSummary| b.intervals.as_ref().and_then(|i| i.p99);
+    let tied: Vec<&str> = judged[1..]
+        .iter()
+        .filter(|(b, _)| p99(first).zip(p99(b)).is_some_and(|(x, y)| x.overlaps(&y)))
+        .map(|(_, n)| *n)
+        .collect();
+    if tied.is_empty() {
+        name.to_string()
     } else {
-        Marked::Bad(p99)
+        format!(
+            "{name} (tied with {}: 95% intervals overlap)",
+            tied.join(", ")
+        )
     }
 }
 
@@ -91,7 +131,9 @@ impl MixVerdict {
                     .measured
                     .bands
                     .iter()
-                    .filter(|b| b.count >= BAND_FETCHES_TO_JUDGE && b.latency.p99_ns > target_ns)
+                    .filter(|b| {
+                        matches!(band_judgement(b, target_ns), SizeJudgement::Misses { .. })
+                    })
                     .map(|b| format!("{} (p99 {})", b.band, format_ns(b.latency.p99_ns as f64)))
                     .collect();
                 let missing_bands = if missing.is_empty() {
@@ -115,18 +157,20 @@ impl MixVerdict {
         let bands = shares
             .iter()
             .map(|&BandShare { band, blobs, bytes }| {
-                let mut fastest: Option<(u64, &str)> = None;
+                let mut judged = Vec::new();
                 let cells = engines
                     .iter()
                     .map(|&engine| {
                         let Some(r) = result_of(run, engine) else {
                             return Marked::Muted("not measured".into());
                         };
-                        if let Some(b) = r.measured.bands.iter().find(|b| b.band() == band)
-                            && b.count >= BAND_FETCHES_TO_JUDGE
-                            && fastest.is_none_or(|(p, _)| b.latency.p99_ns < p)
+                        if let Some(b) = band_of(r, band)
+                            && !matches!(
+                                band_judgement(b, target_ns),
+                                SizeJudgement::CannotJudge { .. }
+                            )
                         {
-                            fastest = Some((b.latency.p99_ns, engine.name()));
+                            judged.push((b, engine.name()));
                         }
                         band_p99(r, band, target_ns)
                     })
@@ -139,10 +183,7 @@ impl MixVerdict {
                         100.0 * bytes as f64 / bytes_total
                     ),
                     cells,
-                    fastest: fastest.map_or_else(
-                        || format!("none with {BAND_FETCHES_TO_JUDGE} fetches"),
-                        |(_, name)| name.to_string(),
-                    ),
+                    fastest: fastest_in(&mut judged),
                 }
             })
             .collect();

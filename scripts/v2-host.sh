@@ -8,9 +8,10 @@
 # a small Debian bookworm VM (systemd 252, Linux 6.1, unified hierarchy) and runs a tiny
 # capped `blobrace measure` there:
 #   root        as root, from a system service (the v2 leaf path);
-#   root-reload the same, measuring 15 s, while the guest starts a unit in system.slice and
-#               runs `systemctl daemon-reload`: the leaf's cap must survive systemd
-#               re-applying the controllers of the slice it sits in;
+#   root-reload the same, measuring 15 s under a disk cap too (--disk-cap
+#               riops=400,rbps=40MiB), while the guest starts a unit in system.slice and
+#               runs `systemctl daemon-reload`: the cgroup's memory.max, cpu.max and io.max
+#               must survive systemd re-applying the controllers of the slice it sits in;
 #   user        as the normal user `bench` (lingering, so its systemd user manager runs),
 #               through `runuser -u bench` with XDG_RUNTIME_DIR and DBUS_SESSION_BUS_ADDRESS
 #               set (the systemd-run --user --scope path);
@@ -271,6 +272,15 @@ check() {
     return
   fi
   m "run=$name cap $(jq -c '.cap | {method, origin, memory_limit_bytes, cpu_limit, cgroup_version, cgroup, requested, notes}' "$json")"
+  # A disk cap asked must be in force as asked, read back by blobrace from io.max.
+  if [ "$(jq -r '.cap.disk != null' "$json")" = true ]; then
+    m "run=$name disk $(jq -c '.cap.disk | {method, device, cgroup, in_force, asked: .asked.limits, notes}' "$json")"
+    if [ "$(jq -r '.cap.disk.in_force == .cap.disk.asked.limits' "$json")" != true ]; then
+      m "verdict run=$name FAIL: disk cap in force $(jq -c .cap.disk.in_force "$json"), asked $(jq -c .cap.disk.asked.limits "$json")"
+      verdicts+=("$name=FAIL")
+      return
+    fi
+  fi
   mem=$(jq -r '.cap.memory_limit_bytes' "$json")
   cpu=$(jq -r '.cap.cpu_limit' "$json")
   method=$(jq -r '.cap.method' "$json")
@@ -344,10 +354,11 @@ poke() {
     m "verdict run=root-reload FAIL no blobrace process in a capped cgroup was seen"
     return
   }
-  # "memory.max cpu.max, pid in the leaf?" of the leaf, now.
+  # "memory.max cpu.max io.max, pid in the leaf?" of the leaf, now.
   state() {
     echo "memory.max=$(cat "$leaf/memory.max" 2>/dev/null || echo absent)" \
       "cpu.max=$(cat "$leaf/cpu.max" 2>/dev/null | tr ' ' / || true)" \
+      "io.max=$(cat "$leaf/io.max" 2>/dev/null | tr ' \n' '/;' || echo absent)" \
       "pid $pid $(grep -qx "$pid" "$leaf/cgroup.procs" 2>/dev/null && echo in-leaf || echo gone)"
   }
   state0=$(state)
@@ -356,7 +367,9 @@ poke() {
   systemctl daemon-reload
   state2=$(state)
   m "run=root-reload leaf $leaf: before [$state0]; after a unit start in system.slice [$state1]; after a daemon-reload [$state2]; system.slice subtree_control now: $(cat /sys/fs/cgroup/system.slice/cgroup.subtree_control)"
-  if [[ $state2 == *in-leaf* && $state0 == "$state2" ]]; then
+  if [[ $state0 != *rbps=41943040/* || $state0 != *riops=400/* ]]; then
+    m "verdict run=root-reload FAIL the disk cap was not in io.max: [$state0]"
+  elif [[ $state2 == *in-leaf* && $state0 == "$state2" ]]; then
     m "verdict run=root-reload PASS the leaf kept its cap while blobrace ran: $state2"
   elif [[ $state2 != *in-leaf* ]]; then
     m "verdict run=root-reload UNDECIDED blobrace left the leaf before the checks ended"
@@ -367,7 +380,7 @@ poke() {
 poke &
 poke_pid=$!
 measure root-reload-measure "$d" env -C "$d" "$B" "${args[@]/1s/15s}" \
-  --data-dir "$d/data" --results-dir "$d/results"
+  --disk-cap riops=400,rbps=40MiB --data-dir "$d/data" --results-dir "$d/results"
 wait "$poke_pid"
 
 # (b) the normal user bench: systemd-run --user --scope.

@@ -239,15 +239,20 @@ fn run(command: Command) -> Result<()> {
         Command::Env(args) => {
             let config = args.resolve()?;
             // Shows what is in force even when the asked-for cap cannot be had, then fails.
-            let (cap, _guard, unavailable) = match blobrace::cap::apply(config.cap) {
-                Ok((mut cap, mut guard)) => {
-                    if let Some(disk) = &config.disk_cap {
-                        blobrace::cap::apply_disk(&mut cap, &mut guard, disk, &config.data_dir);
+            let scope_disk = config
+                .disk_cap
+                .as_ref()
+                .and_then(|d| blobrace::cap::disk::ScopeDisk::of(d, &config.data_dir));
+            let (cap, _guard, unavailable) =
+                match blobrace::cap::apply(config.cap, scope_disk.as_ref()) {
+                    Ok((mut cap, mut guard)) => {
+                        if let Some(disk) = &config.disk_cap {
+                            blobrace::cap::apply_disk(&mut cap, &mut guard, disk, &config.data_dir);
+                        }
+                        (cap, Some(guard), None)
                     }
-                    (cap, Some(guard), None)
-                }
-                Err(e) => (*e.report.clone(), None, Some(e)),
-            };
+                    Err(e) => (*e.report.clone(), None, Some(e)),
+                };
             print_cap(&cap);
             let machine = MachineFacts::collect(&config.data_dir);
             let servers = runtime()?.block_on(server_caps(&config));

@@ -204,6 +204,44 @@ impl DiskCapReport {
     }
 }
 
+/// The disk cap as a systemd scope's properties (`IOReadIOPSMax=/dev/vda 3000`, ...):
+/// where blobrace re-runs itself under `systemd-run --scope`, systemd sets the scope's
+/// `io.max` and keeps it (and the io controller above it) across a daemon-reload,
+/// which a limit blobrace wrote itself in a tree systemd owns would not survive.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScopeDisk {
+    /// The disk's device node (the whole disk, as the throttle takes it).
+    pub node: PathBuf,
+    pub limits: DiskLimits,
+}
+
+impl ScopeDisk {
+    /// The disk of `data_dir` capped as `cap` asks; None where its node is not found
+    /// (the cap is then written by `apply` itself, or said to be missing).
+    pub fn of(cap: &DiskCap, data_dir: &Path) -> Option<ScopeDisk> {
+        let device = block_device(data_dir, Path::new("/sys")).ok()?;
+        let node = Path::new("/dev").join(&device.name);
+        node.exists().then_some(ScopeDisk {
+            node,
+            limits: cap.limits,
+        })
+    }
+
+    /// The `-p` properties, one `Name=node value` each for the limits set.
+    pub fn properties(&self) -> Vec<String> {
+        let l = &self.limits;
+        [
+            ("IOReadIOPSMax", l.read_iops),
+            ("IOReadBandwidthMax", l.read_bytes_per_s),
+            ("IOWriteIOPSMax", l.write_iops),
+            ("IOWriteBandwidthMax", l.write_bytes_per_s),
+        ]
+        .into_iter()
+        .filter_map(|(name, v)| Some(format!("{name}={} {}", self.node.display(), v?)))
+        .collect()
+    }
+}
+
 /// A device as the block throttle names it: "MAJ:MIN", and its name.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlockDevice {
@@ -385,6 +423,15 @@ fn v2(
         }
         write(&parent.join("cgroup.subtree_control"), "+io")?;
         guard.enabled.push((parent.to_path_buf(), "io".into()));
+    }
+    // Re-run under systemd-run with the cap as the scope's IO*Max (`ScopeDisk`):
+    // systemd wrote it, and keeps it; writing it again would change nothing.
+    if read_io_max(dir, &device.major_minor) == *limits {
+        return Ok((
+            "v2 io.max, set by systemd as its scope's IO*Max",
+            dir.to_path_buf(),
+            *limits,
+        ));
     }
     write_io_max(dir, &device.major_minor, limits)?;
     let in_force = read_io_max(dir, &device.major_minor);

@@ -277,8 +277,37 @@ pub fn cap_notes(req: &CapRequest, memory: Option<u64>, cpus: Option<f64>) -> Ve
 /// is in force. Call before touching any data and before spawning threads (it may
 /// re-execute the process under systemd-run). A requested memory cap that is not in
 /// force afterwards is an error: the run must not go on claiming it.
-pub fn apply(req: CapRequest) -> Result<(CapReport, CapGuard), CapUnavailable> {
-    apply_at(&Roots::system(), req, true)
+/// `disk`: the disk cap to give a systemd scope, where the process re-runs under one
+/// (`apply_disk` then finds it in force).
+pub fn apply(
+    req: CapRequest,
+    disk: Option<&disk::ScopeDisk>,
+) -> Result<(CapReport, CapGuard), CapUnavailable> {
+    apply_at(
+        &Roots::system(),
+        req,
+        Reexec {
+            allowed: true,
+            disk,
+        },
+    )
+}
+
+/// Whether `apply` may re-run the process under systemd-run, and the disk cap to give
+/// the scope.
+#[derive(Clone, Copy)]
+struct Reexec<'a> {
+    allowed: bool,
+    disk: Option<&'a disk::ScopeDisk>,
+}
+
+impl Reexec<'_> {
+    /// Tests on fake cgroup trees: never.
+    #[cfg(test)]
+    const NEVER: Reexec<'static> = Reexec {
+        allowed: false,
+        disk: None,
+    };
 }
 
 /// Put this process under `cap` on the disk holding `data_dir` as well, after `apply`
@@ -329,7 +358,7 @@ fn create(
     roots: &Roots,
     hierarchy: &Hierarchy,
     narrowed: &CapRequest,
-    reexec: bool,
+    reexec: Reexec,
     guard: &mut CapGuard,
 ) -> Result<(CapMethod, Vec<String>), String> {
     let v2 = matches!(hierarchy, Hierarchy::V2 { .. });
@@ -337,13 +366,13 @@ fn create(
     // Root on a v2 host systemd runs: a scope of the system manager first, whose
     // limits systemd keeps (a leaf of ours in its slices loses its CPU cap on the next
     // daemon-reload; see `systemd`). Where that cannot be had, the leaf.
-    let system_scope = if reexec
+    let system_scope = if reexec.allowed
         && v2
         && manager == systemd::Manager::System
         && roots.is_system()
         && systemd::booted()
     {
-        Some(systemd::reexec(narrowed, manager))
+        Some(systemd::reexec(narrowed, manager, reexec.disk))
     } else {
         None
     };
@@ -355,7 +384,7 @@ fn create(
         Ok((method, mut notes)) => {
             if let Some(scope) = system_scope {
                 notes.push(format!(
-                    "a cgroup of its own in a tree systemd owns, which a `systemctl daemon-reload` during the run may strip of its CPU limit: {scope}"
+                    "a cgroup of its own in a tree systemd owns, which a `systemctl daemon-reload` during the run may strip of its CPU and disk limits: {scope}"
                 ));
             }
             return Ok((method, notes));
@@ -365,8 +394,9 @@ fn create(
     // Leave the tree as it was before trying the next way.
     std::mem::take(guard);
     // The user's systemd manager delegates memory and cpu only on cgroup v2.
-    if reexec && narrowed.memory_bytes.is_some() && v2 && manager == systemd::Manager::User {
-        let scope = systemd::reexec(narrowed, manager);
+    if reexec.allowed && narrowed.memory_bytes.is_some() && v2 && manager == systemd::Manager::User
+    {
+        let scope = systemd::reexec(narrowed, manager, reexec.disk);
         return Err(format!("{why}; {scope}"));
     }
     match system_scope {
@@ -378,7 +408,7 @@ fn create(
 fn apply_at(
     roots: &Roots,
     req: CapRequest,
-    reexec: bool,
+    reexec: Reexec,
 ) -> Result<(CapReport, CapGuard), CapUnavailable> {
     let mut guard = CapGuard::default();
     let mut notes = Vec::new();

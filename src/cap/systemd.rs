@@ -8,13 +8,15 @@
 //!   `systemctl daemon-reload` (any package install does one) systemd rewrote
 //!   `system.slice/cgroup.subtree_control` to what its own units need, and the kernel
 //!   took `cpu.max` off blobrace's leaf mid-run while the results still claimed the CPU
-//!   cap. Limits systemd itself set on a scope it owns survive that.
+//!   cap. Limits systemd itself set on a scope it owns survive that: the disk cap goes
+//!   in as the scope's `IO*Max` properties too (`ScopeDisk`).
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 use super::CapRequest;
+use super::disk::ScopeDisk;
 
 /// Set to the pid on the re-executed process: it is in the scope made for it (and must
 /// not re-execute again if the scope did not get the cap).
@@ -55,8 +57,9 @@ pub fn booted() -> bool {
     std::path::Path::new("/run/systemd/system").is_dir()
 }
 
-/// `systemd-run` arguments up to the command: a transient scope with the cap as properties.
-pub fn scope_args(req: &CapRequest, manager: Manager) -> Vec<String> {
+/// `systemd-run` arguments up to the command: a transient scope with the cap as
+/// properties, the disk's where one is asked.
+pub fn scope_args(req: &CapRequest, manager: Manager, disk: Option<&ScopeDisk>) -> Vec<String> {
     let mut args: Vec<String> = match manager {
         Manager::User => vec!["--user".to_string()],
         Manager::System => Vec::new(),
@@ -75,6 +78,9 @@ pub fn scope_args(req: &CapRequest, manager: Manager) -> Vec<String> {
     if let Some(cpus) = req.cpus {
         args.extend(["-p".into(), format!("CPUQuota={}%", (cpus * 100.0).round())]);
     }
+    for property in disk.map(ScopeDisk::properties).unwrap_or_default() {
+        args.extend(["-p".into(), property]);
+    }
     args
 }
 
@@ -82,18 +88,29 @@ pub fn scope_args(req: &CapRequest, manager: Manager) -> Vec<String> {
 pub fn scope_command_line(req: &CapRequest, command: &str) -> String {
     format!(
         "systemd-run {} {command}",
-        scope_args(req, Manager::User).join(" ")
+        scope_args(req, Manager::User, None).join(" ")
     )
 }
 
 /// Re-execute this process in a capped scope. Returns only when that cannot be done,
 /// with the reason; on success the process image is replaced.
-pub fn reexec(req: &CapRequest, manager: Manager) -> String {
+pub fn reexec(req: &CapRequest, manager: Manager, disk: Option<&ScopeDisk>) -> String {
     if std::env::var_os(SCOPE_MARKER).is_some() {
         return "already re-executed under systemd-run, and its scope did not get the cap".into();
     }
-    let args = scope_args(req, manager);
-    let shown = format!("systemd-run {}", args.join(" "));
+    let args = scope_args(req, manager, disk);
+    // Each property one word: `-p 'IOReadIOPSMax=/dev/vda 3000'`.
+    let shown = format!(
+        "systemd-run {}",
+        args.iter()
+            .map(|a| if a.contains(' ') {
+                format!("'{a}'")
+            } else {
+                a.clone()
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     // Probe first: a failed exec would leave nothing to report the failure.
     let probe = Command::new("systemd-run").args(&args).arg("true").output();
     match probe {

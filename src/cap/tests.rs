@@ -311,7 +311,7 @@ fn an_inherited_cap_is_used_as_is_and_a_smaller_one_is_an_error_naming_it() {
     fs::write(own.join("memory.max"), GIB.to_string()).unwrap();
     fs::write(own.join("cpu.max"), "200000 100000").unwrap();
     fake.own_cgroup_is("0::/container\n");
-    let (report, guard) = apply_at(&fake.roots, req(Some(GIB), Some(2.0)), false).unwrap();
+    let (report, guard) = apply_at(&fake.roots, req(Some(GIB), Some(2.0)), Reexec::NEVER).unwrap();
     assert_eq!(
         (
             report.origin,
@@ -331,7 +331,7 @@ fn an_inherited_cap_is_used_as_is_and_a_smaller_one_is_an_error_naming_it() {
         "{report:?}"
     );
 
-    let err = apply_at(&fake.roots, req(Some(2 * GIB), Some(2.0)), false).unwrap_err();
+    let err = apply_at(&fake.roots, req(Some(2 * GIB), Some(2.0)), Reexec::NEVER).unwrap_err();
     assert!(err.why.contains(&format!("--cap {GIB}")), "{}", err.why);
     assert!(err.to_string().contains("--cap none"), "{err}");
 }
@@ -340,9 +340,9 @@ fn an_inherited_cap_is_used_as_is_and_a_smaller_one_is_an_error_naming_it() {
 fn no_hierarchy_is_an_error_when_a_cap_is_asked_and_uncapped_when_not() {
     let fake = Fake::v2("memory");
     fs::remove_file(fake.roots.proc.join("self/cgroup")).ok();
-    let err = apply_at(&fake.roots, req(Some(GIB), None), false).unwrap_err();
+    let err = apply_at(&fake.roots, req(Some(GIB), None), Reexec::NEVER).unwrap_err();
     assert!(err.why.contains("no cgroup hierarchy"), "{}", err.why);
-    let (report, _) = apply_at(&fake.roots, req(None, None), false).unwrap();
+    let (report, _) = apply_at(&fake.roots, req(None, None), Reexec::NEVER).unwrap();
     assert_eq!(
         (report.origin, report.method, report.cgroup_version.as_str()),
         (CapOrigin::Uncapped, CapMethod::None, "none")
@@ -355,7 +355,7 @@ fn a_failed_attempt_leaves_no_leaf_behind_and_says_why() {
     fake.cgroup("busy", "memory", "", &[10]);
     let own = fake.cgroup("busy/own", "memory", "", &[me(), 12]);
     fake.own_cgroup_is("0::/busy/own\n");
-    let err = apply_at(&fake.roots, req(Some(GIB), None), false).unwrap_err();
+    let err = apply_at(&fake.roots, req(Some(GIB), None), Reexec::NEVER).unwrap_err();
     assert!(err.why.contains("no internal processes"), "{}", err.why);
     assert_eq!(err.report.origin, CapOrigin::Uncapped);
     assert!(!own.join(format!("blobrace-{}", me())).exists());
@@ -364,17 +364,39 @@ fn a_failed_attempt_leaves_no_leaf_behind_and_says_why() {
 #[test]
 fn the_systemd_scope_carries_the_cap_as_properties() {
     assert_eq!(
-        systemd::scope_args(&req(Some(GIB), Some(2.0)), systemd::Manager::User).join(" "),
+        systemd::scope_args(&req(Some(GIB), Some(2.0)), systemd::Manager::User, None).join(" "),
         "--user --scope --quiet --collect -p MemoryMax=1024M -p MemorySwapMax=0 -p CPUQuota=200%"
     );
     assert_eq!(
-        systemd::scope_args(&req(Some(1000), None), systemd::Manager::User).join(" "),
+        systemd::scope_args(&req(Some(1000), None), systemd::Manager::User, None).join(" "),
         "--user --scope --quiet --collect -p MemoryMax=1000 -p MemorySwapMax=0"
     );
     // Root asks the system manager: no --user.
     assert_eq!(
-        systemd::scope_args(&req(Some(GIB), Some(1.0)), systemd::Manager::System).join(" "),
+        systemd::scope_args(&req(Some(GIB), Some(1.0)), systemd::Manager::System, None).join(" "),
         "--scope --quiet --collect -p MemoryMax=1024M -p MemorySwapMax=0 -p CPUQuota=100%"
+    );
+    // The disk cap as the scope's IO*Max on the disk's node: systemd keeps it.
+    let disk = super::disk::ScopeDisk {
+        node: PathBuf::from("/dev/vda"),
+        limits: super::disk::DiskLimits {
+            read_iops: Some(3000),
+            read_bytes_per_s: Some(125 << 20),
+            write_iops: None,
+            write_bytes_per_s: Some(1 << 20),
+        },
+    };
+    let args = systemd::scope_args(&req(Some(GIB), None), systemd::Manager::System, Some(&disk));
+    assert_eq!(
+        args[args.len() - 6..],
+        [
+            "-p",
+            "IOReadIOPSMax=/dev/vda 3000",
+            "-p",
+            "IOReadBandwidthMax=/dev/vda 131072000",
+            "-p",
+            "IOWriteBandwidthMax=/dev/vda 1048576"
+        ]
     );
 }
 
@@ -386,7 +408,8 @@ fn a_memory_cap_that_is_not_whole_pages_is_the_rounded_limit_the_kernel_keeps() 
     let own = fake.cgroup("process_api/abc", "memory", "", &[me()]);
     fs::write(own.join("memory.max"), "99999744").unwrap();
     fake.own_cgroup_is("0::/process_api/abc\n");
-    let (report, _guard) = apply_at(&fake.roots, req(Some(100_000_000), None), false).unwrap();
+    let (report, _guard) =
+        apply_at(&fake.roots, req(Some(100_000_000), None), Reexec::NEVER).unwrap();
     assert_eq!(report.memory_limit_bytes, Some(99_999_744));
     assert!(
         report.notes.iter().any(|n| n.contains("was requested")),
@@ -395,6 +418,6 @@ fn a_memory_cap_that_is_not_whole_pages_is_the_rounded_limit_the_kernel_keeps() 
     );
     // One page less is another's cap.
     fs::write(own.join("memory.max"), "99995648").unwrap();
-    let err = apply_at(&fake.roots, req(Some(100_000_000), None), false).unwrap_err();
+    let err = apply_at(&fake.roots, req(Some(100_000_000), None), Reexec::NEVER).unwrap_err();
     assert!(err.why.contains("already capped"), "{}", err.why);
 }

@@ -17,7 +17,11 @@ use super::progress::Progress;
 /// any data is touched, so every page this process caches is charged to the cap.
 /// A requested memory cap that cannot be had stops the run (exit code 2).
 pub fn apply_cap(config: &RunConfig) -> Result<(CapReport, CapGuard)> {
-    match cap::apply(config.cap) {
+    let scope_disk = config
+        .disk_cap
+        .as_ref()
+        .and_then(|d| cap::disk::ScopeDisk::of(d, &config.data_dir));
+    match cap::apply(config.cap, scope_disk.as_ref()) {
         Ok((mut report, mut guard)) => {
             // The servers' containers get theirs when they are fitted to the run's cap
             // (`ServerCaps::cap_disks`), each result recording what its container held.

@@ -12,7 +12,7 @@ use crate::mix::{Band, BandShare};
 use crate::report::data::{SizeJudgement, engines, judge, mix_shares};
 use crate::results::{EngineResult, RunResults};
 use crate::stats::bands::BandSummary;
-use crate::stats::format_ns;
+use crate::stats::{Summary, format_ns};
 use crate::summary::floor_ratio;
 
 use super::markup::Marked;
@@ -46,6 +46,8 @@ pub(super) struct MixVerdict {
     mix: String,
     canonical: String,
     rows: Vec<MixRow>,
+    /// The lowest p99 over the whole mix, with its ties.
+    overall: String,
     engines: Vec<&'static str>,
     bands: Vec<BandRow>,
 }
@@ -83,15 +85,15 @@ fn band_p99(r: &EngineResult, band: Band, target_ns: u64) -> Marked {
     }
 }
 
-/// The engine with the lowest p99 in a band among those judged there, and the engines
-/// whose p99 interval overlaps its own: which of them is fastest, the band's fetches
-/// cannot say.
-fn fastest_in(judged: &mut [(&BandSummary, &'static str)]) -> String {
+/// The engine with the lowest p99 among those judged (in a band, or over the whole
+/// mix), and the engines whose p99 interval overlaps its own: which of them is
+/// fastest, their fetches cannot say.
+fn fastest_in(judged: &mut [(&Summary, &'static str)]) -> String {
     judged.sort_by_key(|(b, _)| b.latency.p99_ns);
     let Some(&(first, name)) = judged.first() else {
         return "none judged".into();
     };
-    let p99 = |b: &BandSummary| b.intervals.as_ref().and_then(|i| i.p99);
+    let p99 = |b: &Summary| b.intervals.as_ref().and_then(|i| i.p99);
     let tied: Vec<&str> = judged[1..]
         .iter()
         .filter(|(b, _)| p99(first).zip(p99(b)).is_some_and(|(x, y)| x.overlaps(&y)))
@@ -170,7 +172,7 @@ impl MixVerdict {
                                 SizeJudgement::CannotJudge { .. }
                             )
                         {
-                            judged.push((b, engine.name()));
+                            judged.push((&b.summary, engine.name()));
                         }
                         band_p99(r, band, target_ns)
                     })
@@ -187,7 +189,13 @@ impl MixVerdict {
                 }
             })
             .collect();
+        let mut judged: Vec<(&Summary, &'static str)> = engines
+            .iter()
+            .filter_map(|&engine| Some((&result_of(run, engine)?.measured, engine.name())))
+            .filter(|(m, _)| !matches!(judge(m, target_ns), SizeJudgement::CannotJudge { .. }))
+            .collect();
         Some(MixVerdict {
+            overall: fastest_in(&mut judged),
             target: format_ns(target_ns as f64),
             mix: mix.to_string(),
             canonical: mix.get().canonical(),
@@ -195,5 +203,44 @@ impl MixVerdict {
             engines: engines.iter().map(|e| e.name()).collect(),
             bands,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{Interval, Intervals};
+
+    fn with_p99(p99_ns: u64, lo_ns: f64, hi_ns: f64) -> Summary {
+        let mut s = Summary::default();
+        s.latency.p99_ns = p99_ns;
+        s.intervals = Some(Intervals {
+            p99: Some(Interval { lo_ns, hi_ns }),
+            ..Default::default()
+        });
+        s
+    }
+
+    /// The lowest p99 wins; an engine whose interval overlaps the winner's is named as
+    /// tied with it, one whose interval does not is not; none judged says so.
+    #[test]
+    fn the_fastest_is_named_with_those_its_interval_cannot_tell_apart() {
+        let (a, b, c) = (
+            with_p99(1_000, 900.0, 1_100.0),
+            with_p99(1_050, 1_000.0, 1_200.0),
+            with_p99(5_000, 4_800.0, 5_200.0),
+        );
+        let mut judged = vec![(&c, "c"), (&b, "b"), (&a, "a")];
+        assert_eq!(
+            fastest_in(&mut judged),
+            "a (tied with b: 95% intervals overlap)"
+        );
+        let mut apart = vec![(&c, "c"), (&a, "a")];
+        assert_eq!(fastest_in(&mut apart), "a");
+        // Without intervals (results written before them) no tie can be told.
+        let plain = Summary::default();
+        let mut old = vec![(&b, "b"), (&plain, "old")];
+        assert_eq!(fastest_in(&mut old), "old");
+        assert_eq!(fastest_in(&mut []), "none judged");
     }
 }

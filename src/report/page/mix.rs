@@ -99,7 +99,9 @@ fn fastest_in(judged: &mut [(&Summary, &'static str)]) -> String {
         .filter(|(b, _)| p99(first).zip(p99(b)).is_some_and(|(x, y)| x.overlaps(&y)))
         .map(|(_, n)| *n)
         .collect();
-    if tied.is_empty() {
+    if judged.len() == 1 {
+        format!("{name} (the only engine judged)")
+    } else if tied.is_empty() {
         name.to_string()
     } else {
         format!(
@@ -237,6 +239,8 @@ mod tests {
         );
         let mut apart = vec![(&c, "c"), (&a, "a")];
         assert_eq!(fastest_in(&mut apart), "a");
+        let mut alone = vec![(&c, "c")];
+        assert_eq!(fastest_in(&mut alone), "c (the only engine judged)");
         // Without intervals (results written before them) no tie can be told.
         let plain = Summary::default();
         let mut old = vec![(&b, "b"), (&plain, "old")];

@@ -131,10 +131,15 @@ pub struct BandSummary {
 impl BandSummary {
     /// The band's summary as kept: without the log-binned histogram the report draws
     /// for a whole phase (its windows and exact histograms hold the same fetches);
-    /// intervals computed where asked.
+    /// intervals computed where asked (a measured phase), and only there its windows
+    /// kept, which serve nothing but intervals (a warm-up's took two fifths of a
+    /// full-scale mix's results.json).
     pub fn new(band: Band, mut summary: Summary, with_intervals: bool) -> Self {
         summary.histogram = None;
         summary.intervals = with_intervals.then(|| interval::intervals(&summary.windows));
+        if !with_intervals {
+            summary.windows.clear();
+        }
         BandSummary {
             band: band.label(),
             low: band.low,
@@ -203,8 +208,12 @@ mod tests {
         let iv = large.intervals.as_ref().unwrap();
         assert!(iv.p50.is_some());
         assert!(iv.missing_why(0.99).unwrap().contains("too few fetches"));
-        // A warm-up's bands have no intervals.
-        assert!(r.summaries(false).iter().all(|b| b.intervals.is_none()));
+        // A warm-up's bands have no intervals, nor the windows they come from.
+        assert!(
+            r.summaries(false)
+                .iter()
+                .all(|b| b.intervals.is_none() && b.windows.is_empty() && b.hdr.is_some())
+        );
         // Without a disk counter no band says hit or miss.
         let mut blind = BandRecorder::new(false);
         blind.record(0, 5, None, 100);

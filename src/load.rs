@@ -181,6 +181,9 @@ pub async fn rooms_of(
             let to_write = spec.rows - done + churn_rows;
             if to_write > 0 {
                 rooms.add(kind, size_index, store.estimated_disk_bytes(to_write));
+                if let Some((bytes, what)) = store.load_scratch() {
+                    rooms.add_scratch(kind, bytes, what);
+                }
             }
             // What dropping it frees, at least: its blobs' own bytes (random, so stored
             // whole); not the estimate's fixed parts, such as a server's write-ahead log,

@@ -41,6 +41,13 @@ pub trait Store {
     async fn finish(&mut self) -> Result<()>;
     /// Bytes on disk that `rows` rows will take.
     fn estimated_disk_bytes(&self, rows: u64) -> u64;
+    /// Bytes a load holds on disk beside the rows it has written, given back when it
+    /// ends, and what they are (RocksDB's write-ahead log of the memtables not yet
+    /// flushed): the disk plan counts them at the load's peak. None: nothing beyond the
+    /// rows (what a store's estimate already holds, such as SQLite's WAL, it holds).
+    fn load_scratch(&self) -> Option<(u64, &'static str)> {
+        None
+    }
     /// Flush and drop the dataset's pages from the page cache.
     async fn evict(&mut self) -> Result<EvictionReport>;
     /// Count the ids actually present (a full scan: for `verify`, not for loading).

@@ -115,8 +115,9 @@ impl Room {
                 let there = cell(&self.on_disk, store, i) as i128;
                 if needed > 0 {
                     usage += needed;
-                    if peak.is_none_or(|(p, _)| usage > p) {
-                        peak = Some((usage, (store, i)));
+                    let at_most = usage + self.scratch_of(store) as i128;
+                    if peak.is_none_or(|(p, _)| at_most > p) {
+                        peak = Some((at_most, (store, i)));
                     }
                 }
                 usage -= needed + there;

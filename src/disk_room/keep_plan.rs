@@ -88,7 +88,13 @@ impl Rooms {
                 plan.keep.extend(candidates); // Its free space is unknown: not planned.
                 continue;
             };
-            let peak = |kept: &[i128], j: usize| -> u64 { (base[j] + kept[j]).max(0) as u64 };
+            // A step that loads holds its loads' scratch too (RocksDB's WAL), once.
+            let scratch: Vec<i128> = order
+                .iter()
+                .map(|&i| room.scratch_at(Some(i)) as i128)
+                .collect();
+            let peak =
+                |kept: &[i128], j: usize| -> u64 { (base[j] + kept[j] + scratch[j]).max(0) as u64 };
             // kept[j]: bytes kept of the steps before j.
             let mut kept = vec![0i128; sizes + 1];
             let fits = |kept: &[i128]| {

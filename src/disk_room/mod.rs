@@ -41,6 +41,9 @@ pub struct Room {
     /// or in part): (store, bytes) per size class. Freed when their size class is
     /// measured and dropped, so a run measures them first (`Rooms::order`).
     on_disk: Table,
+    /// What a store's load holds here beside its rows while it runs, and what that is
+    /// (`Store::load_scratch`): counted once, at the peak, as loads go one at a time.
+    scratch: Vec<(StoreKind, u64, &'static str)>,
 }
 
 /// Bytes per store per size class: (store, bytes by size class index).
@@ -83,7 +86,27 @@ impl Room {
             available,
             needed: Vec::new(),
             on_disk: Vec::new(),
+            scratch: Vec::new(),
         }
+    }
+
+    /// What `store`'s load holds here beside its rows (0 where nothing).
+    fn scratch_of(&self, store: StoreKind) -> u64 {
+        self.scratch
+            .iter()
+            .find(|(s, ..)| *s == store)
+            .map_or(0, |(_, bytes, _)| *bytes)
+    }
+
+    /// The most any load of size class `size_index` holds beside its rows (every load
+    /// where `size_index` is None).
+    fn scratch_at(&self, size_index: Option<usize>) -> u64 {
+        self.scratch
+            .iter()
+            .filter(|(store, ..)| size_index.is_none_or(|i| cell(&self.needed, *store, i) > 0))
+            .map(|(_, bytes, _)| *bytes)
+            .max()
+            .unwrap_or(0)
     }
 
     /// What the run's loads add here: every size class at once, or, one size class
@@ -92,12 +115,20 @@ impl Room {
     pub fn needed(&self, one_size_at_a_time: bool, order: &[usize]) -> u64 {
         let sizes = self.sizes();
         if !one_size_at_a_time {
-            return (0..sizes).map(|i| size_total(&self.needed, i)).sum();
+            let all: u64 = (0..sizes).map(|i| size_total(&self.needed, i)).sum();
+            return if all == 0 {
+                0
+            } else {
+                all + self.scratch_at(None)
+            };
         }
         let mut freed = 0u64;
         let mut most = 0u64;
         for &i in order {
-            most = most.max(size_total(&self.needed, i).saturating_sub(freed));
+            let adds = size_total(&self.needed, i);
+            if adds > 0 {
+                most = most.max((adds + self.scratch_at(Some(i))).saturating_sub(freed));
+            }
             freed += size_total(&self.on_disk, i);
         }
         most
@@ -113,6 +144,11 @@ impl Room {
     }
 
     fn breakdown(&self, one_size_at_a_time: bool) -> String {
+        let loading = |store: &StoreKind| {
+            self.needed
+                .iter()
+                .any(|(s, b)| s == store && b.iter().any(|&b| b > 0))
+        };
         self.needed
             .iter()
             .filter_map(|(store, bytes)| {
@@ -123,6 +159,14 @@ impl Room {
                 };
                 (total > 0).then(|| format!("{} {}", store.name(), format_bytes_approx(total)))
             })
+            .chain(
+                self.scratch
+                    .iter()
+                    .filter(|(store, ..)| loading(store))
+                    .map(|(store, bytes, what)| {
+                        format!("{}'s {what} {}", store.name(), format_bytes_approx(*bytes))
+                    }),
+            )
             .collect::<Vec<_>>()
             .join(", ")
     }
@@ -215,6 +259,18 @@ impl Rooms {
     pub fn add(&mut self, store: StoreKind, size_index: usize, bytes: u64) {
         if let Some(&(_, at)) = self.of_store.iter().find(|(s, _)| *s == store) {
             add_to(&mut self.rooms[at].needed, store, size_index, bytes);
+        }
+    }
+
+    /// Count what `store`'s loads hold here beside their rows while they run
+    /// (`Store::load_scratch`): the most of any of its loads.
+    pub fn add_scratch(&mut self, store: StoreKind, bytes: u64, what: &'static str) {
+        if let Some(&(_, at)) = self.of_store.iter().find(|(s, _)| *s == store) {
+            let scratch = &mut self.rooms[at].scratch;
+            match scratch.iter_mut().find(|(s, ..)| *s == store) {
+                Some(entry) => entry.1 = entry.1.max(bytes),
+                None => scratch.push((store, bytes, what)),
+            }
         }
     }
 
@@ -354,6 +410,42 @@ mod tests {
             "{refused}"
         );
         assert!(rooms.check(true).is_ok(), "one size class at a time: 6 GiB");
+    }
+
+    #[test]
+    fn a_loads_scratch_counts_once_at_its_peak_and_is_named() {
+        let [sqlite, rocksdb] = ["sqlite", "rocksdb"].map(|n| StoreKind::named(n).unwrap());
+        let mut rooms = Rooms {
+            rooms: vec![Room::new("disk".into(), Some(1 << 30))],
+            of_store: vec![(sqlite, 0), (rocksdb, 0)],
+        };
+        rooms.add(sqlite, 0, 300 << 20);
+        rooms.add(rocksdb, 0, 300 << 20);
+        rooms.add(sqlite, 1, 400 << 20);
+        rooms.add_scratch(rocksdb, 128 << 20, "write-ahead log while it loads");
+        rooms.add_scratch(rocksdb, 64 << 20, "write-ahead log while it loads");
+        // All at once: 1000 MiB of rows, 128 MiB of WAL once (the larger of its two).
+        assert_eq!(rooms.rooms[0].needed(false, &[0, 1]), 1128 << 20);
+        // Size class by size class: 600 + 128 at size 0; size 1 loads no RocksDB.
+        assert_eq!(rooms.rooms[0].needed(true, &[0, 1]), 728 << 20);
+        rooms.rooms[0].available = Some(780 << 20);
+        let refused = rooms.check(true).unwrap_err().to_string();
+        assert!(
+            refused.contains("need about 728.00MiB")
+                && refused.contains("rocksdb's write-ahead log while it loads 128.00MiB"),
+            "{refused}"
+        );
+        // Without its WAL the same load fits: the scratch is what refused it.
+        rooms.rooms[0].scratch.clear();
+        assert!(rooms.check(true).is_ok());
+        rooms.add_scratch(rocksdb, 128 << 20, "write-ahead log while it loads");
+        // One dataset at a time: RocksDB's 300 MiB with its WAL is the peak.
+        let walk = rooms.dataset_walk(2, |i| i.to_string()).unwrap();
+        assert_eq!(walk.rooms[0].peak, 428 << 20);
+        // Kept datasets are planned with it too: nothing fits beside size 0's peak.
+        rooms.rooms[0].available = Some(900 << 20);
+        let plan = rooms.keep_plan(2, |_, _| 1.0);
+        assert_eq!(plan.rooms[0].peak, 728 << 20);
     }
 
     #[test]

@@ -50,8 +50,13 @@ const MEMTABLE_SHARE_OF_CAP: u64 = 16;
 const MIN_MEMTABLE_BYTES: u64 = 4 << 20;
 /// `rocksdb_options_set_compression`: kNoCompression.
 const NO_COMPRESSION: i32 = 0;
-/// `rocksdb_options_set_info_log_level`: WARN, so its LOG does not grow with the load.
-const LOG_WARN: i32 = 2;
+/// `rocksdb_options_set_info_log_level`: FATAL (and the header each open writes). Not
+/// WARN: Debian's librocksdb keeps its assertions, and once a line to the LOG failed
+/// for want of disk, its next line (the error handler's, from a background thread)
+/// aborts the whole process in `WritableFileWriter`: a load that met a full disk killed
+/// every engine's run instead of failing its own dataset. The errors a LOG would hold
+/// come back to us through each call's status.
+const LOG_FATAL: i32 = 4;
 
 /// The cache readers get under the run's cap, and how that was chosen (recorded).
 pub fn reader_cache(at: &Locations) -> (u64, String) {
@@ -158,7 +163,7 @@ impl Db {
                     (api.rocksdb_options_set_blob_file_size)(options, BLOB_FILE_SIZE);
                 }
             }
-            (api.rocksdb_options_set_info_log_level)(options, LOG_WARN);
+            (api.rocksdb_options_set_info_log_level)(options, LOG_FATAL);
             // Each open starts a LOG and keeps the last as LOG.old.<time>: keep none.
             (api.rocksdb_options_set_keep_log_file_num)(options, 1);
             let cache = (api.rocksdb_cache_create_lru)(cache_bytes);

@@ -5,6 +5,7 @@
 #   scripts/compose-run.sh                          # full profile: 6 sizes x 3 GiB
 #   BLOBRACE_PROFILE=quick scripts/compose-run.sh   # the same path in a few minutes
 #   BLOBRACE_DROP_AFTER=true scripts/compose-run.sh # one size class on disk at a time
+#   BLOBRACE_DISK_CAP=gp3 scripts/compose-run.sh    # every container on a gp3-like disk
 #
 # Knobs are the BLOBRACE_* variables (docs/knobs.md), from the environment or compose/.env.
 # Exits non-zero if any part fails. Without a registry the runner image is built from
@@ -15,16 +16,19 @@ cd "$(dirname "$0")/.."
 export BLOBRACE_COMPOSE_PROJECT=${BLOBRACE_COMPOSE_PROJECT:-blobrace}
 env_file=${BLOBRACE_COMPOSE_ENV:-compose/.env}
 compose() {
+  local files=(-f compose/compose.yaml)
+  [ -z "${BLOBRACE_COMPOSE_OVERRIDE:-}" ] || files+=(-f "$BLOBRACE_COMPOSE_OVERRIDE")
   if docker compose version >/dev/null 2>&1; then
-    docker compose -p "$BLOBRACE_COMPOSE_PROJECT" -f compose/compose.yaml --env-file "$env_file" --profile run "$@"
+    docker compose -p "$BLOBRACE_COMPOSE_PROJECT" "${files[@]}" --env-file "$env_file" --profile run "$@"
   else
-    docker-compose -p "$BLOBRACE_COMPOSE_PROJECT" -f compose/compose.yaml --env-file "$env_file" --profile run "$@"
+    docker-compose -p "$BLOBRACE_COMPOSE_PROJECT" "${files[@]}" --env-file "$env_file" --profile run "$@"
   fi
 }
 
 # The profile's caps for servers and runner alike (unless set): quick is 256 MiB, so its
 # 768 MiB per size class is disk-bound like the full matrix.
 source scripts/profile-env.sh
+unset BLOBRACE_COMPOSE_OVERRIDE
 bash scripts/servers.sh up
 
 setting() { grep -E "^$1=" "$env_file" | tail -1 | cut -d= -f2- || true; }
@@ -37,6 +41,38 @@ if [ -z "$BLOBRACE_RUNNER_IMAGE" ]; then
     echo "compose-run: cannot pull rust:1.95-bookworm / debian:bookworm-slim: building the runner from binaries compiled here"
     bash scripts/offline-images.sh runner
     export BLOBRACE_RUNNER_IMAGE=blobrace/runner-offline:latest
+  fi
+fi
+
+# The disk cap (BLOBRACE_DISK_CAP) on every container, the runner's included: the runner
+# cannot write the servers' cgroups (the host's), and Docker sets a container's disk
+# limits only when it creates it. So the containers are created again with them, as
+# compose's blkio_config on the whole disk under Docker's root (the volumes' disk), and
+# Docker writes them into each new cgroup at every start: a cold start's restart keeps
+# them. A later run without a cap recreates the servers without (servers.sh up above).
+disk_cap=${BLOBRACE_DISK_CAP:-$(setting BLOBRACE_DISK_CAP)}
+if [ -n "$disk_cap" ] && [ "$disk_cap" != none ]; then
+  docker_root=$(docker info -f '{{.DockerRootDir}}')
+  source=$(df --output=source "$docker_root" | tail -1)
+  if [ -b "$source" ]; then
+    # A partition's throttle is its disk's: the kernel keeps limits on whole disks.
+    disk=$(lsblk -ndo pkname "$source" 2>/dev/null || true)
+    device=${disk:+/dev/$disk}; device=${device:-$source}
+    override="$(dirname "$env_file")/compose.disk-cap.yaml"
+    block=$(docker run --rm --entrypoint blobrace "$BLOBRACE_RUNNER_IMAGE" env --disk-cap "$disk_cap" --compose-blkio "$device")
+    {
+      echo "# Written by scripts/compose-run.sh for BLOBRACE_DISK_CAP=$disk_cap on $device (Docker's root $docker_root)."
+      echo "services:"
+      for service in postgres mariadb mysql dolt seaweedfs runner; do
+        echo "  $service:"
+        echo "$block"
+      done
+    } > "$override"
+    export BLOBRACE_COMPOSE_OVERRIDE=$override
+    echo "compose-run: disk cap $disk_cap on $device for every container: the servers are created again with it"
+    bash scripts/servers.sh up
+  else
+    echo "compose-run: Docker's root $docker_root is on $source, not a block device: no container's disk can be capped (the run says so for each)"
   fi
 fi
 

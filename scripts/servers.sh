@@ -14,18 +14,24 @@
 # BLOBRACE_COMPOSE_ENV      env file (default compose/.env); when missing it is made from
 #                           compose/.env.example with random passwords, taking
 #                           BLOBRACE_{POSTGRES,MARIADB,DOLT}_PORT from the environment
+# BLOBRACE_COMPOSE_OVERRIDE a second compose file over compose/compose.yaml: the disk cap
+#                           as each container's blkio_config, which scripts/compose-run.sh
+#                           writes for a capped run (unset: containers with one are
+#                           recreated without it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 action=${1:-up}
 project=${BLOBRACE_COMPOSE_PROJECT:-blobrace}
 env_file=${BLOBRACE_COMPOSE_ENV:-compose/.env}
+files=(-f compose/compose.yaml)
+[ -z "${BLOBRACE_COMPOSE_OVERRIDE:-}" ] || files+=(-f "$BLOBRACE_COMPOSE_OVERRIDE")
 
 compose() {
   if docker compose version >/dev/null 2>&1; then
-    docker compose -p "$project" -f compose/compose.yaml --env-file "$env_file" "$@"
+    docker compose -p "$project" "${files[@]}" --env-file "$env_file" "$@"
   else
-    docker-compose -p "$project" -f compose/compose.yaml --env-file "$env_file" "$@"
+    docker-compose -p "$project" "${files[@]}" --env-file "$env_file" "$@"
   fi
 }
 

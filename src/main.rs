@@ -65,7 +65,7 @@ enum Command {
     /// Delete the datasets of the given engines and sizes.
     Drop(RunArgs),
     /// Show the cap this process would run under, the machine, and the datasets' state.
-    Env(RunArgs),
+    Env(EnvArgs),
     /// Draw the charts and write the HTML report of a stored run (the newest by default),
     /// optionally compared with an earlier run.
     Report(ReportArgs),
@@ -81,6 +81,18 @@ enum Command {
     /// histograms added); one measured on other data or under another cap is refused,
     /// saying what differs. Every cell names the run, machine and cap it came from.
     Merge(MergeArgs),
+}
+
+#[derive(clap::Args)]
+struct EnvArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// Print only the disk cap (--disk-cap) as a compose service's `blkio_config` on
+    /// DEVICE, the whole disk under Docker's root on its host (`/dev/vda`), and stop:
+    /// what scripts/compose-run.sh gives every container of a capped run, since Docker
+    /// sets a container's disk limits only when it creates it.
+    #[arg(long, value_name = "DEVICE")]
+    compose_blkio: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -236,7 +248,25 @@ fn run(command: Command) -> Result<()> {
         Command::Report(args) => report(args),
         Command::Variants(args) => variants(args),
         Command::Merge(args) => merge(args),
-        Command::Env(args) => {
+        Command::Env(EnvArgs {
+            compose_blkio: Some(device),
+            run,
+        }) => {
+            let config = run.resolve()?;
+            let Some(disk) = &config.disk_cap else {
+                anyhow::bail!(blobrace::error::InputError::Value {
+                    what: "--compose-blkio",
+                    input: device,
+                    why: "it prints the disk cap, and none is asked: give --disk-cap (BLOBRACE_DISK_CAP)".into(),
+                });
+            };
+            show!(
+                "{}",
+                blobrace::cap::docker_blkio::compose_blkio(&disk.limits, &device).trim_end()
+            );
+            Ok(())
+        }
+        Command::Env(EnvArgs { run: args, .. }) => {
             let config = args.resolve()?;
             // Shows what is in force even when the asked-for cap cannot be had, then fails.
             let scope_disk = config

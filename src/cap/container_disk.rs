@@ -18,6 +18,23 @@ use super::disk::{
 /// again after a restart and to report with each result.
 static THROTTLED: Mutex<BTreeMap<String, (BlockDevice, DiskCap)>> = Mutex::new(BTreeMap::new());
 
+/// The containers whose disk cap Docker keeps (created with it: `docker_blkio`), by
+/// id: the device path on Docker's host and the cap. Nothing to write after a restart
+/// (Docker writes it into each new cgroup) and nothing to take off.
+static DOCKER_HELD: Mutex<BTreeMap<String, (String, DiskCap)>> = Mutex::new(BTreeMap::new());
+
+/// `container` was created with `cap` on `device_path` (Docker's `HostConfig`, checked
+/// equal by the caller): its results are recorded under it.
+pub fn held_by_docker(container: &str, device_path: &str, cap: &DiskCap) {
+    DOCKER_HELD
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(
+            container.to_string(),
+            (device_path.to_string(), cap.clone()),
+        );
+}
+
 /// Where the limits of the cgroup of process `pid` are written.
 enum Place {
     /// cgroup v1: its blkio directory (`blkio.throttle.*_device`).
@@ -79,6 +96,21 @@ pub fn throttle(
 /// What `container`'s cgroup holds now, read back, for a result measured on it; None
 /// where this process set no disk cap on it.
 pub fn report(container: &str, pid: u32) -> Option<DiskCapReport> {
+    if let Some((path, cap)) = DOCKER_HELD
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(container)
+        .cloned()
+    {
+        return Some(DiskCapReport {
+            in_force: cap.limits,
+            asked: cap,
+            device: Some(path),
+            method: "Docker's blkio_config, set when the container was created (read back from docker inspect; Docker writes it into the cgroup at every start)".into(),
+            cgroup: format!("container {container}"),
+            notes: Vec::new(),
+        });
+    }
     let (device, cap) = THROTTLED
         .lock()
         .unwrap_or_else(|e| e.into_inner())

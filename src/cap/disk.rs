@@ -316,6 +316,13 @@ pub fn apply(
         // On v2 the limit goes on the process's own cgroup: only one it made for itself,
         // never the one it started in (a login's scope, a service), which it would
         // throttle whole and leave throttled.
+        // Unless it already holds the cap asked: a container created with it
+        // (`docker_blkio`: the compose runner of a capped run).
+        Some(Hierarchy::V2 { dir, .. })
+            if !own_cgroup && read_io_max(dir, &device.major_minor) == cap.limits =>
+        {
+            Ok((INHERITED, dir.clone(), cap.limits))
+        }
         Some(Hierarchy::V2 { .. }) if !own_cgroup => Err(format!(
             "on cgroup v2 the disk cap goes on a cgroup this process made for its memory cap, and its cap came about otherwise ({method}): the cgroup it runs in is not its own to throttle"
         )),
@@ -349,6 +356,9 @@ pub fn apply(
     report.notes.push("a rate cap adds no time to each read: the kernel lets reads through at the disk's own speed until its time slice's budget is spent, then holds the next ones, so the cap shows in the mean and the tail, not the p50, and a network volume's per-I/O latency is not emulated".into());
     report
 }
+
+/// The method of a disk cap found in force in the cgroup the process started in.
+const INHERITED: &str = "inherited: the cgroup it runs in holds the cap asked (a container created with it: Docker's blkio_config)";
 
 /// Where one v1 throttle file's figure goes in `DiskLimits`.
 type LimitSlot = fn(&mut DiskLimits) -> &mut Option<u64>;
@@ -394,6 +404,11 @@ fn v1(
     let parent = resolve(&mount, rel);
     if !parent.join("blkio.throttle.read_iops_device").exists() {
         return Err(format!("{} has no blkio.throttle files", parent.display()));
+    }
+    // Already in force where it runs: a container created with it (`docker_blkio`: the
+    // compose runner of a capped run), whose cgroup it could not make a child in anyway.
+    if read_v1(&parent, &device.major_minor) == *limits {
+        return Ok((INHERITED, parent, *limits));
     }
     let leaf = guard.new_leaf(roots, &parent, &parent)?;
     write_v1(&leaf, &device.major_minor, limits)?;

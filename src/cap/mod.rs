@@ -18,6 +18,7 @@ mod cgroupfs;
 pub mod container_disk;
 pub mod disk;
 mod disk_presets;
+pub mod docker_blkio;
 mod peaks;
 mod systemd;
 mod v1;

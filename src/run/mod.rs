@@ -202,6 +202,8 @@ pub async fn fit_servers(config: &mut RunConfig) -> Result<ServerCaps> {
         .filter_map(|server| Some((server, at.server_url(server)?.to_string())))
         .collect();
     let largest_blob = config.largest_blob();
+    // Before anything is changed on a server: a refusal leaves them as they were.
+    crate::server_caps::check_docker_held(&servers, config.disk_cap.as_ref()).await?;
     let mut caps = crate::server_caps::fit_servers(&servers, config.cap, largest_blob).await?;
     crate::server_caps::clear_left_disk_caps(&servers).await;
     if let Some(disk) = &config.disk_cap {

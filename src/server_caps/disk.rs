@@ -1,10 +1,13 @@
 //! The disk cap on the servers' containers: found through each one's data volume,
 //! written by `cap::container_disk`, and one an earlier run left behind taken off.
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
+use bollard::query_parameters::InspectContainerOptions;
 
-use crate::cap::disk::DiskCap;
+use crate::cap::disk::{DiskCap, DiskLimits};
+use crate::cap::docker_blkio::Throttle;
 use crate::db::server::Server;
+use crate::error::InputError;
 
 /// A server's container as the disk cap needs it: its id and name, the block device
 /// of its data volume, and its main process.
@@ -47,7 +50,97 @@ async fn volume_disk(server: Server) -> Result<VolumeDisk> {
     })
 }
 
+/// A server's container created with a disk cap Docker keeps (compose's `blkio_config`
+/// from a capped `scripts/compose-run.sh`): its id, name, the device path on Docker's
+/// host and the limits.
+struct DockerHeld {
+    id: String,
+    name: String,
+    path: String,
+    limits: DiskLimits,
+}
+
+async fn docker_held(server: Server) -> Result<Option<DockerHeld>> {
+    // No Docker here: no container of ours, and none that Docker caps.
+    let Ok(docker) = crate::docker::connect().await else {
+        return Ok(None);
+    };
+    let Some((id, name, _)) = crate::docker::find_service(&docker, server.name()).await? else {
+        return Ok(None);
+    };
+    let config = docker
+        .inspect_container(&id, None::<InspectContainerOptions>)
+        .await
+        .with_context(|| format!("cannot inspect container {name}"))?
+        .host_config
+        .unwrap_or_default();
+    let mut lists = Vec::new();
+    for (throttle, list) in [
+        (Throttle::ReadIops, config.blkio_device_read_iops),
+        (Throttle::ReadBps, config.blkio_device_read_bps),
+        (Throttle::WriteIops, config.blkio_device_write_iops),
+        (Throttle::WriteBps, config.blkio_device_write_bps),
+    ] {
+        for device in list.unwrap_or_default() {
+            if let (Some(path), Some(rate)) = (device.path, device.rate) {
+                lists.push((throttle, path, rate));
+            }
+        }
+    }
+    let held = crate::cap::docker_blkio::held(&lists).map_err(anyhow::Error::msg)?;
+    Ok(held.map(|(path, limits)| DockerHeld {
+        id,
+        name,
+        path,
+        limits,
+    }))
+}
+
+/// Refuse a run whose servers' containers were created with a disk cap other than the
+/// one it asks for (none included): Docker writes theirs into each new cgroup at every
+/// start, so after a cold start's restart the server would read a disk capped otherwise
+/// than its results say.
+pub async fn check_docker_held(
+    servers: &[(Server, String)],
+    asked: Option<&DiskCap>,
+) -> Result<()> {
+    for (server, _) in servers {
+        let Some(held) = docker_held(*server).await? else {
+            continue;
+        };
+        let wanted = asked.map(|d| d.limits).unwrap_or_default();
+        if held.limits != wanted {
+            bail!(InputError::Value {
+                what: "disk cap",
+                input: asked.map_or_else(|| "none".to_string(), |d| d.asked.clone()),
+                why: format!(
+                    "{}'s container {} was created with a disk cap of its own ({} on {}: compose's blkio_config, as scripts/compose-run.sh writes it for a capped run), which Docker puts back at every restart, and this run asks for {}. Recreate the servers with the cap this run asks for: `BLOBRACE_DISK_CAP=<cap> scripts/compose-run.sh`, or `scripts/servers.sh up` for none",
+                    server.name(),
+                    held.name,
+                    held.limits.label(),
+                    held.path,
+                    wanted.label()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 pub(super) async fn cap_disk(server: Server, disk: &DiskCap) -> Result<(String, String)> {
+    // Created with it (checked equal by `check_docker_held`): Docker keeps it.
+    if let Some(held) = docker_held(server).await? {
+        crate::cap::container_disk::held_by_docker(&held.id, &held.path, disk);
+        return Ok((
+            held.id,
+            format!(
+                "disk capped at {} on {}, by Docker: its container {} was created with it (compose's blkio_config), read back from docker inspect",
+                held.limits.label(),
+                held.path,
+                held.name
+            ),
+        ));
+    }
     let at = volume_disk(server).await?;
     let in_force = crate::cap::container_disk::throttle(&at.id, at.pid, &at.device, disk)
         .map_err(anyhow::Error::msg)?;
@@ -70,6 +163,10 @@ pub(super) async fn cap_disk(server: Server, disk: &DiskCap) -> Result<(String, 
 /// is not checked.
 pub async fn clear_left_disk_caps(servers: &[(Server, String)]) {
     for (server, _) in servers {
+        // Docker's own (checked by `check_docker_held`) is not one left over.
+        if docker_held(*server).await.ok().flatten().is_some() {
+            continue;
+        }
         let Ok(at) = volume_disk(*server).await else {
             continue;
         };

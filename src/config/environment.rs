@@ -16,6 +16,10 @@ pub const OTHER_VARIABLES: &[(&str, &str)] = &[
         "where the servers' passwords are (default compose/.env)",
     ),
     (
+        "BLOBRACE_COMPOSE_OVERRIDE",
+        "scripts/servers.sh: a second compose file (the disk cap as blkio_config, from scripts/compose-run.sh)",
+    ),
+    (
         "BLOBRACE_COMPOSE_PROJECT",
         "the compose project whose servers a run uses",
     ),

@@ -384,10 +384,9 @@ fn merged_bands(a: &[BandSummary], b: &[BandSummary]) -> Result<Vec<BandSummary>
     for theirs in b {
         match bands.iter_mut().find(|mine| mine.band() == theirs.band()) {
             Some(mine) => {
-                let mut summary = merged_summary(&mine.summary, &theirs.summary)
+                let summary = merged_summary(&mine.summary, &theirs.summary)
                     .with_context(|| format!("the size band {}", mine.band))?;
-                summary.histogram = None;
-                mine.summary = summary;
+                *mine = BandSummary::of_summary(mine.band(), summary);
             }
             None => bands.push(theirs.clone()),
         }

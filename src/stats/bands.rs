@@ -135,11 +135,17 @@ impl BandSummary {
     /// kept, which serve nothing but intervals (a warm-up's took two fifths of a
     /// full-scale mix's results.json).
     pub fn new(band: Band, mut summary: Summary, with_intervals: bool) -> Self {
-        summary.histogram = None;
         summary.intervals = with_intervals.then(|| interval::intervals(&summary.windows));
         if !with_intervals {
             summary.windows.clear();
         }
+        Self::of_summary(band, summary)
+    }
+
+    /// A band of a summary already whole (its intervals computed, or merged from two
+    /// runs' bands): kept without the log-binned histogram, as every band is.
+    pub fn of_summary(band: Band, mut summary: Summary) -> Self {
+        summary.histogram = None;
         BandSummary {
             band: band.label(),
             low: band.low,

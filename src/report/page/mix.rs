@@ -71,14 +71,10 @@ fn band_of(r: &EngineResult, band: Band) -> Option<&BandSummary> {
     r.measured.bands.iter().find(|b| b.band() == band)
 }
 
-/// A band's p99, marked against the target; muted, with its count, where it cannot
-/// be judged.
-fn band_p99(r: &EngineResult, band: Band, target_ns: u64) -> Marked {
-    let Some(b) = band_of(r, band) else {
-        return Marked::Muted("no fetch".into());
-    };
+/// A band's p99, marked as it was judged; muted, with its count, where it cannot be.
+fn band_p99(b: &BandSummary, judgement: &SizeJudgement) -> Marked {
     let p99 = format_ns(b.latency.p99_ns as f64);
-    match band_judgement(b, target_ns) {
+    match judgement {
         SizeJudgement::Meets => Marked::Good(p99),
         SizeJudgement::Misses { .. } => Marked::Bad(p99),
         SizeJudgement::CannotJudge { .. } => Marked::Muted(format!("{p99} ({} fetches)", b.count)),
@@ -168,15 +164,14 @@ impl MixVerdict {
                         let Some(r) = result_of(run, engine) else {
                             return Marked::Muted("not measured".into());
                         };
-                        if let Some(b) = band_of(r, band)
-                            && !matches!(
-                                band_judgement(b, target_ns),
-                                SizeJudgement::CannotJudge { .. }
-                            )
-                        {
+                        let Some(b) = band_of(r, band) else {
+                            return Marked::Muted("no fetch".into());
+                        };
+                        let judgement = band_judgement(b, target_ns);
+                        if !matches!(judgement, SizeJudgement::CannotJudge { .. }) {
                             judged.push((&b.summary, engine.name()));
                         }
-                        band_p99(r, band, target_ns)
+                        band_p99(b, &judgement)
                     })
                     .collect();
                 BandRow {

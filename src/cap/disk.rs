@@ -361,7 +361,7 @@ pub fn apply(
 const INHERITED: &str = "inherited: the cgroup it runs in holds the cap asked (a container created with it: Docker's blkio_config)";
 
 /// Where one v1 throttle file's figure goes in `DiskLimits`.
-type LimitSlot = fn(&mut DiskLimits) -> &mut Option<u64>;
+pub(crate) type LimitSlot = fn(&mut DiskLimits) -> &mut Option<u64>;
 
 const V1_FILES: [(&str, LimitSlot); 4] = [
     ("blkio.throttle.read_iops_device", |l| &mut l.read_iops),

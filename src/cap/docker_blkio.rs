@@ -5,40 +5,24 @@
 //! of a capped run with the limits (`blobrace env --compose-blkio DEVICE` writes them),
 //! and Docker writes them into each new cgroup at every start: restarts keep them.
 
-use super::disk::DiskLimits;
+use super::disk::{DiskLimits, LimitSlot};
 
-/// One of Docker's four throttle lists (`HostConfig.BlkioDevice*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Throttle {
-    ReadIops,
-    ReadBps,
-    WriteIops,
-    WriteBps,
-}
-
-const KEYS: [(Throttle, &str); 4] = [
-    (Throttle::ReadIops, "device_read_iops"),
-    (Throttle::ReadBps, "device_read_bps"),
-    (Throttle::WriteIops, "device_write_iops"),
-    (Throttle::WriteBps, "device_write_bps"),
+/// Docker's four throttle lists, each as compose names it in `blkio_config` and where
+/// its figure goes in `DiskLimits` (as `disk.rs`'s v1 files do for the kernel's).
+pub const LISTS: [(&str, LimitSlot); 4] = [
+    ("device_read_iops", |l| &mut l.read_iops),
+    ("device_read_bps", |l| &mut l.read_bytes_per_s),
+    ("device_write_iops", |l| &mut l.write_iops),
+    ("device_write_bps", |l| &mut l.write_bytes_per_s),
 ];
-
-fn slot(limits: &mut DiskLimits, throttle: Throttle) -> &mut Option<u64> {
-    match throttle {
-        Throttle::ReadIops => &mut limits.read_iops,
-        Throttle::ReadBps => &mut limits.read_bytes_per_s,
-        Throttle::WriteIops => &mut limits.write_iops,
-        Throttle::WriteBps => &mut limits.write_bytes_per_s,
-    }
-}
 
 /// `blkio_config:` for a compose service, indented under its name: every limit set on
 /// `device` (a path on Docker's host, the whole disk: `/dev/vda`).
 pub fn compose_blkio(limits: &DiskLimits, device: &str) -> String {
     let mut limits = *limits;
     let mut yaml = String::from("    blkio_config:\n");
-    for (throttle, key) in KEYS {
-        if let Some(rate) = *slot(&mut limits, throttle) {
+    for (key, slot) in LISTS {
+        if let Some(rate) = *slot(&mut limits) {
             yaml.push_str(&format!(
                 "      {key}:\n        - path: {device}\n          rate: {rate}\n"
             ));
@@ -47,13 +31,13 @@ pub fn compose_blkio(limits: &DiskLimits, device: &str) -> String {
     yaml
 }
 
-/// The limits in Docker's lists (`(throttle, device path, rate)`), and the one device
-/// they are on; None where there are none. Limits on several devices are an error:
-/// blobrace sets one, on the disk of the data.
-pub fn held(lists: &[(Throttle, String, i64)]) -> Result<Option<(String, DiskLimits)>, String> {
+/// The limits in Docker's lists (`(slot, device path, rate)`, a slot of `LISTS`), and
+/// the one device they are on; None where there are none. Limits on several devices are
+/// an error: blobrace sets one, on the disk of the data.
+pub fn held(lists: &[(LimitSlot, String, i64)]) -> Result<Option<(String, DiskLimits)>, String> {
     let mut limits = DiskLimits::default();
     let mut device: Option<&str> = None;
-    for (throttle, path, rate) in lists {
+    for (slot, path, rate) in lists {
         match device {
             Some(d) if d != path => {
                 return Err(format!(
@@ -64,7 +48,7 @@ pub fn held(lists: &[(Throttle, String, i64)]) -> Result<Option<(String, DiskLim
         }
         // Docker takes 0 as no limit.
         if *rate > 0 {
-            *slot(&mut limits, *throttle) = Some(*rate as u64);
+            *slot(&mut limits) = Some(*rate as u64);
         }
     }
     Ok(device
@@ -90,20 +74,18 @@ mod tests {
             "    blkio_config:\n      device_read_iops:\n        - path: /dev/vda\n          rate: 3000\n      device_read_bps:\n        - path: /dev/vda\n          rate: 131072000\n      device_write_bps:\n        - path: /dev/vda\n          rate: 67108864\n"
         );
         // What Docker lists for a container created with that block is the cap again.
+        let [read_iops, read_bps, _, write_bps] = LISTS.map(|(_, slot)| slot);
         let lists = [
-            (Throttle::ReadIops, "/dev/vda".to_string(), 3000),
-            (Throttle::ReadBps, "/dev/vda".to_string(), 125 << 20),
-            (Throttle::WriteBps, "/dev/vda".to_string(), 64 << 20),
+            (read_iops, "/dev/vda".to_string(), 3000),
+            (read_bps, "/dev/vda".to_string(), 125 << 20),
+            (write_bps, "/dev/vda".to_string(), 64 << 20),
         ];
         assert_eq!(held(&lists).unwrap(), Some(("/dev/vda".into(), limits)));
         assert_eq!(held(&[]).unwrap(), None);
-        assert_eq!(
-            held(&[(Throttle::ReadIops, "/dev/vda".into(), 0)]).unwrap(),
-            None
-        );
+        assert_eq!(held(&[(read_iops, "/dev/vda".into(), 0)]).unwrap(), None);
         let two = [
-            (Throttle::ReadIops, "/dev/vda".to_string(), 3000),
-            (Throttle::ReadBps, "/dev/vdb".to_string(), 1),
+            (read_iops, "/dev/vda".to_string(), 3000),
+            (read_bps, "/dev/vdb".to_string(), 1),
         ];
         assert!(held(&two).unwrap_err().contains("two devices"));
     }

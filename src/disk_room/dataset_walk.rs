@@ -139,10 +139,7 @@ mod tests {
     fn a_disk_too_small_for_one_size_class_is_walked_one_dataset_at_a_time() {
         let [sqlite, fs, floor] = ["sqlite", "fs", "floor"].map(|n| StoreKind::named(n).unwrap());
         // Two size classes of 3 GiB per store: one size class needs 9 GiB, 5 GiB free.
-        let mut rooms = Rooms {
-            rooms: vec![Room::new("disk".into(), Some(5 << 30))],
-            of_store: vec![(sqlite, 0), (fs, 0), (floor, 0)],
-        };
+        let mut rooms = Rooms::on_one_disk(5 << 30, &[sqlite, fs, floor]);
         for i in 0..2 {
             for store in [sqlite, fs, floor] {
                 rooms.add(store, i, 3 << 30);

@@ -143,16 +143,12 @@ impl Rooms {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::disk_room::Room;
 
     #[test]
     fn the_plan_keeps_the_dearest_datasets_the_disk_allows_and_drops_the_rest() {
         let [sqlite, fs, floor] = ["sqlite", "fs", "floor"].map(|n| StoreKind::named(n).unwrap());
         // Three size classes of 10 GiB per store, 70 GiB free: all at once needs 90.
-        let mut rooms = Rooms {
-            rooms: vec![Room::new("disk".into(), Some(70 << 30))],
-            of_store: vec![(sqlite, 0), (fs, 0), (floor, 0)],
-        };
+        let mut rooms = Rooms::on_one_disk(70 << 30, &[sqlite, fs, floor]);
         for i in 0..3 {
             for store in [sqlite, fs, floor] {
                 rooms.add(store, i, 10 << 30);

@@ -250,6 +250,15 @@ impl Rooms {
         rooms
     }
 
+    /// Tests' rooms: `stores` on one disk named "disk" with `available` bytes free.
+    #[cfg(test)]
+    fn on_one_disk(available: u64, stores: &[StoreKind]) -> Self {
+        Self {
+            rooms: vec![Room::new("disk".into(), Some(available))],
+            of_store: stores.iter().map(|&s| (s, 0)).collect(),
+        }
+    }
+
     fn push(&mut self, room: Room) -> usize {
         self.rooms.push(room);
         self.rooms.len() - 1
@@ -392,10 +401,7 @@ mod tests {
     fn drop_after_needs_the_largest_size_class_and_a_full_load_all_of_them() {
         let sqlite = StoreKind::named("sqlite").unwrap();
         let floor = StoreKind::named("floor").unwrap();
-        let mut rooms = Rooms {
-            rooms: vec![Room::new("disk".into(), Some(10 << 30))],
-            of_store: vec![(sqlite, 0), (floor, 0)],
-        };
+        let mut rooms = Rooms::on_one_disk(10 << 30, &[sqlite, floor]);
         rooms.add(sqlite, 0, 3 << 30);
         rooms.add(floor, 0, 3 << 30);
         rooms.add(sqlite, 1, 1 << 30);
@@ -415,10 +421,7 @@ mod tests {
     #[test]
     fn a_loads_scratch_counts_once_at_its_peak_and_is_named() {
         let [sqlite, rocksdb] = ["sqlite", "rocksdb"].map(|n| StoreKind::named(n).unwrap());
-        let mut rooms = Rooms {
-            rooms: vec![Room::new("disk".into(), Some(1 << 30))],
-            of_store: vec![(sqlite, 0), (rocksdb, 0)],
-        };
+        let mut rooms = Rooms::on_one_disk(1 << 30, &[sqlite, rocksdb]);
         rooms.add(sqlite, 0, 300 << 20);
         rooms.add(rocksdb, 0, 300 << 20);
         rooms.add(sqlite, 1, 400 << 20);
@@ -453,10 +456,7 @@ mod tests {
         let [sqlite, floor] = ["sqlite", "floor"].map(|n| StoreKind::named(n).unwrap());
         // Three size classes of 2 GiB per store (4 GiB each); the last run kept size
         // 2 whole (4 GiB on disk) and 3 GiB is free.
-        let mut rooms = Rooms {
-            rooms: vec![Room::new("disk".into(), Some(3 << 30))],
-            of_store: vec![(sqlite, 0), (floor, 0)],
-        };
+        let mut rooms = Rooms::on_one_disk(3 << 30, &[sqlite, floor]);
         for store in [sqlite, floor] {
             rooms.add(store, 0, 1 << 30);
             rooms.add(store, 1, 1 << 30);

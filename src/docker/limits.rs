@@ -106,6 +106,28 @@ pub(super) fn limits_of(host: &bollard::models::HostConfig) -> (Option<u64>, Opt
     (memory, cpus)
 }
 
+/// A host config's disk throttles (`HostConfig.BlkioDevice*`), each with its slot of
+/// `cap::docker_blkio::LISTS`: `(slot, device path, rate)`.
+pub fn blkio_lists(
+    host: &bollard::models::HostConfig,
+) -> Vec<(crate::cap::disk::LimitSlot, String, i64)> {
+    let [read_iops, read_bps, write_iops, write_bps] =
+        crate::cap::docker_blkio::LISTS.map(|(_, slot)| slot);
+    [
+        (read_iops, &host.blkio_device_read_iops),
+        (read_bps, &host.blkio_device_read_bps),
+        (write_iops, &host.blkio_device_write_iops),
+        (write_bps, &host.blkio_device_write_bps),
+    ]
+    .into_iter()
+    .flat_map(|(slot, list)| {
+        list.iter()
+            .flatten()
+            .filter_map(move |d| Some((slot, d.path.clone()?, d.rate?)))
+    })
+    .collect()
+}
+
 /// Set a running container's memory cap (memory+swap the same: no swap stretching it)
 /// and, if given, its CPUs, through Docker's container update. Lowering the cap below
 /// what the container holds makes the kernel reclaim its page cache first.

@@ -19,8 +19,8 @@ use futures_util::StreamExt;
 use exec::exec_status;
 pub use exec::{dir_bytes_in_service, exec_output, exec_sh, exec_succeeds, http_get_inside};
 pub use limits::{
-    DECLARED_CPUS_LABEL, DECLARED_MEMORY_LABEL, container_cap, container_limits, declared_limits,
-    restart_with_limits, service_cap, update_limits,
+    DECLARED_CPUS_LABEL, DECLARED_MEMORY_LABEL, blkio_lists, container_cap, container_limits,
+    declared_limits, restart_with_limits, service_cap, update_limits,
 };
 pub use mounts::{own_container_image, own_mount_source, service_data_source};
 

@@ -203,11 +203,12 @@ pub async fn fit_servers(config: &mut RunConfig) -> Result<ServerCaps> {
         .collect();
     let largest_blob = config.largest_blob();
     // Before anything is changed on a server: a refusal leaves them as they were.
-    crate::server_caps::check_docker_held(&servers, config.disk_cap.as_ref()).await?;
+    let docker_held =
+        crate::server_caps::check_docker_held(&servers, config.disk_cap.as_ref()).await?;
     let mut caps = crate::server_caps::fit_servers(&servers, config.cap, largest_blob).await?;
-    crate::server_caps::clear_left_disk_caps(&servers).await;
+    crate::server_caps::clear_left_disk_caps(&servers, &docker_held).await;
     if let Some(disk) = &config.disk_cap {
-        caps.cap_disks(&servers, disk).await;
+        caps.cap_disks(&servers, disk, &docker_held).await;
     }
     // A server that stopped under the run's cap serves none of its engines: left out
     // like one that is not up, or the run refused where they were asked for by name.

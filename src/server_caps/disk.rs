@@ -5,7 +5,6 @@ use anyhow::{Context, Result, bail};
 use bollard::query_parameters::InspectContainerOptions;
 
 use crate::cap::disk::{DiskCap, DiskLimits};
-use crate::cap::docker_blkio::Throttle;
 use crate::db::server::Server;
 use crate::error::InputError;
 
@@ -54,10 +53,22 @@ async fn volume_disk(server: Server) -> Result<VolumeDisk> {
 /// from a capped `scripts/compose-run.sh`): its id, name, the device path on Docker's
 /// host and the limits.
 struct DockerHeld {
+    server: Server,
     id: String,
     name: String,
     path: String,
     limits: DiskLimits,
+}
+
+/// The servers whose containers Docker caps itself, each checked equal to the run's
+/// disk cap (`check_docker_held`): inspected once, for the checks after it.
+#[derive(Default)]
+pub struct DockerHeldCaps(Vec<DockerHeld>);
+
+impl DockerHeldCaps {
+    fn of(&self, server: Server) -> Option<&DockerHeld> {
+        self.0.iter().find(|h| h.server == server)
+    }
 }
 
 async fn docker_held(server: Server) -> Result<Option<DockerHeld>> {
@@ -74,21 +85,10 @@ async fn docker_held(server: Server) -> Result<Option<DockerHeld>> {
         .with_context(|| format!("cannot inspect container {name}"))?
         .host_config
         .unwrap_or_default();
-    let mut lists = Vec::new();
-    for (throttle, list) in [
-        (Throttle::ReadIops, config.blkio_device_read_iops),
-        (Throttle::ReadBps, config.blkio_device_read_bps),
-        (Throttle::WriteIops, config.blkio_device_write_iops),
-        (Throttle::WriteBps, config.blkio_device_write_bps),
-    ] {
-        for device in list.unwrap_or_default() {
-            if let (Some(path), Some(rate)) = (device.path, device.rate) {
-                lists.push((throttle, path, rate));
-            }
-        }
-    }
+    let lists = crate::docker::blkio_lists(&config);
     let held = crate::cap::docker_blkio::held(&lists).map_err(anyhow::Error::msg)?;
     Ok(held.map(|(path, limits)| DockerHeld {
+        server,
         id,
         name,
         path,
@@ -99,11 +99,12 @@ async fn docker_held(server: Server) -> Result<Option<DockerHeld>> {
 /// Refuse a run whose servers' containers were created with a disk cap other than the
 /// one it asks for (none included): Docker writes theirs into each new cgroup at every
 /// start, so after a cold start's restart the server would read a disk capped otherwise
-/// than its results say.
+/// than its results say. The others, Docker's cap being the run's, are returned.
 pub async fn check_docker_held(
     servers: &[(Server, String)],
     asked: Option<&DiskCap>,
-) -> Result<()> {
+) -> Result<DockerHeldCaps> {
+    let mut held_caps = DockerHeldCaps::default();
     for (server, _) in servers {
         let Some(held) = docker_held(*server).await? else {
             continue;
@@ -123,16 +124,21 @@ pub async fn check_docker_held(
                 ),
             });
         }
+        held_caps.0.push(held);
     }
-    Ok(())
+    Ok(held_caps)
 }
 
-pub(super) async fn cap_disk(server: Server, disk: &DiskCap) -> Result<(String, String)> {
+pub(super) async fn cap_disk(
+    server: Server,
+    disk: &DiskCap,
+    docker_held: &DockerHeldCaps,
+) -> Result<(String, String)> {
     // Created with it (checked equal by `check_docker_held`): Docker keeps it.
-    if let Some(held) = docker_held(server).await? {
+    if let Some(held) = docker_held.of(server) {
         crate::cap::container_disk::held_by_docker(&held.id, &held.path, disk);
         return Ok((
-            held.id,
+            held.id.clone(),
             format!(
                 "disk capped at {} on {}, by Docker: its container {} was created with it (compose's blkio_config), read back from docker inspect",
                 held.limits.label(),
@@ -161,10 +167,10 @@ pub(super) async fn cap_disk(server: Server, disk: &DiskCap) -> Result<(String, 
 /// would say "uncapped": taken off before the run, and said. A server whose volume
 /// this process cannot see (inside the compose runner, which caps no server's disk)
 /// is not checked.
-pub async fn clear_left_disk_caps(servers: &[(Server, String)]) {
+pub async fn clear_left_disk_caps(servers: &[(Server, String)], docker_held: &DockerHeldCaps) {
     for (server, _) in servers {
         // Docker's own (checked by `check_docker_held`) is not one left over.
-        if docker_held(*server).await.ok().flatten().is_some() {
+        if docker_held.of(*server).is_some() {
             continue;
         }
         let Ok(at) = volume_disk(*server).await else {

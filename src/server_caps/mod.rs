@@ -20,7 +20,7 @@ mod disk;
 mod headroom;
 
 use disk::cap_disk;
-pub use disk::{check_docker_held, clear_left_disk_caps};
+pub use disk::{DockerHeldCaps, check_docker_held, clear_left_disk_caps};
 
 /// A server's limits at one moment: its container's and its own cache's.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
@@ -131,9 +131,14 @@ impl ServerCaps {
     /// volume (`cap::container_disk`; restarts write it again): each said on its line,
     /// what the cgroup holds read back; one that cannot be capped says why, and its
     /// results record it as not capped.
-    pub async fn cap_disks(&mut self, servers: &[(Server, String)], disk: &DiskCap) {
+    pub async fn cap_disks(
+        &mut self,
+        servers: &[(Server, String)],
+        disk: &DiskCap,
+        docker_held: &DockerHeldCaps,
+    ) {
         for (server, _) in servers {
-            match cap_disk(*server, disk).await {
+            match cap_disk(*server, disk, docker_held).await {
                 Ok((id, line)) => {
                     self.disk_capped.push(id);
                     say!("{}: {line}", server.name());

@@ -2,7 +2,7 @@
 //! write path; `verify` checks every row at the version its applied changes give it,
 //! a churn killed with SIGKILL halfway included.
 
-use crate::common::{files_under, run, server_url_or_skip, signal_after, stderr};
+use crate::common::{Servers, files_under, run, server_url_or_skip, signal_after, stderr};
 
 fn with<'a>(cmd: &'a str, flags: &[&'a str]) -> Vec<&'a str> {
     [&[cmd][..], flags].concat()
@@ -171,10 +171,9 @@ fn the_sql_servers_change_rows_both_ways_and_verify() {
         ("mariadb", "mariadb-raw"),
         ("dolt", "dolt-raw"),
     ] {
-        let Some(url) = server_url_or_skip(server, "the churn of a server's rows") else {
+        let Some(servers) = Servers::reach(&[server], "the churn of a server's rows") else {
             continue;
         };
-        let url_flag = format!("--{server}-url");
         for kind in ["replace", "delete-insert"] {
             let root = tempfile::tempdir().unwrap();
             let flags = [
@@ -188,29 +187,22 @@ fn the_sql_servers_change_rows_both_ways_and_verify() {
                 "30",
                 "--churn-kind",
                 kind,
-                &url_flag,
-                &url,
             ];
             // A previous run's churned dataset is dropped first: this one loads it.
-            let _ = run(root.path(), &with("drop", &flags));
-            let load = run(root.path(), &with("load", &flags));
-            let err = stderr(&load);
-            assert!(load.status.success(), "{engine} {kind}: {err}");
+            let _ = servers.run(root.path(), &with("drop", &flags));
+            let err = servers.ok(root.path(), &with("load", &flags));
             assert!(
                 err.contains(&format!(
                     "{server} 64KiB churn 30% {kind}: 39 of 128 rows changed"
                 )),
                 "{engine} {kind}: {err}"
             );
-            let verify = run(root.path(), &with("verify", &flags));
-            let err = stderr(&verify);
-            assert!(verify.status.success(), "{engine} {kind}: {err}");
+            let err = servers.ok(root.path(), &with("verify", &flags));
             assert!(
                 err.contains(&format!("39 of 39 rows at their churn 30% {kind} version")),
                 "{engine} {kind}: {err}"
             );
-            let drop = run(root.path(), &with("drop", &flags));
-            assert!(drop.status.success(), "{}", stderr(&drop));
+            servers.ok(root.path(), &with("drop", &flags));
         }
     }
 }

@@ -163,29 +163,102 @@ fn hold_groups(groups: &[ServerGroup]) {
     });
 }
 
-/// A compose server's URL as `blobrace` builds it (its BLOBRACE_*_URL, else compose/.env),
-/// where something listens at its port on 127.0.0.1; else None, the skip said (a failure
-/// under BLOBRACE_REQUIRE_DOCKER=1). `what`: the test, for the message.
-#[allow(dead_code)] // Not every test file that shares this module has a server.
-pub fn server_url_or_skip(name: &str, what: &str) -> Option<String> {
-    use blobrace::db::server::{Server, compose_env};
-    // Before looking: the test holding the server may be restarting it now.
-    hold_server(name);
-    let server = Server::named(name)?;
-    let url = std::env::var(server.url_env())
-        .ok()
-        .or_else(|| server.url_from_compose(&compose_env()));
-    match url.filter(|url| url_answers(url)) {
-        Some(url) => Some(url),
-        None => {
+/// The compose servers a test reaches, each passed with its own `--<server>-url` on every
+/// command line: from BLOBRACE_*_URL, else from compose/.env, as `blobrace` builds them
+/// (the servers' own descriptors). Every server test's drop / load / verify / measure
+/// goes through one of these.
+pub struct Servers {
+    /// (server name, URL), in the order the test asked for them.
+    urls: Vec<(String, String)>,
+}
+
+impl Servers {
+    /// `names`, held for the calling test alone (see `hold_server`), where something
+    /// listens at each one's port; else None, the skip said (a failure under
+    /// BLOBRACE_REQUIRE_DOCKER=1). `what`: the test, for the message.
+    pub fn reach(names: &[&str], what: &str) -> Option<Servers> {
+        use blobrace::db::server::{Server, compose_env};
+        // The locks first: the test holding one may be restarting its container right now.
+        for name in names {
+            hold_server(name);
+        }
+        let env = compose_env();
+        let found: Vec<(&str, Option<String>)> = names
+            .iter()
+            .map(|&name| {
+                let url = Server::named(name).and_then(|server| {
+                    std::env::var(server.url_env())
+                        .ok()
+                        .or_else(|| server.url_from_compose(&env))
+                });
+                (name, url.filter(|url| url_answers(url)))
+            })
+            .collect();
+        let missing: Vec<&str> = found
+            .iter()
+            .filter(|(_, url)| url.is_none())
+            .map(|(name, _)| *name)
+            .collect();
+        let urls: Option<Vec<(String, String)>> = found
+            .into_iter()
+            .map(|(name, url)| Some((name.to_string(), url?)))
+            .collect();
+        if urls.is_none() {
+            let names = missing.join(" and ");
             assert!(
                 !docker_required(),
-                "BLOBRACE_REQUIRE_DOCKER=1 but the compose {name} server is not reachable for {what}"
+                "BLOBRACE_REQUIRE_DOCKER=1 but the compose {names} server is not reachable for {what}"
             );
-            eprintln!("skipped {what}: {name} not reachable (scripts/servers.sh up)");
-            None
+            eprintln!("skipped {what}: {names} not reachable (scripts/servers.sh up)");
+        }
+        urls.map(|urls| Servers { urls })
+    }
+
+    /// One server at a URL the test gives (a wrong password, a port nothing listens on).
+    pub fn at(name: &str, url: &str) -> Servers {
+        Servers {
+            urls: vec![(name.to_string(), url.to_string())],
         }
     }
+
+    pub fn url(&self, name: &str) -> &str {
+        let found = self.urls.iter().find(|(n, _)| n == name);
+        &found.unwrap_or_else(|| panic!("{name} was not reached")).1
+    }
+
+    /// `args` and every server's URL flag.
+    pub fn args(&self, args: &[&str]) -> Vec<String> {
+        let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        for (name, url) in &self.urls {
+            let server = blobrace::db::server::Server::named(name).unwrap();
+            all.extend([format!("--{}", server.url_flag()), url.clone()]);
+        }
+        all
+    }
+
+    /// `blobrace` with `args` and the servers' URLs, in `root`.
+    pub fn run(&self, root: &Path, args: &[&str]) -> Output {
+        run_s(root, &self.args(args))
+    }
+
+    /// The same, which must succeed: what it said (its standard error).
+    pub fn ok(&self, root: &Path, args: &[&str]) -> String {
+        let out = self.run(root, args);
+        let said = stderr(&out);
+        assert!(out.status.success(), "blobrace {args:?}: {said}");
+        said
+    }
+}
+
+/// `run` with owned arguments (those `Servers::args` built).
+pub fn run_s(root: &Path, args: &[String]) -> Output {
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    run(root, &refs)
+}
+
+/// A compose server's URL, reached as `Servers::reach` does (held, the skip said).
+pub fn server_url_or_skip(name: &str, what: &str) -> Option<String> {
+    Servers::reach(&[name], what).map(|s| s.url(name).to_string())
 }
 
 /// Whether something listens at a server URL's port on this machine (waiting for it
@@ -299,6 +372,26 @@ pub fn service_container(service: &str) -> String {
         "-f",
         &format!("label=com.docker.compose.service={service}"),
     ])
+}
+
+/// The running container of a compose service of the project the tests use, or None
+/// where there is none or no Docker to ask (a server reached by its URL alone).
+pub fn running_container(service: &str) -> Option<String> {
+    hold_server(service);
+    let project = std::env::var("BLOBRACE_COMPOSE_PROJECT").unwrap_or_else(|_| "blobrace".into());
+    let out = Command::new("docker")
+        .args(["ps", "-q", "-f"])
+        .arg(format!("label=com.docker.compose.project={project}"))
+        .arg("-f")
+        .arg(format!("label=com.docker.compose.service={service}"))
+        .output()
+        .ok()?;
+    let id = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()?
+        .trim()
+        .to_string();
+    (out.status.success() && !id.is_empty()).then_some(id)
 }
 
 /// Start a service's container if it is down and wait until Docker calls it healthy.

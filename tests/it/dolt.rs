@@ -3,52 +3,19 @@
 //! Go's memory limit recorded. Needs the compose `dolt` service (skipped where absent,
 //! a failure under BLOBRACE_REQUIRE_DOCKER=1).
 
-use crate::common::{only_run, run, server_url_or_skip, stderr};
+use crate::common::{Servers, only_run, run, service_container, stderr, with_flags};
 use blobrace::db::server::Server;
-
-fn dolt_or_skip(what: &str) -> Option<String> {
-    server_url_or_skip("dolt", what)
-}
 
 /// Whether the compose Dolt container answers on Go's pprof port (127.0.0.1:6060 inside
 /// it): the offline stand-in starts `dolt --pprof-server sql-server`.
+/// False where no Docker runs it (a Dolt reached by URL alone).
 fn dolt_serves_pprof() -> bool {
-    let id = dolt_container();
-    !id.is_empty()
-        && std::process::Command::new("docker")
+    crate::common::running_container("dolt").is_some_and(|id| {
+        std::process::Command::new("docker")
             .args(["exec", &id, "bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/6060"])
             .status()
             .is_ok_and(|s| s.success())
-}
-
-/// The compose Dolt container's id, or "" where none runs.
-fn dolt_container() -> String {
-    let mut ps = vec![
-        "ps".to_string(),
-        "-q".into(),
-        "--filter".into(),
-        "label=com.docker.compose.service=dolt".into(),
-    ];
-    if let Ok(project) = std::env::var("BLOBRACE_COMPOSE_PROJECT") {
-        ps.extend([
-            "--filter".into(),
-            format!("label=com.docker.compose.project={project}"),
-        ]);
-    }
-    let Ok(out) = std::process::Command::new("docker").args(&ps).output() else {
-        return String::new();
-    };
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .to_string()
-}
-
-fn run_with(root: &std::path::Path, args: &[&str], url: &str) -> std::process::Output {
-    let mut all = args.to_vec();
-    all.extend(["--dolt-url", url]);
-    run(root, &all)
+    })
 }
 
 /// One value from a query in one of Dolt's databases (the test's own connection,
@@ -72,8 +39,7 @@ fn query_i64(url: &str, database: &str, sql: &str) -> i64 {
 #[test]
 fn dolt_loads_commits_verifies_and_measures_blobs_byte_equal() {
     // One test at a time: each load restarts the container (`restart_after_load`).
-    crate::common::hold_server("dolt");
-    let Some(url) = dolt_or_skip("the Dolt round trip") else {
+    let Some(dolt) = Servers::reach(&["dolt"], "the Dolt round trip") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -87,33 +53,27 @@ fn dolt_loads_commits_verifies_and_measures_blobs_byte_equal() {
         "9MiB",
     ];
     // From nothing, whatever an earlier failed run left.
-    let drop = run_with(root.path(), &[&["drop"][..], &base].concat(), &url);
-    assert!(drop.status.success(), "{}", stderr(&drop));
-    let load = run_with(root.path(), &[&["load"][..], &base].concat(), &url);
-    let err = stderr(&load);
-    assert!(load.status.success(), "{err}");
+    dolt.ok(root.path(), &[&["drop"][..], &base].concat());
+    dolt.ok(root.path(), &[&["load"][..], &base].concat());
+    let url = dolt.url("dolt");
     // Committed: Dolt's log has the load's commit, and nothing is left uncommitted.
     let db = "blobs_1kib_x9216";
     assert!(
-        query_i64(&url, db, "SELECT COUNT(*) AS n FROM dolt_log") >= 2,
+        query_i64(url, db, "SELECT COUNT(*) AS n FROM dolt_log") >= 2,
         "the load's commit after the database's first"
     );
     assert_eq!(
-        query_i64(&url, db, "SELECT COUNT(*) AS n FROM dolt_status"),
+        query_i64(url, db, "SELECT COUNT(*) AS n FROM dolt_status"),
         0,
         "no uncommitted change after a load"
     );
-    assert_eq!(query_i64(&url, db, "SELECT COUNT(*) AS n FROM blobs"), 9216);
+    assert_eq!(query_i64(url, db, "SELECT COUNT(*) AS n FROM blobs"), 9216);
     // A second load finds it loaded and writes nothing.
-    let again = run_with(root.path(), &[&["load"][..], &base].concat(), &url);
-    let err = stderr(&again);
-    assert!(again.status.success(), "{err}");
+    let err = dolt.ok(root.path(), &[&["load"][..], &base].concat());
     assert_eq!(err.matches("already loaded").count(), 2, "{err}");
-    let verify = run_with(root.path(), &[&["verify"][..], &base].concat(), &url);
-    let err = stderr(&verify);
-    assert!(verify.status.success(), "{err}");
+    let err = dolt.ok(root.path(), &[&["verify"][..], &base].concat());
     assert_eq!(err.matches("ok  ").count(), 2, "{err}");
-    let measure = run_with(
+    dolt.ok(
         root.path(),
         &[
             &["measure"][..],
@@ -128,9 +88,7 @@ fn dolt_loads_commits_verifies_and_measures_blobs_byte_equal() {
             ],
         ]
         .concat(),
-        &url,
     );
-    assert!(measure.status.success(), "{}", stderr(&measure));
     let (run_dir, json) = only_run(root.path());
     // The server's own CPU profile over the client's seconds: taken wherever the Dolt
     // container answers on its pprof port (the stand-in does), else said why not.
@@ -226,15 +184,13 @@ fn dolt_loads_commits_verifies_and_measures_blobs_byte_equal() {
         !json_text.contains(&format!(":{secret}@")),
         "results must not hold the password"
     );
-    let drop = run_with(root.path(), &[&["drop"][..], &base].concat(), &url);
-    assert!(drop.status.success(), "{}", stderr(&drop));
+    dolt.ok(root.path(), &[&["drop"][..], &base].concat());
 }
 
 #[test]
 fn a_cap_dolt_cannot_load_32mib_blobs_under_is_refused_before_anything_changes() {
     // One test at a time: each load restarts the container (`restart_after_load`).
-    crate::common::hold_server("dolt");
-    let Some(url) = dolt_or_skip("Dolt's smallest cap") else {
+    let Some(dolt) = Servers::reach(&["dolt"], "Dolt's smallest cap") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -250,7 +206,7 @@ fn a_cap_dolt_cannot_load_32mib_blobs_under_is_refused_before_anything_changes()
         "--cap",
         "512MiB",
     ];
-    let out = run_with(root.path(), &args, &url);
+    let out = dolt.run(root.path(), &args);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -267,15 +223,14 @@ fn a_cap_dolt_cannot_load_32mib_blobs_under_is_refused_before_anything_changes()
 #[test]
 fn a_wrong_dolt_password_is_one_clear_error() {
     // One test at a time: each load restarts the container (`restart_after_load`).
-    crate::common::hold_server("dolt");
-    let Some(url) = dolt_or_skip("the Dolt wrong-password check") else {
+    let Some(dolt) = Servers::reach(&["dolt"], "the Dolt wrong-password check") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
-    let (user, host) = url.rsplit_once('@').unwrap();
+    let (user, host) = dolt.url("dolt").rsplit_once('@').unwrap();
     let user = user.rsplit_once(':').unwrap().0;
     let wrong = format!("{user}:definitely-wrong@{host}");
-    let out = run_with(
+    let out = Servers::at("dolt", &wrong).run(
         root.path(),
         &[
             "load",
@@ -286,7 +241,6 @@ fn a_wrong_dolt_password_is_one_clear_error() {
             "--dataset-bytes",
             "64KiB",
         ],
-        &wrong,
     );
     let err = stderr(&out);
     assert!(!out.status.success());
@@ -308,7 +262,7 @@ fn a_wrong_dolt_password_is_one_clear_error() {
 #[test]
 fn a_dolt_server_that_is_down_is_an_error_naming_the_url_and_the_fix() {
     let root = tempfile::tempdir().unwrap();
-    let out = run_with(
+    let out = Servers::at("dolt", "mysql://root:s3cret@127.0.0.1:1").run(
         root.path(),
         &[
             "load",
@@ -319,7 +273,6 @@ fn a_dolt_server_that_is_down_is_an_error_naming_the_url_and_the_fix() {
             "--dataset-bytes",
             "64KiB",
         ],
-        "mysql://root:s3cret@127.0.0.1:1",
     );
     let err = stderr(&out);
     assert!(!out.status.success());
@@ -361,8 +314,7 @@ fn mysql_without_its_image_is_skipped_or_refused_saying_how_to_get_it() {
 #[test]
 fn dolt_loads_stopped_by_sigterm_or_sigkill_at_10_moments_resume_to_exactly_1_to_n() {
     // One test at a time: each load restarts the container (`restart_after_load`).
-    crate::common::hold_server("dolt");
-    let Some(url) = dolt_or_skip("the Dolt resume test") else {
+    let Some(dolt) = Servers::reach(&["dolt"], "the Dolt resume test") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -376,18 +328,18 @@ fn dolt_loads_stopped_by_sigterm_or_sigkill_at_10_moments_resume_to_exactly_1_to
         "--dataset-bytes",
         "102208KiB",
     ];
+    let url = dolt.url("dolt");
     let with = |cmd: &'static str| {
         let mut all = vec![cmd];
         all.extend(base);
-        all.extend(["--dolt-url", url.as_str()]);
+        all.extend(["--dolt-url", url]);
         all
     };
     let (mut stopped, mut resumed) = (0, 0);
     let delays = [300u64, 700, 1200, 1800, 2600];
     for signal in [libc::SIGTERM, libc::SIGKILL] {
         for delay_ms in delays {
-            let drop = run(root.path(), &with("drop"));
-            assert!(drop.status.success(), "{}", stderr(&drop));
+            dolt.ok(root.path(), &with_flags("drop", &base, &[]));
             if crate::common::signal_after(root.path(), &with("load"), signal, delay_ms) {
                 stopped += 1;
             }
@@ -407,7 +359,7 @@ fn dolt_loads_stopped_by_sigterm_or_sigkill_at_10_moments_resume_to_exactly_1_to
             assert!(verified.contains("ids 1..=1597"), "{verified}");
             assert_eq!(
                 query_i64(
-                    &url,
+                    url,
                     "blobs_64kib_x1597",
                     "SELECT COUNT(*) AS n FROM dolt_status"
                 ),
@@ -429,7 +381,7 @@ fn dolt_loads_stopped_by_sigterm_or_sigkill_at_10_moments_resume_to_exactly_1_to
     // Stopped first, then started a second after the run began: with `docker restart`
     // alone the run sometimes connected after Dolt already answered (health still
     // "starting"), and had nothing to wait for.
-    let id = dolt_container();
+    let id = service_container("dolt");
     let docker = |verb: &str| {
         std::process::Command::new("docker")
             .args([verb, &id])
@@ -458,6 +410,5 @@ fn dolt_loads_stopped_by_sigterm_or_sigkill_at_10_moments_resume_to_exactly_1_to
         verified.contains("waiting for dolt: its container is starting"),
         "{verified}"
     );
-    let drop = run(root.path(), &with("drop"));
-    assert!(drop.status.success(), "{}", stderr(&drop));
+    dolt.ok(root.path(), &with_flags("drop", &base, &[]));
 }

@@ -87,15 +87,13 @@ fn large_blobs_are_streamed_and_timed_at_their_first_piece_and_whole_value_engin
 /// SUBSTRING()), checked byte for byte; Dolt says why it reads whole values only.
 #[test]
 fn sql_servers_stream_a_value_piece_by_piece_and_dolt_says_why_it_cannot() {
-    let (Some(pg), Some(maria), Some(dolt)) = (
-        crate::common::server_url_or_skip("postgres", "streamed SQL fetches"),
-        crate::common::server_url_or_skip("mariadb", "streamed SQL fetches"),
-        crate::common::server_url_or_skip("dolt", "streamed SQL fetches"),
-    ) else {
+    let Some(servers) =
+        crate::common::Servers::reach(&["postgres", "mariadb", "dolt"], "streamed SQL fetches")
+    else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
-    let out = run(
+    servers.ok(
         root.path(),
         &[
             "measure",
@@ -111,16 +109,8 @@ fn sql_servers_stream_a_value_piece_by_piece_and_dolt_says_why_it_cannot() {
             "200ms",
             "--first-bytes",
             "200ms",
-            "--postgres-url",
-            &pg,
-            "--mariadb-url",
-            &maria,
-            "--dolt-url",
-            &dolt,
         ],
     );
-    let err = stderr(&out);
-    assert!(out.status.success(), "{err}");
     let (_, json) = only_run(root.path());
     let first = json["first_bytes"].as_array().unwrap();
     assert_eq!(first.len(), 3, "{first:?}");

@@ -3,7 +3,7 @@
 //! latency is recorded, and `verify` afterwards finds every row at the version the
 //! committed changes give it.
 
-use crate::common::{files_under, run, server_url_or_skip, stderr};
+use crate::common::{Servers, files_under, run, stderr};
 use serde_json::Value;
 
 fn newest(root: &std::path::Path) -> (String, Value) {
@@ -210,11 +210,10 @@ fn a_writer_replaces_sqlite_rows_while_one_and_four_clients_read_and_every_row_v
 #[test]
 fn postgres_and_mariadb_take_a_writer_while_read_and_verify() {
     for (server, engine) in [("postgres", "postgres-raw"), ("mariadb", "mariadb-raw")] {
-        let Some(url) = server_url_or_skip(server, "a writer on a server") else {
+        let Some(servers) = Servers::reach(&[server], "a writer on a server") else {
             continue;
         };
         let root = tempfile::tempdir().unwrap();
-        let url_flag = format!("--{server}-url");
         let dataset = [
             "--engines",
             engine,
@@ -224,12 +223,10 @@ fn postgres_and_mariadb_take_a_writer_while_read_and_verify() {
             "8MiB",
             "--write-rate",
             "100",
-            &url_flag,
-            &url,
         ];
         // A previous run's written dataset is dropped first: this one loads it.
-        let _ = run(root.path(), &[&["drop"][..], &dataset].concat());
-        let measure = run(
+        let _ = servers.run(root.path(), &[&["drop"][..], &dataset].concat());
+        let measure = servers.run(
             root.path(),
             &[
                 &["measure"][..],
@@ -256,14 +253,11 @@ fn postgres_and_mariadb_take_a_writer_while_read_and_verify() {
         let (_, json) = newest(root.path());
         assert_eq!(json["failures"], serde_json::json!([]), "{engine}: {err}");
         let changes = check_writers(&json, &[engine], 100.0);
-        let verify = run(root.path(), &[&["verify"][..], &dataset].concat());
-        let err = stderr(&verify);
-        assert!(verify.status.success(), "{engine}: {err}");
+        let err = servers.ok(root.path(), &[&["verify"][..], &dataset].concat());
         assert!(
             err.contains(&format!("every row at its version after {changes} changes")),
             "{engine}: {err}"
         );
-        let drop = run(root.path(), &[&["drop"][..], &dataset].concat());
-        assert!(drop.status.success(), "{}", stderr(&drop));
+        servers.ok(root.path(), &[&["drop"][..], &dataset].concat());
     }
 }

@@ -4,25 +4,12 @@
 //! store and the fix. Needs the compose `seaweedfs` service (skipped where absent, a
 //! failure under BLOBRACE_REQUIRE_DOCKER=1).
 
-use crate::common::{
-    BringBack, docker, only_run, run, server_url_or_skip, service_container, stderr,
-};
-
-fn url_or_skip(what: &str) -> Option<String> {
-    server_url_or_skip("seaweedfs", what)
-}
-
-fn run_with(root: &std::path::Path, args: &[&str], url: &str) -> std::process::Output {
-    let mut all = args.to_vec();
-    all.extend(["--seaweedfs-url", url]);
-    run(root, &all)
-}
+use crate::common::{BringBack, Servers, docker, only_run, service_container, stderr};
 
 #[test]
 fn seaweedfs_loads_verifies_and_measures_objects_byte_equal() {
     // One test at a time: a cold measurement restarts the store's container.
-    crate::common::hold_server("seaweedfs");
-    let Some(url) = url_or_skip("the SeaweedFS round trip") else {
+    let Some(weed) = Servers::reach(&["seaweedfs"], "the SeaweedFS round trip") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -35,11 +22,8 @@ fn seaweedfs_loads_verifies_and_measures_objects_byte_equal() {
         "--dataset-bytes",
         "9MiB",
     ];
-    let drop = run_with(root.path(), &[&["drop"][..], &base].concat(), &url);
-    assert!(drop.status.success(), "{}", stderr(&drop));
-    let load = run_with(root.path(), &[&["load"][..], &base].concat(), &url);
-    let err = stderr(&load);
-    assert!(load.status.success(), "{err}");
+    weed.ok(root.path(), &[&["drop"][..], &base].concat());
+    let err = weed.ok(root.path(), &[&["load"][..], &base].concat());
     assert_eq!(err.matches(": loaded ").count(), 2, "{err}");
     // A bucket takes one volume slot while it fits one volume (1 GiB): at seven at once,
     // as SeaweedFS grows a collection by default, the store's 256 slots held 36 buckets
@@ -53,17 +37,13 @@ fn seaweedfs_loads_verifies_and_measures_objects_byte_equal() {
     ]);
     assert_eq!(volumes, "1", "volume files of the 1 KiB bucket");
     // A second load finds both loaded and writes nothing.
-    let again = run_with(root.path(), &[&["load"][..], &base].concat(), &url);
-    let err = stderr(&again);
-    assert!(again.status.success(), "{err}");
+    let err = weed.ok(root.path(), &[&["load"][..], &base].concat());
     assert_eq!(err.matches("already loaded").count(), 2, "{err}");
     // Every object read back through S3 and checked against its seed.
-    let verify = run_with(root.path(), &[&["verify"][..], &base].concat(), &url);
-    let err = stderr(&verify);
-    assert!(verify.status.success(), "{err}");
+    let err = weed.ok(root.path(), &[&["verify"][..], &base].concat());
     assert_eq!(err.matches("ok  ").count(), 2, "{err}");
     // Beside the floor of the same run, as the report sets them side by side.
-    let measure = run_with(
+    let measure = weed.run(
         root.path(),
         &[
             "measure",
@@ -78,7 +58,6 @@ fn seaweedfs_loads_verifies_and_measures_objects_byte_equal() {
             "--measure",
             "300ms",
         ],
-        &url,
     );
     let measured = stderr(&measure);
     assert!(measure.status.success(), "{measured}");
@@ -138,15 +117,13 @@ fn seaweedfs_loads_verifies_and_measures_objects_byte_equal() {
         let bytes = l["disk_bytes"].as_u64().unwrap_or(0);
         assert!(bytes >= 8 << 20, "{l}");
     }
-    let drop = run_with(root.path(), &[&["drop"][..], &base].concat(), &url);
-    assert!(drop.status.success(), "{}", stderr(&drop));
+    weed.ok(root.path(), &[&["drop"][..], &base].concat());
 }
 
 #[test]
 fn a_seaweedfs_load_killed_outright_resumes_and_every_object_verifies() {
     // One test at a time: a cold measurement restarts the store's container.
-    crate::common::hold_server("seaweedfs");
-    let Some(url) = url_or_skip("the SeaweedFS killed load") else {
+    let Some(weed) = Servers::reach(&["seaweedfs"], "the SeaweedFS killed load") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -158,13 +135,12 @@ fn a_seaweedfs_load_killed_outright_resumes_and_every_object_verifies() {
         "--dataset-bytes",
         "41MiB",
     ];
-    let drop = run_with(root.path(), &[&["drop"][..], &base].concat(), &url);
-    assert!(drop.status.success(), "{}", stderr(&drop));
+    weed.ok(root.path(), &[&["drop"][..], &base].concat());
     // Killed once its first progress line is out: a line comes every 5 s and counts
     // rows already PUT and in the manifest's resume point (a fixed delay raced the
     // store's speed: at 2 MB/s in CI, 6 s could pass before the first batch was in).
     let mut child = crate::common::blobrace()
-        .args([&["load"][..], &base, &["--seaweedfs-url", &url]].concat())
+        .args(weed.args(&[&["load"][..], &base].concat()))
         .args(["--cap", "none", "--cpus", "none", "--data-dir"])
         .arg(root.path().join("data"))
         .stderr(std::process::Stdio::piped())
@@ -183,26 +159,20 @@ fn a_seaweedfs_load_killed_outright_resumes_and_every_object_verifies() {
     // SAFETY: a plain kill(2) of our own child, which has not been reaped yet.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGKILL) }, 0);
     child.wait().unwrap();
-    let resumed = run_with(root.path(), &[&["load"][..], &base].concat(), &url);
-    let err = stderr(&resumed);
-    assert!(resumed.status.success(), "{err}");
+    let err = weed.ok(root.path(), &[&["load"][..], &base].concat());
     assert!(
         err.contains(": resumed "),
         "a partial load goes on where it stopped: {err}"
     );
-    let verify = run_with(root.path(), &[&["verify"][..], &base].concat(), &url);
-    let err = stderr(&verify);
-    assert!(verify.status.success(), "{err}");
+    let err = weed.ok(root.path(), &[&["verify"][..], &base].concat());
     assert!(err.contains("ok  "), "{err}");
-    let drop = run_with(root.path(), &[&["drop"][..], &base].concat(), &url);
-    assert!(drop.status.success(), "{}", stderr(&drop));
+    weed.ok(root.path(), &[&["drop"][..], &base].concat());
 }
 
 #[test]
 fn wrong_credentials_and_a_store_that_does_not_answer_are_said_with_the_fix() {
     // One test at a time: a cold measurement restarts the store's container.
-    crate::common::hold_server("seaweedfs");
-    let Some(url) = url_or_skip("SeaweedFS's bad inputs") else {
+    let Some(weed) = Servers::reach(&["seaweedfs"], "SeaweedFS's bad inputs") else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -214,14 +184,14 @@ fn wrong_credentials_and_a_store_that_does_not_answer_are_said_with_the_fix() {
         "--dataset-bytes",
         "5MiB",
     ];
-    let (credentials, address) = url.rsplit_once('@').unwrap();
+    let (credentials, address) = weed.url("seaweedfs").rsplit_once('@').unwrap();
     let key = credentials
         .trim_start_matches("s3://")
         .split(':')
         .next()
         .unwrap();
     let wrong = format!("s3://{key}:not-the-secret@{address}");
-    let load = run_with(root.path(), &[&["load"][..], &base].concat(), &wrong);
+    let load = Servers::at("seaweedfs", &wrong).run(root.path(), &[&["load"][..], &base].concat());
     let err = stderr(&load);
     assert!(!load.status.success(), "{err}");
     assert!(
@@ -233,7 +203,8 @@ fn wrong_credentials_and_a_store_that_does_not_answer_are_said_with_the_fix() {
         "the secret is never printed: {err}"
     );
     let nowhere = format!("s3://{key}:secret@127.0.0.1:9");
-    let load = run_with(root.path(), &[&["load"][..], &base].concat(), &nowhere);
+    let load =
+        Servers::at("seaweedfs", &nowhere).run(root.path(), &[&["load"][..], &base].concat());
     let err = stderr(&load);
     assert!(!load.status.success(), "{err}");
     assert!(
@@ -246,8 +217,7 @@ fn wrong_credentials_and_a_store_that_does_not_answer_are_said_with_the_fix() {
 #[test]
 fn the_store_killed_mid_measurement_fails_its_step_and_the_floor_is_kept() {
     // One test at a time: a cold measurement restarts the store's container.
-    crate::common::hold_server("seaweedfs");
-    let Some(url) = url_or_skip("the SeaweedFS killed mid-measurement") else {
+    let Some(weed) = Servers::reach(&["seaweedfs"], "the SeaweedFS killed mid-measurement") else {
         return;
     };
     let _back = BringBack("seaweedfs");
@@ -260,17 +230,18 @@ fn the_store_killed_mid_measurement_fails_its_step_and_the_floor_is_kept() {
         "--dataset-bytes",
         "6MiB",
     ];
-    let load = run_with(root.path(), &[&["load"][..], &base].concat(), &url);
-    assert!(load.status.success(), "{}", stderr(&load));
+    weed.ok(root.path(), &[&["load"][..], &base].concat());
     let store = service_container("seaweedfs");
     let mut child = crate::common::blobrace()
         .args(
-            [
-                &["measure"][..],
-                &base,
-                &["--warmup", "1s", "--measure", "8s", "--seaweedfs-url", &url],
-            ]
-            .concat(),
+            weed.args(
+                &[
+                    &["measure"][..],
+                    &base,
+                    &["--warmup", "1s", "--measure", "8s"],
+                ]
+                .concat(),
+            ),
         )
         .args(["--cap", "none", "--cpus", "none", "--data-dir"])
         .arg(root.path().join("data"))

@@ -3,71 +3,8 @@
 //! (skipped where absent, a failure under BLOBRACE_REQUIRE_DOCKER=1).
 
 use crate::common::{
-    BringBack, bring_back, docker, docker_required, only_run, run, service_container, stderr,
+    BringBack, Servers, bring_back, docker, only_run, run, run_s, service_container, stderr,
 };
-use blobrace::db::server::{Server, compose_env};
-
-/// The two SQL servers a test reaches, each passed with its own `--<server>-url` on
-/// every command line: from BLOBRACE_*_URL, else from compose/.env, as `blobrace` builds
-/// them (the servers' own descriptors).
-struct Servers {
-    pg: String,
-    maria: String,
-}
-
-impl Servers {
-    fn from_env() -> Option<Self> {
-        let env = compose_env();
-        let url = |name: &str| {
-            let server = Server::named(name)?;
-            std::env::var(server.url_env())
-                .ok()
-                .or_else(|| server.url_from_compose(&env))
-        };
-        Some(Self {
-            pg: url("postgres")?,
-            maria: url("mariadb")?,
-        })
-    }
-
-    fn url(&self, server: &str) -> &str {
-        match server {
-            "postgres" => &self.pg,
-            _ => &self.maria,
-        }
-    }
-
-    /// `args` and both servers' URL flags.
-    fn args(&self, args: &[&str]) -> Vec<String> {
-        let flag = |name: &str| format!("--{}", Server::named(name).unwrap().url_flag());
-        let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        all.extend([
-            flag("postgres"),
-            self.pg.clone(),
-            flag("mariadb"),
-            self.maria.clone(),
-        ]);
-        all
-    }
-
-    /// `blobrace` with `args` and both servers' URLs, in `root`.
-    fn run(&self, root: &std::path::Path, args: &[&str]) -> std::process::Output {
-        run_s(root, &self.args(args))
-    }
-
-    /// The same, which must succeed: what it said (its standard error).
-    fn ok(&self, root: &std::path::Path, args: &[&str]) -> String {
-        let out = self.run(root, args);
-        let said = stderr(&out);
-        assert!(out.status.success(), "blobrace {args:?}: {said}");
-        said
-    }
-}
-
-fn run_s(root: &std::path::Path, args: &[String]) -> std::process::Output {
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    run(root, &refs)
-}
 
 #[test]
 fn default_engines_skip_unreachable_servers_with_the_reason() {
@@ -159,34 +96,13 @@ fn an_unreachable_server_asked_for_by_name_is_an_error_naming_the_url() {
 /// for a cold start, which would cut any other test's connections) and their URLs, or
 /// None after printing why (panics when they are required).
 fn servers_or_skip(what: &str) -> Option<Servers> {
-    reach(&["postgres", "mariadb"], what)
+    Servers::reach(&["postgres", "mariadb"], what)
 }
 
 /// The same for a test that reaches one of them (`"postgres"` or `"mariadb"`): only that
 /// one is held, so a test of the other runs beside it.
 fn server_or_skip(server: &str, what: &str) -> Option<Servers> {
-    reach(&[server], what)
-}
-
-fn reach(held: &[&str], what: &str) -> Option<Servers> {
-    // The locks first: the test holding one may be restarting its container right now.
-    for server in held {
-        crate::common::hold_server(server);
-    }
-    let servers = Servers::from_env();
-    let reachable = servers.as_ref().is_some_and(|servers| {
-        held.iter()
-            .all(|server| crate::common::url_answers(servers.url(server)))
-    });
-    if !reachable {
-        assert!(
-            !docker_required(),
-            "BLOBRACE_REQUIRE_DOCKER=1 but the compose servers are not reachable for {what}"
-        );
-        eprintln!("skipped {what}: compose servers not reachable (scripts/servers.sh up)");
-        return None;
-    }
-    servers
+    Servers::reach(&[server], what)
 }
 
 /// What differs between the two SQL servers in the round trips each runs alone.
@@ -370,9 +286,10 @@ fn mariadb_loads_verifies_and_measures_32mib_blobs_byte_equal() {
 
 #[test]
 fn a_wrong_server_password_is_one_clear_error() {
-    let Some(Servers { pg, .. }) = server_or_skip("postgres", "the wrong-password check") else {
+    let Some(servers) = server_or_skip("postgres", "the wrong-password check") else {
         return;
     };
+    let pg = servers.url("postgres");
     let root = tempfile::tempdir().unwrap();
     let (scheme_user, rest) = pg.split_once('@').unwrap();
     let user = scheme_user.rsplit_once(':').unwrap().0;
@@ -413,9 +330,9 @@ fn a_mariadb_packet_limit_below_the_largest_blob_is_refused_up_front() {
     };
     let root = tempfile::tempdir().unwrap();
     // MariaDB's default limit: 16MiB. New connections see the new global value.
-    let _restore = RestorePacketLimit(servers.maria.clone());
+    let _restore = RestorePacketLimit(servers.url("mariadb").to_string());
     crate::common::sql_exec(
-        &servers.maria,
+        servers.url("mariadb"),
         &["SET GLOBAL max_allowed_packet = 16777216"],
     );
     let args = [
@@ -601,7 +518,7 @@ fn a_postgres_load_ends_vacuumed_and_analyzed_and_a_complete_table_never_vacuume
     // Whether blobrace's own VACUUM ran, and the row count ANALYZE left for the planner.
     let state = || {
         sql_value(
-            &servers.pg,
+            servers.url("postgres"),
             &format!(
                 "SELECT (last_vacuum IS NOT NULL)::text || ' ' || (SELECT reltuples::bigint FROM pg_class WHERE oid = '{table}'::regclass)::text FROM pg_stat_user_tables WHERE relid = '{table}'::regclass"
             ),
@@ -618,7 +535,7 @@ fn a_postgres_load_ends_vacuumed_and_analyzed_and_a_complete_table_never_vacuume
     // A table loaded complete but never vacuumed by hand (an older blobrace's load,
     // or statistics lost in a crash): the next run vacuums it, and says so.
     crate::common::sql_exec(
-        &servers.pg,
+        servers.url("postgres"),
         &[&format!(
             "SELECT pg_stat_reset_single_table_counters('{table}'::regclass)"
         )],
@@ -986,7 +903,10 @@ fn a_parallel_load_stopped_with_a_gap_resumes_after_the_last_unbroken_id() {
     assert!(first.status.success(), "{}", stderr(&first));
     // What a load killed with batch 3 uncommitted and batch 4 committed leaves: ids
     // 1..=8192, then 12289..=24576 (4096-row batches), and no "complete" mark.
-    let schema = format!("{}?options=-csearch_path%3Dblobs_1kib_x24576", servers.pg);
+    let schema = format!(
+        "{}?options=-csearch_path%3Dblobs_1kib_x24576",
+        servers.url("postgres")
+    );
     crate::common::sql_exec(
         &schema,
         &["DELETE FROM blobs WHERE id BETWEEN 8193 AND 12288"],
@@ -1047,7 +967,7 @@ fn postgres_large_objects_are_their_own_dataset_read_with_lo_get_and_unlinked_on
     }
     assert_eq!(
         sql_value(
-            &servers.pg,
+            servers.url("postgres"),
             &format!(
                 "SELECT data_type::text FROM information_schema.columns WHERE table_schema = '{ns}' AND table_name = 'blobs' AND column_name = 'data'"
             )
@@ -1057,7 +977,7 @@ fn postgres_large_objects_are_their_own_dataset_read_with_lo_get_and_unlinked_on
     // One large object per row, 2 KiB pages of it in pg_largeobject.
     assert_eq!(
         sql_value(
-            &servers.pg,
+            servers.url("postgres"),
             &format!(
                 "SELECT count(*)::text FROM {ns}.blobs b JOIN pg_largeobject_metadata m ON m.oid = b.data"
             )
@@ -1065,13 +985,13 @@ fn postgres_large_objects_are_their_own_dataset_read_with_lo_get_and_unlinked_on
         "48"
     );
     let oids = sql_value(
-        &servers.pg,
+        servers.url("postgres"),
         &format!("SELECT string_agg(data::text, ',') FROM {ns}.blobs"),
     );
     servers.ok(root.path(), &[&["drop"][..], &base].concat());
     assert_eq!(
         sql_value(
-            &servers.pg,
+            servers.url("postgres"),
             &format!("SELECT count(*)::text FROM pg_largeobject_metadata WHERE oid IN ({oids})")
         ),
         "0",
@@ -1252,7 +1172,7 @@ fn a_capped_run_killed_outright_is_undone_by_the_next_run() {
         "{err}"
     );
     let pool = sql_value(
-        &servers.maria,
+        servers.url("mariadb"),
         "SELECT CAST(@@innodb_buffer_pool_size AS CHAR)",
     );
     assert_ne!(

@@ -380,6 +380,16 @@ pub fn merged_summary(a: &Summary, b: &Summary) -> Result<Summary> {
 /// their fetches, as a whole phase is (`merged_summary`); one in either only is kept
 /// as it was measured (a share's few fetches of a rare size).
 fn merged_bands(a: &[BandSummary], b: &[BandSummary]) -> Result<Vec<BandSummary>> {
+    // A mix of a few sizes has a band per size since 2026-12-03, doublings before: the
+    // two cannot be added band by band.
+    let per_size = |bands: &[BandSummary]| bands.iter().any(|b| b.high == b.low + 1);
+    let doublings = |bands: &[BandSummary]| bands.iter().any(|b| b.high != b.low + 1);
+    if (per_size(a) && doublings(b)) || (doublings(a) && per_size(b)) {
+        return Err(InputError::Merge(
+            "one run gives its mix's bands per size, the other per doubling (written by an older blobrace): measure the older run's mix again to merge them".into(),
+        )
+        .into());
+    }
     let mut bands = a.to_vec();
     for theirs in b {
         match bands.iter_mut().find(|mine| mine.band() == theirs.band()) {

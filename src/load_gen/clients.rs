@@ -274,8 +274,8 @@ where
     }
     let t0 = shared.start();
     let mut record = ClientRecord {
-        warm_up: FetchStats::new(false).with_bands(spec.mix.is_some()),
-        measured: FetchStats::new(false).with_bands(spec.mix.is_some()),
+        warm_up: FetchStats::new(false).with_bands(spec.mix.map(|m| m.get().band_grid())),
+        measured: FetchStats::new(false).with_bands(spec.mix.map(|m| m.get().band_grid())),
         response: new_histogram(),
         lag: new_histogram(),
     };
@@ -358,9 +358,11 @@ fn merge(
     t0: Instant,
     ended: Instant,
 ) -> LoadMeasured {
-    let mixed = records.iter().any(|r| r.measured.bands.is_some());
-    let mut warm_up = FetchStats::new(false).with_bands(mixed);
-    let mut measured = FetchStats::new(false).with_bands(mixed);
+    let grid = records
+        .iter()
+        .find_map(|r| Some(r.measured.bands.as_ref()?.grid().clone()));
+    let mut warm_up = FetchStats::new(false).with_bands(grid.clone());
+    let mut measured = FetchStats::new(false).with_bands(grid);
     let mut response = new_histogram();
     let mut lag = new_histogram();
     for r in &records {

@@ -96,8 +96,8 @@ impl<E: Engine> FetchLoop<E> {
             disk,
             disk_source,
             first_fetch: None,
-            warm_up: FetchStats::new(known).with_bands(spec.mix.is_some()),
-            measured: FetchStats::new(known).with_bands(spec.mix.is_some()),
+            warm_up: FetchStats::new(known).with_bands(spec.mix.map(|m| m.get().band_grid())),
+            measured: FetchStats::new(known).with_bands(spec.mix.map(|m| m.get().band_grid())),
             stopped: None,
             past_plan_fetches: None,
         }

@@ -25,7 +25,7 @@ use crate::content::mix as spread;
 use crate::error::InputError;
 use crate::size::{SizeClass, format_bytes};
 
-pub use bands::{Band, BandShare, band_of, bands_of, shares};
+pub use bands::{Band, BandGrid, BandShare, MOST_SIZE_BANDS, band_of, bands_of, shares};
 pub use parse::{SAMPLE_ROWS, from_sampled_sizes, parse};
 
 /// How the sizes are drawn.

@@ -214,9 +214,37 @@ fn bands_are_the_doublings_a_mix_reaches() {
     let mix = parse("uniform:3KiB,9KiB").unwrap();
     let bands: Vec<String> = bands_of(&mix).iter().map(Band::label).collect();
     assert_eq!(bands, ["2KiB-4KiB", "4KiB-8KiB", "8KiB-16KiB"]);
-    let mix = parse("4KiB:1,5KiB:1,1MiB:1").unwrap();
+    // A few sizes written by hand are bands of their own (a size's blobs are all of it),
+    // in order whatever order they were written in.
+    let mix = parse("1MiB:1,4KiB:1,5KiB:1").unwrap();
     let bands: Vec<String> = bands_of(&mix).iter().map(Band::label).collect();
-    assert_eq!(bands, ["4KiB-8KiB", "1MiB-2MiB"]);
+    assert_eq!(bands, ["4KiB", "5KiB", "1MiB"]);
+    let grid = mix.band_grid();
+    assert_eq!(grid.band_of(5 << 10).label(), "5KiB");
+    assert_eq!(grid.band_of(4 << 10), grid.band(0));
+    assert_eq!(grid.slot_of(1 << 20), 2);
+    // Sizes no unit holds whole are named in bytes: two sizes never share a name.
+    let sampled = parse("4187:1,4233:1").unwrap().band_grid();
+    let names: Vec<String> = [4187, 4233].map(|b| sampled.band_of(b).label()).into();
+    assert_eq!(names, ["4187B", "4233B"]);
+    // More than a hand's worth (a histogram file, a sampled mix) are summarised by doublings.
+    let many: Vec<String> = (1..=MOST_SIZE_BANDS as u64 + 1)
+        .map(|k| format!("{}:1", k * 1000))
+        .collect();
+    let mix = parse(&many.join(",")).unwrap();
+    assert_eq!(mix.band_grid(), BandGrid::Doublings);
+    let bands: Vec<String> = bands_of(&mix).iter().map(Band::label).collect();
+    assert_eq!(
+        bands,
+        [
+            "512B-1KiB",
+            "1KiB-2KiB",
+            "2KiB-4KiB",
+            "4KiB-8KiB",
+            "8KiB-16KiB",
+            "16KiB-32KiB"
+        ]
+    );
 }
 
 #[test]
@@ -243,7 +271,7 @@ fn a_mix_datasets_sizes_offsets_and_sums_agree() {
 
 #[test]
 fn a_datasets_shares_are_counted_per_band() {
-    let shares = shares([5000, 4096, 1 << 20, 6000, 16]);
+    let shares = shares(&BandGrid::Doublings, [5000, 4096, 1 << 20, 6000, 16]);
     let seen: Vec<(String, u64, u64)> = shares
         .iter()
         .map(|s| (s.band.label(), s.blobs, s.bytes))

@@ -36,12 +36,29 @@ pub fn size_name(run: &RunResults, size: u64) -> String {
         .map_or_else(|| crate::size::format_bytes(size), |mix| mix.to_string())
 }
 
+/// The bands a size mix's run is read in: the mix's own grid, but doublings for results
+/// written before a mix of a few sizes had a band per size (read as they were written);
+/// None in a run of size classes.
+pub fn mix_grid(run: &RunResults) -> Option<crate::mix::BandGrid> {
+    let spec = run.config.datasets().into_iter().next()?;
+    let written_in_doublings = run
+        .results
+        .iter()
+        .flat_map(|r| &r.measured.bands)
+        .any(|b| b.high != b.low + 1);
+    Some(match spec.mix?.get().band_grid() {
+        crate::mix::BandGrid::Sizes(_) if written_in_doublings => crate::mix::BandGrid::Doublings,
+        grid => grid,
+    })
+}
+
 /// A size mix's dataset per size band, as the loader drew it from the mix and the seed;
 /// None in a run of size classes.
 pub fn mix_shares(run: &RunResults) -> Option<Vec<crate::mix::BandShare>> {
     run.config.size_mix?;
     let spec = run.config.datasets().into_iter().next()?;
     Some(crate::mix::shares(
+        &mix_grid(run)?,
         (1..=spec.rows).map(|id| spec.blob_bytes(id)),
     ))
 }

@@ -1,4 +1,4 @@
-//! A size mix's fetches per size band (`mix::band_of`, one doubling each): a mix's
+//! A size mix's fetches per size band (`mix::BandGrid`: a doubling or a user's size): a mix's
 //! p99 is set by its tail, and which store serves a size well differs by size, so the
 //! whole mix's figures are given per band too. Recorded after the clock, from the
 //! bytes each fetch returned; each band's histograms keep 2 significant digits (1%):
@@ -12,7 +12,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::{MAX_TRACKABLE_NS, Summary, WindowRecorder, interval};
-use crate::mix::{Band, band_of};
+use crate::mix::{Band, BandGrid};
 
 /// One band's fetches.
 #[derive(Clone)]
@@ -40,26 +40,32 @@ impl BandFetches {
     }
 }
 
-/// Every band's fetches of one phase, indexed by the band's power of two.
+/// Every band's fetches of one phase, indexed by the band's slot in its grid.
 #[derive(Clone)]
 pub struct BandRecorder {
     disk_counter_available: bool,
+    grid: BandGrid,
     bands: Vec<Option<BandFetches>>,
 }
 
 impl BandRecorder {
-    pub fn new(disk_counter_available: bool) -> Self {
+    pub fn new(disk_counter_available: bool, grid: BandGrid) -> Self {
         BandRecorder {
             disk_counter_available,
-            bands: vec![None; 64],
+            bands: vec![None; grid.slots()],
+            grid,
         }
+    }
+
+    pub fn grid(&self) -> &BandGrid {
+        &self.grid
     }
 
     /// One fetch that returned `returned` bytes, ended `at_ns` after the engine's first
     /// fetch began; `disk_bytes` as `FetchStats::record`.
     #[inline]
     pub fn record(&mut self, at_ns: u64, latency_ns: u64, disk_bytes: Option<u64>, returned: u64) {
-        let index = band_of(returned).low.trailing_zeros() as usize;
+        let index = self.grid.slot_of(returned);
         let available = self.disk_counter_available;
         let band = self.bands[index].get_or_insert_with(|| BandFetches::new(available));
         band.windows.record(at_ns, latency_ns, disk_bytes);
@@ -108,7 +114,7 @@ impl BandRecorder {
                     b.bytes_returned,
                     b.windows.windows(),
                 );
-                BandSummary::new(band_of(1u64 << i), summary, with_intervals)
+                BandSummary::new(self.grid.band(i), summary, with_intervals)
             })
             .collect()
     }
@@ -177,7 +183,7 @@ mod tests {
     #[test]
     fn fetches_land_in_the_band_of_the_bytes_they_returned_with_their_own_intervals() {
         const MS: u64 = 1_000_000;
-        let mut r = BandRecorder::new(true);
+        let mut r = BandRecorder::new(true, BandGrid::Doublings);
         // 2-4 KiB: 1,000 hits over 10 s (50 windows), 1.0-1.1 µs.
         for i in 0..1000 {
             r.record(i * 10 * MS, 1_000 + i % 100, Some(0), 3000);
@@ -186,7 +192,7 @@ mod tests {
         for i in 0..100 {
             r.record(i * 10 * MS, 50_000 + i * 10, Some(8192), 9000);
         }
-        let mut other = BandRecorder::new(true);
+        let mut other = BandRecorder::new(true, BandGrid::Doublings);
         other.record(5 * MS, 70_000, Some(4096), 16383);
         r.absorb(&other);
         let bands = r.summaries(true);
@@ -221,7 +227,7 @@ mod tests {
                 .all(|b| b.intervals.is_none() && b.windows.is_empty() && b.hdr.is_some())
         );
         // Without a disk counter no band says hit or miss.
-        let mut blind = BandRecorder::new(false);
+        let mut blind = BandRecorder::new(false, BandGrid::Doublings);
         blind.record(0, 5, None, 100);
         let b = &blind.summaries(true)[0];
         assert_eq!((b.hit_ratio, b.hits.is_none()), (None, true));

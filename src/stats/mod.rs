@@ -54,10 +54,11 @@ impl FetchStats {
         }
     }
 
-    /// The same, also recording each fetch in its size band where `mixed` (a size mix).
-    pub fn with_bands(mut self, mixed: bool) -> Self {
+    /// The same, also recording each fetch in its size band of `grid` where there is one
+    /// (a size mix's).
+    pub fn with_bands(mut self, grid: Option<crate::mix::BandGrid>) -> Self {
         let available = self.disk_bytes.is_some();
-        self.bands = mixed.then(|| bands::BandRecorder::new(available));
+        self.bands = grid.map(|grid| bands::BandRecorder::new(available, grid));
         self
     }
 

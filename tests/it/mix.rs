@@ -6,7 +6,7 @@
 use crate::common::{only_run, run, server_url_or_skip, stderr, with_flags};
 use serde_json::Value;
 
-/// Three sizes, each in its own band, so every band's mean blob is exact.
+/// Three sizes written by hand: each is a band of its own, named by it.
 const MIX: &str = "4KiB:60,64KiB:30,1MiB:10";
 const CANONICAL: &str = "buckets:4096:60,65536:30,1048576:10";
 const NAME: &str = "mix 4KiB:60 64KiB:30 1MiB:10";
@@ -34,9 +34,9 @@ fn check_bands(json: &Value, engines: &[&str]) {
         assert_eq!(count, r["measured"]["count"].as_u64().unwrap(), "{who}");
         for b in bands {
             let size = match b["band"].as_str().unwrap() {
-                "4KiB-8KiB" => 4096,
-                "64KiB-128KiB" => 65536,
-                "1MiB-2MiB" => 1 << 20,
+                "4KiB" => 4096,
+                "64KiB" => 65536,
+                "1MiB" => 1 << 20,
                 other => panic!("{who}: a band the mix has no blob in: {other}"),
             };
             let n = b["count"].as_u64().unwrap();
@@ -45,7 +45,7 @@ fn check_bands(json: &Value, engines: &[&str]) {
         }
         // 60% of the fetches are of 4 KiB blobs: with a few hundred fetches, the small
         // band is the largest.
-        assert_eq!(bands[0]["band"], "4KiB-8KiB", "{who}");
+        assert_eq!(bands[0]["band"], "4KiB", "{who}");
         let small = bands[0]["count"].as_u64().unwrap() as f64 / count as f64;
         assert!(
             count < 200 || (0.45..0.75).contains(&small),
@@ -90,11 +90,31 @@ fn a_size_mix_loads_verifies_and_measures_on_every_local_store_with_results_per_
     assert!(!html.contains("every size up to this meets"), "{html}");
     let bands = &html[html.find("id=bands-table").expect("the bands table")..];
     let bands = &bands[..bands.find("</table>").unwrap()];
-    for band in ["4KiB-8KiB", "64KiB-128KiB", "1MiB-2MiB"] {
+    for band in [">4KiB<", ">64KiB<", ">1MiB<"] {
         assert!(bands.contains(band), "{bands}");
     }
     assert!(bands.contains("% of blobs"), "{bands}");
+    // Each band's hit ratio and disk bytes per fetch, per engine (the floor's reads
+    // are counted here, uncapped, through its own /proc/self/io).
+    let reads = &html[html
+        .find("id=band-reads-table")
+        .expect("the band reads table")..];
+    let reads = &reads[..reads.find("</table>").unwrap()];
+    assert!(
+        reads.contains("% hits, ") && reads.contains(" a fetch"),
+        "{reads}"
+    );
     assert!(dir.join("bands.svg").is_file());
+    // Every fetch as a heat map, a panel per engine, its columns named by the bands.
+    let heatmap = std::fs::read_to_string(dir.join("band-heatmap.svg")).unwrap();
+    for name in ["sqlite-blobio", "floor", "\n64KiB\n"] {
+        assert!(heatmap.contains(name), "{name} not in the heat map");
+    }
+    assert!(heatmap.matches("<rect").count() > 30, "cells drawn");
+    assert!(
+        html.contains("band-heatmap.svg"),
+        "the page shows no heat map"
+    );
     assert!(!dir.join("headline.svg").exists());
     // The mix's own histogram drawn beside it, a bar pair over each band's start.
     let histogram = std::fs::read_to_string(dir.join("mix-histogram.svg")).unwrap();
@@ -123,9 +143,7 @@ fn a_size_mix_loads_verifies_and_measures_on_every_local_store_with_results_per_
         "{csv}"
     );
     assert!(
-        csv.contains(&format!(
-            ",floor,cold,1,1,{NAME},1MiB-2MiB,1048576,2097152,"
-        )),
+        csv.contains(&format!(",floor,cold,1,1,{NAME},1MiB,1048576,1048577,")),
         "{csv}"
     );
     // The floor's file holds the rows back to back: the dataset's bytes, and no more
@@ -236,21 +254,15 @@ fn a_mix_load_stopped_half_way_is_continued_to_the_same_bytes() {
 
 #[test]
 fn the_servers_load_verify_and_serve_a_mix() {
-    let servers = [
-        ("postgres", "postgres-url"),
-        ("mariadb", "mariadb-url"),
-        ("seaweedfs", "seaweedfs-url"),
-    ];
-    let mut urls = Vec::new();
-    for (name, flag) in servers {
-        let Some(url) = server_url_or_skip(name, "a size mix on the servers") else {
-            return;
-        };
-        urls.push((format!("--{flag}"), url));
-    }
+    let Some(servers) = crate::common::Servers::reach(
+        &["postgres", "mariadb", "dolt", "seaweedfs"],
+        "a size mix on the servers",
+    ) else {
+        return;
+    };
     let root = tempfile::tempdir().unwrap();
-    let engines = "postgres,postgres-raw,mariadb,mariadb-raw,seaweedfs";
-    let mut shared = vec![
+    let engines = "postgres,postgres-raw,mariadb,mariadb-raw,dolt,dolt-raw,seaweedfs";
+    let shared = [
         "--engines",
         engines,
         "--size-mix",
@@ -258,11 +270,7 @@ fn the_servers_load_verify_and_serve_a_mix() {
         "--dataset-bytes",
         "20MiB",
     ];
-    for (flag, url) in &urls {
-        shared.push(flag);
-        shared.push(url);
-    }
-    let out = run(
+    servers.ok(
         root.path(),
         &with_flags(
             "measure",
@@ -277,16 +285,11 @@ fn the_servers_load_verify_and_serve_a_mix() {
             ],
         ),
     );
-    let said = stderr(&out);
-    assert!(out.status.success(), "{said}");
     let (_, json) = only_run(root.path());
     check_bands(&json, &engines.split(',').collect::<Vec<_>>());
-    let verified = run(root.path(), &with_flags("verify", &shared, &[]));
-    let said = stderr(&verified);
-    assert!(verified.status.success(), "{said}");
-    assert!(said.contains("3 dataset(s) verified, 0 wrong"), "{said}");
-    let dropped = run(root.path(), &with_flags("drop", &shared, &[]));
-    assert!(dropped.status.success(), "{}", stderr(&dropped));
+    let said = servers.ok(root.path(), &with_flags("verify", &shared, &[]));
+    assert!(said.contains("4 dataset(s) verified, 0 wrong"), "{said}");
+    servers.ok(root.path(), &with_flags("drop", &shared, &[]));
 }
 
 #[test]
@@ -344,6 +347,71 @@ fn bad_mixes_and_mixes_with_what_they_cannot_do_are_refused_in_one_line() {
         assert!(err.contains(says), "{args:?}: {err}");
         assert_eq!(err.matches("Error:").count(), 1, "one error: {err}");
         assert!(!root.path().join("data").exists(), "{args:?} wrote data");
+    }
+}
+
+/// Sources that hold no mix: an empty or negative histogram file, an empty or missing
+/// directory, an SQLite file that is not there, a table with no rows. One line each,
+/// naming the source, exit 2, nothing written.
+#[test]
+fn sources_that_hold_no_mix_are_refused_in_one_line_naming_them() {
+    let root = tempfile::tempdir().unwrap();
+    let files = tempfile::tempdir().unwrap();
+    let at = |name: &str| files.path().join(name).display().to_string();
+    std::fs::write(at("empty.txt"), "").unwrap();
+    std::fs::write(at("negative.txt"), "BlockSize\t1024\n0\t5\n1\t-3\n").unwrap();
+    std::fs::write(at("zeros.txt"), "BlockSize\t1024\n0\t0\n").unwrap();
+    std::fs::create_dir(at("nothing")).unwrap();
+    let empty_table = files.path().join("empty.db");
+    crate::common::sql_exec(
+        &crate::common::sqlite_url(&empty_table),
+        &["CREATE TABLE photos (id INTEGER PRIMARY KEY, data BLOB)"],
+    );
+    let (empty, negative, zeros, nothing) = (
+        at("empty.txt"),
+        at("negative.txt"),
+        at("zeros.txt"),
+        at("nothing"),
+    );
+    let table = format!("sqlite:{}#photos.data", empty_table.display());
+    for (mix, says) in [
+        (
+            format!("hist:{empty}"),
+            format!("{empty} does not start with a BlockSize line"),
+        ),
+        (
+            format!("hist:{negative}"),
+            format!("line 3 of {negative} has a negative count"),
+        ),
+        (
+            format!("hist:{zeros}"),
+            format!("{zeros} has no bucket with a count above 0"),
+        ),
+        (
+            format!("dir:{nothing}"),
+            format!("{nothing} holds no files"),
+        ),
+        (
+            format!("dir:{nothing}/not-here"),
+            format!("{nothing}/not-here is not a directory"),
+        ),
+        (
+            "sqlite:/nonexistent/blobs.db#blobs.data".to_string(),
+            "/nonexistent/blobs.db is not a file".to_string(),
+        ),
+        (table, "has no row with a value in".to_string()),
+    ] {
+        let out = run(
+            root.path(),
+            &["load", "--engines", "floor", "--size-mix", &mix],
+        );
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{mix}: {err}");
+        // One line says it all (clap adds its pointer to --help under it).
+        let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("Error:")).collect();
+        assert_eq!(errors.len(), 1, "{mix}: {err}");
+        assert!(errors[0].contains(&says), "{mix}: {err}");
+        assert!(!root.path().join("data").exists(), "{mix} wrote data");
     }
 }
 

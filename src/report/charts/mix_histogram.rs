@@ -1,4 +1,4 @@
-//! A size mix's own histogram: per size band (a doubling), the share of the dataset's
+//! A size mix's own histogram: per size band (a doubling, or a size written by hand), the share of the dataset's
 //! blobs and the share of its bytes, as the loader drew them from the mix's seed. The two
 //! differ by design: a long-tailed mix's small blobs are most of its fetches, its large
 //! ones most of its bytes, and so of what the cache can hold; the latency per band above
@@ -10,8 +10,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{Chart, FONT, LABEL_SIZE, Section, TITLE_SIZE, draw_empty, legend, plot_err};
-use crate::mix::BandShare;
-use crate::report::data::mix_shares;
+use crate::mix::{BandGrid, BandShare};
+use crate::report::data::{mix_grid, mix_shares};
 use crate::results::RunResults;
 use crate::size::format_bytes;
 
@@ -28,7 +28,7 @@ impl Chart for MixHistogram {
     }
 
     fn caption(&self) -> String {
-        "The size mix itself: per size band (a doubling of blob size), the share of the dataset's blobs (blue) and of its bytes (orange), counted over every blob the loader wrote".into()
+        "The size mix itself: per size band (a doubling of blob size, or one of a few sizes written by hand), the share of the dataset's blobs (blue) and of its bytes (orange), counted over every blob the loader wrote".into()
     }
 
     fn section(&self) -> Section {
@@ -87,7 +87,10 @@ impl Chart for MixHistogram {
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(0)
-            .x_desc("size band: from the size named to twice it")
+            .x_desc(match mix_grid(run) {
+                Some(BandGrid::Sizes(_)) => "size band: the blobs of the size named",
+                _ => "size band: from the size named to twice it",
+            })
             .y_desc("% of the dataset")
             .y_label_formatter(&|y| {
                 if *y < 0.0 {

@@ -4,6 +4,7 @@
 //! Text uses the bundled DejaVu Sans, so no system font is needed.
 
 mod amplification;
+mod band_heatmap;
 mod bands;
 mod cdf;
 mod clients;
@@ -28,6 +29,7 @@ use crate::atomic_file::{make_atomic, write_atomic};
 use crate::results::RunResults;
 
 pub use amplification::Amplification;
+pub use band_heatmap::BandHeatmap;
 pub use bands::BandsChart;
 pub use cdf::Cdf;
 pub use clients::ClientsThroughput;
@@ -144,6 +146,7 @@ pub fn render<C: Chart>(chart: &C, input: &C::Input, dir: &Path) -> Result<PathB
 pub enum AnyChart {
     Headline(Headline),
     Bands(BandsChart),
+    BandHeatmap(BandHeatmap),
     MixHistogram(MixHistogram),
     Distribution(Distribution),
     Cdf(Cdf),
@@ -161,6 +164,7 @@ macro_rules! each_chart {
         match $self {
             AnyChart::Headline($c) => $body,
             AnyChart::Bands($c) => $body,
+            AnyChart::BandHeatmap($c) => $body,
             AnyChart::MixHistogram($c) => $body,
             AnyChart::Distribution($c) => $body,
             AnyChart::Cdf($c) => $body,
@@ -183,6 +187,9 @@ impl AnyChart {
         let mut charts = match run.config.size_mix {
             Some(_) => vec![
                 AnyChart::Bands(BandsChart { target_p99_ns }),
+                AnyChart::BandHeatmap(BandHeatmap {
+                    panels: band_heatmap::columns(run).len(),
+                }),
                 AnyChart::MixHistogram(MixHistogram),
             ],
             None => vec![AnyChart::Headline(Headline { target_p99_ns })],

@@ -1,9 +1,10 @@
 //! The verdict of a size mix (`--size-mix`, `templates/report/mix.html`): a mix is one
 //! dataset, so "the largest size meeting the target" means nothing; instead, per
 //! engine, the whole mix's p99 against the target and the size bands that miss it, then
-//! per band (one doubling of blob size) each engine's p99, judged as a size class's is
+//! per band (a doubling of blob size, or one of a few sizes written by hand) each engine's p99, judged as a size class's is
 //! (`judge`: on the band's own 95% interval), the band's share of the dataset's blobs,
-//! and the fastest engine there with those it cannot be told from.
+//! and the fastest engine there with those it cannot be told from; then per band each
+//! engine's hit ratio and disk bytes per fetch, which say why.
 
 use askama::Template;
 
@@ -11,6 +12,7 @@ use crate::db::registry::EngineKind;
 use crate::mix::{Band, BandShare};
 use crate::report::data::{SizeJudgement, engines, judge, mix_shares};
 use crate::results::{EngineResult, RunResults};
+use crate::size::format_bytes_approx;
 use crate::stats::bands::BandSummary;
 use crate::stats::{Summary, format_ns};
 use crate::summary::floor_ratio;
@@ -37,6 +39,8 @@ pub(super) struct BandRow {
     share: String,
     cells: Vec<Marked>,
     fastest: String,
+    /// Per engine: the band's hit ratio and disk bytes per fetch.
+    reads: Vec<Marked>,
 }
 
 #[derive(Template)]
@@ -78,6 +82,19 @@ fn band_p99(b: &BandSummary, judgement: &SizeJudgement) -> Marked {
         SizeJudgement::Meets => Marked::Good(p99),
         SizeJudgement::Misses { .. } => Marked::Bad(p99),
         SizeJudgement::CannotJudge { .. } => Marked::Muted(format!("{p99} ({} fetches)", b.count)),
+    }
+}
+
+/// A band's hit ratio and the bytes each fetch read from disk; "unavailable" where the
+/// disk counter was (never a made-up 0).
+fn band_reads(b: &BandSummary) -> Marked {
+    match (b.hit_ratio, b.disk_bytes_per_fetch) {
+        (Some(hits), Some(disk)) => Marked::Plain(format!(
+            "{:.0}% hits, {} a fetch",
+            100.0 * hits,
+            format_bytes_approx(disk.round() as u64)
+        )),
+        _ => Marked::Muted("unavailable".into()),
     }
 }
 
@@ -158,22 +175,24 @@ impl MixVerdict {
             .iter()
             .map(|&BandShare { band, blobs, bytes }| {
                 let mut judged = Vec::new();
-                let cells = engines
+                let (cells, reads) = engines
                     .iter()
                     .map(|&engine| {
                         let Some(r) = result_of(run, engine) else {
-                            return Marked::Muted("not measured".into());
+                            let none = || Marked::Muted("not measured".into());
+                            return (none(), none());
                         };
                         let Some(b) = band_of(r, band) else {
-                            return Marked::Muted("no fetch".into());
+                            let none = || Marked::Muted("no fetch".into());
+                            return (none(), none());
                         };
                         let judgement = band_judgement(b, target_ns);
                         if !matches!(judgement, SizeJudgement::CannotJudge { .. }) {
                             judged.push((&b.summary, engine.name()));
                         }
-                        band_p99(b, &judgement)
+                        (band_p99(b, &judgement), band_reads(b))
                     })
-                    .collect();
+                    .unzip();
                 BandRow {
                     band: band.label(),
                     share: format!(
@@ -183,6 +202,7 @@ impl MixVerdict {
                     ),
                     cells,
                     fastest: fastest_in(&mut judged),
+                    reads,
                 }
             })
             .collect();

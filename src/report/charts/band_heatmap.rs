@@ -123,9 +123,10 @@ impl Chart for BandHeatmap {
             .map_err(plot_err)?;
         let panels = area.split_evenly((rows, COLUMNS));
         let n = bands.len();
-        // A band named under the middle of its column: each where there are few, else
-        // every other one (or fewer), so the names do not run into each other.
-        let every = n.div_ceil(6);
+        // A band named under the middle of its column by where it starts (a doubling ends
+        // where the next starts): each where there are few, else one in every few, so
+        // the names do not run into each other in a quarter of the page's width.
+        let every = n.div_ceil(4);
         for (panel, (engine, columns)) in panels.iter().zip(&all) {
             let mut chart = ChartBuilder::on(panel)
                 .caption(engine.name(), (FONT, LABEL_SIZE))
@@ -140,7 +141,10 @@ impl Chart for BandHeatmap {
                 .x_labels(n + 1)
                 .x_label_formatter(&|x: &SegmentValue<i32>| match *x {
                     SegmentValue::CenterOf(i) if i >= 0 && (i as usize).is_multiple_of(every) => {
-                        bands.get(i as usize).map(Band::label).unwrap_or_default()
+                        bands
+                            .get(i as usize)
+                            .map(|band| crate::size::format_bytes(band.low))
+                            .unwrap_or_default()
                     }
                     _ => String::new(),
                 })

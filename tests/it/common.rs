@@ -363,27 +363,30 @@ pub fn docker(args: &[&str]) -> String {
 /// The container id of a compose service of the project the tests use.
 pub fn service_container(service: &str) -> String {
     hold_server(service);
+    let filters = service_filters(service);
+    let mut args = vec!["ps", "-aq"];
+    args.extend(filters.iter().map(String::as_str));
+    docker(&args)
+}
+
+/// `docker ps` filters naming a compose service of the project the tests use.
+fn service_filters(service: &str) -> [String; 4] {
     let project = std::env::var("BLOBRACE_COMPOSE_PROJECT").unwrap_or_else(|_| "blobrace".into());
-    docker(&[
-        "ps",
-        "-aq",
-        "-f",
-        &format!("label=com.docker.compose.project={project}"),
-        "-f",
-        &format!("label=com.docker.compose.service={service}"),
-    ])
+    [
+        "-f".into(),
+        format!("label=com.docker.compose.project={project}"),
+        "-f".into(),
+        format!("label=com.docker.compose.service={service}"),
+    ]
 }
 
 /// The running container of a compose service of the project the tests use, or None
 /// where there is none or no Docker to ask (a server reached by its URL alone).
 pub fn running_container(service: &str) -> Option<String> {
     hold_server(service);
-    let project = std::env::var("BLOBRACE_COMPOSE_PROJECT").unwrap_or_else(|_| "blobrace".into());
     let out = Command::new("docker")
-        .args(["ps", "-q", "-f"])
-        .arg(format!("label=com.docker.compose.project={project}"))
-        .arg("-f")
-        .arg(format!("label=com.docker.compose.service={service}"))
+        .args(["ps", "-q"])
+        .args(service_filters(service))
         .output()
         .ok()?;
     let id = String::from_utf8_lossy(&out.stdout)

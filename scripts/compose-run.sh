@@ -76,6 +76,27 @@ if [ -n "$disk_cap" ] && [ "$disk_cap" != none ]; then
   fi
 fi
 
+# The readahead (BLOBRACE_READAHEAD, Linux's 128 KiB unless set) of the disk under
+# Docker's root, which holds every volume, the runner's data included: the runner's /sys is
+# read-only, so it is set here on the host, and put back when this script ends; the runner
+# reads it back and records it (one it cannot have as asked refuses the run there).
+readahead=${BLOBRACE_READAHEAD:-$(setting BLOBRACE_READAHEAD)}
+readahead_kb=
+if [[ ${readahead:-128} =~ ^([0-9]+)(KiB)?$ ]]; then readahead_kb=${BASH_REMATCH[1]}
+elif [[ $readahead =~ ^([0-9]+)MiB$ ]]; then readahead_kb=$(( BASH_REMATCH[1] * 1024 ))
+fi  # "host", or a form the runner refuses with its own line
+if [ -n "$readahead_kb" ]; then
+  source=$(readlink -f "$(df --output=source "$(docker info -f '{{.DockerRootDir}}')" | tail -1)")
+  disk=$(lsblk -ndo pkname "$source" 2>/dev/null || true)
+  ra_file=/sys/class/block/$(basename "${disk:-$source}")/queue/read_ahead_kb
+  if [ -w "$ra_file" ] && host_kb=$(cat "$ra_file") && echo "$readahead_kb" > "$ra_file" 2>/dev/null; then
+    trap 'echo "$host_kb" > "$ra_file"' EXIT
+    echo "compose-run: readahead $readahead_kb KiB on $(basename "${disk:-$source}") for the run (the host's $host_kb KiB put back at the end)"
+  else
+    echo "compose-run: cannot set the readahead of ${disk:-$source} ($ra_file): the runner says what it runs under"
+  fi
+fi
+
 mkdir -p "${BLOBRACE_CHARTS_DIR:-charts}"
 # Building the runner can take minutes of both CPUs; a server whose healthcheck timed
 # out meanwhile reads "unhealthy" until its next check passes, and compose refuses to

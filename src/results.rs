@@ -90,6 +90,10 @@ pub struct RunResults {
     /// The cells measured to their end, and by which part.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub done_cells: Vec<crate::run_parts::DoneCell>,
+    /// The readahead of each disk the run read from (`--readahead`); None in results
+    /// from before it was set (the host's, `machine.data_read_ahead_kb`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readahead: Option<crate::cap::readahead::ReadaheadReport>,
 }
 
 /// The part of a run a failure stopped.

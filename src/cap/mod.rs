@@ -20,6 +20,7 @@ pub mod disk;
 mod disk_presets;
 pub mod docker_blkio;
 mod peaks;
+pub mod readahead;
 mod systemd;
 mod v1;
 mod v2;

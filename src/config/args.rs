@@ -123,6 +123,11 @@ pub struct RunArgs {
           long_help = format!("Disk cap of the measuring process on the disk of --data-dir: the rates of the volume the blobs will be served from, applied by the kernel's block throttle (cgroup v1 blkio, v2 io.max) and read back; what cannot be capped is said and recorded as not capped. It caps the embedded stores, one file per blob and the floor, and each server's container (written into its cgroup on the disk of its data volume, again after every restart, taken off at the end). A preset is the volume's own published rate, its source recorded with the run; a VM's own disk limits and burst credits are not modelled. Default: none (the dev box's own disk). It takes {}.", crate::cap::disk::disk_cap_forms()))]
     pub disk_cap: Option<Limit<DiskCap>>,
 
+    #[arg(long, env = "BLOBRACE_READAHEAD", value_parser = crate::cap::readahead::parse_readahead,
+          help = "Readahead of the disk under --data-dir for the run (its read_ahead_kb), in KiB, or \"host\" for the disk's own. Default: 128 (Linux's default).",
+          long_help = format!("Readahead of the disk under --data-dir for the run (its queue/read_ahead_kb; the servers' volumes' disks too where they are seen from here): how much a cold buffered read or mmap page fault pulls in around what it asked for. LMDB's 64 KiB fetch read 6.5 MB from disk at 8192 KiB (a VM's setting) and 214 KiB at 128 KiB. Set as root before anything is read, read back, recorded, and put back at the end (a killed run's by a watchdog, or the next run); two runs at once must ask the same. Where it cannot be set (not root, a container's read-only /sys) the default is said and recorded, and a value asked for is refused. Default: {} KiB, Linux's own, so runs on different hosts compare. It takes {}.", crate::cap::readahead::DEFAULT_KB, crate::cap::readahead::FORMS))]
+    pub readahead: Option<crate::cap::readahead::Readahead>,
+
     /// Seed of blob contents and fetch ids.
     #[arg(long, env = "BLOBRACE_SEED")]
     pub seed: Option<u64>,

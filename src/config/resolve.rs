@@ -228,6 +228,12 @@ impl RunArgs {
             dataset_bytes,
             cap: CapRequest { memory_bytes, cpus },
             disk_cap: self.disk_cap.clone().and_then(Limit::into_option),
+            readahead: self
+                .readahead
+                .unwrap_or(crate::cap::readahead::Readahead::Kib(
+                    crate::cap::readahead::DEFAULT_KB,
+                )),
+            readahead_explicit: self.readahead.is_some(),
             seed: self.seed.unwrap_or(DEFAULT_SEED),
             data_dir: self.data_dir.clone(),
             results_dir: self.results_dir.clone(),

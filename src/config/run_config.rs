@@ -60,6 +60,14 @@ pub struct RunConfig {
     /// The disk cap of the measuring process (`--disk-cap`), None for none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk_cap: Option<DiskCap>,
+    /// The readahead asked for the data's disk (`--readahead`); results from before it
+    /// existed ran at the host's.
+    #[serde(default)]
+    pub readahead: crate::cap::readahead::Readahead,
+    /// `--readahead` was given: a value that cannot be set refuses the run, where the
+    /// default is only said.
+    #[serde(skip)]
+    pub readahead_explicit: bool,
     pub seed: u64,
     pub data_dir: PathBuf,
     pub results_dir: PathBuf,
@@ -246,6 +254,12 @@ impl RunConfig {
         // Read from another disk: `variants` sets a disk cap beside the machine's own.
         if let Some(disk) = &self.disk_cap {
             parts.push(format!("disk cap {}", disk.asked));
+        }
+        // The host's readahead beside Linux's default: another disk's behaviour.
+        if self.readahead
+            != crate::cap::readahead::Readahead::Kib(crate::cap::readahead::DEFAULT_KB)
+        {
+            parts.push(format!("readahead {}", self.readahead));
         }
         parts
     }

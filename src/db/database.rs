@@ -38,6 +38,12 @@ pub trait Database: Sync {
     fn layout(&self, _at: &Locations) -> Vec<String> {
         Vec::new()
     }
+    /// Capability: `engine`'s cold reads are page faults on a memory map, which the
+    /// kernel widens by the disk's readahead (LMDB's default, SQLite with mmap_size):
+    /// its verdict names the readahead it ran under, the setting that made it.
+    fn reads_by_mmap(&self, _engine: &str, _at: &Locations) -> bool {
+        false
+    }
     /// Capability: a server in its own capped container (`db/server/`). Every
     /// `ServerDb` has it.
     fn server(&self) -> Option<&dyn ServerDb> {

@@ -77,6 +77,8 @@ pub fn catch() {
                 (false, true) => "before the run began: nothing was measured or saved".into(),
             };
             say!("\n{how}: {said}");
+            // exit drops nothing: the disk's readahead goes back here.
+            crate::cap::readahead::put_back_all();
             std::process::exit(128 + signal);
         });
     if spawned.is_err() {

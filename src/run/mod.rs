@@ -15,6 +15,7 @@ mod parts;
 pub mod plan;
 mod prepare;
 mod progress;
+mod readahead;
 mod record;
 pub mod resume;
 pub mod sinks;
@@ -64,6 +65,8 @@ pub struct Run {
     /// time put those already on disk first; empty: the plan's order.
     size_order: Vec<crate::dataset::DatasetSpec>,
     _cap_guard: CapGuard,
+    /// The readahead set for the run, put back when it ends.
+    readahead_holds: Vec<crate::cap::readahead::Hold>,
 }
 
 /// The stores the engines read, each once.
@@ -265,6 +268,8 @@ impl Run {
         crate::say::hold();
         check_results_dir(&config.results_dir)?;
         let (cap, guard) = apply_cap(&config)?;
+        // Before the machine's facts: they record the readahead in force.
+        let (readahead, readahead_holds) = readahead::hold(&config)?;
         let machine = MachineFacts::collect(&config.data_dir);
         crate::machine::one_malloc_arena_per_cpu(
             cap.cpu_limit.unwrap_or(machine.logical_cpus.max(1) as f64),
@@ -315,6 +320,7 @@ impl Run {
             resume_key,
             parts: vec![part],
             done_cells: Vec::new(),
+            readahead: Some(readahead),
         };
         let continuing = earlier.is_some();
         let results = match earlier {
@@ -332,6 +338,7 @@ impl Run {
             dataset_walk: None,
             size_order: Vec::new(),
             _cap_guard: guard,
+            readahead_holds,
         };
         if continuing {
             run.progress(Progress::Continuing(&run.results));

@@ -121,7 +121,23 @@ pub fn continue_run(mut earlier: RunResults, now: RunResults) -> Result<RunResul
             disk(is).map(|d| format!(", disk {d}")).unwrap_or_default(),
         );
     }
+    // The same asked readahead may have been set in one part and not another (run
+    // as root once, then not): cells read through different windows are not one run.
+    let readahead = |r: &RunResults| r.readahead.as_ref().map(|r| r.data_kb());
+    if let (Some(was), Some(is)) = (readahead(&earlier), readahead(&now))
+        && was != is
+    {
+        let kb = |v: Option<u64>| v.map_or("unavailable".into(), |k| format!("{k} KiB"));
+        bail!(
+            "run {} (in {}) stopped before its end and these flags would continue it, but its disk's readahead was {} and is {} now: its cells and the next ones would not stand on one disk setting. Continue it where the readahead can be set as asked (as root), or start a new run with --fresh (BLOBRACE_FRESH=1)",
+            earlier.run_id,
+            earlier.dir().display(),
+            kb(was),
+            kb(is),
+        );
+    }
     earlier.keep_done_cells_only();
+    earlier.readahead = now.readahead;
     earlier.config = now.config;
     // The key of the settings as this blobrace writes them (an older one's lacked any
     // added since): the next part finds the run by either.

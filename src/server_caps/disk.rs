@@ -49,6 +49,11 @@ async fn volume_disk(server: Server) -> Result<VolumeDisk> {
     })
 }
 
+/// The block device of a server's data volume, as seen from this process.
+pub async fn volume_device(server: Server) -> Result<crate::cap::disk::BlockDevice> {
+    Ok(volume_disk(server).await?.device)
+}
+
 /// A server's container created with a disk cap Docker keeps (compose's `blkio_config`
 /// from a capped `scripts/compose-run.sh`): its id, name, the device path on Docker's
 /// host and the limits.

@@ -20,7 +20,7 @@ mod disk;
 mod headroom;
 
 use disk::cap_disk;
-pub use disk::{DockerHeldCaps, check_docker_held, clear_left_disk_caps};
+pub use disk::{DockerHeldCaps, check_docker_held, clear_left_disk_caps, volume_device};
 
 /// A server's limits at one moment: its container's and its own cache's.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]

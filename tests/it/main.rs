@@ -31,6 +31,7 @@ mod merge;
 mod mix;
 mod pipeline;
 mod precision;
+mod readahead;
 mod remote;
 mod report;
 mod resume;

@@ -65,6 +65,12 @@ impl Database for Lmdb {
         ]
     }
 
+    /// lmdb-nordahead's map is MADV_RANDOM: a fault reads its page whatever the disk's
+    /// readahead.
+    fn reads_by_mmap(&self, engine: &str, _at: &Locations) -> bool {
+        engine == NAME
+    }
+
     fn open_store(&self, _: Option<Server>, at: &Locations, spec: DatasetSpec) -> BoxedStore {
         boxed(store::LmdbStore::new(&at.data_dir, spec))
     }

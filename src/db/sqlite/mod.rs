@@ -92,6 +92,11 @@ impl Database for Sqlite {
         parts
     }
 
+    /// With mmap_size set, every engine's pager reads the file through its map.
+    fn reads_by_mmap(&self, _engine: &str, at: &Locations) -> bool {
+        at.sqlite_mmap_size != 0
+    }
+
     fn open_store(&self, _: Option<Server>, at: &Locations, spec: DatasetSpec) -> BoxedStore {
         boxed(store::SqliteStore::new(
             &at.data_dir,

@@ -22,6 +22,9 @@ pub(super) struct CloseCall {
 
 pub(super) struct VerdictRow {
     engine: &'static str,
+    /// For an engine that reads through a memory map: the readahead its page faults
+    /// read by ("mmap, readahead 128 KiB").
+    mmap: Option<String>,
     /// The largest size meeting the target.
     largest: Marked,
     /// Where the walk up the sizes stopped, and why.
@@ -92,6 +95,7 @@ impl Verdict {
                     };
                 VerdictRow {
                     engine: engine.name(),
+                    mmap: mmap_label(run, engine),
                     largest,
                     stops,
                     close_calls,
@@ -105,6 +109,23 @@ impl Verdict {
             rows,
         }
     }
+}
+
+/// "mmap, readahead 128 KiB" for an engine whose cold reads are page faults on a map
+/// (`Database::reads_by_mmap`): its verdict holds for that readahead, not for the store.
+fn mmap_label(run: &RunResults, engine: EngineKind) -> Option<String> {
+    let at = run.config.locations();
+    if !engine.store().db().reads_by_mmap(engine.name(), &at) {
+        return None;
+    }
+    let kb = run
+        .readahead
+        .as_ref()
+        .map_or(run.machine.data_read_ahead_kb, |r| r.data_kb());
+    Some(match kb {
+        Some(kb) => format!("mmap, readahead {kb} KiB"),
+        None => "mmap, readahead unavailable".into(),
+    })
 }
 
 /// One engine's sustainable rate at one size.

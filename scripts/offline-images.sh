@@ -43,6 +43,9 @@ if [ "${1:-}" = runner ]; then
   cp target/release/blobrace "$ctx/"
   cp "$bench" "$ctx/blobrace-bench"
   cp compose/runner/run.sh "$ctx/"
+  # --network-rtt's proxy (scripts/setup.sh builds it): the runner fetches through it too.
+  tp=$(command -v toxiproxy-server) || { echo "offline-images: toxiproxy-server not found: run scripts/setup.sh" >&2; exit 1; }
+  cp "$tp" "$ctx/"
   docker build -q --build-arg BASE="$base" -t blobrace/runner-offline:latest -f compose/runner/offline.Dockerfile "$ctx"
   echo "offline-images: built blobrace/runner-offline:latest (use it with BLOBRACE_RUNNER_IMAGE=blobrace/runner-offline:latest)"
   exit 0

@@ -34,6 +34,18 @@ if ((${#need_apt[@]})); then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
 fi
 
+# --network-rtt puts Toxiproxy (Shopify's) between the engines and their servers: built from
+# the Go module proxy (its newest release there), as the stand-in images' Dolt is.
+if ! command -v toxiproxy-server >/dev/null 2>&1; then
+  bin=/usr/local/bin
+  [ -w "$bin" ] || { bin=$HOME/.local/bin; mkdir -p "$bin"; }
+  gobin=$(mktemp -d)
+  GOBIN=$gobin go install -ldflags="-X github.com/Shopify/toxiproxy/v2.Version=2.5.0" github.com/Shopify/toxiproxy/v2/cmd/server@v2.5.0
+  install -m 0755 "$gobin/server" "$bin/toxiproxy-server"
+  rm -rf "$gobin"
+  command -v toxiproxy-server >/dev/null 2>&1 || echo "setup: toxiproxy-server is in $bin: add it to PATH for --network-rtt" >&2
+fi
+
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: cargo not found: install Rust >= 1.94 (https://rustup.rs) and re-run" >&2
   exit 1

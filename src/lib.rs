@@ -57,6 +57,7 @@ pub mod cpu_profile;
 pub mod dataset;
 pub mod dataset_lock;
 pub mod db;
+pub mod deploy;
 pub mod disk_room;
 pub mod diskio;
 pub mod diskprobe;

@@ -94,6 +94,10 @@ pub struct RunResults {
     /// from before it was set (the host's, `machine.data_read_ahead_kb`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub readahead: Option<crate::cap::readahead::ReadaheadReport>,
+    /// The network put between the engines and their servers (`--network-rtt`); None:
+    /// loopback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<crate::deploy::network::NetworkReport>,
 }
 
 /// The part of a run a failure stopped.

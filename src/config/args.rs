@@ -128,6 +128,11 @@ pub struct RunArgs {
           long_help = format!("Readahead of the disk under --data-dir for the run (its queue/read_ahead_kb; the servers' volumes' disks too where they are seen from here): how much a cold buffered read or mmap page fault pulls in around what it asked for. LMDB's 64 KiB fetch read 6.5 MB from disk at 8192 KiB (a VM's setting) and 214 KiB at 128 KiB. Set as root before anything is read, read back, recorded, and put back at the end (a killed run's by a watchdog, or the next run); two runs at once must ask the same. Where it cannot be set (not root, a container's read-only /sys) the default is said and recorded, and a value asked for is refused. Default: {} KiB, Linux's own, so runs on different hosts compare. It takes {}.", crate::cap::readahead::DEFAULT_KB, crate::cap::readahead::FORMS))]
     pub readahead: Option<crate::cap::readahead::Readahead>,
 
+    #[arg(long, env = "BLOBRACE_NETWORK_RTT", value_parser = super::parse::parse_network_rtt_flag,
+          help = "A network between the engines and their servers: the round trip added, in whole ms (e.g. \"1ms\", \"2ms:1ms\" with jitter; \"0\": the proxy alone), or \"none\". Default: none (loopback).",
+          long_help = format!("A network between the engines and their servers, as in production where the database is on another host: every server engine and the object store fetch through Toxiproxy (started by the run, killed with it), whose latency toxic adds the round trip, half each way; the round trip each result records is measured through it. The embedded stores are in the process and get none: that is the difference it shows. Loads, caps and cold restarts reach the servers directly. Default: none (loopback). It takes {}.", crate::deploy::network::FORMS))]
+    pub network_rtt: Option<Limit<crate::deploy::network::NetworkRtt>>,
+
     /// Seed of blob contents and fetch ids.
     #[arg(long, env = "BLOBRACE_SEED")]
     pub seed: Option<u64>,

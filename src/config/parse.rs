@@ -100,6 +100,15 @@ pub(super) fn parse_disk_cap_flag(text: &str) -> Result<Limit<DiskCap>, InputErr
     })
 }
 
+pub(super) fn parse_network_rtt_flag(
+    text: &str,
+) -> Result<Limit<crate::deploy::network::NetworkRtt>, InputError> {
+    Ok(match crate::deploy::network::parse_network_rtt(text)? {
+        None => Limit::None,
+        Some(rtt) => Limit::Some(rtt),
+    })
+}
+
 pub(super) fn parse_cpus(text: &str) -> Result<Limit<f64>, InputError> {
     if text.trim() == "none" {
         return Ok(Limit::None);

@@ -234,6 +234,8 @@ impl RunArgs {
                     crate::cap::readahead::DEFAULT_KB,
                 )),
             readahead_explicit: self.readahead.is_some(),
+            network_rtt: self.network_rtt.and_then(Limit::into_option),
+            fetch_urls: Default::default(),
             seed: self.seed.unwrap_or(DEFAULT_SEED),
             data_dir: self.data_dir.clone(),
             results_dir: self.results_dir.clone(),

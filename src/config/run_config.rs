@@ -68,6 +68,14 @@ pub struct RunConfig {
     /// default is only said.
     #[serde(skip)]
     pub readahead_explicit: bool,
+    /// The round trip added between the engines and their servers (`--network-rtt`),
+    /// None for loopback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_rtt: Option<crate::deploy::network::NetworkRtt>,
+    /// Where each server's engines fetch through once the run set its proxy up (with
+    /// passwords: never recorded).
+    #[serde(skip)]
+    pub fetch_urls: BTreeMap<Server, String>,
     pub seed: u64,
     pub data_dir: PathBuf,
     pub results_dir: PathBuf,
@@ -202,6 +210,7 @@ impl RunConfig {
         Locations {
             data_dir: self.data_dir.clone(),
             server_urls: self.server_urls.clone(),
+            fetch_urls: self.fetch_urls.clone(),
             server_options: ServerOptions {
                 pg_storage: self.pg_storage,
             },
@@ -254,6 +263,9 @@ impl RunConfig {
         // Read from another disk: `variants` sets a disk cap beside the machine's own.
         if let Some(disk) = &self.disk_cap {
             parts.push(format!("disk cap {}", disk.asked));
+        }
+        if let Some(rtt) = self.network_rtt {
+            parts.push(format!("network rtt {rtt}"));
         }
         // The host's readahead beside Linux's default: another disk's behaviour.
         if self.readahead

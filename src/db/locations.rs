@@ -17,6 +17,9 @@ pub struct Locations {
     pub data_dir: PathBuf,
     /// Server URLs carry passwords: never written to results (see `server::redact_url`).
     pub server_urls: BTreeMap<Server, String>,
+    /// Where the engines fetch from, where it is not the server's URL: through the
+    /// latency proxy of `--network-rtt` (loads, caps and placement use `server_urls`).
+    pub fetch_urls: BTreeMap<Server, String>,
     pub server_options: ServerOptions,
     /// SQLite's page size for its dataset files (a layout: each its own file).
     pub sqlite_page_size: u32,
@@ -37,6 +40,15 @@ impl Locations {
     pub fn server_url(&self, server: Server) -> Option<&str> {
         self.server_urls.get(&server).map(String::as_str)
     }
+
+    /// The URL a server's engines fetch through: the proxy's where the run put a
+    /// network in the path, else the server's own.
+    pub fn fetch_url(&self, server: Server) -> Option<&str> {
+        self.fetch_urls
+            .get(&server)
+            .map(String::as_str)
+            .or_else(|| self.server_url(server))
+    }
 }
 
 impl Default for Locations {
@@ -44,6 +56,7 @@ impl Default for Locations {
         Self {
             data_dir: PathBuf::new(),
             server_urls: BTreeMap::new(),
+            fetch_urls: BTreeMap::new(),
             server_options: ServerOptions::default(),
             sqlite_page_size: DEFAULT_SQLITE_PAGE_SIZE,
             sqlite_mmap_size: 0,

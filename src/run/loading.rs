@@ -27,6 +27,7 @@ impl Run {
         self.server_caps = fit_servers(&mut self.results.config).await?;
         self.results.server_fits = self.server_caps.fits();
         self.hold_servers_readahead().await?;
+        self.route_servers()?;
         let outlook = self.outlook().await;
         self.progress(Progress::Outlook(&outlook));
         self.load_outlook = outlook.loads;

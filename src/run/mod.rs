@@ -10,6 +10,7 @@ mod dataset_walk;
 pub mod drive;
 pub mod interrupt;
 mod loading;
+mod network;
 pub mod outlook;
 mod parts;
 pub mod plan;
@@ -67,6 +68,8 @@ pub struct Run {
     _cap_guard: CapGuard,
     /// The readahead set for the run, put back when it ends.
     readahead_holds: Vec<crate::cap::readahead::Hold>,
+    /// The latency proxy between the engines and their servers (`--network-rtt`).
+    network: Option<crate::deploy::network::LatencyProxy>,
 }
 
 /// The stores the engines read, each once.
@@ -270,6 +273,7 @@ impl Run {
         let (cap, guard) = apply_cap(&config)?;
         // Before the machine's facts: they record the readahead in force.
         let (readahead, readahead_holds) = readahead::hold(&config)?;
+        let network = network::start(&config)?;
         let machine = MachineFacts::collect(&config.data_dir);
         crate::machine::one_malloc_arena_per_cpu(
             cap.cpu_limit.unwrap_or(machine.logical_cpus.max(1) as f64),
@@ -321,6 +325,7 @@ impl Run {
             parts: vec![part],
             done_cells: Vec::new(),
             readahead: Some(readahead),
+            network: None,
         };
         let continuing = earlier.is_some();
         let results = match earlier {
@@ -339,6 +344,7 @@ impl Run {
             size_order: Vec::new(),
             _cap_guard: guard,
             readahead_holds,
+            network,
         };
         if continuing {
             run.progress(Progress::Continuing(&run.results));

@@ -267,7 +267,8 @@ impl Run {
         engine: EngineKind,
         server: crate::db::server::Server,
     ) -> Option<crate::db::server::round_trip::RoundTrip> {
-        let url = self.config().locations().server_url(server)?.to_string();
+        // Through the run's network, as its engines fetch.
+        let url = self.config().locations().fetch_url(server)?.to_string();
         match crate::db::server::round_trip::measure(server, &url).await {
             Ok(rt) => rt,
             Err(e) => {

@@ -29,6 +29,7 @@ mod load;
 mod locks;
 mod merge;
 mod mix;
+mod network;
 mod pipeline;
 mod precision;
 mod readahead;

@@ -28,7 +28,8 @@ pub struct S3Engine {
 
 impl S3Engine {
     pub async fn open(server: Server, at: &Locations, spec: DatasetSpec) -> Result<S3Engine> {
-        let url = server.require_url(at.server_url(server))?;
+        // Through the run's network, where it set one (`deploy::network`).
+        let url = server.require_url(at.fetch_url(server))?;
         let parsed = S3Url::parse(&url)?;
         let bucket = bucket_name(server, &spec);
         // The manifest alone, over S3: no `weed shell` per client (see `version_once`).

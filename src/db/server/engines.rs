@@ -18,7 +18,8 @@ async fn connect(
     at: &Locations,
     spec: DatasetSpec,
 ) -> Result<(DatabaseConnection, EngineSettings)> {
-    let url = server.require_url(at.server_url(server))?;
+    // Through the run's network, where it set one (`deploy::network`).
+    let url = server.require_url(at.fetch_url(server))?;
     let namespace = server.namespace(&spec, &at.server_options);
     let db = server.connect(&url, Some(&namespace)).await?;
     let mut settings = read_settings(&db, server.recording().settings_queries()).await?;

@@ -40,6 +40,9 @@ pub(super) struct VerdictRow {
 pub(super) struct Verdict {
     target: String,
     rows: Vec<VerdictRow>,
+    /// The network between the engines and their servers, where the run put one: the
+    /// difference between a server and an embedded store it adds.
+    network: Option<String>,
 }
 
 impl Verdict {
@@ -107,6 +110,7 @@ impl Verdict {
         Verdict {
             target: format_ns(target_ns as f64),
             rows,
+            network: run.network.as_ref().map(|n| n.label()),
         }
     }
 }

@@ -17,6 +17,10 @@ command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 # The disk cap is checked against fio, the field's own tool, under the same throttle
 # (tests/it/disk_cap.rs).
 command -v fio >/dev/null 2>&1 || need_apt+=(fio)
+# --disk-latency's emulated disk: nbdkit's delay filter, exposed by nbdfuse, on a loop device.
+command -v nbdkit >/dev/null 2>&1 || need_apt+=(nbdkit)
+command -v nbdfuse >/dev/null 2>&1 || need_apt+=(libnbd-bin)
+command -v fusermount3 >/dev/null 2>&1 || need_apt+=(fuse3)
 # The RocksDB engine loads the system's librocksdb at run time (src/db/rocksdb/ffi.rs): the
 # newest release this distribution packages (Debian 12: librocksdb7.8).
 if ! ls /usr/lib/*/librocksdb.so.* /usr/lib/librocksdb.so.* /usr/local/lib/librocksdb.so.* >/dev/null 2>&1; then

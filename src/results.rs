@@ -98,6 +98,10 @@ pub struct RunResults {
     /// loopback.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<crate::deploy::network::NetworkReport>,
+    /// The emulated disk the data directory was on (`--disk-latency`); None: the
+    /// machine's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_disk: Option<crate::deploy::slow_disk::SlowDiskReport>,
 }
 
 /// The part of a run a failure stopped.

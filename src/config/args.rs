@@ -133,6 +133,11 @@ pub struct RunArgs {
           long_help = format!("A network between the engines and their servers, as in production where the database is on another host: every server engine and the object store fetch through Toxiproxy (started by the run, killed with it), whose latency toxic adds the round trip, half each way; the round trip each result records is measured through it. The embedded stores are in the process and get none: that is the difference it shows. Loads, caps and cold restarts reach the servers directly. Default: none (loopback). It takes {}.", crate::deploy::network::FORMS))]
     pub network_rtt: Option<Limit<crate::deploy::network::NetworkRtt>>,
 
+    #[arg(long, env = "BLOBRACE_DISK_LATENCY", value_parser = super::parse::parse_disk_latency_flag,
+          help = "A disk that answers in milliseconds: each read and write of the data directory's disk delayed by this many whole ms (e.g. \"1ms\"; \"0\": the emulated disk's own path), or \"none\". Default: none (the machine's own disk).",
+          long_help = format!("A disk that answers in milliseconds, as a cloud block volume does on each cache miss: the run mounts its data directory (<data-dir>/latency-disk, its bytes in <data-dir>/latency-disk.img) on an emulated block device, nbdkit's delay filter through nbdfuse and a loop device in direct-I/O mode (no second page cache: the memory cap still holds), and takes it down when it ends, however it ends. Needs root, FUSE and Debian's nbdkit, libnbd-bin and fuse3 (scripts/setup.sh). The servers' volumes stay on the machine's disk (said). Default: none. It takes {}.", crate::deploy::slow_disk::FORMS))]
+    pub disk_latency: Option<Limit<crate::deploy::slow_disk::DiskLatency>>,
+
     /// Seed of blob contents and fetch ids.
     #[arg(long, env = "BLOBRACE_SEED")]
     pub seed: Option<u64>,

@@ -109,6 +109,15 @@ pub(super) fn parse_network_rtt_flag(
     })
 }
 
+pub(super) fn parse_disk_latency_flag(
+    text: &str,
+) -> Result<Limit<crate::deploy::slow_disk::DiskLatency>, InputError> {
+    Ok(match crate::deploy::slow_disk::parse_disk_latency(text)? {
+        None => Limit::None,
+        Some(latency) => Limit::Some(latency),
+    })
+}
+
 pub(super) fn parse_cpus(text: &str) -> Result<Limit<f64>, InputError> {
     if text.trim() == "none" {
         return Ok(Limit::None);

@@ -236,6 +236,7 @@ impl RunArgs {
             readahead_explicit: self.readahead.is_some(),
             network_rtt: self.network_rtt.and_then(Limit::into_option),
             fetch_urls: Default::default(),
+            disk_latency: self.disk_latency.and_then(Limit::into_option),
             seed: self.seed.unwrap_or(DEFAULT_SEED),
             data_dir: self.data_dir.clone(),
             results_dir: self.results_dir.clone(),

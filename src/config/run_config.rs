@@ -76,6 +76,10 @@ pub struct RunConfig {
     /// passwords: never recorded).
     #[serde(skip)]
     pub fetch_urls: BTreeMap<Server, String>,
+    /// Each read and write of the data's disk delayed (`--disk-latency`): the data
+    /// directory on an emulated disk; None for the machine's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_latency: Option<crate::deploy::slow_disk::DiskLatency>,
     pub seed: u64,
     pub data_dir: PathBuf,
     pub results_dir: PathBuf,
@@ -263,6 +267,9 @@ impl RunConfig {
         // Read from another disk: `variants` sets a disk cap beside the machine's own.
         if let Some(disk) = &self.disk_cap {
             parts.push(format!("disk cap {}", disk.asked));
+        }
+        if let Some(latency) = self.disk_latency {
+            parts.push(format!("disk latency {latency}"));
         }
         if let Some(rtt) = self.network_rtt {
             parts.push(format!("network rtt {rtt}"));

@@ -1,6 +1,8 @@
 //! The machine a user deploys on, emulated around the run: what lies between the
 //! application and its data besides the memory and CPU caps (`cap/`) and the disk's
 //! rate and readahead (`cap/disk.rs`, `cap/readahead.rs`). Each part one file: a
-//! network between the application and its database (`network.rs`).
+//! network between the application and its database (`network.rs`), a disk that answers in
+//! milliseconds (`slow_disk.rs`).
 
 pub mod network;
+pub mod slow_disk;

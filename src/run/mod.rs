@@ -20,6 +20,7 @@ mod readahead;
 mod record;
 pub mod resume;
 pub mod sinks;
+mod slow_disk;
 mod terminal;
 pub mod writer;
 
@@ -70,6 +71,9 @@ pub struct Run {
     readahead_holds: Vec<crate::cap::readahead::Hold>,
     /// The latency proxy between the engines and their servers (`--network-rtt`).
     network: Option<crate::deploy::network::LatencyProxy>,
+    /// The emulated disk the data directory is on (`--disk-latency`), taken down last:
+    /// after every store and the readahead let go of it.
+    _slow_disk: Option<crate::deploy::slow_disk::SlowDisk>,
 }
 
 /// The stores the engines read, each once.
@@ -270,6 +274,9 @@ impl Run {
         // Every line from here on, into the run's run.log once it has its directory.
         crate::say::hold();
         check_results_dir(&config.results_dir)?;
+        // Before the cap: the emulated disk's processes are the disk, not this process.
+        let mut config = config;
+        let slow_disk = slow_disk::attach(&mut config)?;
         let (cap, guard) = apply_cap(&config)?;
         // Before the machine's facts: they record the readahead in force.
         let (readahead, readahead_holds) = readahead::hold(&config)?;
@@ -326,6 +333,7 @@ impl Run {
             done_cells: Vec::new(),
             readahead: Some(readahead),
             network: None,
+            slow_disk: slow_disk.as_ref().map(|d| d.report.clone()),
         };
         let continuing = earlier.is_some();
         let results = match earlier {
@@ -345,6 +353,7 @@ impl Run {
             _cap_guard: guard,
             readahead_holds,
             network,
+            _slow_disk: slow_disk,
         };
         if continuing {
             run.progress(Progress::Continuing(&run.results));

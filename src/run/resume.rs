@@ -139,6 +139,7 @@ pub fn continue_run(mut earlier: RunResults, now: RunResults) -> Result<RunResul
     earlier.keep_done_cells_only();
     earlier.readahead = now.readahead;
     earlier.network = now.network;
+    earlier.slow_disk = now.slow_disk;
     earlier.config = now.config;
     // The key of the settings as this blobrace writes them (an older one's lacked any
     // added since): the next part finds the run by either.

@@ -38,4 +38,5 @@ mod report;
 mod resume;
 mod seaweedfs;
 mod servers;
+mod slow_disk;
 mod steady;

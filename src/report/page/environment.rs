@@ -185,10 +185,19 @@ impl Environment {
             ram: format_bytes(m.ram_bytes),
             kernel: m.kernel.clone(),
             data_filesystem: m.data_filesystem.clone(),
-            data_device: match (&run.readahead, m.data_read_ahead_kb) {
-                (Some(r), _) => format!("{} ({})", m.data_device, r.label()),
-                (None, Some(kb)) => format!("{} (readahead {kb} KiB, the host's)", m.data_device),
-                (None, None) => m.data_device.clone(),
+            data_device: {
+                let device = match (&run.readahead, m.data_read_ahead_kb) {
+                    (Some(r), _) => format!("{} ({})", m.data_device, r.label()),
+                    (None, Some(kb)) => {
+                        format!("{} (readahead {kb} KiB, the host's)", m.data_device)
+                    }
+                    (None, None) => m.data_device.clone(),
+                };
+                // The emulated disk under it, and what it leaves out.
+                match &run.slow_disk {
+                    Some(d) => format!("{device}; {}; {}", d.label(), d.notes.join("; ")),
+                    None => device,
+                }
             },
             process_memory_cap: run.cap.memory_label(),
             process_cpu_cap: run.cap.cpu_label(),

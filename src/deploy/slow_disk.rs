@@ -1,0 +1,379 @@
+//! A disk that answers in milliseconds (`--disk-latency`): the run's data directory on
+//! an emulated block device whose every read and write waits a stated time, as a cloud
+//! block volume's (a network device: EBS, persistent disk) does on each cache miss.
+//! `--disk-cap` can only throttle a rate: the kernel lets reads through at the disk's own
+//! speed until the budget is spent, so it leaves the p50 where it was.
+//!
+//! The stack, from existing tools (this VM's kernel has no dm-delay, nbd or ublk; FUSE
+//! and loop devices work): nbdkit's `file` plugin serves an image file (`cache=none`:
+//! the host's page cache keeps none of it) through its `delay` filter (`rdelay`,
+//! `wdelay`: whole milliseconds), nbdfuse exposes it as a file, a loop device in direct-I/O
+//! mode makes that file a block device (no page cache of the loop's own), and ext4 on it
+//! is mounted as the data directory. The only page cache left is the mounted file
+//! system's, charged to the reader's cgroup: the memory cap still holds. The FUSE path
+//! costs its own time (about 0.27 ms a 4 KiB read here with no delay): the disk probe
+//! before and after each cell measures the emulated disk as the fetches see it.
+//!
+//! Set up by the run before the cap (nbdkit and nbdfuse are the disk, not the process)
+//! and taken down by a watchdog shell that waits on a pipe for the run's end, however it
+//! ends: unmounted, the loop device detached, FUSE unmounted, nbdkit gone.
+
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::InputError;
+
+/// `--disk-latency`: milliseconds added to each read and write of the data's disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub struct DiskLatency {
+    pub ms: u64,
+}
+
+impl std::fmt::Display for DiskLatency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}ms", self.ms)
+    }
+}
+
+impl From<DiskLatency> for String {
+    fn from(d: DiskLatency) -> String {
+        d.to_string()
+    }
+}
+
+impl TryFrom<String> for DiskLatency {
+    type Error = InputError;
+    fn try_from(text: String) -> Result<Self, InputError> {
+        parse_disk_latency(&text)?.ok_or_else(|| InputError::Value {
+            what: "disk latency",
+            input: text,
+            why: "a recorded latency cannot be none".into(),
+        })
+    }
+}
+
+pub const FORMS: &str = "\"none\" (the machine's own disk); or each read's and write's added time in whole milliseconds (\"1ms\", \"2ms\"; \"0\": the emulated disk's path alone, its own cost), at most 1000ms";
+
+/// `--disk-latency`: None for "none".
+pub fn parse_disk_latency(text: &str) -> Result<Option<DiskLatency>, InputError> {
+    let bad = |why: String| InputError::Value {
+        what: "disk latency",
+        input: text.into(),
+        why: format!("{why}; it takes {FORMS}"),
+    };
+    let t = text.trim();
+    if t == "none" {
+        return Ok(None);
+    }
+    if t != "0" && !t.ends_with("ms") {
+        return Err(bad(format!("'{t}' needs its unit, ms")));
+    }
+    let ms = t.strip_suffix("ms").unwrap_or(t).parse::<u64>().map_err(|_| {
+        bad(format!(
+            "'{t}' is not a whole number of milliseconds (nbdkit's delay filter takes whole ms; 0 is the emulated disk's own path, about 0.3 ms a read)"
+        ))
+    })?;
+    if ms > 1000 {
+        return Err(bad("more than 1000ms".into()));
+    }
+    Ok(Some(DiskLatency { ms }))
+}
+
+/// The emulated disk a run read from, recorded with it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SlowDiskReport {
+    pub asked: DiskLatency,
+    /// The file holding the emulated disk's bytes, on the machine's own disk.
+    pub image: PathBuf,
+    /// Where it is mounted: the run's data directory.
+    pub mount: PathBuf,
+    /// "/dev/loop3".
+    pub device: String,
+    /// "nbdkit 1.32.5 (file cache=none, delay rdelay=1ms wdelay=1ms) → nbdfuse 1.14.2 →
+    /// /dev/loop3 (direct I/O) → ext4".
+    pub stack: String,
+    /// What it does not hold (the servers' volumes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl SlowDiskReport {
+    pub fn label(&self) -> String {
+        format!(
+            "disk latency: +{} ms a read and a write on the data directory {} ({})",
+            self.asked.ms,
+            self.mount.display(),
+            self.stack
+        )
+    }
+}
+
+/// The emulated disk, mounted; taken down when dropped (or by its watchdog when this
+/// process ends any other way).
+pub struct SlowDisk {
+    watchdog: Child,
+    pub report: SlowDiskReport,
+}
+
+/// Tears the stack down once its stdin closes: `$1` the mount point, `$2` the loop
+/// device, `$3` the FUSE mount point.
+const WATCHDOG: &str = r#"
+trap '' INT TERM HUP
+while read -r _; do :; done
+umount "$1" 2>/dev/null || umount -l "$1" 2>/dev/null
+losetup -d "$2" 2>/dev/null
+fusermount3 -u "$3" 2>/dev/null || fusermount3 -u -z "$3" 2>/dev/null || umount -l "$3" 2>/dev/null
+exit 0
+"#;
+
+/// The programs the stack needs, with the package that has each.
+const PROGRAMS: [(&str, &str); 6] = [
+    ("nbdkit", "nbdkit"),
+    ("nbdfuse", "libnbd-bin"),
+    ("fusermount3", "fuse3"),
+    ("losetup", "mount"),
+    ("mkfs.ext4", "e2fsprogs"),
+    ("mount", "mount"),
+];
+
+fn version(program: &str) -> String {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.lines().next().map(str::to_string))
+        .unwrap_or_else(|| program.into())
+}
+
+fn run(cmd: &mut Command) -> Result<String, String> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{cmd:?}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd:?}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+impl SlowDisk {
+    /// Mount the emulated disk holding `dir`'s datasets (its image `<dir>/latency-disk.img`,
+    /// made sparse on first use, as large as the free space allows) at
+    /// `<dir>/latency-disk`. `Err`: one line, why and what to do.
+    pub fn attach(dir: &Path, latency: DiskLatency) -> Result<SlowDisk, String> {
+        // SAFETY: geteuid only reads the process's credentials.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err("an emulated disk (a loop device, a mount) needs root".into());
+        }
+        if !Path::new("/dev/fuse").exists() {
+            return Err("/dev/fuse is missing: FUSE is not available here (inside a container it needs --device /dev/fuse and --privileged)".into());
+        }
+        for (program, package) in PROGRAMS {
+            let found = std::env::var_os("PATH").is_some_and(|paths| {
+                std::env::split_paths(&paths).any(|p| p.join(program).is_file())
+            });
+            if !found {
+                return Err(format!(
+                    "{program} is not installed (Debian's {package}: scripts/setup.sh installs it)"
+                ));
+            }
+        }
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let image = dir.join("latency-disk.img");
+        let fuse = dir.join(".latency-disk-fuse");
+        let mount = dir.join("latency-disk");
+        for d in [&fuse, &mount] {
+            std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+        }
+        // A mount a killed run's watchdog could not take down: refused, not stacked.
+        let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+        for d in [&fuse, &mount] {
+            if mounts
+                .split_whitespace()
+                .any(|m| Path::new(m) == d.as_path())
+            {
+                return Err(format!(
+                    "{} is still mounted (another run uses it, or one was killed without its watchdog): wait for it, or umount it",
+                    d.display()
+                ));
+            }
+        }
+        let new_image = !image.exists();
+        if new_image {
+            let free = crate::machine::available_bytes(dir).map_err(|e| e.to_string())?;
+            // Sparse: it takes on the real disk what is written to it.
+            let size = free / 100 * 95;
+            let file =
+                std::fs::File::create(&image).map_err(|e| format!("{}: {e}", image.display()))?;
+            file.set_len(size)
+                .map_err(|e| format!("{}: {e}", image.display()))?;
+        }
+        let delay = [
+            format!("rdelay={}ms", latency.ms),
+            format!("wdelay={}ms", latency.ms),
+        ];
+        let mut nbdfuse = Command::new("nbdfuse");
+        nbdfuse
+            .arg(fuse.join("disk"))
+            .args([
+                "--command",
+                "nbdkit",
+                "-s",
+                "--exit-with-parent",
+                "--filter=delay",
+                "file",
+            ])
+            .arg(&image)
+            .arg("cache=none")
+            .args(&delay)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // SAFETY: prctl before exec only asks the kernel to kill it with this thread.
+        unsafe {
+            nbdfuse.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let mut fuse_child = nbdfuse.spawn().map_err(|e| format!("nbdfuse: {e}"))?;
+        let started = Instant::now();
+        while !fuse.join("disk").exists() {
+            if let Ok(Some(status)) = fuse_child.try_wait() {
+                return Err(format!(
+                    "nbdfuse with nbdkit exited at its start ({status})"
+                ));
+            }
+            if started.elapsed() > Duration::from_secs(10) {
+                let _ = fuse_child.kill();
+                return Err("nbdfuse did not expose the disk in 10 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let cleanup_fuse = |child: &mut Child| {
+            let _ = Command::new("fusermount3").arg("-u").arg(&fuse).status();
+            let _ = child.kill();
+            let _ = child.wait();
+        };
+        let device = match run(Command::new("losetup")
+            .args(["--direct-io=on", "--find", "--show"])
+            .arg(fuse.join("disk")))
+        {
+            Ok(d) => d,
+            Err(why) => {
+                cleanup_fuse(&mut fuse_child);
+                return Err(format!("no loop device: {why}"));
+            }
+        };
+        // From here the watchdog takes everything down, whatever happens.
+        let mut watchdog = Command::new("sh")
+            .process_group(0)
+            .arg("-c")
+            .arg(WATCHDOG)
+            .arg("blobrace-slow-disk")
+            .arg(&mount)
+            .arg(&device)
+            .arg(&fuse)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| {
+                let _ = Command::new("losetup").args(["-d", &device]).status();
+                cleanup_fuse(&mut fuse_child);
+                format!("no watchdog (sh): {e}")
+            })?;
+        // The watchdog's unmount ends nbdfuse: it is the watchdog's to reap.
+        std::mem::forget(fuse_child);
+        let take_down = |watchdog: &mut Child| {
+            drop(watchdog.stdin.take());
+            let _ = watchdog.wait();
+        };
+        if new_image
+            && let Err(why) = run(Command::new("mkfs.ext4")
+                .args([
+                    "-q",
+                    "-F",
+                    "-L",
+                    "blobrace-slow",
+                    "-E",
+                    "lazy_itable_init=1,lazy_journal_init=1",
+                ])
+                .arg(&device))
+        {
+            take_down(&mut watchdog);
+            let _ = std::fs::remove_file(&image);
+            return Err(format!("mkfs.ext4 on the emulated disk: {why}"));
+        }
+        if let Err(why) = run(Command::new("mount").arg(&device).arg(&mount)) {
+            take_down(&mut watchdog);
+            return Err(format!("mounting the emulated disk: {why}"));
+        }
+        if let Some(stdin) = watchdog.stdin.as_mut() {
+            let _ = stdin.flush();
+        }
+        let stack = format!(
+            "{} (file cache=none, delay {}) → {} → {device} (direct I/O) → ext4",
+            version("nbdkit"),
+            delay.join(" "),
+            version("nbdfuse"),
+        );
+        Ok(SlowDisk {
+            watchdog,
+            report: SlowDiskReport {
+                asked: latency,
+                image,
+                mount,
+                device,
+                stack,
+                notes: Vec::new(),
+            },
+        })
+    }
+}
+
+impl Drop for SlowDisk {
+    fn drop(&mut self) {
+        // Written back before the watchdog unmounts: a load's last pages.
+        let _ = Command::new("sync")
+            .arg("-f")
+            .arg(&self.report.mount)
+            .status();
+        drop(self.watchdog.stdin.take());
+        let _ = self.watchdog.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms_parse_and_bad_ones_say_the_forms() {
+        assert_eq!(parse_disk_latency("none").unwrap(), None);
+        assert_eq!(
+            parse_disk_latency("1ms").unwrap(),
+            Some(DiskLatency { ms: 1 })
+        );
+        assert_eq!(
+            parse_disk_latency("0").unwrap(),
+            Some(DiskLatency { ms: 0 })
+        );
+        for bad in ["0.5ms", "1", "1s", "slow", "5000ms"] {
+            let e = parse_disk_latency(bad).unwrap_err().to_string();
+            assert!(e.contains("it takes \"none\""), "{bad}: {e}");
+        }
+        let json = serde_json::to_string(&DiskLatency { ms: 2 }).unwrap();
+        assert_eq!(serde_json::from_str::<DiskLatency>(&json).unwrap().ms, 2);
+    }
+}

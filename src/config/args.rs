@@ -138,6 +138,11 @@ pub struct RunArgs {
           long_help = format!("A disk that answers in milliseconds, as a cloud block volume does on each cache miss: the run mounts its data directory (<data-dir>/latency-disk, its bytes in <data-dir>/latency-disk.img) on an emulated block device, nbdkit's delay filter through nbdfuse and a loop device in direct-I/O mode (no second page cache: the memory cap still holds), and takes it down when it ends, however it ends. Needs root, FUSE and Debian's nbdkit, libnbd-bin and fuse3 (scripts/setup.sh). The servers' volumes stay on the machine's disk (said). Default: none. It takes {}.", crate::deploy::slow_disk::FORMS))]
     pub disk_latency: Option<Limit<crate::deploy::slow_disk::DiskLatency>>,
 
+    #[arg(long, env = "BLOBRACE_DEPLOYMENT", value_parser = crate::deploy::presets::parse_deployment,
+          help = "The machine you deploy on, by name: its disk's rate and latency, the network to the servers and the readahead at once (dev-box, nvme-host, aws-gp3-same-az, aws-gp3-cross-az, gcp-pd-balanced); --disk-cap, --disk-latency, --network-rtt and --readahead given beside it override its part. Default: none (each flag's own default).",
+          long_help = format!("The machine you deploy on, by name: its disk's rate (--disk-cap) and latency (--disk-latency), the network to the servers (--network-rtt) and the readahead (--readahead) at once, each from the provider's published figures (recorded with the run; docs/deployments.md). A flag given beside it overrides its part. Part of a run's identity: resume, merge and `blobrace variants` (scripts/deployments.sh: several side by side). Default: none. It takes: {}.", crate::deploy::presets::forms()))]
+    pub deployment: Option<crate::deploy::presets::Deployment>,
+
     /// Seed of blob contents and fetch ids.
     #[arg(long, env = "BLOBRACE_SEED")]
     pub seed: Option<u64>,

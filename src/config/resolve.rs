@@ -218,6 +218,7 @@ impl RunArgs {
                 ),
             });
         }
+        let deployed = self.deployed()?;
         Ok(RunConfig {
             preset: self.preset,
             engines,
@@ -227,16 +228,18 @@ impl RunArgs {
             size_mix: self.size_mix,
             dataset_bytes,
             cap: CapRequest { memory_bytes, cpus },
-            disk_cap: self.disk_cap.clone().and_then(Limit::into_option),
-            readahead: self
-                .readahead
-                .unwrap_or(crate::cap::readahead::Readahead::Kib(
-                    crate::cap::readahead::DEFAULT_KB,
-                )),
-            readahead_explicit: self.readahead.is_some(),
-            network_rtt: self.network_rtt.and_then(Limit::into_option),
+            disk_cap: deployed.disk_cap,
+            readahead: deployed.readahead,
+            readahead_explicit: deployed.readahead_explicit,
+            network_rtt: deployed.network_rtt,
             fetch_urls: Default::default(),
-            disk_latency: self.disk_latency.and_then(Limit::into_option),
+            disk_latency: deployed.disk_latency,
+            deployment: self
+                .deployment
+                .map(|d| crate::deploy::presets::DeploymentRef {
+                    name: d.name.into(),
+                    source: d.source.into(),
+                }),
             seed: self.seed.unwrap_or(DEFAULT_SEED),
             data_dir: self.data_dir.clone(),
             results_dir: self.results_dir.clone(),
@@ -375,4 +378,49 @@ fn check_mix(
         ));
     }
     Ok(())
+}
+
+/// The deployment's parts, each overridden by its own flag where given.
+struct Deployed {
+    disk_cap: Option<crate::cap::disk::DiskCap>,
+    disk_latency: Option<crate::deploy::slow_disk::DiskLatency>,
+    network_rtt: Option<crate::deploy::network::NetworkRtt>,
+    readahead: crate::cap::readahead::Readahead,
+    readahead_explicit: bool,
+}
+
+impl RunArgs {
+    fn deployed(&self) -> Result<Deployed, InputError> {
+        let d = self.deployment;
+        let disk_cap = match (&self.disk_cap, d.and_then(|d| d.disk_cap)) {
+            (Some(flag), _) => flag.clone().into_option(),
+            (None, Some(preset)) => crate::cap::disk::parse_disk_cap(preset)?,
+            (None, None) => None,
+        };
+        let disk_latency = match (self.disk_latency, d.and_then(|d| d.disk_latency)) {
+            (Some(flag), _) => flag.into_option(),
+            (None, Some(preset)) => crate::deploy::slow_disk::parse_disk_latency(preset)?,
+            (None, None) => None,
+        };
+        let network_rtt = match (self.network_rtt, d.and_then(|d| d.network_rtt)) {
+            (Some(flag), _) => flag.into_option(),
+            (None, Some(preset)) => crate::deploy::network::parse_network_rtt(preset)?,
+            (None, None) => None,
+        };
+        let readahead = match (self.readahead, d) {
+            (Some(flag), _) => flag,
+            (None, Some(d)) => crate::cap::readahead::parse_readahead(d.readahead)?,
+            (None, None) => {
+                crate::cap::readahead::Readahead::Kib(crate::cap::readahead::DEFAULT_KB)
+            }
+        };
+        Ok(Deployed {
+            disk_cap,
+            disk_latency,
+            network_rtt,
+            readahead,
+            // A deployment asks for its readahead by name, as the flag does.
+            readahead_explicit: self.readahead.is_some() || d.is_some(),
+        })
+    }
 }

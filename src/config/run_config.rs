@@ -80,6 +80,9 @@ pub struct RunConfig {
     /// directory on an emulated disk; None for the machine's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk_latency: Option<crate::deploy::slow_disk::DiskLatency>,
+    /// The deployment the run named (`--deployment`), its parts in the fields above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<crate::deploy::presets::DeploymentRef>,
     pub seed: u64,
     pub data_dir: PathBuf,
     pub results_dir: PathBuf,
@@ -267,6 +270,16 @@ impl RunConfig {
         // Read from another disk: `variants` sets a disk cap beside the machine's own.
         if let Some(disk) = &self.disk_cap {
             parts.push(format!("disk cap {}", disk.asked));
+        }
+        // A deployment by its name where it changes anything (nvme-host is the defaults:
+        // the reference the others are divided by).
+        let defaults = self.disk_cap.is_none()
+            && self.disk_latency.is_none()
+            && self.network_rtt.is_none()
+            && self.readahead
+                == crate::cap::readahead::Readahead::Kib(crate::cap::readahead::DEFAULT_KB);
+        if let Some(d) = self.deployment.as_ref().filter(|_| !defaults) {
+            parts.push(format!("deployment {}", d.name));
         }
         if let Some(latency) = self.disk_latency {
             parts.push(format!("disk latency {latency}"));

@@ -191,3 +191,56 @@ fn durations_parse() {
     assert_eq!(parse_percent("10%").unwrap(), 0.1);
     assert!(parse_percent("ten").is_err());
 }
+
+#[test]
+fn a_deployment_sets_its_parts_and_a_flag_beside_it_overrides_one() {
+    use crate::cap::readahead::Readahead;
+    let plain = resolve(&[]).unwrap();
+    assert_eq!(plain.readahead, Readahead::Kib(128));
+    assert!(!plain.readahead_explicit && plain.deployment.is_none());
+    assert!(plain.workload().is_empty(), "{:?}", plain.workload());
+
+    let aws = resolve(&["--deployment", "aws-gp3-cross-az"]).unwrap();
+    assert_eq!(aws.disk_cap.as_ref().unwrap().asked, "gp3");
+    assert_eq!(aws.disk_latency.unwrap().ms, 1);
+    assert_eq!(aws.network_rtt.unwrap().rtt_ms, 1);
+    assert_eq!(aws.readahead, Readahead::Kib(128));
+    assert_eq!(aws.deployment.as_ref().unwrap().name, "aws-gp3-cross-az");
+    assert!(
+        aws.deployment
+            .as_ref()
+            .unwrap()
+            .source
+            .contains("docs.aws.amazon.com")
+    );
+    assert_eq!(
+        aws.workload(),
+        [
+            "disk cap gp3",
+            "deployment aws-gp3-cross-az",
+            "disk latency 1ms",
+            "network rtt 1ms",
+        ]
+    );
+    // Each part's own flag wins over the deployment's.
+    let mine = resolve(&[
+        "--deployment",
+        "aws-gp3-cross-az",
+        "--network-rtt",
+        "none",
+        "--disk-cap",
+        "io2:6000",
+    ])
+    .unwrap();
+    assert!(mine.network_rtt.is_none());
+    assert_eq!(mine.disk_cap.unwrap().asked, "io2:6000");
+    assert_eq!(mine.disk_latency.unwrap().ms, 1);
+    // nvme-host is the defaults: the reference `variants` divides by.
+    let nvme = resolve(&["--deployment", "nvme-host"]).unwrap();
+    assert!(nvme.workload().is_empty(), "{:?}", nvme.workload());
+    let dev = resolve(&["--deployment", "dev-box"]).unwrap();
+    assert_eq!(dev.readahead, Readahead::Host);
+    assert_eq!(dev.workload(), ["deployment dev-box", "readahead host"]);
+    let e = resolve(&["--deployment", "aws"]).unwrap_err();
+    assert!(e.contains("no such deployment"), "{e}");
+}

@@ -210,15 +210,20 @@ impl Environment {
                 .map(|d| d.line())
                 .unwrap_or_else(|| "disk not capped: none asked (the machine's own disk)".into()),
             // A preset's published figures and what it leaves out, then what the run saw.
-            process_disk_notes: run
-                .cap
-                .disk
-                .as_ref()
-                .map(|d| {
-                    let source = d.asked.source.iter().map(|s| format!("preset: {s}"));
-                    source.chain(d.notes.iter().cloned()).collect()
-                })
-                .unwrap_or_default(),
+            process_disk_notes: {
+                let mut notes: Vec<String> = run
+                    .config
+                    .deployment
+                    .iter()
+                    .map(|d| format!("deployment {}: {}", d.name, d.source))
+                    .collect();
+                if let Some(d) = &run.cap.disk {
+                    notes.extend(d.asked.source.iter().map(|s| format!("preset: {s}")));
+                    notes.extend(d.notes.iter().cloned());
+                }
+                notes.extend(run.network.as_ref().map(|n| n.label()));
+                notes
+            },
             housekeeping: run.cap.housekeeping.clone(),
             server_fits: run.server_fits.iter().map(|fit| fit.line()).collect(),
             runner_image: run

@@ -73,9 +73,11 @@ pub const OTHER_VARIABLES: &[(&str, &str)] = &[
     ("BLOBRACE_BIN", "scripts: the blobrace binary they run"),
     (
         "BLOBRACE_VARIANTS_LAYOUTS",
-        // scripts/deployments.sh: which deployments it measures, in order.
-        "BLOBRACE_DEPLOYMENTS",
         "scripts/variants.sh: its layouts",
+    ),
+    (
+        "BLOBRACE_DEPLOYMENTS",
+        "scripts/deployments.sh: the deployments it measures, in order",
     ),
     (
         "BLOBRACE_PUBLISHED_SCALE",

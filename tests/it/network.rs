@@ -25,6 +25,12 @@ fn args(url: &str) -> Vec<String> {
         "1",
         "--saturate-sizes",
         "none",
+        // Steady: no cold start restarts the container, which the next test holding
+        // PostgreSQL would otherwise find still starting.
+        "--cache",
+        "steady",
+        "--steady-limit",
+        "2s",
         "--postgres-url",
         url,
     ]

@@ -243,12 +243,11 @@ fn a_server_killed_by_its_cap_is_named_as_the_cause() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let docker = rt.block_on(blobrace::docker::connect()).unwrap();
     let started = std::time::Instant::now();
+    // Until the diagnosis itself names it: Docker's event query once counted the kill and,
+    // asked again a moment later, did not (a full suite's run on 2026-12-04).
     while rt
-        .block_on(blobrace::docker::oom_events_since(
-            &docker, &survivor, since,
-        ))
-        .unwrap()
-        == 0
+        .block_on(blobrace::docker::why_down(&docker, &survivor, Some(since)))
+        .is_none()
         && started.elapsed() < std::time::Duration::from_secs(60)
     {
         std::thread::sleep(std::time::Duration::from_millis(200));
@@ -281,7 +280,8 @@ fn a_server_killed_by_its_cap_is_named_as_the_cause() {
             started.elapsed().as_secs_f64()
         )
     });
-    assert!(inside.contains("OOM killer acted 1 time"), "{inside}");
+    // Once per kill: the kernel may act twice on one `tail` (seen: "acted 2 time(s)").
+    assert!(inside.contains("OOM killer acted "), "{inside}");
     assert!(inside.contains("went on"), "{inside}");
     assert!(inside.contains("--clients"), "{inside}");
     assert_eq!(

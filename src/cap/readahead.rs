@@ -16,9 +16,8 @@
 //! share the disk only at the same readahead.
 
 use std::fs;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -322,20 +321,12 @@ pub fn hold(
         return Ok((report, None, notes));
     }
     drop(lock);
-    // Its own process group: a terminal's Ctrl-C, meant for the run, does not reach it.
-    let watchdog = Command::new("sh")
-        .process_group(0)
-        .arg("-c")
-        .arg(WATCHDOG)
-        .arg("blobrace-readahead")
-        .arg(&dir)
-        .arg(&holder)
-        .arg(&sys_file)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok();
+    let watchdog = crate::deploy::child::watchdog(
+        WATCHDOG,
+        "blobrace-readahead",
+        &[&dir, Path::new(&holder), &sys_file],
+    )
+    .ok();
     if watchdog.is_none() {
         notes.push(format!(
             "{label}: no watchdog could start (sh): a killed run leaves the readahead for the next run to put back"
@@ -363,9 +354,8 @@ impl Drop for Hold {
             held.retain(|(_, h, _)| *h != self.holder);
         }
         if let Some(mut child) = self.watchdog.take() {
-            // Its stdin closes: it finds our holder gone and nothing left to put back.
-            drop(child.stdin.take());
-            let _ = child.wait();
+            // It finds our holder gone and nothing left to put back.
+            crate::deploy::child::let_go(&mut child);
         }
     }
 }

@@ -41,6 +41,13 @@ pub enum Limit<T> {
     Some(T),
 }
 
+/// A parser's None ("none") is the limit switched off.
+impl<T> From<Option<T>> for Limit<T> {
+    fn from(value: Option<T>) -> Self {
+        value.map_or(Limit::None, Limit::Some)
+    }
+}
+
 impl<T> Limit<T> {
     pub(super) fn into_option(self) -> Option<T> {
         match self {
@@ -94,28 +101,19 @@ pub(super) fn parse_memory_cap(text: &str) -> Result<Limit<u64>, InputError> {
 }
 
 pub(super) fn parse_disk_cap_flag(text: &str) -> Result<Limit<DiskCap>, InputError> {
-    Ok(match crate::cap::disk::parse_disk_cap(text)? {
-        None => Limit::None,
-        Some(cap) => Limit::Some(cap),
-    })
+    Ok(crate::cap::disk::parse_disk_cap(text)?.into())
 }
 
 pub(super) fn parse_network_rtt_flag(
     text: &str,
 ) -> Result<Limit<crate::deploy::network::NetworkRtt>, InputError> {
-    Ok(match crate::deploy::network::parse_network_rtt(text)? {
-        None => Limit::None,
-        Some(rtt) => Limit::Some(rtt),
-    })
+    Ok(crate::deploy::network::parse_network_rtt(text)?.into())
 }
 
 pub(super) fn parse_disk_latency_flag(
     text: &str,
 ) -> Result<Limit<crate::deploy::slow_disk::DiskLatency>, InputError> {
-    Ok(match crate::deploy::slow_disk::parse_disk_latency(text)? {
-        None => Limit::None,
-        Some(latency) => Limit::Some(latency),
-    })
+    Ok(crate::deploy::slow_disk::parse_disk_latency(text)?.into())
 }
 
 pub(super) fn parse_cpus(text: &str) -> Result<Limit<f64>, InputError> {

@@ -5,6 +5,7 @@
 //! milliseconds (`slow_disk.rs`); named combinations of them and the disk's rate and
 //! readahead, with their sources (`presets.rs`).
 
+pub mod child;
 pub mod network;
 pub mod presets;
 pub mod slow_disk;

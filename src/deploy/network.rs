@@ -18,8 +18,7 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -173,20 +172,8 @@ impl LatencyProxy {
         let api = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map_err(|e| format!("no free loopback port for {PROGRAM}'s API: {e}"))?;
-        let mut cmd = Command::new(PROGRAM);
-        cmd.args(["-host", "127.0.0.1", "-port", &api.port().to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        // SAFETY: prctl in the child before exec only asks the kernel to kill it when
-        // the thread that started it ends: no allocation, no lock.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
-        let child = cmd
+        let child = super::child::dies_with_this_thread(&mut Command::new(PROGRAM))
+            .args(["-host", "127.0.0.1", "-port", &api.port().to_string()])
             .spawn()
             .map_err(|e| format!("{PROGRAM} cannot start ({e}): {INSTALL}"))?;
         let mut proxy = LatencyProxy {

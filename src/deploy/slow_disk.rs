@@ -18,8 +18,6 @@
 //! and taken down by a watchdog shell that waits on a pipe for the run's end, however it
 //! ends: unmounted, the loop device detached, FUSE unmounted, nbdkit gone.
 
-use std::io::Write;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -235,17 +233,8 @@ impl SlowDisk {
             ])
             .arg(&image)
             .arg("cache=none")
-            .args(&delay)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        // SAFETY: prctl before exec only asks the kernel to kill it with this thread.
-        unsafe {
-            nbdfuse.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
+            .args(&delay);
+        super::child::dies_with_this_thread(&mut nbdfuse);
         let mut fuse_child = nbdfuse.spawn().map_err(|e| format!("nbdfuse: {e}"))?;
         let started = Instant::now();
         while !fuse.join("disk").exists() {
@@ -276,29 +265,18 @@ impl SlowDisk {
             }
         };
         // From here the watchdog takes everything down, whatever happens.
-        let mut watchdog = Command::new("sh")
-            .process_group(0)
-            .arg("-c")
-            .arg(WATCHDOG)
-            .arg("blobrace-slow-disk")
-            .arg(&mount)
-            .arg(&device)
-            .arg(&fuse)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| {
-                let _ = Command::new("losetup").args(["-d", &device]).status();
-                cleanup_fuse(&mut fuse_child);
-                format!("no watchdog (sh): {e}")
-            })?;
+        let mut watchdog = super::child::watchdog(
+            WATCHDOG,
+            "blobrace-slow-disk",
+            &[&mount, Path::new(&device), &fuse],
+        )
+        .map_err(|e| {
+            let _ = Command::new("losetup").args(["-d", &device]).status();
+            cleanup_fuse(&mut fuse_child);
+            format!("no watchdog (sh): {e}")
+        })?;
         // The watchdog's unmount ends nbdfuse: it is the watchdog's to reap.
         std::mem::forget(fuse_child);
-        let take_down = |watchdog: &mut Child| {
-            drop(watchdog.stdin.take());
-            let _ = watchdog.wait();
-        };
         if new_image
             && let Err(why) = run(Command::new("mkfs.ext4")
                 .args([
@@ -311,16 +289,13 @@ impl SlowDisk {
                 ])
                 .arg(&device))
         {
-            take_down(&mut watchdog);
+            super::child::let_go(&mut watchdog);
             let _ = std::fs::remove_file(&image);
             return Err(format!("mkfs.ext4 on the emulated disk: {why}"));
         }
         if let Err(why) = run(Command::new("mount").arg(&device).arg(&mount)) {
-            take_down(&mut watchdog);
+            super::child::let_go(&mut watchdog);
             return Err(format!("mounting the emulated disk: {why}"));
-        }
-        if let Some(stdin) = watchdog.stdin.as_mut() {
-            let _ = stdin.flush();
         }
         let stack = format!(
             "{} (file cache=none, delay {}) → {} → {device} (direct I/O) → ext4",
@@ -349,8 +324,7 @@ impl Drop for SlowDisk {
             .arg("-f")
             .arg(&self.report.mount)
             .status();
-        drop(self.watchdog.stdin.take());
-        let _ = self.watchdog.wait();
+        super::child::let_go(&mut self.watchdog);
     }
 }
 

@@ -489,3 +489,32 @@ impl Drop for SmallDisk {
         let _ = std::process::Command::new("umount").arg(&self.0).status();
     }
 }
+
+/// Start `cmd` (a run), wait up to 60 s for `ready` to find what it set up (given the
+/// run's pid), then SIGKILL the run: nothing of its own code runs after. `never`: what
+/// the failure says if it never gets ready.
+pub fn kill_once_ready<T>(
+    mut cmd: Command,
+    never: &str,
+    mut ready: impl FnMut(u32) -> Option<T>,
+) -> T {
+    let mut child = cmd.spawn().unwrap();
+    let started = std::time::Instant::now();
+    let found = loop {
+        if let Some(found) = ready(child.id()) {
+            break found;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "{never}"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it was killed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    found
+}

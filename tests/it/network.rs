@@ -136,24 +136,9 @@ fn servers_fetched_through_a_round_trip_pay_it_and_the_proxy_dies_with_the_run()
         .arg(killed.path().join("results"))
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let mut child = cmd.spawn().unwrap();
-    let started = Instant::now();
-    let proxy = loop {
-        if let Some(&p) = proxies_of(child.id()).first() {
-            break p;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no proxy started"
-        );
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the run ended before it was killed"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let proxy = crate::common::kill_once_ready(cmd, "no proxy started", |pid| {
+        proxies_of(pid).first().copied()
+    });
     let started = Instant::now();
     while std::path::Path::new(&format!("/proc/{proxy}")).exists()
         && !std::fs::read_to_string(format!("/proc/{proxy}/stat"))

@@ -171,21 +171,10 @@ fn a_killed_run_leaves_the_readahead_as_the_host_had_it() {
         .arg(root.join("results"))
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let mut child = cmd.spawn().unwrap();
-    let started = Instant::now();
-    while disk.readahead() != 64 {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the run never set 64 KiB"
-        );
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the run ended before it was killed"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.kill().unwrap(); // SIGKILL: nothing of the run's own runs.
-    child.wait().unwrap();
+    // SIGKILL: nothing of the run's own runs.
+    crate::common::kill_once_ready(cmd, "the run never set 64 KiB", |_| {
+        (disk.readahead() == 64).then_some(())
+    });
     let started = Instant::now();
     while disk.readahead() != 4096 {
         assert!(

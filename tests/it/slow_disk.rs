@@ -167,19 +167,10 @@ fn fetches_from_a_slow_disk_pay_its_latency_and_nothing_is_left_mounted() {
         .arg(root.path().join("killed"))
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let mut child = cmd.spawn().unwrap();
-    let started = Instant::now();
-    while left_behind(root.path()).len() < 2 {
-        assert!(started.elapsed() < Duration::from_secs(60), "never mounted");
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "ended before it was killed"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_millis(500));
-    child.kill().unwrap();
-    child.wait().unwrap();
+    crate::common::kill_once_ready(cmd, "never mounted", |_| {
+        (left_behind(root.path()).len() >= 2)
+            .then(|| std::thread::sleep(Duration::from_millis(500)))
+    });
     let started = Instant::now();
     while !left_behind(root.path()).is_empty() {
         assert!(

@@ -17,6 +17,15 @@
 //! Set up by the run before the cap (nbdkit and nbdfuse are the disk, not the process)
 //! and taken down by a watchdog shell that waits on a pipe for the run's end, however it
 //! ends: unmounted, the loop device detached, FUSE unmounted, nbdkit gone.
+//!
+//! A server's data volume goes onto the same disk (`hold_volume`): with its container
+//! stopped, a directory of the emulated disk is bind-mounted over the volume's directory
+//! on Docker's host, so the container, started again, keeps its data there (a server of
+//! its own on that disk, its datasets kept in the image for the next run). Docker gives
+//! a container its volume when it starts: the bind is taken off only with the container
+//! stopped, then it starts again on its own volume. The watchdog does that first, from
+//! a list written before each bind (`.latency-disk-servers`), so a killed run leaves
+//! every server on its own volume too.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -96,17 +105,36 @@ pub struct SlowDiskReport {
     /// "nbdkit 1.32.5 (file cache=none, delay rdelay=1ms wdelay=1ms) → nbdfuse 1.14.2 →
     /// /dev/loop3 (direct I/O) → ext4".
     pub stack: String,
-    /// What it does not hold (the servers' volumes).
+    /// The servers' data volumes it holds for the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<ServerVolume>,
+    /// What it does not hold (a server's volume it could not reach), and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+/// A server's data volume held on the emulated disk for the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerVolume {
+    /// The compose service: "postgres".
+    pub server: String,
+    pub container: String,
+    /// The volume's directory on Docker's host, the bind's target.
+    pub volume: PathBuf,
+    /// The emulated disk's directory bound over it.
+    pub on: PathBuf,
 }
 
 impl SlowDiskReport {
     pub fn label(&self) -> String {
         format!(
-            "disk latency: +{} ms a read and a write on the data directory {} ({})",
+            "disk latency: +{} ms a read and a write on the data directory {}{} ({})",
             self.asked.ms,
             self.mount.display(),
+            self.servers
+                .iter()
+                .map(|s| format!(" and {}'s volume", s.server))
+                .collect::<String>(),
             self.stack
         )
     }
@@ -116,14 +144,28 @@ impl SlowDiskReport {
 /// process ends any other way).
 pub struct SlowDisk {
     watchdog: Child,
+    /// The servers' list the watchdog reads (`WATCHDOG`'s `$4`).
+    servers_list: PathBuf,
     pub report: SlowDiskReport,
 }
 
 /// Tears the stack down once its stdin closes: `$1` the mount point, `$2` the loop
-/// device, `$3` the FUSE mount point.
+/// device, `$3` the FUSE mount point, `$4` the servers' list (lines of container, stop
+/// seconds, volume, tab-separated): each server stopped, its volume's bind taken off
+/// and started again on its own volume, before the disk goes.
 const WATCHDOG: &str = r#"
 trap '' INT TERM HUP
 while read -r _; do :; done
+if [ -f "$4" ]; then
+  tab=$(printf '\t')
+  while IFS="$tab" read -r container seconds volume; do
+    docker stop -t "$seconds" "$container" >/dev/null 2>&1 </dev/null
+    umount "$volume" 2>/dev/null || umount -l "$volume" 2>/dev/null
+    docker start "$container" >/dev/null 2>&1 </dev/null
+  done < "$4"
+  rm -f "$4"
+fi
+sync -f "$1" 2>/dev/null
 umount "$1" 2>/dev/null || umount -l "$1" 2>/dev/null
 losetup -d "$2" 2>/dev/null
 fusermount3 -u "$3" 2>/dev/null || fusermount3 -u -z "$3" 2>/dev/null || umount -l "$3" 2>/dev/null
@@ -190,6 +232,8 @@ impl SlowDisk {
         let image = dir.join("latency-disk.img");
         let fuse = dir.join(".latency-disk-fuse");
         let mount = dir.join("latency-disk");
+        // On the machine's own disk: read by the watchdog after the emulated one is gone.
+        let servers_list = dir.join(".latency-disk-servers");
         for d in [&fuse, &mount] {
             std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
         }
@@ -206,6 +250,9 @@ impl SlowDisk {
                 ));
             }
         }
+        // Any list left is of binds no longer mounted (checked above): a fresh one.
+        std::fs::write(&servers_list, "")
+            .map_err(|e| format!("{}: {e}", servers_list.display()))?;
         let new_image = !image.exists();
         if new_image {
             let free = crate::machine::available_bytes(dir).map_err(|e| e.to_string())?;
@@ -268,7 +315,7 @@ impl SlowDisk {
         let mut watchdog = super::child::watchdog(
             WATCHDOG,
             "blobrace-slow-disk",
-            &[&mount, Path::new(&device), &fuse],
+            &[&mount, Path::new(&device), &fuse, &servers_list],
         )
         .map_err(|e| {
             let _ = Command::new("losetup").args(["-d", &device]).status();
@@ -305,15 +352,58 @@ impl SlowDisk {
         );
         Ok(SlowDisk {
             watchdog,
+            servers_list,
             report: SlowDiskReport {
                 asked: latency,
                 image,
                 mount,
                 device,
                 stack,
+                servers: Vec::new(),
                 notes: Vec::new(),
             },
         })
+    }
+
+    /// Put a server's data volume (`volume`, its directory on Docker's host) on this
+    /// disk, at `servers/<container>`, with the volume's owner and mode (the server's
+    /// user writes there; the image's entry point makes a new database in it the first
+    /// time). The container must be stopped: the caller starts it afterwards, and the
+    /// watchdog (or `Drop`) stops it, takes the bind off and starts it on its own volume.
+    /// `stop_seconds`: its shutdown's grace. `Err`: one line.
+    pub fn hold_volume(
+        &mut self,
+        server: &str,
+        container: &str,
+        stop_seconds: i32,
+        volume: &Path,
+    ) -> Result<(), String> {
+        use std::io::Write;
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let owner = std::fs::metadata(volume).map_err(|e| format!("{}: {e}", volume.display()))?;
+        let on = self.report.mount.join("servers").join(container);
+        std::fs::create_dir_all(&on).map_err(|e| format!("{}: {e}", on.display()))?;
+        std::os::unix::fs::chown(&on, Some(owner.uid()), Some(owner.gid()))
+            .map_err(|e| format!("{}: {e}", on.display()))?;
+        std::fs::set_permissions(&on, std::fs::Permissions::from_mode(owner.mode() & 0o7777))
+            .map_err(|e| format!("{}: {e}", on.display()))?;
+        // Listed before it is bound: a run killed between the two leaves nothing the
+        // watchdog does not undo.
+        let line = format!("{container}\t{stop_seconds}\t{}\n", volume.display());
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.servers_list)
+            .and_then(|mut f| f.write_all(line.as_bytes()))
+            .map_err(|e| format!("{}: {e}", self.servers_list.display()))?;
+        run(Command::new("mount").arg("--bind").arg(&on).arg(volume))
+            .map_err(|why| format!("binding {} over {}: {why}", on.display(), volume.display()))?;
+        self.report.servers.push(ServerVolume {
+            server: server.into(),
+            container: container.into(),
+            volume: volume.into(),
+            on,
+        });
+        Ok(())
     }
 }
 

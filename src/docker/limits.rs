@@ -159,31 +159,7 @@ pub async fn restart_with_limits(
     cpus: Option<f64>,
     timeout: std::time::Duration,
 ) -> Result<()> {
-    use bollard::query_parameters::{StartContainerOptions, StopContainerOptionsBuilder};
-    let grace = super::stop_seconds(docker, id).await?;
-    // One that stopped already (exited while starting under a run's cap) is only
-    // started again: Docker refuses to stop a stopped container.
-    let running = docker
-        .inspect_container(id, None::<InspectContainerOptions>)
-        .await
-        .with_context(|| format!("cannot inspect container {id}"))?
-        .state
-        .and_then(|s| s.running)
-        .unwrap_or(false);
-    if running {
-        docker
-            .stop_container(
-                id,
-                Some(StopContainerOptionsBuilder::new().t(grace).build()),
-            )
-            .await
-            .with_context(|| format!("cannot stop container {id}"))?;
-    }
+    super::stop(docker, id).await?;
     update_limits(docker, id, memory_bytes, cpus).await?;
-    docker
-        .start_container(id, None::<StartContainerOptions>)
-        .await
-        .with_context(|| format!("cannot start container {id}"))?;
-    wait_healthy(docker, id, timeout).await?;
-    super::disk_cap_again(docker, id).await
+    super::start_and_wait(docker, id, timeout).await
 }

@@ -262,6 +262,43 @@ pub async fn restart_and_wait(
     disk_cap_again(docker, id).await
 }
 
+/// Stop a container, giving it its own grace (`stop_seconds`). One that stopped already
+/// (exited while starting under a run's cap) is left as it is: Docker refuses to stop a
+/// stopped container.
+pub async fn stop(docker: &Docker, id: &str) -> Result<()> {
+    use bollard::query_parameters::StopContainerOptionsBuilder;
+    let grace = stop_seconds(docker, id).await?;
+    let running = docker
+        .inspect_container(id, None::<InspectContainerOptions>)
+        .await
+        .with_context(|| format!("cannot inspect container {id}"))?
+        .state
+        .and_then(|s| s.running)
+        .unwrap_or(false);
+    if running {
+        docker
+            .stop_container(
+                id,
+                Some(StopContainerOptionsBuilder::new().t(grace).build()),
+            )
+            .await
+            .with_context(|| format!("cannot stop container {id}"))?;
+    }
+    Ok(())
+}
+
+/// Start a stopped container and wait until it serves (`wait_healthy`), its disk cap
+/// written again where the run set one.
+pub async fn start_and_wait(docker: &Docker, id: &str, timeout: std::time::Duration) -> Result<()> {
+    use bollard::query_parameters::StartContainerOptions;
+    docker
+        .start_container(id, None::<StartContainerOptions>)
+        .await
+        .with_context(|| format!("cannot start container {id}"))?;
+    wait_healthy(docker, id, timeout).await?;
+    disk_cap_again(docker, id).await
+}
+
 /// A restarted container has a new cgroup: the run's disk cap, where it set one on it
 /// (`cap::container_disk`), is written again before anything reads, or the restart
 /// fails rather than measure an uncapped disk as capped.

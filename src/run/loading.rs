@@ -24,6 +24,8 @@ impl Run {
         let started = Instant::now();
         self.results.runner_image = crate::docker::own_container_image().await;
         reachable_engines(&mut self.results.config).await?;
+        // Before the caps and the readahead: both act on the volume's disk.
+        self.servers_onto_slow_disk().await?;
         self.server_caps = fit_servers(&mut self.results.config).await?;
         self.results.server_fits = self.server_caps.fits();
         self.hold_servers_readahead().await?;

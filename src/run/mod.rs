@@ -73,7 +73,7 @@ pub struct Run {
     network: Option<crate::deploy::network::LatencyProxy>,
     /// The emulated disk the data directory is on (`--disk-latency`), taken down last:
     /// after every store and the readahead let go of it.
-    _slow_disk: Option<crate::deploy::slow_disk::SlowDisk>,
+    slow_disk: Option<crate::deploy::slow_disk::SlowDisk>,
 }
 
 /// The stores the engines read, each once.
@@ -353,7 +353,7 @@ impl Run {
             _cap_guard: guard,
             readahead_holds,
             network,
-            _slow_disk: slow_disk,
+            slow_disk,
         };
         if continuing {
             run.progress(Progress::Continuing(&run.results));

@@ -194,3 +194,163 @@ fn a_disk_latency_it_cannot_set_is_one_line_before_any_work() {
         assert!(!root.path().join("data").exists(), "{bad}: nothing made");
     }
 }
+
+/// The volume's directory on Docker's host a container's data lives in, from
+/// `docker inspect`: its only mount, or the one at `data`.
+fn volume_of(container: &str) -> String {
+    crate::common::docker(&[
+        "inspect",
+        "-f",
+        "{{range .Mounts}}{{.Source}}\n{{end}}",
+        container,
+    ])
+    .lines()
+    .next()
+    .unwrap_or_default()
+    .to_string()
+}
+
+/// Whether `path` is a mount point on this machine.
+fn mounted(path: &str) -> bool {
+    std::fs::read_to_string("/proc/self/mounts")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.split_whitespace().nth(1) == Some(path))
+}
+
+#[test]
+fn a_servers_volume_on_the_slow_disk_pays_it_and_comes_back_after_a_kill() {
+    let Some(servers) = crate::common::Servers::reach(&["postgres"], "a server on the slow disk")
+    else {
+        return;
+    };
+    if let Err(why) = stack_here() {
+        eprintln!(
+            "skipped a server on the slow disk: the emulated disk cannot be had here ({why})"
+        );
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let container = crate::common::service_container("postgres");
+    let volume = volume_of(&container);
+    // The server's namespaces; None while it does not answer (starting again).
+    let schemas = || {
+        let out = std::process::Command::new("docker")
+            .args([
+                "exec", &container, "psql", "-U", "blobrace", "-d", "blobrace", "-Atc",
+            ])
+            .arg("select string_agg(nspname, ',' order by nspname) from pg_namespace")
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    let before = schemas().expect("postgres answers");
+    let args = [
+        "measure",
+        "--engines",
+        "postgres-raw,floor",
+        "--sizes",
+        "4KiB",
+        "--dataset-bytes",
+        "32MiB",
+        "--cap",
+        "256MiB",
+        "--cache",
+        "cold",
+        "--measure",
+        "1s",
+        "--warmup",
+        "100ms",
+        "--precision",
+        "off",
+        "--clients",
+        "1",
+        "--no-wait",
+        "--disk-latency",
+        "2ms",
+    ];
+    let said = servers.ok(root.path(), &args);
+    assert!(
+        said.contains("postgres's volume on the emulated disk"),
+        "{said}"
+    );
+    let (_, json) = only_run(root.path());
+    let held = &json["slow_disk"]["servers"][0];
+    assert_eq!(held["server"], "postgres", "{}", json["slow_disk"]);
+    assert_eq!(held["volume"].as_str().unwrap(), volume);
+    // The readahead found the server's volume on the emulated disk's loop device.
+    let device = json["slow_disk"]["device"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("/dev/");
+    let disks = json["readahead"]["devices"].as_array().unwrap();
+    assert!(
+        disks
+            .iter()
+            .any(|d| d["device"].as_str().unwrap().starts_with(device)
+                && d["holds"].to_string().contains("postgres's volume")),
+        "{}",
+        json["readahead"]
+    );
+    // Cold: the server's reads miss and wait the disk's 2 ms, as the floor's do.
+    let cell = json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["engine"] == "postgres-raw")
+        .expect("postgres-raw measured");
+    let p50 = cell["measured"]["latency"]["p50_ns"].as_f64().unwrap();
+    assert!(p50 >= 2e6, "postgres-raw p50 {p50} ns on a 2 ms disk");
+    // Back on its own volume with its own datasets, nothing bound over it.
+    assert!(
+        !mounted(&volume),
+        "{volume} still has the emulated disk bound over it"
+    );
+    assert_eq!(volume_of(&container), volume);
+    assert_eq!(schemas(), Some(before.clone()), "the server's own datasets");
+    assert_eq!(left_behind(root.path()), Vec::<String>::new());
+
+    // Killed outright while measuring: the watchdog stops the server, takes the bind
+    // off, starts it on its own volume, then takes the disk down.
+    let mut cmd = blobrace();
+    let longer: Vec<&str> = args
+        .iter()
+        .map(|&a| match a {
+            "1s" => "60s",
+            "cold" => "steady",
+            a => a,
+        })
+        .collect();
+    cmd.args(servers.args(&longer))
+        .arg("--data-dir")
+        .arg(root.path().join("data"))
+        .arg("--results-dir")
+        .arg(root.path().join("killed"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    crate::common::kill_once_ready(cmd, "the server's volume never bound", |_| {
+        mounted(&volume).then(|| std::thread::sleep(Duration::from_millis(500)))
+    });
+    let started = Instant::now();
+    while mounted(&volume) || !left_behind(root.path()).is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "a killed run left {volume} bound ({}) and {:?}",
+            mounted(&volume),
+            left_behind(root.path())
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(volume_of(&container), volume);
+    let started = Instant::now();
+    while schemas().as_ref() != Some(&before) {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "postgres back up on its own volume: {:?} vs {before}",
+            schemas()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}

@@ -17,8 +17,8 @@ command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 # The disk cap is checked against fio, the field's own tool, under the same throttle
 # (tests/it/disk_cap.rs).
 command -v fio >/dev/null 2>&1 || need_apt+=(fio)
-# --disk-latency's emulated disk: nbdkit's delay filter, exposed by nbdfuse, on a loop device.
-command -v nbdkit >/dev/null 2>&1 || need_apt+=(nbdkit)
+# --disk-latency's emulated disk: nbdkit's delay filter (built below, Debian 12's takes whole
+# milliseconds only), exposed by nbdfuse, on a loop device.
 command -v nbdfuse >/dev/null 2>&1 || need_apt+=(libnbd-bin)
 command -v fusermount3 >/dev/null 2>&1 || need_apt+=(fuse3)
 # The RocksDB engine loads the system's librocksdb at run time (src/db/rocksdb/ffi.rs): the
@@ -49,6 +49,8 @@ if ! command -v toxiproxy-server >/dev/null 2>&1; then
   rm -rf "$gobin"
   command -v toxiproxy-server >/dev/null 2>&1 || echo "setup: toxiproxy-server is in $bin: add it to PATH for --network-rtt" >&2
 fi
+
+bash "$(dirname "$0")/build-nbdkit.sh"
 
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: cargo not found: install Rust >= 1.94 (https://rustup.rs) and re-run" >&2

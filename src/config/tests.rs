@@ -202,7 +202,7 @@ fn a_deployment_sets_its_parts_and_a_flag_beside_it_overrides_one() {
 
     let aws = resolve(&["--deployment", "aws-gp3-cross-az"]).unwrap();
     assert_eq!(aws.disk_cap.as_ref().unwrap().asked, "gp3");
-    assert_eq!(aws.disk_latency.unwrap().ms, 1);
+    assert_eq!(aws.disk_latency.unwrap().us, 1000);
     assert_eq!(aws.network_rtt.unwrap().rtt_ms, 1);
     assert_eq!(aws.readahead, Readahead::Kib(128));
     assert_eq!(aws.deployment.as_ref().unwrap().name, "aws-gp3-cross-az");
@@ -234,7 +234,7 @@ fn a_deployment_sets_its_parts_and_a_flag_beside_it_overrides_one() {
     .unwrap();
     assert!(mine.network_rtt.is_none());
     assert_eq!(mine.disk_cap.unwrap().asked, "io2:6000");
-    assert_eq!(mine.disk_latency.unwrap().ms, 1);
+    assert_eq!(mine.disk_latency.unwrap().us, 1000);
     // nvme-host is the defaults: the reference `variants` divides by.
     let nvme = resolve(&["--deployment", "nvme-host"]).unwrap();
     assert!(nvme.workload().is_empty(), "{:?}", nvme.workload());

@@ -49,7 +49,7 @@ pub const DEPLOYMENTS: [Deployment; 5] = [
         disk_latency: Some("1ms"),
         network_rtt: Some("0"),
         readahead: "128",
-        source: "AWS EBS gp3: 3,000 IOPS and 125 MiB/s baseline, 'single-digit millisecond latency' (docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html): 1 ms added to each read and write, the emulated path's own ~0.3 ms on top; the same zone's round trip, about 0.1-0.3 ms, as the proxy's own hop (aws.amazon.com/about-aws/global-infrastructure/regions_az/)",
+        source: "AWS EBS gp3: 3,000 IOPS and 125 MiB/s baseline, 'single-digit millisecond latency' (docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html): 1 ms added to each read and write, the emulated path's own ~0.1 ms on top; the same zone's round trip, about 0.1-0.3 ms, as the proxy's own hop (aws.amazon.com/about-aws/global-infrastructure/regions_az/)",
     },
     Deployment {
         name: "aws-gp3-cross-az",
@@ -67,7 +67,7 @@ pub const DEPLOYMENTS: [Deployment; 5] = [
         disk_latency: Some("1ms"),
         network_rtt: Some("0"),
         readahead: "128",
-        source: "GCP balanced persistent disk: 3,000 IOPS and 140 MiB/s plus 6 IOPS and 0.28 MiB/s per GiB (cloud.google.com/compute/docs/disks/performance), a network device: 1 ms added to each request, the emulated path's own ~0.3 ms on top; the same zone's round trip as the proxy's own hop",
+        source: "GCP balanced persistent disk: 3,000 IOPS and 140 MiB/s plus 6 IOPS and 0.28 MiB/s per GiB (cloud.google.com/compute/docs/disks/performance), a network device: 1 ms added to each request, the emulated path's own ~0.1 ms on top; the same zone's round trip as the proxy's own hop",
     },
 ];
 

@@ -7,7 +7,7 @@
 //! The stack, from existing tools (this VM's kernel has no dm-delay, nbd or ublk; FUSE
 //! and loop devices work): nbdkit's `file` plugin serves an image file (`cache=none`:
 //! the host's page cache keeps none of it) through its `delay` filter (`rdelay`,
-//! `wdelay`: whole milliseconds), nbdfuse exposes it as a file, a loop device in direct-I/O
+//! `wdelay`: in µs from nbdkit 1.40, whole ms before), nbdfuse exposes it as a file, a loop device in direct-I/O
 //! mode makes that file a block device (no page cache of the loop's own), and ext4 on it
 //! is mounted as the data directory. The only page cache left is the mounted file
 //! system's, charged to the reader's cgroup: the memory cap still holds. The FUSE path
@@ -35,16 +35,43 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 
-/// `--disk-latency`: milliseconds added to each read and write of the data's disk.
+/// `--disk-latency`: the time added to each read and write of the data's disk, in
+/// microseconds (a cloud volume answers in 0.5-1 ms; nbdkit >= 1.40 sleeps in µs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub struct DiskLatency {
-    pub ms: u64,
+    pub us: u64,
 }
 
+impl DiskLatency {
+    /// Whole milliseconds, the only form nbdkit before 1.40 takes.
+    fn whole_ms(self) -> bool {
+        self.us.is_multiple_of(1000)
+    }
+
+    /// nbdkit's delay form: "2ms" where whole, else "500us".
+    fn nbdkit_form(self) -> String {
+        if self.whole_ms() {
+            format!("{}ms", self.us / 1000)
+        } else {
+            format!("{}us", self.us)
+        }
+    }
+
+    /// "2 ms", "0.5 ms".
+    pub fn label(self) -> String {
+        format!("{} ms", self.us as f64 / 1000.0)
+    }
+}
+
+/// "2ms", "0.5ms", "0.25ms": what the flag takes, and how results.json records it
+/// (a run recorded before microseconds says "2ms" too).
 impl std::fmt::Display for DiskLatency {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}ms", self.ms)
+        if self.us == 0 {
+            return write!(f, "0");
+        }
+        write!(f, "{}ms", self.us as f64 / 1000.0)
     }
 }
 
@@ -65,7 +92,7 @@ impl TryFrom<String> for DiskLatency {
     }
 }
 
-pub const FORMS: &str = "\"none\" (the machine's own disk); or each read's and write's added time in whole milliseconds (\"1ms\", \"2ms\"; \"0\": the emulated disk's path alone, its own cost), at most 1000ms";
+pub const FORMS: &str = "\"none\" (the machine's own disk); or each read's and write's added time, in ms or us (\"1ms\", \"0.5ms\", \"250us\"; \"0\": the emulated disk's path alone, its own cost), from 10us to 1000ms";
 
 /// `--disk-latency`: None for "none".
 pub fn parse_disk_latency(text: &str) -> Result<Option<DiskLatency>, InputError> {
@@ -78,18 +105,45 @@ pub fn parse_disk_latency(text: &str) -> Result<Option<DiskLatency>, InputError>
     if t == "none" {
         return Ok(None);
     }
-    if t != "0" && !t.ends_with("ms") {
-        return Err(bad(format!("'{t}' needs its unit, ms")));
+    if t == "0" {
+        return Ok(Some(DiskLatency { us: 0 }));
     }
-    let ms = t.strip_suffix("ms").unwrap_or(t).parse::<u64>().map_err(|_| {
-        bad(format!(
-            "'{t}' is not a whole number of milliseconds (nbdkit's delay filter takes whole ms; 0 is the emulated disk's own path, about 0.3 ms a read)"
-        ))
-    })?;
-    if ms > 1000 {
+    let (number, us_per) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1000.0)
+    } else if let Some(n) = t.strip_suffix("us") {
+        (n, 1.0)
+    } else {
+        return Err(bad(format!("'{t}' needs its unit, ms or us")));
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+        .ok_or_else(|| bad(format!("'{t}' is not a number of {}", &t[number.len()..])))?;
+    let us = value * us_per;
+    if us.fract() != 0.0 {
+        return Err(bad(format!("'{t}' is not a whole number of microseconds")));
+    }
+    let us = us as u64;
+    if us == 0 {
+        return Ok(Some(DiskLatency { us: 0 }));
+    }
+    // Below 10 µs the sleep's own overshoot (60-170 µs measured here) is all there is.
+    if us < 10 {
+        return Err(bad(format!("'{t}' is under 10us")));
+    }
+    if us > 1_000_000 {
         return Err(bad("more than 1000ms".into()));
     }
-    Ok(Some(DiskLatency { ms }))
+    Ok(Some(DiskLatency { us }))
+}
+
+/// nbdkit's version on PATH, "nbdkit 1.42.3" read as (1, 42).
+fn nbdkit_version() -> Option<(u32, u32)> {
+    let line = version("nbdkit");
+    let mut parts = line.split_whitespace().nth(1)?.split('.');
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
 /// The emulated disk a run read from, recorded with it.
@@ -128,8 +182,8 @@ pub struct ServerVolume {
 impl SlowDiskReport {
     pub fn label(&self) -> String {
         format!(
-            "disk latency: +{} ms a read and a write on the data directory {}{} ({})",
-            self.asked.ms,
+            "disk latency: +{} a read and a write on the data directory {}{} ({})",
+            self.asked.label(),
             self.mount.display(),
             self.servers
                 .iter()
@@ -228,6 +282,13 @@ impl SlowDisk {
                 ));
             }
         }
+        // Before 1.40 nbdkit reads "500us" as an error and "0.5ms" as 0 ms: refused here.
+        if !latency.whole_ms() && nbdkit_version().is_none_or(|v| v < (1, 40)) {
+            return Err(format!(
+                "{} takes whole milliseconds only, and {latency} is not: nbdkit 1.40 or newer takes microseconds (scripts/build-nbdkit.sh builds 1.42.3 into /usr/local)",
+                version("nbdkit")
+            ));
+        }
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let image = dir.join("latency-disk.img");
         let fuse = dir.join(".latency-disk-fuse");
@@ -264,8 +325,8 @@ impl SlowDisk {
                 .map_err(|e| format!("{}: {e}", image.display()))?;
         }
         let delay = [
-            format!("rdelay={}ms", latency.ms),
-            format!("wdelay={}ms", latency.ms),
+            format!("rdelay={}", latency.nbdkit_form()),
+            format!("wdelay={}", latency.nbdkit_form()),
         ];
         let mut nbdfuse = Command::new("nbdfuse");
         nbdfuse
@@ -282,6 +343,16 @@ impl SlowDisk {
             .arg("cache=none")
             .args(&delay);
         super::child::dies_with_this_thread(&mut nbdfuse);
+        // The delay filter sleeps each request; a thread's default timer slack (50 µs)
+        // lets the kernel wake it that much late, measured 60 µs more a 4 KiB read at
+        // 250us asked. nbdfuse, the nbdkit it starts and their threads inherit 1 ns.
+        // SAFETY: prctl in the child before exec: no allocation, no lock.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut nbdfuse, || {
+                libc::prctl(libc::PR_SET_TIMERSLACK, 1);
+                Ok(())
+            });
+        }
         let mut fuse_child = nbdfuse.spawn().map_err(|e| format!("nbdfuse: {e}"))?;
         let started = Instant::now();
         while !fuse.join("disk").exists() {
@@ -425,19 +496,36 @@ mod tests {
     #[test]
     fn forms_parse_and_bad_ones_say_the_forms() {
         assert_eq!(parse_disk_latency("none").unwrap(), None);
-        assert_eq!(
-            parse_disk_latency("1ms").unwrap(),
-            Some(DiskLatency { ms: 1 })
-        );
-        assert_eq!(
-            parse_disk_latency("0").unwrap(),
-            Some(DiskLatency { ms: 0 })
-        );
-        for bad in ["0.5ms", "1", "1s", "slow", "5000ms"] {
+        for (text, us) in [
+            ("1ms", 1000),
+            ("0", 0),
+            ("0.5ms", 500),
+            ("250us", 250),
+            ("0.25ms", 250),
+            ("1000ms", 1_000_000),
+        ] {
+            assert_eq!(
+                parse_disk_latency(text).unwrap(),
+                Some(DiskLatency { us }),
+                "{text}"
+            );
+        }
+        for bad in [
+            "1", "1s", "slow", "5000ms", "0.5us", "5us", "-1ms", "NaNms", "ms",
+        ] {
             let e = parse_disk_latency(bad).unwrap_err().to_string();
             assert!(e.contains("it takes \"none\""), "{bad}: {e}");
         }
-        let json = serde_json::to_string(&DiskLatency { ms: 2 }).unwrap();
-        assert_eq!(serde_json::from_str::<DiskLatency>(&json).unwrap().ms, 2);
+        // Recorded as the flag is written, and read back (2ms as before microseconds).
+        for us in [0, 250, 500, 2000] {
+            let json = serde_json::to_string(&DiskLatency { us }).unwrap();
+            assert_eq!(serde_json::from_str::<DiskLatency>(&json).unwrap().us, us);
+        }
+        assert_eq!(
+            serde_json::to_string(&DiskLatency { us: 2000 }).unwrap(),
+            "\"2ms\""
+        );
+        assert_eq!(DiskLatency { us: 500 }.nbdkit_form(), "500us");
+        assert_eq!(DiskLatency { us: 2000 }.nbdkit_form(), "2ms");
     }
 }

@@ -96,8 +96,13 @@ fn servers_fetched_through_a_round_trip_pay_it_and_the_proxy_dies_with_the_run()
         (4_000_000..40_000_000).contains(&rt),
         "round trip through the proxy: {rt} ns"
     );
+    // One round trip, not two: the measure holds its connection, where a query through
+    // sqlx's pool pays the release's ping too (8 ms and more here).
+    let rt50 = r["round_trip"]["p50_ns"].as_u64().unwrap();
+    assert!(rt50 < 6_000_000, "round trip p50 {rt50} ns for 4 ms asked");
+    // Each fetch goes through the pool, as an application's: the query and the ping.
     let p50 = r["measured"]["latency"]["p50_ns"].as_f64().unwrap();
-    assert!(p50 >= 4e6, "fetch p50 {p50} ns under a 4 ms round trip");
+    assert!(p50 >= 8e6, "fetch p50 {p50} ns: two 4 ms round trips");
     let password = url.split_once("://").unwrap().1.split_once('@').unwrap().0;
     let password = password.split_once(':').unwrap().1;
     assert!(!json.to_string().contains(password), "no password recorded");

@@ -59,7 +59,9 @@ if [ -n "$disk_cap" ] && [ "$disk_cap" != none ]; then
     disk=$(lsblk -ndo pkname "$source" 2>/dev/null || true)
     device=${disk:+/dev/$disk}; device=${device:-$source}
     override="$(dirname "$env_file")/compose.disk-cap.yaml"
-    block=$(docker run --rm --entrypoint blobrace "$BLOBRACE_RUNNER_IMAGE" env --disk-cap "$disk_cap" --compose-blkio "$device")
+    # The sizes here only pass the check of the cap against the largest blob: the runner
+    # checks it against the run's own sizes before any work.
+    block=$(docker run --rm --entrypoint blobrace "$BLOBRACE_RUNNER_IMAGE" env --disk-cap "$disk_cap" --sizes 1KiB --compose-blkio "$device")
     {
       echo "# Written by scripts/compose-run.sh for BLOBRACE_DISK_CAP=$disk_cap on $device (Docker's root $docker_root)."
       echo "services:"

@@ -84,7 +84,9 @@ pub enum InputError {
 
 /// A fetch that returned the wrong bytes: the measurement cannot be trusted.
 #[derive(Debug, Error)]
-#[error("engine {engine} returned wrong data for size {size}, id {id}: {what}")]
+#[error(
+    "engine {engine} returned wrong data for size {size}, id {id}: {what}. Nothing of this cell is kept: if the dataset is damaged, `blobrace verify` with the same flags names every damaged row, and `blobrace drop` then `blobrace load` loads it again"
+)]
 pub struct FetchMismatch {
     pub engine: String,
     pub size: String,

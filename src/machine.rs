@@ -73,7 +73,21 @@ pub fn mem_total_bytes() -> Option<u64> {
 
 /// (fstype, source) of the mount holding `path`: the longest matching mount point.
 pub fn filesystem_of(path: &Path) -> (String, String) {
-    let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    // A data directory not made yet (or given relative) is on the file system of its
+    // nearest existing folder: canonicalize fails on it, and a relative path matched no
+    // mount point ("unknown").
+    let target = path
+        .ancestors()
+        .find_map(|at| {
+            let existing = if at.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                at
+            };
+            let real = fs::canonicalize(existing).ok()?;
+            Some(real.join(path.strip_prefix(at).unwrap_or(Path::new(""))))
+        })
+        .unwrap_or_else(|| path.to_path_buf());
     let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     let mut best: Option<(usize, String, String)> = None;
     for line in mountinfo.lines() {
@@ -177,6 +191,12 @@ mod tests {
         assert!(facts.ram_bytes > 0);
         assert!(!facts.kernel.is_empty());
         assert_ne!(facts.data_filesystem, "unknown");
+        // Relative and not made yet: its nearest folder's file system, not "unknown".
+        let (fs_type, device) = filesystem_of(Path::new("not-made-yet/data"));
+        assert_eq!((fs_type, device), filesystem_of(Path::new(".")));
+        if Path::new("/dev/shm").is_dir() {
+            assert_eq!(filesystem_of(Path::new("/dev/shm/not/made")).0, "tmpfs");
+        }
         assert!(available_bytes(Path::new(".")).unwrap() > 0);
         assert!(peak_rss_bytes().unwrap() > 0);
     }

@@ -496,7 +496,19 @@ async fn drop_datasets(config: &RunConfig) -> Result<()> {
                     {
                         true
                     }
-                    Err(e) => return Err(e),
+                    // Files at the dataset's own place that its store cannot recognise
+                    // (a header overwritten, or not blobrace's): named, and removed as
+                    // asked, so a damaged dataset can always go.
+                    Err(e) => match e.downcast_ref::<InputError>() {
+                        Some(InputError::ForeignFile { path, why }) => {
+                            say!(
+                                "{}: {why}, damaged or not blobrace's; it is at this dataset's place, so it goes as drop was asked",
+                                path.display()
+                            );
+                            true
+                        }
+                        _ => return Err(e),
+                    },
                 };
                 if there {
                     store.remove().await?;

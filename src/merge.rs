@@ -61,6 +61,13 @@ fn name_cells(run: &mut RunResults) {
 /// The merged run of `runs` (two or more, merged runs among them), to be written
 /// under `results_dir`.
 pub fn merge(runs: Vec<RunResults>, results_dir: &std::path::Path) -> Result<RunResults> {
+    if let Some(open) = runs.iter().find(|r| r.finished_at.is_none()) {
+        return Err(InputError::Merge(format!(
+            "run {} has not ended: it is still being measured, or it was killed; wait for it to end (or continue it with the command that started it), then merge",
+            open.run_id
+        ))
+        .into());
+    }
     let mut runs = runs.into_iter();
     let mut merged = runs.next().context("nothing to merge")?;
     let mut sources = sources_of(&merged);
@@ -132,6 +139,18 @@ fn how_measured(run: &RunResults) -> Vec<(&'static str, String)> {
         ("cache states", format!("{:?}", c.cache)),
         ("repeats", c.repeat.to_string()),
         ("clients", format!("{:?}", c.clients)),
+        // Fetches under different caps are two experiments, not two halves of one.
+        (
+            "memory cap",
+            c.cap
+                .memory_bytes
+                .map_or("none".into(), crate::size::format_bytes),
+        ),
+        (
+            "CPU cap",
+            c.cap.cpus.map_or("none".into(), |cpus| cpus.to_string()),
+        ),
+        ("engines asked", engines_asked(run)),
         // A mix is the dataset's sizes: two mixes are two datasets.
         (
             "size mix",
@@ -139,6 +158,17 @@ fn how_measured(run: &RunResults) -> Vec<(&'static str, String)> {
                 .map_or("none (size classes)".into(), |m| m.get().canonical()),
         ),
     ]
+}
+
+/// The engines a part was asked to measure: those it measured and those it left out
+/// (a server it could not reach is one share's loss, not another experiment).
+fn engines_asked(run: &RunResults) -> String {
+    let c = &run.config;
+    let mut names: Vec<String> = c.engines.iter().map(|e| e.name().to_string()).collect();
+    names.extend(c.left_out.iter().flat_map(|l| l.engines.iter().cloned()));
+    names.sort();
+    names.dedup();
+    names.join(",")
 }
 
 /// Add `run`'s cells to `merged`.

@@ -115,13 +115,40 @@ pub fn known_variables(command: &clap::Command) -> BTreeSet<String> {
     known
 }
 
+/// The value of a variable listed above that a lower layer reads when it gets there (the
+/// floor's read pattern when the floor opens): checked with the names, before any work.
+/// (A RocksDB library that is not there leaves RocksDB out with the reason, as no
+/// library installed does: that is not refused.)
+fn check_value(name: &str, value: &str) -> Result<(), InputError> {
+    let why = match name {
+        crate::db::floor::engine::PIN_VARIABLE => {
+            crate::db::floor::engine::pin_of(Some(value)).err()
+        }
+        _ => None,
+    };
+    match why {
+        Some(why) => Err(InputError::Value {
+            what: "variable",
+            input: format!("{name}={value}"),
+            why,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// An error for the first `BLOBRACE_*` variable in `set` that nothing reads, naming the
-/// closest known one.
+/// closest known one, or whose value a lower layer would refuse later.
 pub fn check_variables(
     command: &clap::Command,
     set: impl IntoIterator<Item = String>,
 ) -> Result<(), InputError> {
     let known = known_variables(command);
+    let set: Vec<String> = set.into_iter().collect();
+    for name in &set {
+        if let Some(value) = std::env::var_os(name).and_then(|v| v.into_string().ok()) {
+            check_value(name, &value)?;
+        }
+    }
     let Some(unknown) = set
         .into_iter()
         .filter(|name| name.starts_with("BLOBRACE_") && !known.contains(name))
@@ -199,6 +226,27 @@ mod tests {
             "BLOBRACEFOO",
         ];
         check_variables(&command(), set.map(String::from)).unwrap();
+    }
+
+    #[test]
+    fn a_value_a_lower_layer_would_refuse_later_is_refused_with_the_names() {
+        let floor = crate::db::floor::engine::PIN_VARIABLE;
+        let err = check_value(floor, "bogus").unwrap_err().to_string();
+        assert!(err.contains("BLOBRACE_FLOOR_READ=bogus"), "{err}");
+        assert!(
+            err.contains("not a read pattern") && err.contains("auto"),
+            "{err}"
+        );
+        check_value(floor, "auto").unwrap();
+        check_value(floor, "pread").unwrap();
+        // A missing RocksDB library leaves RocksDB out with its reason, as it does
+        // when none is installed: not refused here.
+        check_value(
+            crate::db::rocksdb::LIB_VARIABLE,
+            "/nonexistent/librocksdb.so",
+        )
+        .unwrap();
+        check_value("BLOBRACE_ENGINES", "whatever: clap's own").unwrap();
     }
 
     #[test]

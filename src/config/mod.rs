@@ -45,7 +45,7 @@ pub const DEFAULT_TARGET_P99: Duration = Duration::from_millis(50);
 /// are not reclaimed fast enough); 48 MiB ran every size of the quick profile. It was
 /// 16 MiB, and `--cap 17MiB` passed the check, then the kernel killed the process
 /// without a word.
-const MIN_CAP_BYTES: u64 = 48 << 20;
+pub const MIN_CAP_BYTES: u64 = 48 << 20;
 
 /// A run's config from its flags, resolved as `blobrace measure` resolves them: for
 /// the tests of every layer that takes a `RunConfig`.

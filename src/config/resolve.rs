@@ -49,6 +49,10 @@ impl RunArgs {
             check_cap_fits_blobs(bytes, &sizes, self.size_mix.is_some())?;
             check_cap_fits_machine(bytes)?;
         }
+        let deployed = self.deployed()?;
+        if let Some(disk) = &deployed.disk_cap {
+            check_disk_cap_serves_blobs(disk, &sizes, self.size_mix.is_some())?;
+        }
         let cpus = self.cpus.unwrap_or(Limit::Some(preset.cpus)).into_option();
         let clients = match &self.clients {
             Some(ClientList(list)) => list.clone(),
@@ -218,7 +222,6 @@ impl RunArgs {
                 ),
             });
         }
-        let deployed = self.deployed()?;
         Ok(RunConfig {
             preset: self.preset,
             engines,
@@ -309,6 +312,64 @@ fn check_cap_fits_machine(cap_bytes: u64) -> Result<(), InputError> {
         }),
         _ => Ok(()),
     }
+}
+
+/// The least a disk cap's read (or write) must move in a second: one of the largest
+/// blobs, and at least one readahead window of Linux's default (128 KiB, what a
+/// buffered read of any size asks of the disk at once), in IOs of that window.
+const DISK_CAP_UNIT: u64 = 128 << 10;
+
+/// A disk cap that cannot serve one read (or write) of the largest blob in a second is
+/// refused: a process whose I/O waits on such a throttle (`rbps=1`, a bare number read
+/// as bytes a second) sits in uninterruptible sleep that neither SIGTERM nor SIGKILL
+/// ends until the limit is lifted by hand.
+fn check_disk_cap_serves_blobs(
+    disk: &crate::cap::disk::DiskCap,
+    sizes: &[SizeClass],
+    mix: bool,
+) -> Result<(), InputError> {
+    let largest = sizes.iter().map(|s| s.bytes()).max().unwrap_or(0);
+    let bytes_needed = largest.max(DISK_CAP_UNIT);
+    let ios_needed = largest.div_ceil(DISK_CAP_UNIT).max(1);
+    let l = &disk.limits;
+    let short = [
+        ("rbps", l.read_bytes_per_s, bytes_needed, true, "read"),
+        ("riops", l.read_iops, ios_needed, false, "read"),
+        ("wbps", l.write_bytes_per_s, bytes_needed, true, "write"),
+        ("wiops", l.write_iops, ios_needed, false, "write"),
+    ]
+    .into_iter()
+    .find(|(_, limit, needed, _, _)| limit.is_some_and(|limit| limit < *needed));
+    let Some((key, Some(limit), needed, bytes, side)) = short else {
+        return Ok(());
+    };
+    let show = |n: u64| {
+        if bytes {
+            format!("{}/s", format_bytes(n))
+        } else {
+            format!("{n} IOPS")
+        }
+    };
+    let fix = if mix {
+        "lower the size mix's largest blob (--size-mix)"
+    } else {
+        "leave the largest sizes out of --sizes (BLOBRACE_SIZES)"
+    };
+    Err(InputError::Value {
+        what: "disk cap",
+        input: disk.asked.clone(),
+        why: format!(
+            "{key} = {} cannot {side} one {} blob in a second ({} at least, in IOs of 128KiB, Linux's readahead); a process waiting on so slow a throttle cannot even be killed until it is lifted by hand. Raise {key} to {} or more (--disk-cap, BLOBRACE_DISK_CAP), or {fix}",
+            show(limit),
+            format_bytes(largest),
+            show(needed),
+            if bytes {
+                format_bytes(needed)
+            } else {
+                needed.to_string()
+            },
+        ),
+    })
 }
 
 fn check_cap_fits_blobs(cap_bytes: u64, sizes: &[SizeClass], mix: bool) -> Result<(), InputError> {

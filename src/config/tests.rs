@@ -244,3 +244,31 @@ fn a_deployment_sets_its_parts_and_a_flag_beside_it_overrides_one() {
     let e = resolve(&["--deployment", "aws"]).unwrap_err();
     assert!(e.contains("no such deployment"), "{e}");
 }
+
+#[test]
+fn a_disk_cap_that_cannot_move_one_largest_blob_a_second_is_refused() {
+    // A bare number is bytes a second: 1 B/s would hang the run in the kernel.
+    for (asked, sizes, key) in [
+        ("rbps=1", "4KiB", "rbps"),
+        ("rbps=1MiB", "4MiB", "rbps"),
+        ("riops=100", "32MiB", "riops"),
+        ("wbps=64KiB", "1KiB", "wbps"),
+        ("io2:100", "32MiB", "rbps"),
+    ] {
+        let e = resolve(&["--disk-cap", asked, "--sizes", sizes]).unwrap_err();
+        assert!(e.contains(&format!("{key} = ")), "{asked}: {e}");
+        assert!(e.contains("in a second") && e.contains("--sizes"), "{e}");
+    }
+    let mix = resolve(&["--disk-cap", "rbps=1MiB", "--size-mix", "uniform:1KiB,4MiB"]);
+    assert!(mix.unwrap_err().contains("--size-mix"));
+    // Enough for the largest blob: accepted, whatever else the run holds.
+    for (asked, sizes) in [
+        ("riops=100", "64KiB"),
+        ("rbps=128KiB", "1KiB,64KiB"),
+        ("riops=256,rbps=32MiB", "32MiB"),
+        ("gp3", "1KiB,32MiB"),
+    ] {
+        let ok = resolve(&["--disk-cap", asked, "--sizes", sizes]);
+        assert!(ok.is_ok(), "{asked} {sizes}: {:?}", ok.err());
+    }
+}

@@ -17,6 +17,7 @@
 //! handles results are written by).
 
 pub mod any_engine;
+pub mod contained;
 pub mod database;
 pub mod engine;
 pub mod locations;

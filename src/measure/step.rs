@@ -16,7 +16,8 @@ use crate::diskio::DiskReadCounter;
 use crate::error::FetchMismatch;
 use crate::live::LiveCount;
 
-/// Every this-many fetches the whole blob is regenerated and compared.
+/// Every this-many fetches the whole blob is regenerated and compared, besides each
+/// row's first fetch in the loop.
 pub const FULL_CHECK_EVERY: u64 = 64;
 
 /// The buffers and the count one loop's fetches share: the blob lands in `out`,
@@ -29,6 +30,11 @@ pub struct FetchStep {
     out: Vec<u8>,
     scratch: Vec<u8>,
     fetches: u64,
+    /// One bit per row: whether its whole content was checked in this loop. The first
+    /// fetch of every row is checked fully, so no row's damage is measured as a result
+    /// (one in 64 let a flipped byte through); a row fetched again is checked by its
+    /// length and id stamp, and fully every `FULL_CHECK_EVERY`th fetch.
+    checked: Vec<u64>,
     /// A dataset written while it is measured: its writer's counts (`live.rs`).
     live: Option<Arc<LiveCount>>,
 }
@@ -52,12 +58,14 @@ impl FetchStep {
             out: Vec::with_capacity(spec.size.as_usize()),
             scratch: Vec::with_capacity(spec.size.as_usize()),
             fetches: 0,
+            checked: vec![0; spec.rows.div_ceil(64) as usize],
             live: crate::live::count_of(&spec),
         }
     }
 
     /// Fetch `id` through `engine`, timed alone, and check what came back: its length
-    /// and id stamp, and its whole content every `FULL_CHECK_EVERY`th fetch.
+    /// and id stamp, and its whole content the first time the row is fetched and every
+    /// `FULL_CHECK_EVERY`th fetch.
     #[inline]
     pub async fn fetch(
         &mut self,
@@ -119,11 +127,19 @@ impl FetchStep {
     }
 
     /// Check what the last fetch left in `out`: its length and id stamp, and its whole
-    /// content every `FULL_CHECK_EVERY`th fetch. On a dataset being written, the
+    /// content on the row's first fetch and every `FULL_CHECK_EVERY`th fetch. On a dataset being written, the
     /// version of a row whose change was in flight during the fetch (begun after
     /// `committed`, the count when it started) may be either; any other row's only one.
     fn check(&mut self, id: u64, committed: Option<u64>) -> Result<()> {
-        let full = self.fetches.is_multiple_of(FULL_CHECK_EVERY);
+        let first = id
+            .checked_sub(1)
+            .and_then(|i| Some((self.checked.get_mut((i / 64) as usize)?, 1u64 << (i % 64))))
+            .is_some_and(|(word, bit)| {
+                let first = *word & bit == 0;
+                *word |= bit;
+                first
+            });
+        let full = first || self.fetches.is_multiple_of(FULL_CHECK_EVERY);
         let (low, high) = match (&self.live, committed) {
             (Some(live), Some(committed)) if full => {
                 crate::live::versions_between(&self.spec, id, committed, live.begun())

@@ -26,6 +26,9 @@ pub const SAMPLE_ROWS: usize = 200_000;
 /// millions of files is a few hundred buckets.
 const STEPS_PER_DOUBLING: f64 = 64.0;
 
+/// The forms a mix is written in, for the errors that name them.
+const FORMS: &str = "write sizes with weights (4KiB:67,8KiB:10), uniform:LOW,HIGH, lognormal:MEDIAN,SIGMA,LARGEST, hist:FILE (YCSB's histogram), dir:DIR, a table's column (sqlite:FILE#TABLE.COLUMN, postgres://USER@HOST/DB#TABLE.COLUMN, mysql://USER@HOST/DB#TABLE.COLUMN) or file:FILE";
+
 /// Parse one `--size-mix` (see the module docs); one line of error saying what is wrong.
 pub fn parse(text: &str) -> Result<SizeMix, InputError> {
     let text = text.trim();
@@ -54,12 +57,21 @@ pub fn parse(text: &str) -> Result<SizeMix, InputError> {
                 Err(e) => Err(bad(text, format!("{arg} holds no mix: {e}"))),
             };
         }
-        _ if text.contains(':') || text.contains('/') => Shape::Buckets(buckets(text, text)?),
-        _ => {
+        // A word before the ':' that is no size is a form misspelt ("lognormol:…"):
+        // named as such, with the forms, rather than as a bad size.
+        _ if !kind.is_empty()
+            && !kind.contains('/')
+            && parse_bytes(kind).is_err()
+            && kind.chars().all(|c| c.is_ascii_alphabetic()) =>
+        {
             return Err(bad(
                 text,
-                "write sizes with weights (4KiB:67,8KiB:10), uniform:LOW,HIGH, lognormal:MEDIAN,SIGMA,LARGEST, hist:FILE (YCSB's histogram), dir:DIR, a table's column (sqlite:FILE#TABLE.COLUMN, postgres://USER@HOST/DB#TABLE.COLUMN, mysql://USER@HOST/DB#TABLE.COLUMN) or file:FILE",
+                format!("'{kind}' is no form of size mix; {FORMS}"),
             ));
+        }
+        _ if text.contains(':') || text.contains('/') => Shape::Buckets(buckets(text, text)?),
+        _ => {
+            return Err(bad(text, FORMS));
         }
     };
     SizeMix::new(shape, text.to_string()).map_err(|why| bad(text, why))
@@ -103,11 +115,42 @@ fn lognormal(input: &str, arg: &str) -> Result<Shape, InputError> {
     if median < 8 {
         return Err(bad(input, "the median is below 8 B"));
     }
+    // Sizes are cut to [8 B, largest]: so wide a sigma that most of them land on the two
+    // ends is a two-point mix, not the curve asked for.
+    let (ln_median, cut) = ((median as f64).ln(), |bytes: f64| bytes.ln());
+    let at_ends = normal_cdf((cut(8.0) - ln_median) / sigma)
+        + (1.0 - normal_cdf((cut(largest as f64) - ln_median) / sigma));
+    if at_ends > 0.5 {
+        return Err(bad(
+            input,
+            format!(
+                "sigma {sigma} puts {:.0}% of the blobs at the two ends (8 B and the largest blob), which makes it a two-point mix: lower sigma (1 to 3 spreads sizes over a few orders of magnitude), or write the sizes with weights (4KiB:67,32MiB:33)",
+                at_ends * 100.0
+            ),
+        ));
+    }
     Ok(Shape::Lognormal {
         median,
         sigma,
         largest,
     })
+}
+
+/// The standard normal's cumulative distribution (Abramowitz and Stegun 7.1.26, within
+/// 1.5e-7): enough to say what share of a lognormal mix is cut at its ends.
+pub(super) fn normal_cdf(z: f64) -> f64 {
+    let x = z.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * x);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erf = 1.0 - poly * (-x * x).exp();
+    if z >= 0.0 {
+        0.5 * (1.0 + erf)
+    } else {
+        0.5 * (1.0 - erf)
+    }
 }
 
 fn uniform(input: &str, arg: &str) -> Result<Shape, InputError> {
@@ -231,12 +274,14 @@ fn histogram_file(input: &str, path: &Path) -> Result<Vec<(u64, f64)>, InputErro
 }
 
 /// The sizes of the regular files under `dir` (the first `SAMPLE_ROWS` found), each kept
-/// to `STEPS_PER_DOUBLING` steps per doubling; files under 8 B counted as 8 B.
+/// to `STEPS_PER_DOUBLING` steps per doubling; empty files left out, others under 8 B
+/// counted as 8 B.
 fn directory(input: &str, dir: &Path) -> Result<Vec<(u64, f64)>, InputError> {
     if !dir.is_dir() {
         return Err(bad(input, format!("{} is not a directory", dir.display())));
     }
     let mut sizes: Vec<u64> = Vec::new();
+    let mut empty = 0usize;
     let mut stack = vec![dir.to_path_buf()];
     while let Some(at) = stack.pop() {
         let entries = std::fs::read_dir(&at)
@@ -250,7 +295,12 @@ fn directory(input: &str, dir: &Path) -> Result<Vec<(u64, f64)>, InputError> {
             } else if kind.is_file()
                 && let Ok(meta) = entry.metadata()
             {
-                sizes.push(meta.len());
+                // An empty file is no blob: counted as 8 B it turned a directory of
+                // placeholders into a million-row mix of 8 B blobs.
+                match meta.len() {
+                    0 => empty += 1,
+                    bytes => sizes.push(bytes),
+                }
             }
             if sizes.len() >= SAMPLE_ROWS {
                 break;
@@ -259,6 +309,15 @@ fn directory(input: &str, dir: &Path) -> Result<Vec<(u64, f64)>, InputError> {
         if sizes.len() >= SAMPLE_ROWS {
             break;
         }
+    }
+    if sizes.is_empty() && empty > 0 {
+        return Err(bad(
+            input,
+            format!(
+                "the {empty} file(s) under {} are all empty: there is no blob size to mix; point dir: at the files the blobs come from",
+                dir.display()
+            ),
+        ));
     }
     if sizes.is_empty() {
         return Err(bad(input, format!("{} holds no files", dir.display())));
@@ -269,6 +328,15 @@ fn directory(input: &str, dir: &Path) -> Result<Vec<(u64, f64)>, InputError> {
 /// The mix of sizes sampled elsewhere (a table's column, `config::mix_source`), named
 /// `source` in lines and results.
 pub fn from_sampled_sizes(sizes: &[u64], source: &str) -> Result<SizeMix, InputError> {
+    // Empty values are no blobs, as a directory's empty files are not.
+    let sizes: Vec<u64> = sizes.iter().copied().filter(|&s| s > 0).collect();
+    if sizes.is_empty() {
+        return Err(bad(
+            source,
+            "every value sampled is empty: there is no blob size to mix; name a column that holds the blobs",
+        ));
+    }
+    let sizes = &sizes[..];
     SizeMix::new(Shape::Buckets(grid(sizes)), source.to_string()).map_err(|why| bad(source, why))
 }
 

@@ -152,6 +152,32 @@ fn a_directorys_file_sizes_make_a_mix_that_draws_like_them() {
     let empty = tempfile::tempdir().unwrap();
     let why = error(&format!("dir:{}", empty.path().display()));
     assert!(why.contains("holds no files"), "{why}");
+    // Empty files are no blobs: left out beside others, refused alone.
+    for i in 0..5 {
+        std::fs::write(dir.path().join(format!("empty{i}")), b"").unwrap();
+        std::fs::write(empty.path().join(format!("empty{i}")), b"").unwrap();
+    }
+    let with_empty = parse(&format!("dir:{}", dir.path().display())).unwrap();
+    assert_eq!(with_empty.canonical(), mix.canonical());
+    let why = error(&format!("dir:{}", empty.path().display()));
+    assert!(
+        why.contains("5 file(s)") && why.contains("all empty"),
+        "{why}"
+    );
+    let why = from_sampled_sizes(&[0, 0], "sqlite:x#t.c")
+        .unwrap_err()
+        .to_string();
+    assert!(why.contains("every value sampled is empty"), "{why}");
+}
+
+#[test]
+fn a_wide_lognormal_is_accepted_while_most_of_it_stays_between_its_ends() {
+    for ok in ["lognormal:8KiB,3,32MiB", "lognormal:64KiB,4,256MiB"] {
+        assert!(parse(ok).is_ok(), "{ok}");
+    }
+    assert!((parse::normal_cdf(0.0) - 0.5).abs() < 1e-7);
+    assert!((parse::normal_cdf(1.96) - 0.975).abs() < 1e-4);
+    assert!((parse::normal_cdf(-1.0) - 0.158_655).abs() < 1e-5);
 }
 
 #[test]
@@ -186,6 +212,13 @@ fn bad_mixes_say_what_is_wrong_in_one_line() {
         ("4KiB:1,1GiB:1", "more than the 256MiB a blob can be"),
         ("4XB:1", "unknown unit"),
         ("dir:/nonexistent/blobs", "is not a directory"),
+        (
+            "lognormol:8KiB,1.5,32MiB",
+            "'lognormol' is no form of size mix",
+        ),
+        ("unifrom:1KiB,4KiB", "uniform:LOW,HIGH"),
+        ("lognormal:8KiB,50,32MiB", "two-point mix"),
+        ("lognormal:8KiB,12,32MiB", "at the two ends"),
     ] {
         let why = error(text);
         assert!(why.contains(says), "{text}: {why}");

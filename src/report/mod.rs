@@ -69,14 +69,18 @@ pub fn load_run(run_dir: &Path) -> Result<RunResults> {
         )
     })?;
     let run = RunResults::parse(&bytes, &path)?;
-    if run.results.is_empty()
-        && run.load_results.is_empty()
-        && run.saturations.is_empty()
-        && run.skipped_loads.is_empty()
-    {
+    if !has_measurements(&run) {
         bail!("{} holds no measurements yet", path.display());
     }
     Ok(run)
+}
+
+/// Whether a run holds anything a report can show.
+pub fn has_measurements(run: &RunResults) -> bool {
+    !(run.results.is_empty()
+        && run.load_results.is_empty()
+        && run.saturations.is_empty()
+        && run.skipped_loads.is_empty())
 }
 
 /// Run directories under `results_dir` (those holding a results.json), oldest first.

@@ -40,8 +40,9 @@ impl Run {
         let wanted = self.datasets_left();
         let wanted = Wanted::Only(&wanted);
         let at = self.config().locations();
+        let (_, rooms) = crate::load::rooms_of(&at, &stores, &sizes, wanted).await?;
+        self.check_data_in_ram_fits(&rooms, sizes.len())?;
         if self.config().drop_after {
-            let (_, rooms) = crate::load::rooms_of(&at, &stores, &sizes, wanted).await?;
             if rooms.check(true).is_err() {
                 // Not even one size class at a time fits: one dataset at a time, or
                 // refused with the numbers.
@@ -50,15 +51,12 @@ impl Run {
             self.measure_in_order(&rooms.order(sizes.len()), &sizes);
             return Ok(());
         }
-        if !self.config().keep_all {
-            let (_, rooms) = crate::load::rooms_of(&at, &stores, &sizes, wanted).await?;
-            if rooms.check(false).is_err() {
-                if rooms.check(true).is_err() {
-                    return self.walk_datasets(&rooms, sizes);
-                }
-                self.plan_what_to_keep(&rooms, sizes);
-                return Ok(());
+        if !self.config().keep_all && rooms.check(false).is_err() {
+            if rooms.check(true).is_err() {
+                return self.walk_datasets(&rooms, sizes);
             }
+            self.plan_what_to_keep(&rooms, sizes);
+            return Ok(());
         }
         let fail_fast = self.config().fail_fast;
         let mut mark = started;
@@ -67,6 +65,41 @@ impl Run {
         })
         .await?;
         self.loads_ended(failed, mark)
+    }
+
+    /// A data directory in RAM (tmpfs, ramfs): the pages a load writes there are
+    /// charged to the writer's memory cap and cannot be evicted (there is no disk
+    /// behind them), so loads larger than the cap leaves the process were a bare kill
+    /// inside its own cap (exit 137, no word). Refused before any load, with the ways
+    /// out; a memory cap absent, or loads that fit beside it, go on (warned as RAM).
+    fn check_data_in_ram_fits(&self, rooms: &crate::disk_room::Rooms, sizes: usize) -> Result<()> {
+        let fs = self.results.machine.data_filesystem.as_str();
+        let Some(cap) = self.config().cap.memory_bytes else {
+            return Ok(());
+        };
+        if !matches!(fs, "tmpfs" | "ramfs") {
+            return Ok(());
+        }
+        let Some(room) = rooms.rooms.first() else {
+            return Ok(());
+        };
+        let order = rooms.order(sizes);
+        let needed = room.needed(self.config().drop_after, &order);
+        let least = needed + crate::config::MIN_CAP_BYTES;
+        if least <= cap {
+            return Ok(());
+        }
+        Err(crate::error::InputError::Value {
+            what: "data-dir",
+            input: self.config().data_dir.display().to_string(),
+            why: format!(
+                "it is on {fs}, which is RAM: the {} this run loads there would be charged to the {} memory cap and could not be evicted (no disk is behind them), so the kernel would kill the run inside its own cap. Put --data-dir (BLOBRACE_DATA_DIR) on a disk, raise --cap to {} or more, or load fewer or smaller datasets",
+                format_bytes_approx(needed),
+                crate::size::format_bytes(cap),
+                format_bytes_approx(least),
+            ),
+        }
+        .into())
     }
 
     /// One size class at a time, those already on disk go first (`Rooms::order`): the

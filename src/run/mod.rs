@@ -294,7 +294,14 @@ impl Run {
         let resume_key = resume::resume_key(&config);
         let earlier_runs = resume::earlier_runs(&config.results_dir);
         let load_rates = resume::LoadRates::of(&earlier_runs);
+        let missed = resume::near_miss(&resume_key, &earlier_runs);
         let earlier = resume::to_continue(&config, &resume_key, earlier_runs);
+        if let (None, Some((run_id, differ)), false) = (&earlier, missed, config.fresh) {
+            say!(
+                "note: run {run_id} is unfinished but is not continued: its {} differ from this command's; this is a new run (give the flags that run was started with to continue it)",
+                differ.join(", ")
+            );
+        }
         if let Some(pid) = earlier
             .as_ref()
             .and_then(|e| resume::still_running(e, &machine.hostname))

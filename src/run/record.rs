@@ -24,7 +24,12 @@ impl Run {
         spec: DatasetSpec,
         error: anyhow::Error,
     ) -> Result<()> {
-        if self.config().fail_fast || error.downcast_ref::<InputError>().is_some() {
+        // A bad input stops the run (every step would meet it); one dataset found
+        // damaged while it is read is that step's failure, and the rest go on.
+        let input = error
+            .downcast_ref::<InputError>()
+            .is_some_and(|e| !matches!(e, InputError::DatasetDamaged { .. }));
+        if self.config().fail_fast || input {
             return Err(error);
         }
         let failure = StepFailure::new(stage, who, spec.size, &error);

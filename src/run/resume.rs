@@ -50,17 +50,54 @@ pub fn resume_key(config: &RunConfig) -> String {
     value.to_string()
 }
 
-/// Every readable run in `results_dir` (unreadable or foreign directories are not
-/// runs to continue, and are passed over).
+/// Every readable run in `results_dir` (foreign directories are not runs to continue,
+/// and are passed over; a results.json that cannot be read is said, since the run it
+/// held is not continued).
 pub fn earlier_runs(results_dir: &Path) -> Vec<RunResults> {
     let Ok(entries) = std::fs::read_dir(results_dir) else {
         return Vec::new();
     };
     entries
         .flatten()
-        .filter_map(|e| RunResults::read(&e.path().join("results.json")).ok())
+        .filter_map(|e| {
+            let file = e.path().join("results.json");
+            match RunResults::read(&file) {
+                Ok(run) => Some(run),
+                Err(why) if file.is_file() => {
+                    say!("note: {why:#}; that run is not continued (a new one starts), and it stays as it is");
+                    None
+                }
+                Err(_) => None,
+            }
+        })
         .filter(|r| r.schema_version == RESULTS_SCHEMA_VERSION)
         .collect()
+}
+
+/// The newest unfinished run of `runs` that this one would have continued but for a
+/// few settings, and those settings: a changed timing flag started a new run without
+/// a word. None where the nearest differs in more (another experiment altogether).
+pub fn near_miss(key: &str, runs: &[RunResults]) -> Option<(String, Vec<String>)> {
+    let mine: serde_json::Value = serde_json::from_str(key).ok()?;
+    let mine = mine.as_object()?;
+    runs.iter()
+        .filter(|r| r.merged_from.is_empty() && (!r.complete || !r.failures.is_empty()))
+        .filter(|r| !same_settings(r, key))
+        .filter_map(|r| {
+            let theirs: serde_json::Value = serde_json::from_str(&resume_key(&r.config)).ok()?;
+            let theirs = theirs.as_object()?;
+            let differ: Vec<String> = mine
+                .keys()
+                .chain(theirs.keys())
+                .filter(|k| mine.get(*k) != theirs.get(*k))
+                .cloned()
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            (!differ.is_empty() && differ.len() <= 3).then_some((r, differ))
+        })
+        .max_by(|(a, _), (b, _)| (&a.started_at, &a.run_id).cmp(&(&b.started_at, &b.run_id)))
+        .map(|(r, differ)| (r.run_id.clone(), differ))
 }
 
 /// Whether `earlier` ran with the settings whose key is `key`. Its key is also
@@ -475,6 +512,45 @@ mod tests {
         }];
         let continued = to_continue(&asked, &key, vec![earlier]).map(|r| r.run_id);
         assert_eq!(continued.as_deref(), Some("run-1"));
+    }
+
+    #[test]
+    fn a_run_that_differs_in_a_flag_or_two_is_named_and_another_experiment_is_not() {
+        let asked = config(&["--measure", "3s"]);
+        let key = resume_key(&asked);
+        let stopped = run(
+            &config(&["--measure", "2s"]),
+            "2026-12-01T00:00:00Z",
+            false,
+            false,
+        );
+        let (id, differ) = near_miss(&key, std::slice::from_ref(&stopped)).unwrap();
+        assert_eq!(
+            (id, differ),
+            (stopped.run_id.clone(), vec!["measure".to_string()])
+        );
+        // Finished, or the very run this one continues: nothing to say.
+        let done = run(
+            &config(&["--measure", "2s"]),
+            "2026-12-01T00:00:00Z",
+            true,
+            false,
+        );
+        assert!(near_miss(&key, &[done]).is_none());
+        let same = run(&asked, "2026-12-01T00:00:00Z", false, false);
+        assert!(near_miss(&key, &[same]).is_none());
+        let other = config(&[
+            "--sizes",
+            "4MiB",
+            "--seed",
+            "9",
+            "--cap",
+            "none",
+            "--dataset-bytes",
+            "8MiB",
+        ]);
+        let other = run(&other, "2026-12-01T00:00:00Z", false, false);
+        assert!(near_miss(&key, &[other]).is_none(), "another experiment");
     }
 
     #[test]

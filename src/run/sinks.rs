@@ -223,6 +223,12 @@ impl Sink for HtmlReport {
 
     fn finished(&mut self, run: &RunResults) -> Result<()> {
         let dir = run.dir();
+        if !crate::report::has_measurements(run) {
+            // Every step failed: the run's own error names why; a report of nothing
+            // would only fail beside it, with advice that cannot work.
+            say!("report: none, nothing was measured");
+            return Ok(());
+        }
         let options = crate::report::ReportOptions {
             target_p99: run.config.target_p99,
             ..Default::default()

@@ -183,3 +183,53 @@ fn every_in_process_store_loads_4mib_blobs_under_a_96mib_cap() {
         .count();
     assert_eq!(loaded, engines.split(',').count(), "{err}");
 }
+
+/// A data directory on tmpfs counts against the cap it is written under and cannot be
+/// evicted: loads bigger than the cap leaves were a bare kill (exit 137) inside the
+/// run's own cap. Refused before any load, with the ways out.
+#[test]
+fn data_in_ram_bigger_than_the_cap_is_refused_before_any_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(_ram) = crate::common::SmallDisk::mount(dir.path(), 512) else {
+        return;
+    };
+    let out = blobrace()
+        .args([
+            "measure",
+            "--engines",
+            "floor,sqlite-raw",
+            "--sizes",
+            "64KiB",
+        ])
+        .args([
+            "--dataset-bytes",
+            "128MiB",
+            "--cap",
+            "64MiB",
+            "--measure",
+            "1s",
+        ])
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .arg("--results-dir")
+        .arg(dir.path().join("results"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    if err.contains("may not create cgroups") || err.contains("systemd-run") {
+        eprintln!("skipped: no cap here ({err})");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(last.contains("is on tmpfs, which is RAM"), "{err}");
+    assert!(
+        last.contains("--cap to ") && last.contains("on a disk"),
+        "{err}"
+    );
+    let loaded = crate::common::files_under(&dir.path().join("data"));
+    assert!(
+        loaded.iter().all(|f| !f.contains("64KiB-")),
+        "nothing loaded: {loaded:?}"
+    );
+}

@@ -25,7 +25,16 @@ fn a_disk_cap_is_read_back_from_the_kernel_or_said_to_be_missing() {
     let root = tempfile::tempdir().unwrap();
     let cap = env_cap(
         root.path(),
-        &["--cap", "256MiB", "--disk-cap", "riops=300,rbps=10MiB"],
+        // Sizes the cap can serve: 10MiB/s cannot read one of the default's 32 MiB
+        // blobs in a second, which is refused (the test below).
+        &[
+            "--cap",
+            "256MiB",
+            "--disk-cap",
+            "riops=300,rbps=10MiB",
+            "--sizes",
+            "1KiB,4MiB",
+        ],
     );
     let disk = &cap["disk"];
     assert_eq!(disk["asked"]["asked"], "riops=300,rbps=10MiB", "{disk}");
@@ -100,6 +109,39 @@ fn the_floor_under_a_disk_cap_reads_at_the_capped_rate_and_its_results_say_so() 
         );
     } else {
         assert!(page.contains("could not be set"), "report header");
+    }
+}
+
+/// `rbps=1` (a bare number is bytes a second) held a read in uninterruptible sleep that
+/// no signal ended: refused before anything is created, naming the least that serves.
+#[test]
+fn a_disk_cap_too_slow_to_read_one_blob_a_second_is_refused_before_any_work() {
+    let root = tempfile::tempdir().unwrap();
+    for (cap, least) in [("rbps=1", "1MiB"), ("riops=2", "8")] {
+        let out = run(
+            root.path(),
+            &[
+                "measure",
+                "--engines",
+                "floor",
+                "--sizes",
+                "1MiB",
+                "--dataset-bytes",
+                "4MiB",
+                "--disk-cap",
+                cap,
+            ],
+        );
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{cap}: {err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+        assert!(err.contains("in a second"), "{err}");
+        assert!(err.contains(&format!("to {least} or more")), "{cap}: {err}");
+        let written = crate::common::files_under(root.path());
+        assert!(
+            written.is_empty(),
+            "a refused run writes nothing: {written:?}"
+        );
     }
 }
 

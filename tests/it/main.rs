@@ -16,6 +16,7 @@ mod common;
 mod bad_input;
 mod cap;
 mod churn;
+mod damage;
 mod disk_cap;
 mod disk_plan;
 mod docker;

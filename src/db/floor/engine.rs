@@ -29,13 +29,19 @@ pub const PIN_VARIABLE: &str = "BLOBRACE_FLOOR_READ";
 
 /// The pattern `BLOBRACE_FLOOR_READ` pins, None for "auto" or unset.
 fn pinned() -> Result<Option<ReadPattern>> {
-    match std::env::var(PIN_VARIABLE) {
-        Err(_) => Ok(None),
-        Ok(v) if v.trim().is_empty() || v.trim() == "auto" => Ok(None),
-        Ok(v) => ReadPattern::from_key(v.trim()).map(Some).ok_or_else(|| {
+    pin_of(std::env::var(PIN_VARIABLE).ok().as_deref()).map_err(anyhow::Error::msg)
+}
+
+/// The pattern a value of `BLOBRACE_FLOOR_READ` pins; the reason it is none. Checked with
+/// the other variables before any work (`config::check_variables`), not first when the
+/// floor opens, after every other engine was measured.
+pub fn pin_of(value: Option<&str>) -> Result<Option<ReadPattern>, String> {
+    match value.map(str::trim) {
+        None | Some("" | "auto") => Ok(None),
+        Some(v) => ReadPattern::from_key(v).map(Some).ok_or_else(|| {
             let keys: Vec<&str> = ReadPattern::ALL.iter().map(|p| p.key()).collect();
-            anyhow::anyhow!(
-                "{PIN_VARIABLE}={v} is not a read pattern: use auto (time them all and take the fastest) or one of {}",
+            format!(
+                "not a read pattern: use auto (time them all and take the fastest) or one of {}",
                 keys.join(", ")
             )
         }),

@@ -68,6 +68,7 @@ pub fn env(dir: &Path, read_ahead: ReadAhead) -> Result<Arc<Env>> {
         }
         return Ok(env);
     }
+    check_not_cut_short(&dir.join("data.mdb"))?;
     let mut options = EnvOpenOptions::new();
     options.map_size(MAP_BYTES).max_dbs(2);
     if read_ahead == ReadAhead::Off {
@@ -83,6 +84,67 @@ pub fn env(dir: &Path, read_ahead: ReadAhead) -> Result<Arc<Env>> {
     open.retain(|_, (_, weak)| weak.strong_count() > 0);
     open.insert(dir.to_path_buf(), (read_ahead, Arc::downgrade(&env)));
     Ok(env)
+}
+
+/// Where the fields of LMDB's meta page lie (`MDB_meta` after the 16-byte page
+/// header, 64-bit): the page size (`mm_psize`, the free table's `md_pad`), the last page
+/// written (`mm_last_pg`) and the transaction that wrote it (`mm_txnid`). Two meta
+/// pages, 0 and 1; the newer one is in force.
+const META_PSIZE_AT: usize = 40;
+const META_LAST_PAGE_AT: usize = 136;
+const META_TXNID_AT: usize = 144;
+
+/// A data file shorter than the pages its meta page says were written is refused as
+/// damaged before it is mapped: a read of a page past the end of a mapped file is a
+/// SIGBUS, which killed `verify` and `measure` with no word (exit 135).
+fn check_not_cut_short(file: &Path) -> Result<()> {
+    use std::io::Read;
+    let Ok(mut f) = std::fs::File::open(file) else {
+        return Ok(()); // Not there yet: LMDB creates it.
+    };
+    let len = f.metadata()?.len();
+    let mut head = vec![0u8; 2 * 4096];
+    let mut got = 0;
+    while got < head.len() {
+        match f.read(&mut head[got..])? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    let u64_at = |page: &[u8], at: usize| {
+        page.get(at..at + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    };
+    let psize = head
+        .get(META_PSIZE_AT..META_PSIZE_AT + 4)
+        .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize)
+        .filter(|p| p.is_power_of_two() && (512..=65536).contains(p));
+    let Some(psize) = psize else {
+        return Ok(()); // Not LMDB's (or not written yet): said by the store's own checks.
+    };
+    let metas = [&head[..got.min(psize)], head.get(psize..got).unwrap_or(&[])];
+    let newest = metas
+        .iter()
+        .filter_map(|m| Some((u64_at(m, META_TXNID_AT)?, u64_at(m, META_LAST_PAGE_AT)?)))
+        .max();
+    let Some((_, last_page)) = newest else {
+        return Err(crate::error::InputError::DatasetDamaged {
+            path: file.to_path_buf(),
+            why: format!("it is cut short ({len} bytes): its meta pages are not whole"),
+        }
+        .into());
+    };
+    let written = last_page.saturating_add(1).saturating_mul(psize as u64);
+    if len < written {
+        return Err(crate::error::InputError::DatasetDamaged {
+            path: file.to_path_buf(),
+            why: format!(
+                "it is cut short: {len} bytes where LMDB's meta page says {written} were written (pages 0..={last_page} of {psize} bytes)"
+            ),
+        }
+        .into());
+    }
+    Ok(())
 }
 
 /// Whether something in this process holds the environment in `dir` open.

@@ -115,6 +115,13 @@ impl LmdbStore {
         Ok(head.map(|head| head[MAGIC_AT..] == MAGIC.to_le_bytes()))
     }
 
+    /// Whether the second meta page (page 1) holds LMDB's magic number.
+    fn second_meta_is_lmdb(&self) -> Result<bool> {
+        let at = PAGE as usize + MAGIC_AT;
+        let head = written_head(&self.file, at + 4)?;
+        Ok(head.is_some_and(|head| head[at..] == MAGIC.to_le_bytes()))
+    }
+
     /// Ids in order append to the B+tree's last page (LMDB's `MDB_APPEND`: no search,
     /// full pages); random keys go where they sort.
     fn put_flags(&self) -> PutFlags {
@@ -156,6 +163,16 @@ impl Store for LmdbStore {
         }
         match self.looks_like_lmdb()? {
             None => return Ok(DatasetState::Partial { rows_done: 0 }),
+            // LMDB keeps two meta pages: the second still LMDB's is a dataset of
+            // ours whose first page was overwritten (damaged: `drop` removes it), not
+            // someone else's file (refused and left as it was).
+            Some(false) if self.second_meta_is_lmdb()? => {
+                return Err(InputError::DatasetDamaged {
+                    path: self.file.clone(),
+                    why: "its first meta page is overwritten (the second is LMDB's)".into(),
+                }
+                .into());
+            }
             Some(false) => {
                 return Err(InputError::ForeignFile {
                     path: self.file.clone(),

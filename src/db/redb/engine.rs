@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::{Result, anyhow};
 use redb::{ReadOnlyDatabase, ReadableDatabase};
 
-use super::handle::{BLOBS, reader, reader_cache};
+use super::handle::{BLOBS, guarded, reader, reader_cache};
 use super::store::{FILE, dataset_dir};
 use crate::dataset::DatasetSpec;
 use crate::db::engine::{Engine, EngineSettings};
@@ -18,6 +18,7 @@ pub const REDB_VERSION: &str = "4.6.0";
 
 pub struct RedbEngine {
     db: Arc<ReadOnlyDatabase>,
+    path: std::path::PathBuf,
     spec: DatasetSpec,
     cache: String,
     file: String,
@@ -35,8 +36,10 @@ impl RedbEngine {
             ));
         }
         let (cache_bytes, cache) = reader_cache(at);
+        crate::db::contained::install_hook();
         Ok(Self {
-            db: reader(&file, cache_bytes)?,
+            db: guarded(&file, || reader(&file, cache_bytes))?,
+            path: file.clone(),
             spec,
             cache,
             file: file.display().to_string(),
@@ -49,14 +52,18 @@ impl Engine for RedbEngine {
     async fn fetch(&mut self, id: u64, out: &mut Vec<u8>) -> Result<()> {
         let mut key = [0u8; KEY_BYTES];
         let n = self.spec.key_into(id, &mut key);
-        let txn = self.db.begin_read()?;
-        let table = txn.open_table(BLOBS)?;
-        let Some(value) = table.get(&key[..n])? else {
-            return Err(anyhow!("blob {id} is not in {}", self.file));
-        };
-        out.clear();
-        out.extend_from_slice(value.value());
-        Ok(())
+        // A damaged page is redb's panic: caught, the dataset's error (no allocation
+        // unless it happens).
+        guarded(&self.path, || {
+            let txn = self.db.begin_read()?;
+            let table = txn.open_table(BLOBS)?;
+            let Some(value) = table.get(&key[..n])? else {
+                return Err(anyhow!("blob {id} is not in {}", self.file));
+            };
+            out.clear();
+            out.extend_from_slice(value.value());
+            Ok(())
+        })
     }
 
     fn settings(&self) -> EngineSettings {

@@ -72,6 +72,26 @@ pub fn reader_is_open(path: &Path) -> bool {
     READERS.is_open(path)
 }
 
+/// `read()` on the dataset in `file`, redb's word that the file is corrupted (its
+/// `StorageError::Corrupted`, "DB corrupted: File truncated below stored layout") and
+/// its panic on a page that does not hold together both the dataset's damage, which
+/// `verify` reports and `drop` removes.
+#[inline]
+pub fn guarded<T>(file: &Path, read: impl FnOnce() -> Result<T>) -> Result<T> {
+    crate::db::contained::contained("redb", file, read).map_err(|e| {
+        let corrupted = e.chain().any(|c| c.to_string().starts_with("DB corrupted"));
+        if corrupted && e.downcast_ref::<crate::error::InputError>().is_none() {
+            crate::error::InputError::DatasetDamaged {
+                path: file.to_path_buf(),
+                why: format!("redb finds it corrupted ({e:#})"),
+            }
+            .into()
+        } else {
+            e
+        }
+    })
+}
+
 /// `path` writable (created when `create`), for the loader: refused while an engine
 /// of this process reads it.
 pub fn writer(path: &Path, create: bool) -> Result<Database> {

@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use redb::{Database, ReadOnlyDatabase, ReadTransaction, ReadableDatabase, ReadableTable};
 use redb::{ReadableTableMetadata, TableError};
 
-use super::handle::{BLOBS, MANIFEST, MANIFEST_KEY, reader_is_open, writer};
+use super::handle::{BLOBS, MANIFEST, MANIFEST_KEY, guarded, reader_is_open, writer};
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
 use crate::db::store::{
     IdRange, Store, allocated_bytes, delete_dir, remove_dataset_dir, remove_leftover_dir,
@@ -112,6 +112,38 @@ impl RedbStore {
         Ok(())
     }
 
+    /// The rows' count and first and last ids, read now (`Store::id_range`).
+    fn id_range_now(&self) -> Result<IdRange> {
+        let reading = self.reading()?;
+        let txn = reading.begin()?;
+        let table = match txn.open_table(BLOBS) {
+            Ok(t) => t,
+            Err(TableError::TableDoesNotExist(_)) => {
+                return Ok(IdRange {
+                    count: 0,
+                    ids: self.spec.key_of(1).is_none().then_some((0, 0)),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let count = table.len()?;
+        if self.spec.key_of(1).is_some() {
+            // Random keys say nothing of ids: `verify` fetches every id's key.
+            return Ok(IdRange { count, ids: None });
+        }
+        let id_of = |key: &[u8]| -> Result<u64> {
+            Ok(u64::from_be_bytes(key.try_into().with_context(|| {
+                format!("a key of {} bytes in {}", key.len(), self.file.display())
+            })?))
+        };
+        let first = table.first()?.map(|(k, _)| id_of(k.value())).transpose()?;
+        let last = table.last()?.map(|(k, _)| id_of(k.value())).transpose()?;
+        Ok(IdRange {
+            count,
+            ids: Some((first.unwrap_or(0), last.unwrap_or(0))),
+        })
+    }
+
     /// Whether the file starts with redb's magic number (None: nothing written there
     /// yet, a load killed as redb created it).
     fn looks_like_redb(&self) -> Result<Option<bool>> {
@@ -156,7 +188,7 @@ impl Store for RedbStore {
             }
             Some(true) => {}
         }
-        match self.read_manifest()? {
+        match guarded(&self.file, || self.read_manifest())? {
             // Created, but killed before the first commit made the tables.
             None => Ok(DatasetState::Partial { rows_done: 0 }),
             Some(m) => Ok(m.state_of(&self.spec, &self.dir)?),
@@ -174,9 +206,9 @@ impl Store for RedbStore {
             std::fs::remove_file(&self.file)
                 .with_context(|| format!("cannot remove {}", self.file.display()))?;
         }
-        let db = writer(&self.file, true)?;
+        let db = guarded(&self.file, || writer(&self.file, true))?;
         self.db = Some(db);
-        let manifest = match self.read_manifest()? {
+        let manifest = match guarded(&self.file, || self.read_manifest())? {
             Some(m) => m,
             None => {
                 let mut m = Manifest::started(&self.spec);
@@ -281,34 +313,7 @@ impl Store for RedbStore {
     }
 
     async fn id_range(&mut self) -> Result<IdRange> {
-        let reading = self.reading()?;
-        let txn = reading.begin()?;
-        let table = match txn.open_table(BLOBS) {
-            Ok(t) => t,
-            Err(TableError::TableDoesNotExist(_)) => {
-                return Ok(IdRange {
-                    count: 0,
-                    ids: self.spec.key_of(1).is_none().then_some((0, 0)),
-                });
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let count = table.len()?;
-        if self.spec.key_of(1).is_some() {
-            // Random keys say nothing of ids: `verify` fetches every id's key.
-            return Ok(IdRange { count, ids: None });
-        }
-        let id_of = |key: &[u8]| -> Result<u64> {
-            Ok(u64::from_be_bytes(key.try_into().with_context(|| {
-                format!("a key of {} bytes in {}", key.len(), self.file.display())
-            })?))
-        };
-        let first = table.first()?.map(|(k, _)| id_of(k.value())).transpose()?;
-        let last = table.last()?.map(|(k, _)| id_of(k.value())).transpose()?;
-        Ok(IdRange {
-            count,
-            ids: Some((first.unwrap_or(0), last.unwrap_or(0))),
-        })
+        guarded(&self.file, || self.id_range_now())
     }
 
     async fn remove(&mut self) -> Result<()> {

@@ -259,7 +259,25 @@ fn explain(why: &str, path: &Path) -> anyhow::Error {
             path.display()
         );
     }
-    anyhow!("cannot open {} as RocksDB: {why}", path.display())
+    damaged(why, path)
+        .unwrap_or_else(|| anyhow!("cannot open {} as RocksDB: {why}", path.display()))
+}
+
+/// A RocksDB error that says its files are damaged (a status of `Corruption`: a
+/// checksum, a file cut short; or a file its MANIFEST names gone) as the dataset's
+/// damage, which `verify` reports and `drop` removes; None for any other.
+fn damaged(why: &str, path: &Path) -> Option<anyhow::Error> {
+    let missing = why.contains("No such file")
+        && [".sst", ".blob", "MANIFEST"]
+            .iter()
+            .any(|f| why.contains(f));
+    (why.starts_with("Corruption") || why.contains("Corruption:") || missing).then(|| {
+        crate::error::InputError::DatasetDamaged {
+            path: path.to_path_buf(),
+            why: format!("RocksDB finds its files damaged ({why})"),
+        }
+        .into()
+    })
 }
 
 static READERS: SharedHandles<Db> = SharedHandles::new();
@@ -315,7 +333,9 @@ impl Db {
                 key.len(),
                 &mut err,
             );
-            self.lib.check(err).map_err(|e| anyhow!(e))?;
+            self.lib
+                .check(err)
+                .map_err(|e| damaged(&e, &self.path).unwrap_or_else(|| anyhow!(e)))?;
             if pinned.is_null() {
                 return Ok(false);
             }
@@ -385,9 +405,10 @@ impl Db {
             (api.rocksdb_iter_get_error)(it, &mut err);
             (api.rocksdb_iter_destroy)(it);
         }
-        self.lib
-            .check(err)
-            .map_err(|e| anyhow!("cannot read {}: {e}", self.path.display()))?;
+        self.lib.check(err).map_err(|e| {
+            damaged(&e, &self.path)
+                .unwrap_or_else(|| anyhow!("cannot read {}: {e}", self.path.display()))
+        })?;
         Ok(found)
     }
 

@@ -13,13 +13,48 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use rand::rngs::Xoshiro256PlusPlus;
-use rand::{RngExt, SeedableRng};
+use rand::{Rng, RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 const ALIGN: u64 = 4096;
 /// The largest read: a 32 MiB class reads 4 MiB blocks, so a short probe has
 /// enough reads for a p90.
 pub const MAX_BLOCK: u64 = 4 << 20;
+
+/// The probe's own file in the data directory, where no local dataset of a size class
+/// is there to read (a run of servers alone, or the servers' datasets measured before
+/// the floor's was loaded: those cells said "disk probe unavailable"). 16 of the largest
+/// blocks, written once with bytes no disk compresses and kept for later runs.
+pub const OWN_FILE: &str = "disk-probe.bin";
+const OWN_FILE_BYTES: u64 = 16 * MAX_BLOCK;
+
+/// The probe's own file under `data_dir`, written (synced, then renamed into place)
+/// where it is not there whole.
+pub fn own_file(data_dir: &Path) -> Result<std::path::PathBuf, String> {
+    use std::io::Write;
+    let path = data_dir.join(OWN_FILE);
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() == OWN_FILE_BYTES) {
+        return Ok(path);
+    }
+    let part = data_dir.join(format!("{OWN_FILE}.part"));
+    let write = || -> std::io::Result<()> {
+        std::fs::create_dir_all(data_dir)?;
+        let mut f = File::create(&part)?;
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x0d15_c0de);
+        let mut chunk = vec![0u8; 1 << 20];
+        for _ in 0..OWN_FILE_BYTES / chunk.len() as u64 {
+            rng.fill_bytes(&mut chunk);
+            f.write_all(&chunk)?;
+        }
+        f.sync_all()?;
+        std::fs::rename(&part, &path)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&part);
+        format!("cannot write the probe's own file {}: {e}", path.display())
+    })?;
+    Ok(path)
+}
 
 /// One probe: random O_DIRECT reads of `block_bytes` from `file`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -293,6 +328,38 @@ fn read_randomly(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_probes_own_file_is_written_once_whole_and_read_like_a_dataset() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("not-made-yet");
+        let path = own_file(&data).unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!(meta.len(), OWN_FILE_BYTES);
+        assert!(!data.join(format!("{OWN_FILE}.part")).exists());
+        // Kept: the next cell or run reads the same file, not a new one.
+        assert_eq!(own_file(&data).unwrap(), path);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().modified().unwrap(),
+            meta.modified().unwrap()
+        );
+        // Cut short (a kill while it was written elsewhere): written again whole.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(4096)
+            .unwrap();
+        assert_eq!(
+            std::fs::metadata(own_file(&data).unwrap()).unwrap().len(),
+            OWN_FILE_BYTES
+        );
+        match probe(&path, MAX_BLOCK, Duration::from_millis(50), 7) {
+            Ok(p) => assert!(p.reads >= 5, "{p:?}"),
+            // tmpfs has no O_DIRECT: said, as for a dataset's file.
+            Err(why) => assert!(why.contains("O_DIRECT"), "{why}"),
+        }
+    }
 
     #[test]
     fn blocks_follow_the_size_class_up_to_4_mib() {

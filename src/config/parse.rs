@@ -176,7 +176,7 @@ pub(super) fn parse_rates(text: &str) -> Result<RateList, InputError> {
             .trim_end_matches("/s")
             .parse()
             .map_err(|_| bad("give fetches per second like 100 or 250,500"))?;
-        if !(rate > 0.0 && rate.is_finite()) {
+        if rate <= 0.0 || rate.is_nan() {
             return Err(bad("a rate must be more than 0 fetches/s"));
         }
         if rate > MAX_RATE {
@@ -282,13 +282,22 @@ pub fn parse_duration(text: &str) -> Result<Duration, InputError> {
         "ms" => value / 1000.0,
         "s" => value,
         "m" | "min" => value * 60.0,
-        _ => return Err(bad("unknown unit (use ms, s or m)")),
+        "h" => value * 3600.0,
+        _ => return Err(bad("unknown unit (use ms, s, m or h)")),
     };
-    if secs <= 0.0 || !secs.is_finite() {
+    if secs <= 0.0 {
         return Err(bad("must be more than zero"));
+    }
+    // A figure past what a run can take was a panic converting it ("cannot convert
+    // float seconds to Duration"): a week is more than any step of a run.
+    if !secs.is_finite() || secs > MAX_DURATION_SECS {
+        return Err(bad("too long: at most a week (168h)"));
     }
     Ok(Duration::from_secs_f64(secs))
 }
+
+/// The longest duration a flag takes.
+const MAX_DURATION_SECS: f64 = 7.0 * 24.0 * 3600.0;
 
 /// A duration where 0 means "off" (`--disk-probe 0s`).
 pub fn parse_duration_or_zero(text: &str) -> Result<Duration, InputError> {

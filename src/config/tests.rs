@@ -188,6 +188,15 @@ fn durations_parse() {
     assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
     assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
     assert!(parse_duration("0s").is_err());
+    assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
+    // Past a week: an error, not a panic converting it.
+    for long in ["99999999999999999999s", "169h"] {
+        let e = parse_duration(long).unwrap_err().to_string();
+        assert!(
+            e.contains("too long") || e.contains("not a number"),
+            "{long}: {e}"
+        );
+    }
     assert_eq!(parse_percent("10%").unwrap(), 0.1);
     assert!(parse_percent("ten").is_err());
 }

@@ -185,15 +185,9 @@ impl Run {
         }
         // A mix's reads are of its mean blob, not its largest (the key, `size`).
         let block = crate::diskprobe::block_for(spec.mean_blob_bytes());
-        let throughput = match self.local_dataset_file(spec, block) {
-            Some(path) => {
-                crate::diskprobe::throughput(&path, block, clients, DISK_LIMIT_BUDGET, spec.seed)
-            }
-            None => Err(format!(
-                "no local dataset file of {} to read (the floor's or SQLite's: run them too)",
-                spec.size
-            )),
-        };
+        let throughput = self.probe_file(spec, block).and_then(|path| {
+            crate::diskprobe::throughput(&path, block, clients, DISK_LIMIT_BUDGET, spec.seed)
+        });
         self.results.disk_limits.push(crate::results::DiskLimit {
             size_bytes: size,
             size: spec.size_label(),
@@ -202,6 +196,15 @@ impl Run {
             throughput,
         });
         self.found(|r| Finding::DiskLimit(r.disk_limits.last().expect("just added")))
+    }
+
+    /// The file the disk probes read for `spec`: a local dataset's, or, where none is
+    /// here (yet), the probe's own file on the same disk (`diskprobe::own_file`).
+    pub(super) fn probe_file(&self, spec: DatasetSpec, block: u64) -> Result<PathBuf, String> {
+        match self.local_dataset_file(spec, block) {
+            Some(path) => Ok(path),
+            None => crate::diskprobe::own_file(&self.config().data_dir),
+        }
     }
 
     /// A dataset file of `spec` on this machine's data disk, at least `block` long:

@@ -289,13 +289,12 @@ impl Run {
             return None;
         }
         let block = crate::diskprobe::block_for(spec.mean_blob_bytes());
-        Some(match self.local_dataset_file(spec, block) {
-            Some(path) => crate::diskprobe::probe(&path, block, budget, spec.seed),
-            None => Err(format!(
-                "no local dataset file of {} to read (the floor's or SQLite's: run them too)",
-                spec.size
-            )),
-        })
+        // No local dataset of this size class here (yet): the probe's own file on the
+        // same disk, so every cell is set beside the disk's state.
+        Some(
+            self.probe_file(spec, block)
+                .and_then(|path| crate::diskprobe::probe(&path, block, budget, spec.seed)),
+        )
     }
 
     /// Right after the floor's file is probed after a cell: the engine's own dataset,

@@ -347,7 +347,7 @@ impl Run {
             Some(earlier) => resume::continue_run(earlier, results)?,
             None => results,
         };
-        let run = Self {
+        let mut run = Self {
             results,
             sinks: sinks::every_sink(),
             server_caps: ServerCaps::default(),
@@ -364,6 +364,7 @@ impl Run {
         };
         if continuing {
             run.progress(Progress::Continuing(&run.results));
+            run.learn_earlier_parts_pace();
         }
         run.say_where_it_stands("starting");
         interrupt::catch();

@@ -97,7 +97,8 @@ pub struct Clock {
     started: Instant,
     pub load: Duration,
     pub measure: Duration,
-    /// Cells measured in this part, in the order they ended.
+    /// Cells measured, in the order they ended: earlier parts' first (`learned`),
+    /// then this part's.
     done: Vec<CellTime>,
 }
 
@@ -145,6 +146,12 @@ impl Default for Clock {
 impl Clock {
     pub fn elapsed(&self) -> Duration {
         self.started.elapsed()
+    }
+
+    /// A cell an earlier part of the run measured: its time teaches the estimate of
+    /// the cells left, not this part's measuring total.
+    pub fn learned(&mut self, cell: CellTime) {
+        self.done.push(cell);
     }
 
     /// One cell ended.

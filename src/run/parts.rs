@@ -114,6 +114,55 @@ impl Run {
             .sum()
     }
 
+    /// The cells earlier parts measured, taught to this part's clock: a continued run
+    /// said "22 min 03 s – 12 h 54 min left from the presets" until it had measured
+    /// cells of its own, though part 1 had said "about 3 h 11 min" from its own. Each
+    /// cell's time is the time since the cell before it ended in the same part (its
+    /// cold start and prefill included); a part's first, its result's own span.
+    pub(super) fn learn_earlier_parts_pace(&mut self) {
+        let this_part = self.results.parts.len().saturating_sub(1) as u32;
+        let plan = Plan::of(self.config());
+        let time = |at: &str| chrono::DateTime::parse_from_rfc3339(at).ok();
+        let mut learned = Vec::new();
+        let mut previous: Option<&DoneCell> = None;
+        for done in self
+            .results
+            .done_cells
+            .iter()
+            .filter(|d| d.part < this_part)
+        {
+            let after = previous.filter(|p| p.part == done.part);
+            previous = Some(done);
+            let Some(cell) = plan.cells().iter().find(|c| c.key() == done.cell) else {
+                continue;
+            };
+            let result = self.results.results.iter().rfind(|r| {
+                r.engine == cell.engine
+                    && r.scenario == cell.scenario
+                    && r.size_bytes == cell.spec.size.bytes()
+            });
+            let began = match after {
+                Some(p) => time(&p.finished_at),
+                None => result.and_then(|r| time(&r.started_at)),
+            };
+            let took = began
+                .zip(time(&done.finished_at))
+                .and_then(|(a, b)| (b - a).to_std().ok());
+            let Some(took) = took else {
+                continue;
+            };
+            learned.push(CellTime {
+                at: cell.key(),
+                preset: Plan::estimate(self.config(), cell).middle(),
+                took,
+                fetches: result.map(fetches_of),
+            });
+        }
+        for cell in learned {
+            self.clock.learned(cell);
+        }
+    }
+
     /// A cell ended after `took`; `whole`: every load of it was measured (or skipped
     /// for the cap), so it is done and a later part will not measure it again.
     pub(super) fn cell_ended(
@@ -133,14 +182,7 @@ impl Run {
                     && r.scenario == cell.scenario
                     && r.size_bytes == cell.spec.size.bytes()
             })
-            .map(|r| Fetches {
-                count: r.measured.count,
-                mean: r.measured.latency.mean_ns / 1e9,
-                seconds: r.precision.as_ref().map_or(
-                    r.measured.count as f64 * r.measured.latency.mean_ns / 1e9,
-                    |p| p.seconds,
-                ),
-            });
+            .map(fetches_of);
         self.clock.cell_took(CellTime {
             at: cell.key(),
             preset: Plan::estimate(config, cell).middle(),
@@ -207,5 +249,18 @@ impl Run {
             }
             .into(),
         );
+    }
+}
+
+/// A result's one client's fetches, for the clock.
+fn fetches_of(r: &crate::results::EngineResult) -> Fetches {
+    let mean = r.measured.latency.mean_ns / 1e9;
+    Fetches {
+        count: r.measured.count,
+        mean,
+        seconds: r
+            .precision
+            .as_ref()
+            .map_or(r.measured.count as f64 * mean, |p| p.seconds),
     }
 }

@@ -483,6 +483,13 @@ fn a_run_stopped_at_three_moments_is_continued_and_every_cell_is_measured_once()
         said.contains("2 measured by earlier parts, 10 to measure"),
         "{said}"
     );
+    // Its first cell's time left comes from the cells the earlier parts measured, not
+    // from the presets' range.
+    let first_cell = said
+        .lines()
+        .find(|l| l.starts_with("[cell "))
+        .unwrap_or_default();
+    assert!(first_cell.contains("left (until"), "{first_cell}");
     // 5. Killed outright during a cold cell: no word, and still nothing lost.
     let (said, status) = stop_when(root.path(), &measure, "[cell 10 of 12]", libc::SIGKILL)
         .expect("the run reached its tenth cell");

@@ -23,6 +23,7 @@ mod docker;
 mod dolt;
 mod first_bytes;
 mod full_disk;
+mod kills;
 mod knobs;
 mod kv;
 mod live;

@@ -22,7 +22,7 @@ use blobrace::dataset::DatasetSpec;
 use blobrace::measure::{CriterionPhases, PrecisionGoal};
 use blobrace::run::drive::{Driven, Driver, SizeScope, measure_all};
 use blobrace::run::{Prepared, Run};
-use blobrace::{say, show};
+use blobrace::say;
 
 /// Only the environment: cargo's and criterion's own arguments are criterion's.
 #[derive(Parser)]
@@ -52,7 +52,7 @@ fn main() {
     let profiling = args.iter().any(|a| a == "--profile-time");
     let config = parse_args::<EnvOnly>(["fetch".into()])
         .and_then(|cli| cli.run.resolve().map_err(|e| format!("Error: {e}")));
-    let mut config = match config {
+    let config = match config {
         Ok(config) => config,
         Err(line) => {
             say!("{line}");
@@ -68,10 +68,10 @@ fn main() {
             "" | "0" | "false" | "f" | "no" | "n" | "off"
         )
     }) {
-        blobrace::run::leave_out_servers_over_cap(&mut config);
-        blobrace::say::show_text(&blobrace::run::plan::Plan::of(&config).describe(&config));
-        if let Some(line) = blobrace::run::resume::would_continue(&config) {
-            show!("{line}");
+        if let Err(e) = blobrace::run::plan::dry_run(config) {
+            say!("Error: {e:#}");
+            let input = e.downcast_ref::<blobrace::error::InputError>().is_some();
+            std::process::exit(if input { 2 } else { 1 });
         }
         return;
     }

@@ -17,7 +17,6 @@ use blobrace::error::InputError;
 use blobrace::load::{LoadOutcome, ensure_loaded};
 use blobrace::machine::MachineFacts;
 use blobrace::run::drive::{FixedTime, measure_all};
-use blobrace::run::plan::Plan;
 use blobrace::run::{Run, apply_cap, fit_servers, print_cap, reachable_engines, stores_for};
 use blobrace::{say, show};
 
@@ -442,14 +441,9 @@ fn variants(args: VariantsArgs) -> Result<()> {
 }
 
 /// `--dry-run`: the plan, nothing run; else the run.
-fn measure_or_plan(mut config: RunConfig, dry_run: bool) -> Result<()> {
+fn measure_or_plan(config: RunConfig, dry_run: bool) -> Result<()> {
     if dry_run {
-        blobrace::run::leave_out_servers_over_cap(&mut config);
-        blobrace::say::show_text(&Plan::of(&config).describe(&config));
-        if let Some(line) = blobrace::run::resume::would_continue(&config) {
-            show!("{line}");
-        }
-        return Ok(());
+        return blobrace::run::plan::dry_run(config);
     }
     measure(config)
 }

@@ -297,6 +297,25 @@ pub fn rotated(engines: &[EngineKind], repeat: u32) -> Vec<EngineKind> {
     order
 }
 
+/// `--dry-run` (`BLOBRACE_DRY_RUN` for `cargo bench`): the plan and its time, nothing
+/// loaded or written. The engines the run would leave out are left out here too, saying
+/// why (a store this machine lacks, a server that does not answer, one over the cap):
+/// the dry run listed cells of engines the real run then dropped.
+pub fn dry_run(mut config: RunConfig) -> anyhow::Result<()> {
+    use anyhow::Context;
+    super::leave_out_servers_over_cap(&mut config);
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?
+        .block_on(super::reachable_engines(&mut config))?;
+    crate::say::show_text(&Plan::of(&config).describe(&config));
+    if let Some(line) = super::resume::would_continue(&config) {
+        show!("{line}");
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

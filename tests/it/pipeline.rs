@@ -662,4 +662,16 @@ fn a_dry_run_prints_every_cell_and_its_time_and_touches_nothing() {
         "{:?}",
         crate::common::files_under(root.path())
     );
+    // The engines the real run would leave out (here every server: no URL reaches one)
+    // are left out of the plan too, saying why, as the run says it.
+    let every = run(root.path(), &args("measure", &["--dry-run"]));
+    assert!(every.status.success(), "{}", stderr(&every));
+    let plan = crate::common::stdout(&every);
+    assert!(!plan.contains("postgres"), "{plan}");
+    assert!(
+        stderr(&every).contains("skipping postgres, postgres-raw: "),
+        "{}",
+        stderr(&every)
+    );
+    assert!(crate::common::files_under(root.path()).is_empty());
 }

@@ -263,6 +263,33 @@ pub fn allocated_bytes(path: &Path) -> std::io::Result<u64> {
 /// the file is shorter or they are all zero, a load killed as the store created it
 /// (redb sizes its file and writes its header with the magic number zeroed, syncs, and
 /// only then writes the magic: a kill in between leaves zeros where the magic goes).
+/// Why a store's file may fail to open or read for its folder's sake, where that can be
+/// seen: a read-only mount or a full disk. SQLite in WAL mode writes its `-shm` (and may
+/// write its `-wal`) beside the file even to read, and only said "unable to open
+/// database file" or "disk I/O error". None where the folder looks writable with room.
+pub fn folder_trouble(file: &Path) -> Option<String> {
+    let dir = file.parent()?;
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid NUL-terminated path and a zeroed out-struct.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    if st.f_flag & libc::ST_RDONLY != 0 {
+        return Some(format!(
+            "{} is on a read-only mount: the store writes beside its file even to read (SQLite its -shm), so mount it writable or work on a writable copy",
+            dir.display()
+        ));
+    }
+    let free = st.f_bavail as u64 * st.f_frsize as u64;
+    (free < 1 << 20).then(|| {
+        format!(
+            "the disk holding {} is full ({free} bytes free): the store writes beside its file even to read (SQLite its -shm and -wal); make room there",
+            dir.display()
+        )
+    })
+}
+
 pub(crate) fn written_head(path: &Path, len: usize) -> Result<Option<Vec<u8>>> {
     use std::io::Read;
     let mut f =

@@ -162,3 +162,49 @@ fn a_damaged_sqlite_file_is_one_line_from_each_command_and_dropped() {
         &[Damage::Overwrite(0.0), Damage::Overwrite(0.5)],
     );
 }
+
+/// A dataset on a read-only mount: SQLite said only "unable to open database file";
+/// now the line names the mount and why SQLite writes even to read.
+#[test]
+fn sqlite_on_a_read_only_mount_is_said_as_such() {
+    let root = tempfile::tempdir().unwrap();
+    let flags = [
+        "--engines",
+        "sqlite-raw",
+        "--sizes",
+        "64KiB",
+        "--dataset-bytes",
+        "4MiB",
+    ];
+    let load = run(root.path(), &[&["load"][..], &flags].concat());
+    assert!(load.status.success(), "{}", stderr(&load));
+    let ro = root.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let bound = std::process::Command::new("mount")
+        .arg("--bind")
+        .arg(root.path().join("data"))
+        .arg(&ro)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !bound {
+        eprintln!("skipped: cannot bind-mount here (not root)");
+        return;
+    }
+    let remounted = std::process::Command::new("mount")
+        .args(["-o", "remount,bind,ro"])
+        .arg(&ro)
+        .status()
+        .is_ok_and(|s| s.success());
+    let verify = crate::common::blobrace()
+        .arg("verify")
+        .args(flags)
+        .args(["--cap", "none", "--cpus", "none", "--data-dir"])
+        .arg(&ro)
+        .output()
+        .unwrap();
+    let _ = std::process::Command::new("umount").arg(&ro).status();
+    assert!(remounted, "remount read-only");
+    let err = stderr(&verify);
+    assert_eq!(verify.status.code(), Some(1), "{err}");
+    assert!(err.contains("is on a read-only mount"), "{err}");
+}

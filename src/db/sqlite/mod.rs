@@ -105,3 +105,12 @@ impl Database for Sqlite {
         ))
     }
 }
+
+/// "cannot open SQLite database X", with what its folder says where that is the cause
+/// (a read-only mount, a full disk: SQLite said only "unable to open database file").
+fn cannot_open(path: &std::path::Path) -> String {
+    match crate::db::store::folder_trouble(path) {
+        Some(why) => format!("cannot open SQLite database {}: {why}", path.display()),
+        None => format!("cannot open SQLite database {}", path.display()),
+    }
+}

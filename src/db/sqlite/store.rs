@@ -133,7 +133,7 @@ impl SqliteStore {
                 None,
             ))
             .await
-            .with_context(|| format!("cannot open SQLite database {}", self.path.display()))?;
+            .with_context(|| super::cannot_open(&self.path))?;
             self.db = Some(db);
         }
         Ok(self.db.as_ref().expect("just connected"))
@@ -153,7 +153,7 @@ impl SqliteStore {
             });
         Database::connect(opts)
             .await
-            .with_context(|| format!("cannot open SQLite database {}", path.display()))
+            .with_context(|| super::cannot_open(path))
     }
 
     /// A process stopped inside a transaction of the rollback-journal mode (creating the

@@ -109,8 +109,8 @@ pub fn filesystem_of(path: &Path) -> (String, String) {
         .unwrap_or_else(|| ("unknown".into(), "unknown".into()))
 }
 
-/// Bytes an unprivileged writer may still use on the filesystem holding `dir`.
-pub fn available_bytes(dir: &Path) -> std::io::Result<u64> {
+/// The file system holding `dir`, as statvfs(3) sees it.
+pub fn statvfs(dir: &Path) -> std::io::Result<libc::statvfs> {
     let c = CString::new(dir.as_os_str().as_bytes())
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
@@ -118,6 +118,12 @@ pub fn available_bytes(dir: &Path) -> std::io::Result<u64> {
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
+    Ok(st)
+}
+
+/// Bytes an unprivileged writer may still use on the filesystem holding `dir`.
+pub fn available_bytes(dir: &Path) -> std::io::Result<u64> {
+    let st = statvfs(dir)?;
     Ok(st.f_bavail as u64 * st.f_frsize as u64)
 }
 

@@ -150,7 +150,7 @@ fn how_measured(run: &RunResults) -> Vec<(&'static str, String)> {
             "CPU cap",
             c.cap.cpus.map_or("none".into(), |cpus| cpus.to_string()),
         ),
-        ("engines asked", engines_asked(run)),
+        ("engines asked", c.engines_asked().join(",")),
         // A mix is the dataset's sizes: two mixes are two datasets.
         (
             "size mix",
@@ -158,17 +158,6 @@ fn how_measured(run: &RunResults) -> Vec<(&'static str, String)> {
                 .map_or("none (size classes)".into(), |m| m.get().canonical()),
         ),
     ]
-}
-
-/// The engines a part was asked to measure: those it measured and those it left out
-/// (a server it could not reach is one share's loss, not another experiment).
-fn engines_asked(run: &RunResults) -> String {
-    let c = &run.config;
-    let mut names: Vec<String> = c.engines.iter().map(|e| e.name().to_string()).collect();
-    names.extend(c.left_out.iter().flat_map(|l| l.engines.iter().cloned()));
-    names.sort();
-    names.dedup();
-    names.join(",")
 }
 
 /// Add `run`'s cells to `merged`.

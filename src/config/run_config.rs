@@ -238,6 +238,20 @@ impl RunConfig {
     /// runs that differ in these): `key int · SQLite page 4096 B, mmap 0 · PostgreSQL
     /// storage extended · RocksDB blob files, min_blob_size 0 B`, `access zipfian:0.99 ·
     /// key int · …`.
+    /// The engines asked for, sorted: those measured and those the run left out (a
+    /// server not up), since a run's recorded engines are after it left some out.
+    pub fn engines_asked(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .engines
+            .iter()
+            .map(|e| e.name().to_string())
+            .chain(self.left_out.iter().flat_map(|l| l.engines.iter().cloned()))
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     pub fn layout_label(&self) -> String {
         let workload: String = self.workload().iter().map(|w| format!("{w} · ")).collect();
         format!(

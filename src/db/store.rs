@@ -269,12 +269,7 @@ pub fn allocated_bytes(path: &Path) -> std::io::Result<u64> {
 /// database file" or "disk I/O error". None where the folder looks writable with room.
 pub fn folder_trouble(file: &Path) -> Option<String> {
     let dir = file.parent()?;
-    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid NUL-terminated path and a zeroed out-struct.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return None;
-    }
+    let st = crate::machine::statvfs(dir).ok()?;
     if st.f_flag & libc::ST_RDONLY != 0 {
         return Some(format!(
             "{} is on a read-only mount: the store writes beside its file even to read (SQLite its -shm), so mount it writable or work on a writable copy",

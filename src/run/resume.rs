@@ -37,15 +37,7 @@ pub fn resume_key(config: &RunConfig) -> String {
         // The engines asked for, those a run left out (a server not up) among them: the
         // key is taken before they are left out, and a run's recorded settings are
         // after, so a key computed again from them must put them back.
-        let mut engines: Vec<String> = config
-            .engines
-            .iter()
-            .map(|e| e.name().to_string())
-            .chain(config.left_out.iter().flat_map(|l| l.engines.clone()))
-            .collect();
-        engines.sort();
-        engines.dedup();
-        map.insert("engines".into(), serde_json::json!(engines));
+        map.insert("engines".into(), serde_json::json!(config.engines_asked()));
     }
     value.to_string()
 }

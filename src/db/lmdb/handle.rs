@@ -99,18 +99,13 @@ const META_TXNID_AT: usize = 144;
 /// SIGBUS, which killed `verify` and `measure` with no word (exit 135).
 fn check_not_cut_short(file: &Path) -> Result<()> {
     use std::io::Read;
-    let Ok(mut f) = std::fs::File::open(file) else {
+    let Ok(f) = std::fs::File::open(file) else {
         return Ok(()); // Not there yet: LMDB creates it.
     };
     let len = f.metadata()?.len();
-    let mut head = vec![0u8; 2 * 4096];
-    let mut got = 0;
-    while got < head.len() {
-        match f.read(&mut head[got..])? {
-            0 => break,
-            n => got += n,
-        }
-    }
+    let mut head = Vec::new();
+    f.take(2 * 4096).read_to_end(&mut head)?;
+    let got = head.len();
     let u64_at = |page: &[u8], at: usize| {
         page.get(at..at + 8)
             .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))

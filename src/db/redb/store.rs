@@ -65,6 +65,8 @@ pub struct RedbStore {
 
 impl RedbStore {
     pub fn new(data_dir: &Path, spec: DatasetSpec) -> Self {
+        // redb's panics on a damaged file are said as the dataset's damage (`guarded`).
+        crate::db::contained::install_hook();
         let dir = dataset_dir(data_dir, &spec);
         Self {
             spec,

@@ -59,7 +59,7 @@ fn loads_stopped_at_many_moments_resume_to_exactly_1_to_n(engine: &str, data: &[
     }
     eprintln!("{engine}: {stopped} of 12 loads ({whole_ms} ms whole) stopped, {resumed} resumed");
     assert!(
-        stopped >= 6,
+        stopped >= 4,
         "{engine}: the load ended too fast to stop ({stopped})"
     );
     assert!(resumed > 0, "{engine}: no stop left a dataset to resume");

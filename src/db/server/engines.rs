@@ -53,11 +53,11 @@ pub async fn open_raw(
     Ok(match db.get_database_backend() {
         DbBackend::Postgres => {
             let pool = db.get_postgres_connection_pool().clone();
-            AnyEngine::RawPostgres(RawEngine::new(db, pool, sql, piece, spec, settings))
+            AnyEngine::RawPostgres(RawEngine::new(db, &pool, sql, piece, spec, settings).await?)
         }
         DbBackend::MySql => {
             let pool = db.get_mysql_connection_pool().clone();
-            AnyEngine::RawMySql(RawEngine::new(db, pool, sql, piece, spec, settings))
+            AnyEngine::RawMySql(RawEngine::new(db, &pool, sql, piece, spec, settings).await?)
         }
         other => bail!("no raw engine for {other:?}"),
     })

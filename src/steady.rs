@@ -204,9 +204,47 @@ pub struct SteadyReport {
     pub fits_in_memory: bool,
 }
 
+/// A settled hit ratio under this share of the model's, and under it by more than
+/// `BELOW_MODEL_POINTS`, is not the steady state the model describes.
+const BELOW_MODEL_SHARE: f64 = 0.75;
+const BELOW_MODEL_POINTS: f64 = 0.05;
+
 impl SteadyReport {
+    /// The hit ratio the settling ended at: the mean of its last agreeing rounds.
+    pub fn settled_hit_ratio(&self) -> Option<f64> {
+        let last: Vec<f64> = self
+            .round_hit_ratios
+            .iter()
+            .rev()
+            .take(STABLE_ROUNDS)
+            .copied()
+            .collect();
+        (!last.is_empty()).then(|| last.iter().sum::<f64>() / last.len() as f64)
+    }
+
+    /// (settled, model) where rounds that agree settled far below the model's hit
+    /// ratio: the cache holds less of this dataset than the model counts (a server's
+    /// pool that keeps a prefill's pages in its old sublist, pages cached twice), or
+    /// the ratio still climbs slower than the rounds can see. Not steady as the model
+    /// means it, and said so.
+    pub fn below_model(&self) -> Option<(f64, f64)> {
+        let (settled, model) = (self.settled_hit_ratio()?, self.model_hit_ratio?);
+        (self.converged == Some(true)
+            && settled < model * BELOW_MODEL_SHARE
+            && model - settled > BELOW_MODEL_POINTS)
+            .then_some((settled, model))
+    }
+
     /// A line for the report's yellow box, or None when steady state was reached.
     pub fn problem(&self) -> Option<String> {
+        if let Some((settled, model)) = self.below_model() {
+            return Some(format!(
+                "settled at {:.1}% hits, far below the model's {:.1}% ({}): its rounds agree, but the cache holds less of this dataset than the model counts, or the hit ratio still climbs slower than the rounds see; read it as a lower bound of the steady state",
+                settled * 100.0,
+                model * 100.0,
+                self.model_basis
+            ));
+        }
         match self.converged {
             Some(true) => None,
             Some(false) => Some(format!(
@@ -396,6 +434,60 @@ mod tests {
         // 40 fetches a round: binomial noise (2 SE ~ 14 points) sets the tolerance.
         let (few, tolerance) = stable(&[(10, 40), (14, 40), (12, 40)]);
         assert!(few && tolerance > 0.1, "{tolerance}");
+    }
+
+    fn settled(rounds: &[f64], converged: Option<bool>, model: Option<f64>) -> SteadyReport {
+        SteadyReport {
+            prefill: Prefill {
+                bytes_read: 0,
+                seconds: 0.0,
+                cache_bytes_before: None,
+                cache_bytes_after: None,
+                stopped: "full".into(),
+                reads: String::new(),
+            },
+            settle_fetches: 3510,
+            settle_seconds: 5.0,
+            round_hit_ratios: rounds.to_vec(),
+            converged,
+            tolerance: Some(STABLE_POINTS),
+            model_hit_ratio: model,
+            model_basis: "page cache + pool ÷ 3GiB stored".into(),
+            fits_in_memory: false,
+        }
+    }
+
+    /// MariaDB at 64 KiB in the full profile: rounds agreeing at 8.6% against a model of
+    /// 20.1% were called steady without a word.
+    #[test]
+    fn rounds_that_agree_far_below_the_model_are_said_to() {
+        let far = settled(&[0.05, 0.085, 0.086, 0.087], Some(true), Some(0.201));
+        let (at, model) = far.below_model().expect("far below");
+        assert!((at - 0.086).abs() < 1e-9 && model == 0.201, "{at} {model}");
+        let problem = far.problem().expect("said");
+        assert!(
+            problem.contains("8.6%")
+                && problem.contains("20.1%")
+                && problem.contains("lower bound"),
+            "{problem}"
+        );
+        // At the model, or near it in points where both are small: steady, no word.
+        assert_eq!(
+            settled(&[0.19, 0.2, 0.2], Some(true), Some(0.201)).problem(),
+            None
+        );
+        assert_eq!(
+            settled(&[0.02, 0.02, 0.02], Some(true), Some(0.05)).below_model(),
+            None
+        );
+        // Rounds that never agreed say that instead; no model, nothing to be below.
+        let climbing = settled(&[0.05, 0.08, 0.1], Some(false), Some(0.201));
+        assert!(climbing.below_model().is_none());
+        assert!(climbing.problem().unwrap().contains("did not reach"));
+        assert_eq!(
+            settled(&[0.05, 0.05, 0.05], Some(true), None).problem(),
+            None
+        );
     }
 
     #[test]

@@ -93,6 +93,14 @@ pub const OTHER_VARIABLES: &[(&str, &str)] = &[
         "tests: the browser that opens the report",
     ),
     ("BLOBRACE_V2_VM", "tests: run the cgroup v2 VM test"),
+    (
+        "BLOBRACE_CLIENTS_ROUNDS",
+        "benches/clients.rs: rounds per client, engine and size",
+    ),
+    (
+        "BLOBRACE_CLIENTS_FETCHES",
+        "benches/clients.rs: cold fetches per client and round",
+    ),
 ];
 
 /// Every `BLOBRACE_*` name `command` (its subcommands included) or the list above knows.

@@ -178,6 +178,9 @@ pub(super) fn progress_line(event: &Progress<'_>) -> String {
             report.settle_fetches,
             report.settle_seconds,
             match report.converged {
+                Some(true) if report.below_model().is_some() => {
+                    "steady by its rounds, but FAR BELOW the model (a lower bound)"
+                }
                 Some(true) => "steady",
                 Some(false) => "NOT steady (time limit)",
                 None => "steadiness unknown (no disk counter)",

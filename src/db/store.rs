@@ -50,6 +50,16 @@ pub trait Store {
     }
     /// Flush and drop the dataset's pages from the page cache.
     async fn evict(&mut self) -> Result<EvictionReport>;
+    /// Before a steady-state prefill: set whatever makes its reads land in the cache
+    /// the way a long-running service's do (InnoDB's young sublist: see
+    /// `SqlServer::prefill_settings`); a note of what was set, None where nothing.
+    async fn prefill_begin(&mut self) -> Result<Option<String>> {
+        Ok(None)
+    }
+    /// After the prefill: put back what `prefill_begin` set.
+    async fn prefill_end(&mut self) -> Result<()> {
+        Ok(())
+    }
     /// Count the ids actually present (a full scan: for `verify`, not for loading).
     async fn id_range(&mut self) -> Result<IdRange>;
     /// Rows `first..=last` in id order, each handed to `each(id, bytes)` (every id

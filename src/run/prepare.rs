@@ -143,7 +143,8 @@ impl Run {
                     size: spec.size_label(),
                     prefill: &prefill,
                 });
-                Some((gauge, limit, prefill, crate::steady::stored_bytes(&store)))
+                let stored = crate::steady::stored_bytes(&mut store).await;
+                Some((gauge, limit, prefill, stored))
             }
         };
         drop(store);

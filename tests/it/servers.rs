@@ -747,7 +747,7 @@ fn a_steady_run_fills_each_servers_cache_through_the_server() {
     };
     let root = tempfile::tempdir().unwrap();
     // 384 MiB of data against 256 MiB containers: the caches can be filled, not the data held.
-    servers.ok(
+    let said = servers.ok(
         root.path(),
         &[
             "measure",
@@ -790,7 +790,46 @@ fn a_steady_run_fills_each_servers_cache_through_the_server() {
         // Hits are known (the container's reads are counted), so steadiness is judged.
         assert!(s["converged"].is_boolean(), "{s}");
         assert!(r["measured"]["hit_ratio"].as_f64().unwrap() > 0.0, "{r}");
+        // The settled hit ratio agrees with the model: the pool holds whole blobs. Before
+        // the prefill held InnoDB's old sublist wide, MariaDB's young sublist kept 2- and
+        // 3-page parts of 64 KiB blobs (5 pages each) and settled at 7.0% against 20.0%.
+        let rounds: Vec<f64> = s["round_hit_ratios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        let last = &rounds[rounds.len().saturating_sub(3)..];
+        let settled = last.iter().sum::<f64>() / last.len() as f64;
+        let agrees = settled >= model * 0.75 || model - settled <= 0.05;
+        let engine = r["engine"].as_str().unwrap();
+        // PostgreSQL's page cache holds its pages twice where shared_buffers has them, and
+        // the kernel's inactive list evicts a prefill's pages first: where it settles far
+        // below its model (33% against 62% here, 2026-12-05), it is said, not called steady.
+        let said_below = said.lines().any(|l| {
+            l.starts_with(&format!("{engine} 64KiB: settled after"))
+                && l.contains("FAR BELOW the model")
+        });
+        // (Rounds that never agreed say that instead.)
+        let unsettled = s["converged"] == false;
+        assert!(
+            (agrees || unsettled) != said_below,
+            "{engine}: settled {settled} against the model's {model}, said below: {said_below}: {s}"
+        );
+        if engine == "mariadb-raw" {
+            assert!(agrees, "{engine}: settled {settled}, model {model}: {s}");
+            let reads = s["prefill"]["reads"].as_str().unwrap();
+            assert!(reads.contains("innodb_old_blocks_pct 37 -> 95"), "{reads}");
+        }
     }
+    // ... and put back after the prefill.
+    assert_eq!(
+        sql_value(
+            servers.url("mariadb"),
+            "SELECT CAST(@@innodb_old_blocks_pct AS CHAR)"
+        ),
+        "37"
+    );
 }
 
 /// One value of a query on a server, as text (the tests' own connection).

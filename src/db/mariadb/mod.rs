@@ -75,6 +75,10 @@ impl SqlServer for Mariadb {
     fn read_range_sql(&self, first: &str, last: &str, _options: &ServerOptions) -> String {
         mysql_wire::read_range_sql(first, last)
     }
+
+    fn prefill_settings(&self) -> &'static [(&'static str, &'static str)] {
+        &mysql_wire::INNODB_PREFILL
+    }
 }
 
 /// What Mariadb records with each result, and how its bytes on disk are read.

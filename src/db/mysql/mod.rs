@@ -81,6 +81,10 @@ impl SqlServer for Mysql {
     fn read_range_sql(&self, first: &str, last: &str, _options: &ServerOptions) -> String {
         mysql_wire::read_range_sql(first, last)
     }
+
+    fn prefill_settings(&self) -> &'static [(&'static str, &'static str)] {
+        &mysql_wire::INNODB_PREFILL
+    }
 }
 
 /// What Mysql records with each result, and how its bytes on disk are read.

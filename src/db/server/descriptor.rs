@@ -218,6 +218,13 @@ pub trait SqlServer: ServerDb + Loading {
     /// length as `n`: the steady-state prefill.
     fn read_range_sql(&self, first: &str, last: &str, options: &ServerOptions) -> String;
 
+    /// Global settings (variable, numeric value) held for the steady-state prefill and
+    /// put back after it: what makes the prefill's pages stay in the server's own cache
+    /// whole, as a long-running service's are. Empty: none needed.
+    fn prefill_settings(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
     /// A 16-byte key as an SQL literal (MySQL's `X'…'`).
     fn binary_literal(&self, bytes: &[u8]) -> String {
         format!("X'{}'", crate::key::hex(bytes))

@@ -15,6 +15,7 @@ mod descriptor;
 pub mod engines;
 pub mod mysql_wire;
 pub mod place;
+mod prefill;
 pub mod raw;
 pub mod round_trip;
 pub mod store;

@@ -37,6 +37,8 @@ pub struct ServerStore {
     /// Batches being written (`ServerDb::load_connections` > 1): each on its own
     /// connection of `db`'s pool; errors surface at the next append or at finish.
     in_flight: JoinSet<Result<()>>,
+    /// Settings held for a prefill (`prefill::hold`), to put back after it.
+    prefill_held: super::prefill::Held,
 }
 
 impl ServerStore {
@@ -65,6 +67,7 @@ impl ServerStore {
             location,
             db: None,
             in_flight: JoinSet::new(),
+            prefill_held: Vec::new(),
         }
     }
 
@@ -343,6 +346,24 @@ impl Store for ServerStore {
         };
         let db = self.connect_namespace().await?;
         Ok(Self::count(db, sql).await?.max(0) as u64)
+    }
+
+    async fn prefill_begin(&mut self) -> Result<Option<String>> {
+        let admin = self.admin().await?;
+        let (held, note) = super::prefill::hold(self.server, &admin).await?;
+        admin.close().await?;
+        self.prefill_held = held;
+        Ok(note)
+    }
+
+    async fn prefill_end(&mut self) -> Result<()> {
+        let held = std::mem::take(&mut self.prefill_held);
+        if held.is_empty() {
+            return Ok(());
+        }
+        let admin = self.admin().await?;
+        super::prefill::put_back(self.server, &admin, held).await?;
+        Ok(admin.close().await?)
     }
 
     async fn id_range(&mut self) -> Result<IdRange> {

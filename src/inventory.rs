@@ -86,12 +86,41 @@ fn is_dataset_name(name: &str) -> bool {
             }))
 }
 
+/// Whether the entry `name` (a dataset's name) of `kind`'s folder holds what that store
+/// writes for every dataset (`Store::marker`, placed as in a sample dataset's folder): a
+/// foreign file or folder that only bears a dataset's name is not listed as one.
+fn has_marker(kind: crate::db::registry::StoreKind, data_dir: &Path, name: &str) -> bool {
+    let Ok(spec) = crate::size::SizeClass::new(64 << 10).and_then(|size| {
+        crate::dataset::DatasetSpec::new(size, 1 << 20, 0, crate::key::KeyType::Int)
+    }) else {
+        return true;
+    };
+    let at = Locations {
+        data_dir: data_dir.to_path_buf(),
+        ..Locations::default()
+    };
+    let folder = data_dir.join(kind.name());
+    let stem = spec.stem();
+    let marker = kind.open(&at, spec).marker();
+    let Ok(relative) = marker.strip_prefix(&folder) else {
+        return true;
+    };
+    let relative = relative.to_string_lossy();
+    match relative.find(&stem) {
+        Some(at) => folder
+            .join(format!("{}{name}{}", &relative[..at], &relative[at + stem.len()..]))
+            .exists(),
+        None => true,
+    }
+}
+
 fn local(data_dir: &Path, inventory: &mut Inventory) {
     // Every store that is not a server keeps its datasets in the data directory's
     // folder of its name (its `open_store` puts them there): from the registry, so a
     // new embedded database is listed with no line here.
     let local = crate::db::registry::StoreKind::all().filter(|kind| !kind.is_server());
-    for store in local.map(crate::db::registry::StoreKind::name) {
+    for kind in local {
+        let store = kind.name();
         let dir = data_dir.join(store);
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
@@ -116,7 +145,7 @@ fn local(data_dir: &Path, inventory: &mut Inventory) {
                 name,
                 bytes,
             };
-            if is_dataset_name(&found.name) {
+            if is_dataset_name(&found.name) && has_marker(kind, data_dir, &found.name) {
                 inventory.datasets.push(found);
             } else {
                 inventory.others.push(found);
@@ -298,13 +327,34 @@ mod tests {
         for i in 0..10 {
             std::fs::write(fs.join("00").join(i.to_string()), vec![2u8; 1024]).unwrap();
         }
+        std::fs::write(fs.join("manifest.json"), b"{}").unwrap();
         // A stopped write's temporary file and a stranger's file are no datasets.
         std::fs::write(sqlite.join("1KiB-x10.json.tmp"), b"{").unwrap();
         std::fs::write(sqlite.join("notes.txt"), b"mine").unwrap();
+        // Nor are a stranger's file and folder that only bear a dataset's name: LMDB's
+        // datasets are folders with data.mdb, redb's folders with blobs.redb.
+        let lmdb = dir.path().join("lmdb").join("64KiB-x10");
+        std::fs::create_dir_all(&lmdb).unwrap();
+        std::fs::write(lmdb.join("photo.jpg"), b"mine").unwrap();
+        std::fs::create_dir_all(dir.path().join("redb")).unwrap();
+        std::fs::write(dir.path().join("redb").join("1KiB-x10"), b"mine").unwrap();
         let mut inventory = Inventory::default();
         local(dir.path(), &mut inventory);
-        let others: Vec<&str> = inventory.others.iter().map(|d| d.name.as_str()).collect();
-        assert_eq!(others, ["1KiB-x10.json.tmp", "notes.txt"]);
+        let mut others: Vec<(&str, &str)> = inventory
+            .others
+            .iter()
+            .map(|d| (d.store.as_str(), d.name.as_str()))
+            .collect();
+        others.sort();
+        assert_eq!(
+            others,
+            [
+                ("lmdb", "64KiB-x10"),
+                ("redb", "1KiB-x10"),
+                ("sqlite", "1KiB-x10.json.tmp"),
+                ("sqlite", "notes.txt")
+            ]
+        );
         let names: Vec<(&str, &str)> = inventory
             .datasets
             .iter()

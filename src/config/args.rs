@@ -193,7 +193,7 @@ pub struct RunArgs {
     /// before and after each engine, recorded with its result: the disk's own state in
     /// the same minutes (a run in which it changed says so). "0s" turns it off.
     #[arg(long, env = "BLOBRACE_DISK_PROBE", value_parser = parse_duration_or_zero,
-          help = preset_help("How long each O_DIRECT disk probe reads, before and after each engine (recorded with its result: the disk's own state in the same minutes); \"0s\" turns probes off.", |p| duration_label(p.disk_probe)))]
+          help = preset_help("How long each O_DIRECT disk probe reads, before and after each engine (recorded with its result: the disk's own state in the same minutes); \"0s\" or \"off\" turns probes off.", |p| duration_label(p.disk_probe)))]
     pub disk_probe: Option<Duration>,
 
     #[command(flatten)]

@@ -152,6 +152,11 @@ pub(super) fn parse_clients(text: &str) -> Result<ClientList, InputError> {
                     "at most {MAX_CLIENTS} clients (one thread and one connection each)"
                 )));
             }
+            Err(_) if part.bytes().all(|b| b.is_ascii_digit()) => {
+                return Err(bad(&format!(
+                    "at most {MAX_CLIENTS} clients (one thread and one connection each)"
+                )));
+            }
             Err(_) => return Err(bad("give client counts like 1,4,16,64")),
         }
     }
@@ -275,9 +280,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, InputError> {
     };
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| bad("add a unit: ms, s or m"))?;
+        .ok_or_else(|| bad("add a unit: ms, s, m or h (like 250ms or 2s)"))?;
     let (num, unit) = t.split_at(split);
-    let value: f64 = num.parse().map_err(|_| bad("not a number"))?;
+    let value: f64 = num
+        .parse()
+        .map_err(|_| bad("give a number and a unit, like 250ms, 2s, 1m or 1h"))?;
     let secs = match unit {
         "ms" => value / 1000.0,
         "s" => value,
@@ -299,9 +306,12 @@ pub fn parse_duration(text: &str) -> Result<Duration, InputError> {
 /// The longest duration a flag takes.
 const MAX_DURATION_SECS: f64 = 7.0 * 24.0 * 3600.0;
 
-/// A duration where 0 means "off" (`--disk-probe 0s`).
+/// A duration where 0 means "off" (`--disk-probe 0s`; "off" says the same).
 pub fn parse_duration_or_zero(text: &str) -> Result<Duration, InputError> {
     let t = text.trim();
+    if t == "off" {
+        return Ok(Duration::ZERO);
+    }
     let zero = t
         .strip_suffix("ms")
         .or_else(|| t.strip_suffix("min"))

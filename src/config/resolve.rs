@@ -53,6 +53,9 @@ impl RunArgs {
         if let Some(disk) = &deployed.disk_cap {
             check_disk_cap_serves_blobs(disk, &sizes, self.size_mix.is_some())?;
         }
+        if let Some(Limit::Some(asked)) = self.cpus {
+            check_cpus_fit_machine(asked)?;
+        }
         let cpus = self.cpus.unwrap_or(Limit::Some(preset.cpus)).into_option();
         let clients = match &self.clients {
             Some(ClientList(list)) => list.clone(),
@@ -308,6 +311,23 @@ fn check_cap_fits_machine(cap_bytes: u64) -> Result<(), InputError> {
             why: format!(
                 "above this machine's memory ({}): the cap would never bind; give a cap below it, or --cap none for a run that says it was uncapped",
                 crate::size::format_bytes_approx(machine)
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// A CPU cap asked above the CPUs this process may run on (its affinity and its own
+/// cgroup's quota, as `available_parallelism` reads them) caps nothing, and a result
+/// would record a cap that never bound. The presets' 2 CPUs are not refused on a
+/// smaller machine: the run then says what it got (`cap:` line).
+fn check_cpus_fit_machine(asked: f64) -> Result<(), InputError> {
+    match std::thread::available_parallelism() {
+        Ok(cores) if asked > cores.get() as f64 => Err(InputError::Value {
+            what: "cpus",
+            input: format!("{asked}"),
+            why: format!(
+                "above the {cores} CPU(s) this process can run on: the cap would never bind; give at most {cores}, or --cpus none for a run that says it was uncapped"
             ),
         }),
         _ => Ok(()),

@@ -100,6 +100,19 @@ fn bad_values_name_the_problem() {
     let tight = resolve(&["--cap", "64MiB", "--sizes", "32MiB"]).unwrap_err();
     assert!(tight.contains("at least 208MiB"), "{tight}");
     assert!(resolve(&["--cpus", "two"]).is_err());
+    // A CPU cap above the machine's CPUs would never bind; one CPU fits every machine.
+    let cpus = resolve(&["--cpus", "100000"]).unwrap_err();
+    assert!(cpus.contains("above the") && cpus.contains("--cpus none"), "{cpus}");
+    assert!(resolve(&["--cpus", "1"]).is_ok());
+    // A count past the largest number is too many clients, not a misspelling.
+    let many = resolve(&["--clients", "99999999999999999999"]).unwrap_err();
+    assert!(many.contains("at most"), "{many}");
+    let word = resolve(&["--disk-probe", "often"]).unwrap_err();
+    assert!(word.contains("like 250ms"), "{word}");
+    assert_eq!(
+        resolve(&["--disk-probe", "off"]).unwrap().disk_probe,
+        Duration::ZERO
+    );
     assert!(resolve(&["--samples", "3"]).is_err());
 }
 

@@ -27,6 +27,13 @@ pub struct IdRange {
 #[async_trait::async_trait(?Send)]
 pub trait Store {
     fn spec(&self) -> &DatasetSpec;
+    /// What a load writes first and every dataset of this store has: its location where
+    /// that is one file, else the file in its folder that says it is this store's
+    /// (`env`'s inventory tells a dataset from a foreign file or folder of the same name
+    /// by it).
+    fn marker(&self) -> PathBuf {
+        self.location().to_path_buf()
+    }
     /// The file or directory that holds the dataset (for messages and results).
     fn location(&self) -> &Path;
     /// Inspect without creating anything. Errors on foreign files and other datasets.

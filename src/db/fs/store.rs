@@ -137,6 +137,10 @@ impl Store for FsStore {
         &self.dir
     }
 
+    fn marker(&self) -> PathBuf {
+        self.manifest_path()
+    }
+
     /// The files of `count` blobs drawn at random (seeded): their paths are computed,
     /// not listed (a directory walk over 3 million files would fill the cap with
     /// dentries).

@@ -143,6 +143,10 @@ impl Store for LmdbStore {
         &self.dir
     }
 
+    fn marker(&self) -> PathBuf {
+        self.file.clone()
+    }
+
     async fn state(&mut self) -> Result<DatasetState> {
         if !self.dir.exists() {
             return Ok(DatasetState::Absent);

@@ -163,6 +163,10 @@ impl Store for RedbStore {
         &self.dir
     }
 
+    fn marker(&self) -> PathBuf {
+        self.file.clone()
+    }
+
     async fn state(&mut self) -> Result<DatasetState> {
         if !self.dir.exists() {
             return Ok(DatasetState::Absent);

@@ -159,6 +159,11 @@ impl Store for RocksdbStore {
         &self.dir
     }
 
+    /// RocksDB writes CURRENT when it creates a database.
+    fn marker(&self) -> PathBuf {
+        self.dir.join("CURRENT")
+    }
+
     async fn state(&mut self) -> Result<DatasetState> {
         if !self.dir.exists() {
             return Ok(DatasetState::Absent);

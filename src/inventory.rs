@@ -108,7 +108,11 @@ fn has_marker(kind: crate::db::registry::StoreKind, data_dir: &Path, name: &str)
     let relative = relative.to_string_lossy();
     match relative.find(&stem) {
         Some(at) => folder
-            .join(format!("{}{name}{}", &relative[..at], &relative[at + stem.len()..]))
+            .join(format!(
+                "{}{name}{}",
+                &relative[..at],
+                &relative[at + stem.len()..]
+            ))
             .exists(),
         None => true,
     }

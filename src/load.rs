@@ -493,7 +493,7 @@ fn io_error_on_a_full_disk(store: &AnyStore, e: &anyhow::Error) -> bool {
         .map(Path::to_path_buf);
     eio && folder
         .and_then(|dir| crate::machine::statvfs(&dir).ok())
-        .is_some_and(|st| (st.f_bavail as u64) * (st.f_frsize as u64) < 16 << 20)
+        .is_some_and(|st| st.f_bavail.saturating_mul(st.f_frsize) < 16 << 20)
 }
 
 /// A dataset whose load failed: the run goes on without it (see `ensure_loaded`).
@@ -563,7 +563,8 @@ pub async fn ensure_loaded(
                     Some(server) => crate::docker::explain_service_failure(server.name(), e).await,
                     None => e,
                 };
-                let e = if crate::atomic_file::is_disk_full(&e) || io_error_on_a_full_disk(&store, &e)
+                let e = if crate::atomic_file::is_disk_full(&e)
+                    || io_error_on_a_full_disk(&store, &e)
                 {
                     free_the_disk(&mut store, e).await
                 } else {

@@ -102,7 +102,10 @@ fn bad_values_name_the_problem() {
     assert!(resolve(&["--cpus", "two"]).is_err());
     // A CPU cap above the machine's CPUs would never bind; one CPU fits every machine.
     let cpus = resolve(&["--cpus", "100000"]).unwrap_err();
-    assert!(cpus.contains("above the") && cpus.contains("--cpus none"), "{cpus}");
+    assert!(
+        cpus.contains("above the") && cpus.contains("--cpus none"),
+        "{cpus}"
+    );
     assert!(resolve(&["--cpus", "1"]).is_ok());
     // A count past the largest number is too many clients, not a misspelling.
     let many = resolve(&["--clients", "99999999999999999999"]).unwrap_err();

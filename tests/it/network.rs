@@ -100,9 +100,13 @@ fn servers_fetched_through_a_round_trip_pay_it_and_the_proxy_dies_with_the_run()
     // sqlx's pool pays the release's ping too (8 ms and more here).
     let rt50 = r["round_trip"]["p50_ns"].as_u64().unwrap();
     assert!(rt50 < 6_000_000, "round trip p50 {rt50} ns for 4 ms asked");
-    // Each fetch goes through the pool, as an application's: the query and the ping.
+    // The raw engine holds its connection too: each fetch pays the 4 ms once. Through
+    // sqlx's pool it paid the release's ping as well (8 ms and more, until 2026-12-05).
     let p50 = r["measured"]["latency"]["p50_ns"].as_f64().unwrap();
-    assert!(p50 >= 8e6, "fetch p50 {p50} ns: two 4 ms round trips");
+    assert!(
+        (4e6..7e6).contains(&p50),
+        "fetch p50 {p50} ns: one 4 ms round trip"
+    );
     let password = url.split_once("://").unwrap().1.split_once('@').unwrap().0;
     let password = password.split_once(':').unwrap().1;
     assert!(!json.to_string().contains(password), "no password recorded");

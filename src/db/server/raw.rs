@@ -29,7 +29,7 @@ pub struct RawEngine<DB: Database> {
     // Owns the pool (one connection), opened with the same options as the ORM engine.
     db: DatabaseConnection,
     /// The pool's one connection, held: every fetch one round trip (see above).
-    conn: PoolConnection<DB>,
+    conn: Held<DB>,
     sql: &'static str,
     /// The read of one piece, for a streamed fetch; Err: why whole values only.
     piece: Result<PieceSql, &'static str>,
@@ -56,12 +56,38 @@ impl<DB: Database> RawEngine<DB> {
             .context("taking the raw engine's connection from its pool")?;
         Ok(Self {
             db,
-            conn,
+            conn: Held {
+                conn: Some(conn),
+                runtime: tokio::runtime::Handle::current(),
+            },
             sql,
             piece,
             spec,
             settings,
         })
+    }
+}
+
+/// A connection held out of its pool. sqlx gives a `PoolConnection` back to its pool in
+/// a task it spawns when the connection is dropped, which panics outside a Tokio runtime
+/// ("this functionality requires a Tokio context"): a cell whose server died under it
+/// drops its engine after the runtime's `block_on` has returned. Dropped inside the
+/// runtime the engine was opened in, wherever it is dropped.
+struct Held<DB: Database> {
+    conn: Option<PoolConnection<DB>>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl<DB: Database> Held<DB> {
+    fn get(&mut self) -> &mut DB::Connection {
+        self.conn.as_mut().expect("held until dropped")
+    }
+}
+
+impl<DB: Database> Drop for Held<DB> {
+    fn drop(&mut self) {
+        let _inside = self.runtime.enter();
+        drop(self.conn.take());
     }
 }
 
@@ -84,7 +110,7 @@ where
             Some(key) => query.bind(&key[..]),
             None => query.bind(id as i64),
         };
-        let row = query.fetch_one(&mut *self.conn).await?;
+        let row = query.fetch_one(self.conn.get()).await?;
         let data: &[u8] = row.try_get(0)?;
         out.clear();
         out.extend_from_slice(data);
@@ -131,7 +157,7 @@ where
                     None => query.bind(id as i64),
                 };
             }
-            let row = query.fetch_one(&mut *self.conn).await?;
+            let row = query.fetch_one(self.conn.get()).await?;
             let data: &[u8] = row.try_get(0)?;
             if data.is_empty() {
                 bail!(

@@ -67,6 +67,22 @@ mod tests {
         assert!(!others.contains(&(0, 0, 0)));
     }
 
+    /// The target line and every engine can be told apart: at least 100 apart in RGB
+    /// (the target's old red was 16 from LMDB's).
+    #[test]
+    fn the_target_line_is_no_engines_colour() {
+        let RGBColor(tr, tg, tb) = crate::report::charts::TARGET;
+        for e in EngineKind::all() {
+            let RGBColor(r, g, b) = engine_color(e);
+            let d = [(r, tr), (g, tg), (b, tb)]
+                .iter()
+                .map(|&(a, b)| (a as f64 - b as f64).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            assert!(d >= 100.0, "{}: {d:.0} from the target", e.name());
+        }
+    }
+
     #[test]
     fn a_database_keeps_the_colours_its_charts_had_before_the_palette() {
         // The colours engines declared themselves until the palette took them over:

@@ -58,7 +58,7 @@ impl Chart for BandsChart {
 
     fn caption(&self) -> String {
         format!(
-            "The size mix: p50 and p99 fetch latency against blob size, one point per size band (a doubling, or one of a few sizes written by hand; bands with under {FETCHES_TO_DRAW} fetches left out), per engine; the floor (a raw pread) dashed; the red line is the target p99 ≤ {}",
+            "The size mix: p50 and p99 fetch latency against blob size, one point per size band (a doubling, or one of a few sizes written by hand; bands with under {FETCHES_TO_DRAW} fetches left out), per engine; the floor (a raw pread) dashed; the magenta line is the target p99 ≤ {}",
             crate::stats::format_ns(self.target_p99_ns as f64)
         )
     }

@@ -26,7 +26,7 @@ impl Chart for Headline {
 
     fn caption(&self) -> String {
         format!(
-            "p50 and p99 fetch latency against blob size, per engine, with 95% intervals as error bars (a point without one had too few fetches to judge); the floor (a raw pread) dashed; the red line is the target p99 ≤ {}",
+            "p50 and p99 fetch latency against blob size, per engine, with 95% intervals as error bars (a point without one had too few fetches to judge); the floor (a raw pread) dashed; the magenta line is the target p99 ≤ {}",
             crate::stats::format_ns(self.target_p99_ns as f64)
         )
     }

@@ -50,7 +50,9 @@ pub const LABEL_SIZE: u32 = 15;
 pub const HIT: RGBColor = RGBColor(46, 160, 67);
 pub const MISS: RGBColor = RGBColor(214, 69, 65);
 pub const UNKNOWN: RGBColor = RGBColor(150, 150, 150);
-pub const TARGET: RGBColor = RGBColor(200, 30, 30);
+/// The target line: magenta, far from every engine's colour (its red, 200/30/30, was
+/// LMDB's red, and the two could not be told apart in README's picture).
+pub const TARGET: RGBColor = RGBColor(255, 0, 160);
 /// The disk's own O_DIRECT throughput, the physical limit of a load.
 pub const DISK_LIMIT: RGBColor = RGBColor(150, 150, 150);
 

@@ -1,7 +1,7 @@
 //! Per size class under load: throughput against latency, one line per engine
 //! through its loads (1 client, then more clients or higher rates): x the fetches/s
 //! it achieved, y its p99 (solid) and p50 (thin) headline latency, log. Where a line
-//! turns up, adding load only queues. The floor dashed; the target as a red line;
+//! turns up, adding load only queues. The floor dashed; the target as a magenta line;
 //! the disk's own O_DIRECT random reads at each client count as grey vertical lines
 //! (the physical limit: no engine reading from this disk can pass them uncached).
 
@@ -32,7 +32,7 @@ impl Chart for ThroughputLatency {
 
     fn caption(&self) -> String {
         format!(
-            "{} under load: latency against the fetches/s achieved, one line per engine through its loads (1 client: 1 ÷ its mean latency; more clients: closed loop, service time; a rate: open loop, response time from when each fetch was due); p99 thick with dots, p50 thin; the floor dashed; grey dashed verticals: the disk's own random reads of the same block with as many at once as clients (O_DIRECT, measured in this run); the red line is the target p99 ≤ {}",
+            "{} under load: latency against the fetches/s achieved, one line per engine through its loads (1 client: 1 ÷ its mean latency; more clients: closed loop, service time; a rate: open loop, response time from when each fetch was due); p99 thick with dots, p50 thin; the floor dashed; grey dashed verticals: the disk's own random reads of the same block with as many at once as clients (O_DIRECT, measured in this run); the magenta line is the target p99 ≤ {}",
             format_bytes(self.size),
             crate::stats::format_ns(self.target_p99_ns as f64)
         )

@@ -1,7 +1,8 @@
 //! Harness overhead: the fetch loop around an engine that does nothing but copy
 //! a ready blob. Shows (1) what the timed span adds to every recorded latency
 //! (clock reads, dispatch) and (2) the whole per-fetch cost of the loop
-//! (id, /proc/self/io twice, checks, recording), which only stretches wall time.
+//! (id, /proc/self/io twice, checks, recording), which only stretches wall time, and
+//! (3) the whole-content check of a row's first fetch at 1 KiB, 64 KiB and 4 MiB.
 //!
 //! `cargo bench --bench overhead`
 
@@ -13,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use criterion::{Criterion, criterion_group, criterion_main};
 
-use blobrace::content::fill_blob;
+use blobrace::content::{check_blob, fill_blob};
 use blobrace::dataset::DatasetSpec;
 use blobrace::db::engine::{Engine, EngineSettings};
 use blobrace::diskio::DiskReadCounter;
@@ -84,9 +85,28 @@ fn overhead(c: &mut Criterion) {
     );
 }
 
+/// The whole-content check a row's first fetch in a cell gets (and every 64th fetch),
+/// outside the clock: the expected blob regenerated and compared. It stretches a cell's
+/// wall time, never a recorded latency; at sizes where each row is fetched about once
+/// (cold cells of large blobs), every fetch pays it.
+fn full_check(c: &mut Criterion) {
+    for bytes in [1u64 << 10, 64 << 10, 4 << 20] {
+        let size = SizeClass::new(bytes).unwrap();
+        let mut blob = vec![0; size.as_usize()];
+        fill_blob(1, size, 7, &mut blob);
+        let mut scratch = Vec::with_capacity(size.as_usize());
+        c.bench_function(&format!("harness/full-check/{size}"), |b| {
+            b.iter(|| {
+                let wrong = check_blob(1, size, (7, bytes), &blob, Some(0), &mut scratch);
+                assert!(wrong.is_none());
+            })
+        });
+    }
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
-    targets = overhead
+    targets = overhead, full_check
 }
 criterion_main!(benches);

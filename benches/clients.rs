@@ -123,31 +123,31 @@ fn bench(mut config: RunConfig) -> Result<bool> {
     let mut all_within = true;
     for spec in config.datasets() {
         for &engine in &config.engines {
-            let (raw, independent) =
+            let (client, raw, independent) =
                 rt.block_on(compare(&config, engine, spec, rounds, fetches))?;
-            all_within &= verdict(engine, spec, &raw, &independent);
+            all_within &= verdict(engine, spec, client, &raw, &independent);
         }
     }
     Ok(all_within)
 }
 
-/// One engine at one size: the raw engine's and the independent client's times,
-/// alternating rounds, each after its own cold start.
+/// One engine at one size: the independent client's name, the raw engine's and the
+/// independent client's times, alternating rounds, each after its own cold start.
 async fn compare(
     config: &RunConfig,
     engine: EngineKind,
     spec: DatasetSpec,
     rounds: usize,
     fetches: usize,
-) -> Result<(Vec<u64>, Vec<u64>)> {
+) -> Result<(&'static str, Vec<u64>, Vec<u64>)> {
     let at = config.locations();
     let server = engine.store().server().expect("a server engine");
     let url = server.require_url(at.fetch_url(server))?.to_string();
     let namespace = server.namespace(&spec, &at.server_options);
     let sql_server = server.require_sql()?;
-    let protocol = match sql_server.backend() {
-        DbBackend::Postgres => "postgres",
-        DbBackend::MySql => "mysql",
+    let (protocol, client) = match sql_server.backend() {
+        DbBackend::Postgres => ("postgres", "psycopg"),
+        DbBackend::MySql => ("mysql", "PyMySQL"),
         other => bail!("no independent client for {other:?}"),
     };
     let sql = sql_server.fetch_sql(&at.server_options);
@@ -187,7 +187,7 @@ async fn compare(
             round + 1
         );
     }
-    Ok((raw, independent))
+    Ok((client, raw, independent))
 }
 
 /// The independent client on `ids`, through scripts/independent-client.sh: its times.
@@ -260,23 +260,18 @@ fn p99(times: &[u64]) -> u64 {
 }
 
 /// Say one engine's comparison; false where the raw engine is slower beyond noise.
-fn verdict(engine: EngineKind, spec: DatasetSpec, raw: &[u64], independent: &[u64]) -> bool {
+fn verdict(
+    engine: EngineKind,
+    spec: DatasetSpec,
+    client: &str,
+    raw: &[u64],
+    independent: &[u64],
+) -> bool {
     let (mut raw, mut independent) = (raw.to_vec(), independent.to_vec());
     let (r50, r_low, r_high) = p50_interval(&mut raw);
     let (i50, i_low, i_high) = p50_interval(&mut independent);
     let ratio = r50 as f64 / i50 as f64;
     let slower = r_low > i_high && ratio > TOLERANCE;
-    let client = if engine
-        .store()
-        .server()
-        .and_then(|s| s.sql())
-        .map(|s| s.backend())
-        == Some(DbBackend::Postgres)
-    {
-        "psycopg"
-    } else {
-        "PyMySQL"
-    };
     say!(
         "{} {} cold: p50 {} ({}–{}) p99 {} (n={}) | {client} p50 {} ({}–{}) p99 {} (n={}) | ratio {ratio:.2}: {}",
         engine.name(),

@@ -70,6 +70,24 @@ fn full_disk(path: &Path) -> String {
     )
 }
 
+/// `is_disk_full`, or an I/O error (EIO) while `path`'s file system has no room left
+/// (under 16 MiB): a full disk that a store's library reported as "Input/output error"
+/// (LMDB: the kernel took its pages, then could not write them back for want of space).
+pub fn is_disk_full_at(e: &anyhow::Error, path: Option<&Path>) -> bool {
+    if is_disk_full(e) {
+        return true;
+    }
+    let eio = e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.raw_os_error() == Some(libc::EIO))
+    }) || format!("{e:#}").contains("Input/output error");
+    let existing = path.and_then(|p| p.ancestors().find(|dir| dir.is_dir()));
+    eio && existing
+        .and_then(|dir| crate::machine::statvfs(dir).ok())
+        .is_some_and(|st| st.f_bavail.saturating_mul(st.f_frsize) < 16 << 20)
+}
+
 /// Whether `e` (anywhere in its chain) is a full disk or a used-up quota.
 pub fn is_disk_full(e: &anyhow::Error) -> bool {
     let io = e.chain().any(|cause| {

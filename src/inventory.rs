@@ -86,36 +86,28 @@ fn is_dataset_name(name: &str) -> bool {
             }))
 }
 
-/// Whether the entry `name` (a dataset's name) of `kind`'s folder holds what that store
-/// writes for every dataset (`Store::marker`, placed as in a sample dataset's folder): a
-/// foreign file or folder that only bears a dataset's name is not listed as one.
-fn has_marker(kind: crate::db::registry::StoreKind, data_dir: &Path, name: &str) -> bool {
-    let Ok(spec) = crate::size::SizeClass::new(64 << 10).and_then(|size| {
-        crate::dataset::DatasetSpec::new(size, 1 << 20, 0, crate::key::KeyType::Int)
-    }) else {
-        return true;
-    };
+/// Where `kind` puts what it writes for every dataset (`Store::marker`), around the
+/// dataset's name in its folder (`<name>.sqlite`, `<name>/data.mdb`): taken from a sample
+/// dataset's store, once per store. None where it cannot be said (every entry then counts).
+fn marker_around_name(
+    kind: crate::db::registry::StoreKind,
+    data_dir: &Path,
+) -> Option<(String, String)> {
+    let size = crate::size::SizeClass::new(64 << 10).ok()?;
+    let spec = crate::dataset::DatasetSpec::new(size, 1 << 20, 0, crate::key::KeyType::Int).ok()?;
     let at = Locations {
         data_dir: data_dir.to_path_buf(),
         ..Locations::default()
     };
-    let folder = data_dir.join(kind.name());
-    let stem = spec.stem();
     let marker = kind.open(&at, spec).marker();
-    let Ok(relative) = marker.strip_prefix(&folder) else {
-        return true;
-    };
+    let relative = marker.strip_prefix(data_dir.join(kind.name())).ok()?;
     let relative = relative.to_string_lossy();
-    match relative.find(&stem) {
-        Some(at) => folder
-            .join(format!(
-                "{}{name}{}",
-                &relative[..at],
-                &relative[at + stem.len()..]
-            ))
-            .exists(),
-        None => true,
-    }
+    let stem = spec.stem();
+    let at = relative.find(&stem)?;
+    Some((
+        relative[..at].to_string(),
+        relative[at + stem.len()..].to_string(),
+    ))
 }
 
 fn local(data_dir: &Path, inventory: &mut Inventory) {
@@ -126,6 +118,13 @@ fn local(data_dir: &Path, inventory: &mut Inventory) {
     for kind in local {
         let store = kind.name();
         let dir = data_dir.join(store);
+        // A foreign file or folder that only bears a dataset's name is not one.
+        let marker = marker_around_name(kind, data_dir);
+        let has_marker = |name: &str| {
+            marker
+                .as_ref()
+                .is_none_or(|(before, after)| dir.join(format!("{before}{name}{after}")).exists())
+        };
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -149,7 +148,7 @@ fn local(data_dir: &Path, inventory: &mut Inventory) {
                 name,
                 bytes,
             };
-            if is_dataset_name(&found.name) && has_marker(kind, data_dir, &found.name) {
+            if is_dataset_name(&found.name) && has_marker(&found.name) {
                 inventory.datasets.push(found);
             } else {
                 inventory.others.push(found);

@@ -473,29 +473,6 @@ async fn free_the_disk(store: &mut AnyStore, e: anyhow::Error) -> anyhow::Error 
     ))
 }
 
-/// An I/O error (EIO) where the store's folder has no room left: a full disk that the
-/// store's library reported as "Input/output error" (LMDB: the kernel took its pages,
-/// then could not write them back for want of space). A server keeps its files in its
-/// container's volume, out of sight here.
-fn io_error_on_a_full_disk(store: &AnyStore, e: &anyhow::Error) -> bool {
-    if store.kind().is_server() {
-        return false;
-    }
-    let eio = e.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.raw_os_error() == Some(libc::EIO))
-    }) || format!("{e:#}").contains("Input/output error");
-    let folder = store
-        .location()
-        .ancestors()
-        .find(|dir| dir.is_dir())
-        .map(Path::to_path_buf);
-    eio && folder
-        .and_then(|dir| crate::machine::statvfs(&dir).ok())
-        .is_some_and(|st| st.f_bavail.saturating_mul(st.f_frsize) < 16 << 20)
-}
-
 /// A dataset whose load failed: the run goes on without it (see `ensure_loaded`).
 pub struct FailedLoad {
     pub store: StoreKind,
@@ -563,9 +540,9 @@ pub async fn ensure_loaded(
                     Some(server) => crate::docker::explain_service_failure(server.name(), e).await,
                     None => e,
                 };
-                let e = if crate::atomic_file::is_disk_full(&e)
-                    || io_error_on_a_full_disk(&store, &e)
-                {
+                // A server keeps its files in its container's volume, out of sight here.
+                let folder = (!store.kind().is_server()).then(|| store.location());
+                let e = if crate::atomic_file::is_disk_full_at(&e, folder) {
                     free_the_disk(&mut store, e).await
                 } else {
                     e

@@ -1,5 +1,5 @@
 //! The settings a server holds for a steady-state prefill (`SqlServer::prefill_settings`:
-//! InnoDB's `innodb_old_blocks_time`), set before it and put back after it. Only on a
+//! InnoDB's `innodb_old_blocks_pct`), set before it and put back after it. Only on a
 //! server blobrace manages: a remote server's globals are its owner's, and every steady
 //! cell starts the compose server cold (a restart), which puts them back even after a
 //! kill.
@@ -10,11 +10,14 @@ use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 use super::Server;
 
 /// What a prefill set: each variable and the value to put back.
-pub type Held = Vec<(&'static str, String)>;
+pub type HeldSettings = Vec<(&'static str, String)>;
 
 /// Set `server`'s prefill settings on `admin`; what to put back, and a note of what
 /// was done (None: nothing to set, or a remote server, which is said).
-pub async fn hold(server: Server, admin: &DatabaseConnection) -> Result<(Held, Option<String>)> {
+pub async fn hold(
+    server: Server,
+    admin: &DatabaseConnection,
+) -> Result<(HeldSettings, Option<String>)> {
     let settings = server.require_sql()?.prefill_settings();
     if settings.is_empty() {
         return Ok((Vec::new(), None));
@@ -58,7 +61,11 @@ pub async fn hold(server: Server, admin: &DatabaseConnection) -> Result<(Held, O
 }
 
 /// Put back what `hold` set.
-pub async fn put_back(server: Server, admin: &DatabaseConnection, held: Held) -> Result<()> {
+pub async fn put_back(
+    server: Server,
+    admin: &DatabaseConnection,
+    held: HeldSettings,
+) -> Result<()> {
     for (name, before) in held {
         admin
             .execute_unprepared(&format!("SET GLOBAL {name} = {before}"))

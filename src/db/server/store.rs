@@ -38,7 +38,7 @@ pub struct ServerStore {
     /// connection of `db`'s pool; errors surface at the next append or at finish.
     in_flight: JoinSet<Result<()>>,
     /// Settings held for a prefill (`prefill::hold`), to put back after it.
-    prefill_held: super::prefill::Held,
+    prefill_held: super::prefill::HeldSettings,
 }
 
 impl ServerStore {

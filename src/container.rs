@@ -69,8 +69,8 @@ pub struct ContainerWatch {
     pub name: String,
     pub before: ContainerSample,
     pub process_env: BTreeMap<String, String>,
-    /// When the watch began (unix seconds): OOM kills since then are this measurement's.
-    pub since: i64,
+    /// When the watch began: OOM kills since then are this measurement's.
+    pub oom: crate::docker::OomWatch,
 }
 
 impl ContainerWatch {
@@ -78,7 +78,7 @@ impl ContainerWatch {
         Ok(Self {
             id: id.to_string(),
             name: name.to_string(),
-            since: crate::docker::unix_now_secs(),
+            oom: crate::docker::OomWatch::start(docker, id).await,
             before: sample(docker, id).await?,
             process_env: main_process_env(docker, id, env_names).await,
         })
@@ -121,7 +121,7 @@ impl ContainerWatch {
         };
         let started = std::time::Instant::now();
         loop {
-            if let Some(why) = crate::docker::why_down(&docker, &self.id, Some(self.since)).await {
+            if let Some(why) = crate::docker::why_down(&docker, &self.id, Some(&self.oom)).await {
                 return error.context(why);
             }
             if started.elapsed() >= SETTLE {

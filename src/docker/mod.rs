@@ -5,16 +5,15 @@
 mod exec;
 mod limits;
 mod mounts;
+mod oom;
 
 use std::collections::HashMap;
 
 use anyhow::{Context, Result, bail};
 use bollard::Docker;
 use bollard::query_parameters::{
-    EventsOptionsBuilder, InspectContainerOptions, ListContainersOptions,
-    ListContainersOptionsBuilder,
+    InspectContainerOptions, ListContainersOptions, ListContainersOptionsBuilder,
 };
-use futures_util::StreamExt;
 
 use exec::exec_status;
 pub use exec::{dir_bytes_in_service, exec_output, exec_sh, exec_succeeds, http_get_inside};
@@ -23,6 +22,7 @@ pub use limits::{
     declared_limits, restart_with_limits, service_cap, update_limits,
 };
 pub use mounts::{own_container_image, own_mount_source, service_data_source};
+pub use oom::{OomWatch, kernel_oom_kills, oom_events_since, unix_now_secs, why_down};
 
 /// The compose project whose containers are the servers (`BLOBRACE_COMPOSE_PROJECT`);
 /// None: whichever project runs the service.
@@ -436,114 +436,6 @@ pub async fn service_why_down(service: &str) -> Option<String> {
         return None;
     };
     why_down(&docker, container.id.as_deref()?, None).await
-}
-
-/// Why a container stopped serving, if it did: OOM-killed by its memory cap, or not
-/// running; or, with `since` (unix seconds), a process inside it OOM-killed since then
-/// while the container went on. None while it serves. A fetch error alone
-/// ("unexpected EOF") hides all three.
-pub async fn why_down(docker: &Docker, id: &str, since: Option<i64>) -> Option<String> {
-    let info = docker
-        .inspect_container(id, None::<InspectContainerOptions>)
-        .await
-        .ok()?;
-    let name = info.name.unwrap_or_default();
-    let name = name.trim_start_matches('/');
-    let cap = info
-        .host_config
-        .and_then(|h| h.memory)
-        .filter(|&m| m > 0)
-        .map(|m| crate::size::format_bytes(m as u64));
-    let cap = cap.as_deref().unwrap_or("none");
-    let state = info.state.unwrap_or_default();
-    // Docker's own flag can lag the kill: a container's exit can be handled before the
-    // kernel's OOM event reaches Docker, and until then OOMKilled is false (a 16 MiB
-    // `tail /dev/zero` read as "exit code 137" once in CI's run on 2026-11-28). So a
-    // container killed by SIGKILL is asked again, its flag and its `oom` events since
-    // it started, for up to 3 s.
-    let oom_killed = state.oom_killed == Some(true)
-        || (state.running != Some(true)
-            && state.exit_code == Some(137)
-            && oom_flagged_late(docker, id, state.started_at.as_deref()).await);
-    if oom_killed {
-        return Some(format!(
-            "container {name} was OOM-killed by its memory cap ({cap}): the server needs more than the cap holds, what it holds already included (`blobrace env` lists the datasets it holds, `blobrace drop` frees them); raise --cap (BLOBRACE_CAP)"
-        ));
-    }
-    if state.running != Some(true) {
-        return Some(format!(
-            "container {name} is not running (exit code {}): see `docker logs {name}`",
-            state.exit_code.unwrap_or_default()
-        ));
-    }
-    let kills = oom_events_since(docker, id, since?).await.ok()?;
-    (kills > 0).then(|| {
-        format!(
-            "the kernel's OOM killer acted {kills} time(s) inside container {name} (memory cap {cap}) and the container went on: a server process (a PostgreSQL backend, say) was killed, taking its connection with it. The clients' fetches in flight need more memory than the cap holds: use fewer --clients or smaller sizes, or raise --cap (BLOBRACE_CAP)"
-        )
-    })
-}
-
-/// Whether a container that exited with SIGKILL is flagged OOM-killed, or has an `oom`
-/// event since it started, within 3 s.
-async fn oom_flagged_late(docker: &Docker, id: &str, started_at: Option<&str>) -> bool {
-    let started = started_at
-        .and_then(|at| chrono::DateTime::parse_from_rfc3339(at).ok())
-        .map(|at| at.timestamp());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
-    loop {
-        if let Some(started) = started
-            && oom_events_since(docker, id, started)
-                .await
-                .is_ok_and(|kills| kills > 0)
-        {
-            return true;
-        }
-        let flagged = docker
-            .inspect_container(id, None::<InspectContainerOptions>)
-            .await
-            .ok()
-            .and_then(|info| info.state?.oom_killed);
-        if flagged == Some(true) {
-            return true;
-        }
-        if std::time::Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
-}
-
-/// How many times the OOM killer acted inside a container since `since` (unix
-/// seconds). Docker sends an `oom` event each time, also when the process it kills
-/// is not the container's first: a PostgreSQL backend dies, the postmaster goes on,
-/// and the container's own OOMKilled flag stays false.
-pub async fn oom_events_since(docker: &Docker, id: &str, since: i64) -> Result<usize> {
-    let until = unix_now_secs() + 1;
-    let filters = HashMap::from([
-        ("type", vec!["container"]),
-        ("event", vec!["oom"]),
-        ("container", vec![id]),
-    ]);
-    let options = EventsOptionsBuilder::default()
-        .since(&since.to_string())
-        .until(&until.to_string())
-        .filters(&filters)
-        .build();
-    let events: Vec<_> = docker.events(Some(options)).collect().await;
-    let mut kills = 0;
-    for event in events {
-        event.context("reading Docker's events")?;
-        kills += 1;
-    }
-    Ok(kills)
-}
-
-/// Seconds since the Unix epoch, as Docker's event filters take them.
-pub fn unix_now_secs() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }
 
 #[cfg(test)]

@@ -30,9 +30,10 @@ use blobrace::config::{RunArgs, RunConfig, parse_args};
 use blobrace::dataset::DatasetSpec;
 use blobrace::db::engine::{Client, Engine};
 use blobrace::db::registry::EngineKind;
+use blobrace::db::registry::stores_for;
 use blobrace::load::{Wanted, ensure_loaded};
 use blobrace::measure::FetchStep;
-use blobrace::run::{apply_cap, fit_servers, reachable_engines, stores_for};
+use blobrace::run::{apply_cap, fit_servers, reachable_engines};
 use blobrace::say;
 use blobrace::stats::format_ns;
 

@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use criterion::{Criterion, criterion_group, criterion_main};
 
-use blobrace::content::{check_blob, fill_blob};
 use blobrace::dataset::DatasetSpec;
+use blobrace::dataset::content::{check_blob, fill_blob};
 use blobrace::db::engine::{Engine, EngineSettings};
-use blobrace::diskio::DiskReadCounter;
+use blobrace::disk::io::DiskReadCounter;
 use blobrace::measure::{FetchLoop, Phase};
 use blobrace::say;
 use blobrace::size::SizeClass;

@@ -7,7 +7,7 @@
 #          so the quick run is disk-bound like the full one instead of fitting in memory.
 #
 # These are start values only: each run sets the servers' caps and caches to its own
-# (src/server_caps.rs; the cache sizes are `cache_bytes_for_cap` in src/db/<server>/mod.rs).
+# (src/server_caps/; the cache sizes are `cache_bytes_for_cap` in src/db/<server>/mod.rs).
 # MariaDB's start pool is that same size: 5/8 of the cap, but 160 MiB left for the rest
 # of it (with a 40M pool it peaked at 150 MiB anonymous memory while loading).
 profile_default() { # NAME full-value quick-value

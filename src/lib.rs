@@ -1,13 +1,9 @@
 //! blobrace: how fast can I fetch a blob of size S from database E when the
 //! database has far less RAM than data?
 //!
-//! Where things live (ARCHITECTURE.md has the layers and the recipes):
-//! - `db/`      — one folder per database: its store, its engines (`Engine::fetch` is
-//!   exactly what is timed), its descriptor; `DATABASES` lists them.
-//! - `measure`  — the timed loop and how criterion's warm-up is told apart.
-//! - `run/`     — one run: the loop over sizes and engines (`run::drive`) and its steps.
-//! - `results`, `summary` — what lands in `charts/<run-id>/`; `report/` draws it.
-//! - `cap`      — the cgroup memory/CPU cap of the measuring process.
+//! The folders are the layers, each importing only from its own layer and those below:
+//! ARCHITECTURE.md's table lists every entry of `src/` with its layer, and
+//! `tests/it/architecture.rs` holds the table against the tree and its imports.
 
 // Every line shown goes through the one terminal writer (say.rs): `say!`, `show!`.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -45,51 +41,29 @@ macro_rules! by_name {
 #[macro_use]
 pub mod say;
 
-pub mod access;
 pub mod atomic_file;
 pub mod cap;
-pub mod churn;
-pub mod cold_fill;
 pub mod config;
-pub mod container;
-pub mod content;
 pub mod cpu_profile;
 pub mod dataset;
-pub mod dataset_lock;
 pub mod db;
 pub mod deploy;
+pub mod disk;
 pub mod disk_room;
-pub mod diskio;
-pub mod diskprobe;
 pub mod docker;
 pub mod entity;
 pub mod error;
-pub mod evict;
-pub mod floor_check;
-pub mod fs_pressure;
-pub mod inventory;
-pub mod key;
-pub mod live;
 pub mod load;
 pub mod load_gen;
 pub mod machine;
 pub mod measure;
-pub mod memory_fit;
-pub mod merge;
-pub mod merged_run;
-pub mod mix;
-pub mod regime;
+pub mod records;
 pub mod report;
-pub mod results;
-pub mod rows_progress;
 pub mod run;
-pub mod run_parts;
 pub mod server_caps;
 pub mod size;
 pub mod stats;
-pub mod steady;
-pub mod summary;
-pub mod verify;
+pub mod workload;
 
 /// The name serde writes for a unit enum variant (its kebab-case or renamed
 /// form), so `Display` says what results.json says without spelling it twice.

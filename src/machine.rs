@@ -3,7 +3,8 @@
 use std::ffi::CString;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -175,7 +176,7 @@ fn status_bytes(key: &str) -> Option<u64> {
 
 /// `read_ahead_kb` of the disk holding `data_dir`.
 fn read_ahead_kb(data_dir: &Path) -> Option<u64> {
-    let device = crate::cap::disk::block_device(data_dir, Path::new("/sys")).ok()?;
+    let device = block_device(data_dir, Path::new("/sys")).ok()?;
     fs::read_to_string(format!(
         "/sys/dev/block/{}/queue/read_ahead_kb",
         device.major_minor
@@ -184,6 +185,51 @@ fn read_ahead_kb(data_dir: &Path) -> Option<u64> {
     .trim()
     .parse()
     .ok()
+}
+
+/// A device as the block throttle names it: "MAJ:MIN", and its name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockDevice {
+    pub major_minor: String,
+    pub name: String,
+}
+
+/// The whole disk holding `path` (or its nearest existing ancestor): the throttle works
+/// on disks, not on partitions, so a partition is taken to its disk.
+pub fn block_device(path: &Path, sys: &Path) -> Result<BlockDevice, String> {
+    // Absolute first: a relative data dir not made yet ("data", the default) has no
+    // existing ancestor of its own, and "/" may be another disk than the working dir's.
+    let path =
+        std::path::absolute(path).map_err(|e| format!("cannot resolve {}: {e}", path.display()))?;
+    let existing = path
+        .ancestors()
+        .find(|p| p.exists())
+        .unwrap_or(Path::new("/"));
+    let dev = fs::metadata(existing)
+        .map_err(|e| format!("cannot stat {}: {e}", existing.display()))?
+        .dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let node = sys.join(format!("dev/block/{major}:{minor}"));
+    let Ok(real) = fs::canonicalize(&node) else {
+        return Err(format!(
+            "{} is on device {major}:{minor}, which is not a block device: tmpfs, overlay and network filesystems have none, and btrfs, ZFS and the like give their files an anonymous device number, so the disk under it is not found",
+            existing.display()
+        ));
+    };
+    let disk: PathBuf = if real.join("partition").exists() {
+        real.parent().map(Path::to_path_buf).unwrap_or(real)
+    } else {
+        real
+    };
+    let major_minor = fs::read_to_string(disk.join("dev"))
+        .ok()
+        .map(|s| s.trim().to_string())
+        .ok_or_else(|| format!("cannot read {}/dev", disk.display()))?;
+    let name = disk
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(BlockDevice { major_minor, name })
 }
 
 #[cfg(test)]

@@ -11,13 +11,14 @@ use clap::{Parser, Subcommand};
 
 use blobrace::config::{RunArgs, RunConfig, parse_args, parse_duration, parse_percent};
 use blobrace::dataset::DatasetState;
-use blobrace::dataset_lock::{Access, release, take};
+use blobrace::dataset::lock::{Access, release, take};
+use blobrace::db::registry::stores_for;
 use blobrace::db::server::{COMPOSE_UP, Server};
 use blobrace::error::InputError;
 use blobrace::load::{LoadOutcome, ensure_loaded};
 use blobrace::machine::MachineFacts;
 use blobrace::run::drive::{FixedTime, measure_all};
-use blobrace::run::{Run, apply_cap, fit_servers, print_cap, reachable_engines, stores_for};
+use blobrace::run::{Run, apply_cap, fit_servers, print_cap, reachable_engines};
 use blobrace::{say, show};
 
 #[derive(Parser)]
@@ -326,7 +327,7 @@ fn run(command: Command) -> Result<()> {
                 }
                 // Everything loaded, whatever flags loaded it: what there is to drop.
                 let down: Vec<Server> = down.iter().filter_map(|k| k.server()).collect();
-                let inventory = blobrace::inventory::take(&at, &down).await;
+                let inventory = blobrace::load::inventory::take(&at, &down).await;
                 show!("datasets on disk (all sizes, rows and layouts found):");
                 for line in inventory.lines() {
                     show!("  {line}");
@@ -396,7 +397,8 @@ fn report(args: ReportArgs) -> Result<()> {
 }
 
 fn merge(args: MergeArgs) -> Result<()> {
-    use blobrace::{merge, report};
+    use blobrace::records::merge;
+    use blobrace::report;
     let runs = merge::read_runs(&args.runs, &args.results_dir)?;
     let merged = merge::merge(runs, &args.results_dir)?;
     let dir = merged.write()?;
@@ -427,9 +429,10 @@ fn variants(args: VariantsArgs) -> Result<()> {
             report::load_run(&dir)
         })
         .collect::<Result<Vec<_>>>()?;
-    let dir = args
-        .results_dir
-        .join(format!("variants-{}", blobrace::results::new_run_id()));
+    let dir = args.results_dir.join(format!(
+        "variants-{}",
+        blobrace::records::results::new_run_id()
+    ));
     let written = report::variants::write(&runs, &dir)?;
     say!(
         "variants: {} ({} rows, {} charts)",
@@ -544,5 +547,5 @@ async fn drop_datasets(config: &RunConfig) -> Result<()> {
 }
 
 fn verify(config: RunConfig) -> Result<()> {
-    runtime()?.block_on(blobrace::verify::verify(&config))
+    runtime()?.block_on(blobrace::load::verify::verify(&config))
 }

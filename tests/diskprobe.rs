@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use blobrace::diskprobe::throughput;
+use blobrace::disk::probe::throughput;
 
 #[test]
 fn throughput_counts_every_reader_and_refuses_a_short_file() {
@@ -47,7 +47,7 @@ fn a_dataset_s_own_files_are_probed_and_a_missing_one_is_said() {
             path
         })
         .collect();
-    match blobrace::diskprobe::probe_files(&files, 4096, Duration::from_millis(20), 1) {
+    match blobrace::disk::probe::probe_files(&files, 4096, Duration::from_millis(20), 1) {
         Ok(probe) => {
             assert!(probe.reads >= 5, "{probe:?}");
             assert_eq!(probe.file, "2 of the dataset's files");
@@ -60,6 +60,6 @@ fn a_dataset_s_own_files_are_probed_and_a_missing_one_is_said() {
         Err(why) => panic!("{why}"),
     }
     let gone = dir.path().join("gone");
-    let missing = blobrace::diskprobe::probe_files(&[gone], 4096, Duration::ZERO, 1);
+    let missing = blobrace::disk::probe::probe_files(&[gone], 4096, Duration::ZERO, 1);
     assert!(missing.unwrap_err().contains("cannot open"));
 }

@@ -14,7 +14,6 @@
 //! past the throttle.
 
 use std::fs;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -22,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::CapGuard;
 use super::cgroupfs::{Hierarchy, Roots, enter, listed, read_trimmed, resolve, write};
 use crate::error::InputError;
+pub use crate::machine::{BlockDevice, block_device};
 use crate::size::{format_bytes, parse_bytes};
 
 /// Rates on one device; None = not limited.
@@ -240,49 +240,6 @@ impl ScopeDisk {
         .filter_map(|(name, v)| Some(format!("{name}={} {}", self.node.display(), v?)))
         .collect()
     }
-}
-
-/// A device as the block throttle names it: "MAJ:MIN", and its name.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BlockDevice {
-    pub major_minor: String,
-    pub name: String,
-}
-
-/// The whole disk holding `path` (or its nearest existing ancestor): the throttle works
-/// on disks, not on partitions, so a partition is taken to its disk.
-pub fn block_device(path: &Path, sys: &Path) -> Result<BlockDevice, String> {
-    // Absolute first: a relative data dir not made yet ("data", the default) has no
-    // existing ancestor of its own, and "/" may be another disk than the working dir's.
-    let path =
-        std::path::absolute(path).map_err(|e| format!("cannot resolve {}: {e}", path.display()))?;
-    let existing = path
-        .ancestors()
-        .find(|p| p.exists())
-        .unwrap_or(Path::new("/"));
-    let dev = fs::metadata(existing)
-        .map_err(|e| format!("cannot stat {}: {e}", existing.display()))?
-        .dev();
-    let (major, minor) = (libc::major(dev), libc::minor(dev));
-    let node = sys.join(format!("dev/block/{major}:{minor}"));
-    let Ok(real) = fs::canonicalize(&node) else {
-        return Err(format!(
-            "{} is on device {major}:{minor}, which is not a block device: tmpfs, overlay and network filesystems have none, and btrfs, ZFS and the like give their files an anonymous device number, so the disk under it is not found",
-            existing.display()
-        ));
-    };
-    let disk: PathBuf = if real.join("partition").exists() {
-        real.parent().map(Path::to_path_buf).unwrap_or(real)
-    } else {
-        real
-    };
-    let major_minor = read_trimmed(&disk.join("dev"))
-        .ok_or_else(|| format!("cannot read {}/dev", disk.display()))?;
-    let name = disk
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Ok(BlockDevice { major_minor, name })
 }
 
 /// Put this process under `cap` on the disk holding `data_dir`. Never fails the run by

@@ -10,11 +10,11 @@ use clap::{Arg, ArgMatches, Args, FromArgMatches, ValueEnum};
 use serde::{Deserialize, Serialize};
 
 use crate::cap::disk::DiskCap;
+use crate::dataset::key::KeyType;
 use crate::db::postgres::PgStorage;
 use crate::db::registry::EngineKind;
 use crate::db::rocksdb::BlobFiles;
 use crate::db::server::Server;
-use crate::key::KeyType;
 use crate::load_gen::Arrivals;
 use crate::size::{format_bytes, parse_bytes};
 
@@ -100,7 +100,7 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_SIZE_MIX", value_parser = super::parse::parse_size_mix,
           conflicts_with = "sizes",
           help = "Blobs of many sizes in one dataset instead of size classes: 4KiB:67,8KiB:10,1MiB:3 (sizes and weights; fio's 4k/67:8k/10 too), uniform:LOW,HIGH, lognormal:MEDIAN,SIGMA,LARGEST, hist:FILE (a YCSB histogram file), dir:DIR (the sizes of a directory's files, nothing read), a table's column sampled by size (sqlite:FILE#TABLE.COLUMN, postgres://USER:PASS@HOST/DB#[SCHEMA.]TABLE.COLUMN, mysql://USER:PASS@HOST/DB#TABLE.COLUMN; up to 200,000 values' lengths, no content copied) or file:FILE (a mix a run saved). Each row's size comes from the seed and its id; the dataset holds --dataset-bytes.")]
-    pub size_mix: Option<crate::mix::MixRef>,
+    pub size_mix: Option<crate::dataset::mix::MixRef>,
 
     #[arg(long, env = "BLOBRACE_SHARE", value_parser = super::share::parse_share,
           help = "This machine's share of the size classes when a run is split across n machines: i/n takes every n-th size from the i-th (1/2: the 1st, 3rd...; 2/2: the 2nd, 4th...). Join the runs with `blobrace merge`.")]
@@ -319,8 +319,8 @@ pub struct RunArgs {
     /// spread over the file), hotspot:<hot%>/<reads%> (hotspot:20/80: 80% of the reads
     /// go to the first 20% of the ids) or latest (the last blobs loaded are the most
     /// read). Seeded: every engine gets the same ids.
-    #[arg(long, env = "BLOBRACE_ACCESS", value_parser = crate::access::Access::parse, default_value = "uniform")]
-    pub access: crate::access::Access,
+    #[arg(long, env = "BLOBRACE_ACCESS", value_parser = crate::workload::access::Access::parse, default_value = "uniform")]
+    pub access: crate::workload::access::Access,
 
     /// Measure a dataset that has changed: after the load, this share of the rows
     /// (percent, 0-100; 0: none) gets new content through each database's own write
@@ -329,22 +329,22 @@ pub struct RunArgs {
     /// resumes. SQLite and the SQL servers change rows; the floor reads its own file as
     /// the round's reference; fs and the object store cannot yet (without --engines a
     /// churned run leaves them out).
-    #[arg(long, env = "BLOBRACE_CHURN", value_parser = crate::churn::Churn::parse_percent, default_value = "0", allow_hyphen_values = true)]
+    #[arg(long, env = "BLOBRACE_CHURN", value_parser = crate::dataset::churn::Churn::parse_percent, default_value = "0", allow_hyphen_values = true)]
     pub churn: u8,
 
     /// How --churn changes a row: replace (UPDATE its value in place) or delete-insert
     /// (DELETE the row, INSERT it again: a new row, the old one left to the database's
     /// cleanup).
-    #[arg(long, env = "BLOBRACE_CHURN_KIND", value_parser = crate::churn::ChurnKind::parse, default_value = "replace")]
-    pub churn_kind: crate::churn::ChurnKind,
+    #[arg(long, env = "BLOBRACE_CHURN_KIND", value_parser = crate::dataset::churn::ChurnKind::parse, default_value = "replace")]
+    pub churn_kind: crate::dataset::churn::ChurnKind,
 
     /// What cleans up after --churn: default (what the database does by itself:
     /// PostgreSQL's autovacuum, InnoDB's purge), none (PostgreSQL's autovacuum turned off
     /// for the table; where the cleanup cannot be stopped the result says "not
     /// controlled") or full (its compaction after the last change: VACUUM FULL, SQLite's
     /// VACUUM, OPTIMIZE TABLE, Dolt's GC). Each is its own dataset (`-mfull`).
-    #[arg(long, env = "BLOBRACE_MAINTENANCE", value_parser = crate::churn::Maintenance::parse, default_value = "default")]
-    pub maintenance: crate::churn::Maintenance,
+    #[arg(long, env = "BLOBRACE_MAINTENANCE", value_parser = crate::dataset::churn::Maintenance::parse, default_value = "default")]
+    pub maintenance: crate::dataset::churn::Maintenance,
 
     /// Reads while writing: one writer replaces rows (new content, one transaction
     /// each, through the database's own write path) at this many a second while every
@@ -353,7 +353,7 @@ pub struct RunArgs {
     /// as loaded); --write-rate 0 measures that same dataset without a writer, the
     /// run to set beside it. Fetches accept either version of a row only while its
     /// change is in flight. The floor is measured without a writer, as the reference.
-    #[arg(long, env = "BLOBRACE_WRITE_RATE", value_parser = crate::live::parse_write_rate, allow_hyphen_values = true)]
+    #[arg(long, env = "BLOBRACE_WRITE_RATE", value_parser = crate::workload::live::parse_write_rate, allow_hyphen_values = true)]
     pub write_rate: Option<f64>,
 
     /// latency: per-fetch latency (1 client under criterion, then the other --clients

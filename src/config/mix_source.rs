@@ -23,9 +23,9 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use sea_orm::sqlx::{self, AssertSqlSafe, ConnectOptions, Connection};
 
+use crate::dataset::mix::{SAMPLE_ROWS, SizeMix, bad, from_sampled_sizes};
 use crate::db::server::redact_url;
 use crate::error::InputError;
-use crate::mix::{SAMPLE_ROWS, SizeMix, bad, from_sampled_sizes};
 
 /// How long connecting and sampling may take before the flag is refused.
 const TIMEOUT: Duration = Duration::from_secs(60);

@@ -63,11 +63,11 @@ pub(super) fn parse_sizes(text: &str) -> Result<SizeList, InputError> {
 
 /// `--size-mix`: one size distribution (`mix::parse`, or sampled from a table:
 /// `mix_source`), kept once in this process.
-pub(super) fn parse_size_mix(text: &str) -> Result<crate::mix::MixRef, InputError> {
+pub(super) fn parse_size_mix(text: &str) -> Result<crate::dataset::mix::MixRef, InputError> {
     if super::mix_source::is_table(text) {
-        return super::mix_source::sample(text).map(crate::mix::intern);
+        return super::mix_source::sample(text).map(crate::dataset::mix::intern);
     }
-    crate::mix::parse(text).map(crate::mix::intern)
+    crate::dataset::mix::parse(text).map(crate::dataset::mix::intern)
 }
 
 /// `--saturate-sizes`: sizes, or "none".

@@ -7,7 +7,7 @@ use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
 use crate::stats::precision::Targets;
-use crate::steady::CacheState;
+use crate::workload::steady::CacheState;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -151,12 +151,12 @@ impl RunArgs {
         // file as any run's, so it is the round's reference for the keyed engines.
         let floor_or_keyed = |e: &EngineKind| e.store().has_keys() || e.store().is_floor();
         // A churned run keeps the floor the same way: it reads its own file.
-        let churn = (self.churn > 0).then_some(crate::churn::Churn {
+        let churn = (self.churn > 0).then_some(crate::dataset::churn::Churn {
             percent: self.churn,
             kind: self.churn_kind,
             maintenance: self.maintenance,
         });
-        if churn.is_none() && self.maintenance != crate::churn::Maintenance::Default {
+        if churn.is_none() && self.maintenance != crate::dataset::churn::Maintenance::Default {
             return Err(InputError::Value {
                 what: "maintenance",
                 input: self.maintenance.to_string(),
@@ -418,12 +418,12 @@ fn check_cap_fits_blobs(cap_bytes: u64, sizes: &[SizeClass], mix: bool) -> Resul
 /// A size mix's dataset holds its largest blob at least, and it does not change (a
 /// churn or a writer rewrites rows at one size: not for a mix yet).
 fn check_mix(
-    mix: crate::mix::MixRef,
+    mix: crate::dataset::mix::MixRef,
     dataset_bytes: u64,
     args: &RunArgs,
 ) -> Result<(), InputError> {
     let mix = mix.get();
-    let bad = |why: String| crate::mix::bad(&mix.source, why);
+    let bad = |why: String| crate::dataset::mix::bad(&mix.source, why);
     if mix.largest() > dataset_bytes {
         return Err(bad(format!(
             "its largest blob ({}) is more than the dataset ({}): raise --dataset-bytes (BLOBRACE_DATASET_BYTES) or lower the mix's largest blob",
@@ -444,7 +444,7 @@ fn check_mix(
     }
     // The steady state's prefill reads a skewed access's hot blobs where a size class
     // puts them ((id - 1) x size): not where a mix does.
-    if args.access != crate::access::Access::Uniform {
+    if args.access != crate::workload::access::Access::Uniform {
         return Err(bad(
             "a skewed --access over a mix is not measured yet (its prefill would warm the wrong bytes): leave --access out".into(),
         ));

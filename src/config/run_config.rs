@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::cap::CapRequest;
 use crate::cap::disk::DiskCap;
 use crate::dataset::DatasetSpec;
-use crate::dataset_lock::Waiting;
+use crate::dataset::lock::Waiting;
 use crate::db::locations::Locations;
 use crate::db::postgres::PgStorage;
 use crate::db::registry::EngineKind;
@@ -18,11 +18,11 @@ use crate::db::server::{Server, ServerOptions};
 
 /// The workload of a written dataset (`--write-rate 0`) read without its writer.
 pub const NO_WRITER: &str = "live dataset, no writer";
-use crate::key::KeyType;
+use crate::dataset::key::KeyType;
 use crate::load_gen::{Arrivals, LoadPoint, LoadSettings};
 use crate::size::SizeClass;
 use crate::stats::precision::Targets;
-use crate::steady::CacheState;
+use crate::workload::steady::CacheState;
 
 use super::DEFAULT_TARGET_P99;
 use super::args::Mode;
@@ -54,7 +54,7 @@ pub struct RunConfig {
     pub sizes: Vec<SizeClass>,
     /// Blobs of many sizes in one dataset (`--size-mix`), instead of size classes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size_mix: Option<crate::mix::MixRef>,
+    pub size_mix: Option<crate::dataset::mix::MixRef>,
     pub dataset_bytes: u64,
     pub cap: CapRequest,
     /// The disk cap of the measuring process (`--disk-cap`), None for none.
@@ -166,10 +166,10 @@ pub struct RunConfig {
     pub first_bytes: Duration,
     /// Which ids the fetches ask for (results from before: uniform).
     #[serde(default)]
-    pub access: crate::access::Access,
+    pub access: crate::workload::access::Access,
     /// The churn applied to every dataset after its load (`--churn`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub churn: Option<crate::churn::Churn>,
+    pub churn: Option<crate::dataset::churn::Churn>,
     /// Reads while writing (`--write-rate`): the writer's changes a second, on the
     /// datasets' live copies; Some(0): those copies without a writer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -270,7 +270,7 @@ impl RunConfig {
     /// writer` or `disk cap gp3`.
     pub fn workload(&self) -> Vec<String> {
         let mut parts = Vec::new();
-        if self.access != crate::access::Access::Uniform {
+        if self.access != crate::workload::access::Access::Uniform {
             parts.push(format!("access {}", self.access));
         }
         if let Some(churn) = self.churn {

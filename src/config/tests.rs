@@ -3,8 +3,8 @@
 use clap::Parser;
 
 use crate::cap::CapRequest;
+use crate::dataset::key::KeyType;
 use crate::db::server::Server;
-use crate::key::KeyType;
 use crate::size::SizeClass;
 use crate::stats::precision::Targets;
 

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::dataset_lock::Waiting;
+use crate::dataset::lock::Waiting;
 use crate::db::rocksdb::blob_files::BlobFiles;
 use crate::db::server::{Server, ServerOptions};
 

@@ -8,8 +8,8 @@ use anyhow::{Context, Result};
 use sea_orm::sqlx;
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, Statement};
 
-use crate::churn::{ChurnKind, ChurnProgress};
 use crate::dataset::DatasetSpec;
+use crate::dataset::churn::{ChurnKind, ChurnProgress};
 
 /// How many of the churn's changes are in (0 before the first batch), and whether its
 /// compaction is done.

@@ -14,9 +14,9 @@ use sea_orm::{
 };
 
 use super::store::IdRange;
+use crate::dataset::key::KEY_BYTES;
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
 use crate::entity::manifest;
-use crate::key::KEY_BYTES;
 
 fn manifest_of(model: &manifest::Model) -> Result<Manifest> {
     Ok(Manifest {

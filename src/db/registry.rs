@@ -276,6 +276,14 @@ impl FromStr for EngineKind {
 
 by_name!(EngineKind, "engine", |name| name.parse().ok());
 
+/// The stores the engines read, each once.
+pub fn stores_for(engines: &[EngineKind]) -> Vec<StoreKind> {
+    let mut stores: Vec<StoreKind> = engines.iter().map(|e| e.store()).collect();
+    stores.sort();
+    stores.dedup();
+    stores
+}
+
 /// Parse `sqlite,fs` (or `all`) into engines, in the suite's order.
 pub fn parse_engine_list(text: &str) -> Result<Vec<EngineKind>, InputError> {
     if text.trim() == "all" {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
-use crate::evict::EvictionReport;
+use crate::disk::evict::EvictionReport;
 
 /// Rows present in a store, as counted by `verify`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,7 +124,7 @@ pub trait Store {
 #[async_trait::async_trait(?Send)]
 pub trait Churn {
     /// How many of the churn's changes are in, counted in its order.
-    async fn churn_applied(&mut self) -> Result<crate::churn::ChurnProgress>;
+    async fn churn_applied(&mut self) -> Result<crate::dataset::churn::ChurnProgress>;
     /// `--maintenance` (`spec().churn`): before the first change (`after` false),
     /// `none` turns the database's own cleanup off for the dataset; after the last,
     /// `full` compacts it and records that with the churn's count. What it did, or why
@@ -334,7 +334,7 @@ pub(crate) mod checks {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        use crate::key::KeyType::{Int, Uuidv4};
+        use crate::dataset::key::KeyType::{Int, Uuidv4};
         use crate::size::SizeClass;
         for (size, rows, key) in [
             (1024u64, 8192u64, Int),

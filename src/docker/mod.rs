@@ -2,6 +2,7 @@
 //! compose service, and the cap Docker actually enforces on it. Servers are
 //! capped by their containers, so this, not the compose file, is what results report.
 
+pub mod container;
 mod exec;
 mod limits;
 mod mounts;

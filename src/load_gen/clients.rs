@@ -11,14 +11,14 @@ use hdrhistogram::Histogram;
 
 use crate::dataset::DatasetSpec;
 use crate::db::engine::Engine;
-use crate::diskio::DiskReadCounter;
+use crate::disk::io::DiskReadCounter;
 use crate::measure::{FetchStep, Fetched};
 use crate::stats::window::WINDOW_NS;
 use crate::stats::{FetchStats, new_histogram};
 
 use super::schedule::{client_id_sequence, schedule};
 use super::{CpuUse, DiskTotals, DiskWindow, LoadMeasured, LoadPoint, LoadSettings};
-use crate::access::Sampler;
+use crate::workload::access::Sampler;
 
 /// What the clients share while a load runs.
 struct Shared<'a> {

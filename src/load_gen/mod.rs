@@ -27,6 +27,7 @@
 //! sustainable rate.
 
 mod clients;
+pub mod memory_fit;
 mod saturate;
 mod schedule;
 #[cfg(test)]
@@ -114,7 +115,7 @@ pub struct LoadSettings {
     /// CPUs the process may use (its cap, else the machine's): the CPU share's base.
     pub cpus: f64,
     /// Which ids the clients ask for.
-    pub access: crate::access::Access,
+    pub access: crate::workload::access::Access,
 }
 
 /// CPU time of this process while measuring: the load generator's own (and, for an

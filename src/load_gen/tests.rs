@@ -7,11 +7,11 @@ use anyhow::{Result, anyhow};
 use rand::RngExt;
 use rand::rngs::Xoshiro256PlusPlus;
 
-use crate::content::fill_blob;
 use crate::dataset::DatasetSpec;
+use crate::dataset::content::fill_blob;
 use crate::db::engine::Engine;
 use crate::db::engine::EngineSettings;
-use crate::diskio::DiskReadCounter;
+use crate::disk::io::DiskReadCounter;
 use crate::measure::id_sequence;
 use crate::size::SizeClass;
 use crate::stats::Percentiles;
@@ -66,7 +66,7 @@ fn settings(warm_up_ms: u64, measure_ms: u64) -> LoadSettings {
         measure: Duration::from_millis(measure_ms),
         max_in_flight: 256,
         cpus: 2.0,
-        access: crate::access::Access::Uniform,
+        access: crate::workload::access::Access::Uniform,
     }
 }
 

@@ -26,12 +26,12 @@ use anyhow::Result;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 
-use crate::access::{Access, Sampler};
 use crate::dataset::DatasetSpec;
 use crate::db::engine::Engine;
-use crate::diskio::DiskReadCounter;
+use crate::disk::io::DiskReadCounter;
 use crate::stats::FetchStats;
 use crate::stats::precision::{self, Stopped};
+use crate::workload::access::{Access, Sampler};
 
 pub use criterion::CriterionPhases;
 pub use goal::PrecisionGoal;
@@ -162,8 +162,8 @@ impl<E: Engine> FetchLoop<E> {
         let (converged, tolerance) = loop {
             let round_started = Instant::now();
             let (hits0, n0) = (self.warm_up.hits.len(), self.warm_up.count());
-            while round_started.elapsed() < crate::steady::ROUND_MIN
-                || self.warm_up.count() - n0 < crate::steady::ROUND_MIN_FETCHES
+            while round_started.elapsed() < crate::workload::steady::ROUND_MIN
+                || self.warm_up.count() - n0 < crate::workload::steady::ROUND_MIN_FETCHES
             {
                 self.run(1, Phase::WarmUp).await?;
                 if started.elapsed() >= limit {
@@ -172,12 +172,14 @@ impl<E: Engine> FetchLoop<E> {
             }
             rounds.push((self.warm_up.hits.len() - hits0, self.warm_up.count() - n0));
             if !known {
-                if rounds.len() >= crate::steady::STABLE_ROUNDS || started.elapsed() >= limit {
+                if rounds.len() >= crate::workload::steady::STABLE_ROUNDS
+                    || started.elapsed() >= limit
+                {
                     break (None, None);
                 }
                 continue;
             }
-            let (stable, tolerance) = crate::steady::stable(&rounds);
+            let (stable, tolerance) = crate::workload::steady::stable(&rounds);
             if stable {
                 break (Some(true), Some(tolerance));
             }

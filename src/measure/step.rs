@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::content::check_blob;
 use crate::dataset::DatasetSpec;
+use crate::dataset::content::check_blob;
 use crate::db::engine::Engine;
-use crate::diskio::DiskReadCounter;
+use crate::disk::io::DiskReadCounter;
 use crate::error::FetchMismatch;
-use crate::live::LiveCount;
+use crate::workload::live::LiveCount;
 
 /// Every this-many fetches the whole blob is regenerated and compared, besides each
 /// row's first fetch in the loop.
@@ -59,7 +59,7 @@ impl FetchStep {
             scratch: Vec::with_capacity(spec.size.as_usize()),
             fetches: 0,
             checked: vec![0; spec.rows.div_ceil(64) as usize],
-            live: crate::live::count_of(&spec),
+            live: crate::workload::live::count_of(&spec),
         }
     }
 
@@ -142,7 +142,7 @@ impl FetchStep {
         let full = first || self.fetches.is_multiple_of(FULL_CHECK_EVERY);
         let (low, high) = match (&self.live, committed) {
             (Some(live), Some(committed)) if full => {
-                crate::live::versions_between(&self.spec, id, committed, live.begun())
+                crate::workload::live::versions_between(&self.spec, id, committed, live.begun())
             }
             _ => {
                 let v = self.spec.final_version_of(id);

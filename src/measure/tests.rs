@@ -1,7 +1,7 @@
 //! The timed loop against an engine that serves from memory: phases, minimums, the
 //! content check, the id stream, precision and criterion's phases.
 
-use crate::content::fill_blob;
+use crate::dataset::content::fill_blob;
 use crate::db::engine::EngineSettings;
 use crate::size::SizeClass;
 use rand::RngExt;

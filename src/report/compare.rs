@@ -12,12 +12,12 @@
 //! rest is listed.
 
 use crate::db::registry::EngineKind;
+use crate::records::results::RunResults;
 use crate::report::data::{engines, sizes};
-use crate::results::RunResults;
 use crate::size::format_bytes;
 use crate::stats::interval::{Ratio, p50_ratio};
 use crate::stats::{Interval, Pooled, Summary, Window, pooled_mean};
-use crate::steady::CacheState;
+use crate::workload::steady::CacheState;
 
 #[derive(Debug, Clone)]
 pub struct Change {

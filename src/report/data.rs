@@ -2,7 +2,7 @@
 //! over `RunResults`, unit-tested with known inputs.
 
 use crate::db::registry::EngineKind;
-use crate::results::{EngineResult, RunResults};
+use crate::records::results::{EngineResult, RunResults};
 use crate::stats::{LogHistogram, Summary};
 
 /// One engine's values across size classes, sorted by size: (size bytes, value).
@@ -39,7 +39,7 @@ pub fn size_name(run: &RunResults, size: u64) -> String {
 /// The bands a size mix's run is read in: the mix's own grid, but doublings for results
 /// written before a mix of a few sizes had a band per size (read as they were written);
 /// None in a run of size classes.
-pub fn mix_grid(run: &RunResults) -> Option<crate::mix::BandGrid> {
+pub fn mix_grid(run: &RunResults) -> Option<crate::dataset::mix::BandGrid> {
     let spec = run.config.datasets().into_iter().next()?;
     let written_in_doublings = run
         .results
@@ -47,17 +47,19 @@ pub fn mix_grid(run: &RunResults) -> Option<crate::mix::BandGrid> {
         .flat_map(|r| &r.measured.bands)
         .any(|b| b.high != b.low + 1);
     Some(match spec.mix?.get().band_grid() {
-        crate::mix::BandGrid::Sizes(_) if written_in_doublings => crate::mix::BandGrid::Doublings,
+        crate::dataset::mix::BandGrid::Sizes(_) if written_in_doublings => {
+            crate::dataset::mix::BandGrid::Doublings
+        }
         grid => grid,
     })
 }
 
 /// A size mix's dataset per size band, as the loader drew it from the mix and the seed;
 /// None in a run of size classes.
-pub fn mix_shares(run: &RunResults) -> Option<Vec<crate::mix::BandShare>> {
+pub fn mix_shares(run: &RunResults) -> Option<Vec<crate::dataset::mix::BandShare>> {
     run.config.size_mix?;
     let spec = run.config.datasets().into_iter().next()?;
-    Some(crate::mix::shares(
+    Some(crate::dataset::mix::shares(
         &mix_grid(run)?,
         (1..=spec.rows).map(|id| spec.blob_bytes(id)),
     ))

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::atomic_file::write_atomic;
-use crate::results::RunResults;
-use crate::steady::CacheState;
+use crate::records::results::RunResults;
+use crate::workload::steady::CacheState;
 use charts::AnyChart;
 use compare::Comparison;
 

@@ -11,8 +11,8 @@ use serde::Serialize;
 use crate::db::registry::EngineKind;
 use crate::db::registry::StoreKind;
 use crate::load::LoadOutcome;
-use crate::results::RunResults;
-use crate::steady::CacheState;
+use crate::records::results::RunResults;
+use crate::workload::steady::CacheState;
 
 /// The layout of `store`'s datasets in `run`, led by the workload it was read under:
 /// the choices that differ from the defaults and apply to that store ("access

@@ -17,8 +17,8 @@ use super::charts::{LayoutRatios, render};
 use super::page;
 use super::variant_rows::rows;
 use crate::atomic_file::write_atomic;
-use crate::results::RunResults;
-use crate::steady::CacheState;
+use crate::records::results::RunResults;
+use crate::workload::steady::CacheState;
 
 /// What `write` produced.
 pub struct Written {

@@ -9,10 +9,10 @@ use crate::dataset::DatasetSpec;
 use crate::db::engine::Engine;
 use crate::db::registry::EngineKind;
 use crate::db::registry::StoreKind;
-use crate::diskio::DiskReadCounter;
+use crate::disk::io::DiskReadCounter;
+use crate::load_gen::memory_fit::{Budget, SkippedLoad};
 use crate::load_gen::{LoadMeasured, LoadPoint, LoadSettings, SaturationStep};
-use crate::memory_fit::{Budget, SkippedLoad};
-use crate::results::{LoadFacts, LoadResult, Regime, SaturationResult};
+use crate::records::results::{LoadFacts, LoadResult, Regime, SaturationResult};
 
 use super::{Finding, Prepared, Progress, Run};
 
@@ -53,7 +53,7 @@ impl Run {
             // /proc/self/status is always there on Linux; 0 would only make the check lenient.
             base_bytes: crate::machine::rss_bytes().unwrap_or(0),
             copies: engine.def().client_copies,
-            per_client_bytes: crate::memory_fit::CLIENT_FIXED_BYTES,
+            per_client_bytes: crate::load_gen::memory_fit::CLIENT_FIXED_BYTES,
             cap_bytes: self.results.cap.memory_limit_bytes,
         }];
         if let Some(server) = engine.store().server() {
@@ -82,7 +82,7 @@ impl Run {
                 cap_bytes: cap,
             });
         }
-        crate::memory_fit::misfit(&budgets, point.clients, spec.size.bytes())
+        crate::load_gen::memory_fit::misfit(&budgets, point.clients, spec.size.bytes())
     }
 
     /// Record a load not run because it would not fit (`load_misfit`), and say so.
@@ -124,7 +124,7 @@ impl Run {
             Some(server) if crate::db::server::place::remote(server).is_some() => {
                 Err(crate::db::server::place::NO_DISK_COUNTER.into())
             }
-            Some(server) => match rt.block_on(crate::container::attach(
+            Some(server) => match rt.block_on(crate::docker::container::attach(
                 server.name(),
                 server.recording().process_env(),
             )) {
@@ -184,17 +184,19 @@ impl Run {
             return Ok(());
         }
         // A mix's reads are of its mean blob, not its largest (the key, `size`).
-        let block = crate::diskprobe::block_for(spec.mean_blob_bytes());
+        let block = crate::disk::probe::block_for(spec.mean_blob_bytes());
         let throughput = self.probe_file(spec, block).and_then(|path| {
-            crate::diskprobe::throughput(&path, block, clients, DISK_LIMIT_BUDGET, spec.seed)
+            crate::disk::probe::throughput(&path, block, clients, DISK_LIMIT_BUDGET, spec.seed)
         });
-        self.results.disk_limits.push(crate::results::DiskLimit {
-            size_bytes: size,
-            size: spec.size_label(),
-            queue_depth: clients,
-            measured_at: crate::now_rfc3339(),
-            throughput,
-        });
+        self.results
+            .disk_limits
+            .push(crate::records::results::DiskLimit {
+                size_bytes: size,
+                size: spec.size_label(),
+                queue_depth: clients,
+                measured_at: crate::now_rfc3339(),
+                throughput,
+            });
         self.found(|r| Finding::DiskLimit(r.disk_limits.last().expect("just added")))
     }
 
@@ -203,7 +205,7 @@ impl Run {
     pub(super) fn probe_file(&self, spec: DatasetSpec, block: u64) -> Result<PathBuf, String> {
         match self.local_dataset_file(spec, block) {
             Some(path) => Ok(path),
-            None => crate::diskprobe::own_file(&self.config().data_dir),
+            None => crate::disk::probe::own_file(&self.config().data_dir),
         }
     }
 

@@ -34,7 +34,7 @@ use tokio::runtime::Runtime;
 use crate::dataset::DatasetSpec;
 use crate::db::registry::EngineKind;
 use crate::load_gen::LoadPoint;
-use crate::results::{FailedStage, Scenario};
+use crate::records::results::{FailedStage, Scenario};
 
 use super::plan::{Cell, Plan, Work};
 use super::{Prepared, Progress, Run};

@@ -101,8 +101,8 @@ pub fn catch() {
 /// write lock is kept: the caller exits).
 /// Whether there was a results.json to mark.
 fn mark_stopped(results_json: &std::path::Path, how: &str) -> bool {
-    let writing = crate::results::WRITING.lock();
-    let Ok(mut run) = crate::results::RunResults::read(results_json) else {
+    let writing = crate::records::results::WRITING.lock();
+    let Ok(mut run) = crate::records::results::RunResults::read(results_json) else {
         return false; // Nothing saved yet: nothing to mark.
     };
     if let Some(part) = run.parts.last_mut() {

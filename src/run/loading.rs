@@ -5,11 +5,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+use crate::dataset::lock::{Access, release, take};
 use crate::dataset::{DatasetSpec, DatasetState};
-use crate::dataset_lock::{Access, release, take};
 use crate::db::registry::{EngineKind, StoreKind};
 use crate::load::{LoadOutcome, Wanted, ensure_loaded};
-use crate::results::{FailedStage, StepFailure};
+use crate::records::results::{FailedStage, StepFailure};
 use crate::size::format_bytes_approx;
 
 use super::outlook::{LoadsOutlook, Outlook};

@@ -30,10 +30,9 @@ use anyhow::Result;
 
 use crate::cap::CapGuard;
 use crate::config::RunConfig;
-use crate::db::registry::EngineKind;
-use crate::db::registry::StoreKind;
+use crate::db::registry::{StoreKind, stores_for};
 use crate::machine::MachineFacts;
-use crate::results::{RESULTS_SCHEMA_VERSION, RunResults, new_run_id};
+use crate::records::results::{RESULTS_SCHEMA_VERSION, RunResults, new_run_id};
 use crate::server_caps::ServerCaps;
 
 pub use prepare::Prepared;
@@ -74,14 +73,6 @@ pub struct Run {
     /// The emulated disk the data directory is on (`--disk-latency`), taken down last:
     /// after every store and the readahead let go of it.
     slow_disk: Option<crate::deploy::slow_disk::SlowDisk>,
-}
-
-/// The stores the engines read, each once.
-pub fn stores_for(engines: &[EngineKind]) -> Vec<StoreKind> {
-    let mut stores: Vec<StoreKind> = engines.iter().map(|e| e.store()).collect();
-    stores.sort();
-    stores.dedup();
-    stores
 }
 
 /// Drop server engines whose server cannot be reached, with one line each saying

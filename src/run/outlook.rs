@@ -7,9 +7,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::run_parts::CellKey;
+use crate::records::run_parts::CellKey;
 use crate::size::{SizeClass, format_bytes_approx};
-use crate::steady::CacheState;
+use crate::workload::steady::CacheState;
 
 use super::plan::{Estimate, format_duration};
 

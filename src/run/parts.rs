@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::config::RunConfig;
-use crate::run_parts::{DoneCell, RunPart};
+use crate::records::run_parts::{DoneCell, RunPart};
 
 use super::outlook::{CellLeft, CellProgress, CellTime, Fetches};
 use super::plan::{Cell, Estimate, Plan};
@@ -253,7 +253,7 @@ impl Run {
 }
 
 /// A result's one client's fetches, for the clock.
-fn fetches_of(r: &crate::results::EngineResult) -> Fetches {
+fn fetches_of(r: &crate::records::results::EngineResult) -> Fetches {
     let mean = r.measured.latency.mean_ns / 1e9;
     Fetches {
         count: r.measured.count,

@@ -10,8 +10,8 @@ use crate::config::{Mode, RunConfig};
 use crate::dataset::DatasetSpec;
 use crate::db::registry::EngineKind;
 use crate::load_gen::LoadPoint;
-use crate::results::Scenario;
-use crate::steady::CacheState;
+use crate::records::results::Scenario;
+use crate::workload::steady::CacheState;
 
 /// What one cell measures.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,8 +37,8 @@ pub struct Cell {
 
 impl Cell {
     /// Which cell this is, as results.json's `done_cells` names it.
-    pub fn key(&self) -> crate::run_parts::CellKey {
-        crate::run_parts::CellKey {
+    pub fn key(&self) -> crate::records::run_parts::CellKey {
+        crate::records::run_parts::CellKey {
             engine: self.engine,
             size: self.spec.size,
             cache: self.scenario.cache,

@@ -4,22 +4,24 @@
 use anyhow::{Context, Result};
 
 use crate::cap::{self, CapReport};
-use crate::container::ContainerWatch;
 use crate::dataset::DatasetSpec;
 use crate::db::any_engine::AnyEngine;
 use crate::db::registry::EngineKind;
-use crate::diskio::DiskReadCounter;
-use crate::diskprobe::DiskProbe;
+use crate::disk::io::DiskReadCounter;
+use crate::disk::probe::DiskProbe;
+use crate::docker::container::ContainerWatch;
 
 /// Files of a file-per-blob dataset the probe of its own bytes reads among, each once
 /// before any again (a few files read over and over would be served by a device's
 /// cache); opening them is not timed.
 const OWN_FILES: usize = 4096;
-use crate::evict::EvictionReport;
+use crate::disk::evict::EvictionReport;
 use crate::measure::FetchLoop;
-use crate::results::Scenario;
+use crate::records::results::Scenario;
 use crate::size::format_bytes;
-use crate::steady::{AnyGauge, CacheGauge, CacheState, CgroupGauge, ServerGauge, SteadyReport};
+use crate::workload::steady::{
+    AnyGauge, CacheGauge, CacheState, CgroupGauge, ServerGauge, SteadyReport,
+};
 
 use super::{Progress, Run};
 
@@ -38,9 +40,9 @@ pub struct Prepared {
     /// Since when the step's cgroup memory peaks count (`cap::start_step`).
     pub(super) memory_since: String,
     /// A dataset written while measured: its change counts (`live.rs`).
-    pub(super) live: Option<std::sync::Arc<crate::live::LiveCount>>,
+    pub(super) live: Option<std::sync::Arc<crate::workload::live::LiveCount>>,
     /// What the writer did during this measurement (`--write-rate` above 0).
-    pub(super) writer: Option<crate::live::WriterReport>,
+    pub(super) writer: Option<crate::workload::live::WriterReport>,
     /// A server's round trip, timed before the warm-up (`round_trip`).
     pub(super) round_trip: Option<crate::db::server::round_trip::RoundTrip>,
 }
@@ -76,7 +78,7 @@ impl Run {
         // own).
         let kernel_before = cap::cgroup_kernel_bytes(&self.results.cap);
         if scenario.repeat <= 1
-            && let Some(why) = crate::fs_pressure::pressure(
+            && let Some(why) = crate::records::fs_pressure::pressure(
                 engine,
                 spec.rows,
                 spec.mean_blob_bytes(),
@@ -99,7 +101,7 @@ impl Run {
                 .await
                 .with_context(|| format!("{}: reading its count of changes", engine.name()))?
                 .applied;
-            Some(crate::live::publish(spec, applied))
+            Some(crate::workload::live::publish(spec, applied))
         } else {
             None
         };
@@ -129,7 +131,7 @@ impl Run {
             CacheState::Cold => None,
             CacheState::Steady => {
                 let (mut gauge, limit) = self.gauge(engine).await?;
-                let prefill = crate::steady::prefill(
+                let prefill = crate::workload::steady::prefill(
                     &mut *store,
                     &mut gauge,
                     limit,
@@ -143,7 +145,7 @@ impl Run {
                     size: spec.size_label(),
                     prefill: &prefill,
                 });
-                let stored = crate::steady::stored_bytes(&mut store).await;
+                let stored = crate::workload::steady::stored_bytes(&mut store).await;
                 Some((gauge, limit, prefill, stored))
             }
         };
@@ -158,7 +160,8 @@ impl Run {
                 (Err(crate::db::server::place::NO_DISK_COUNTER.into()), None)
             }
             Some(server) => {
-                crate::container::attach(server.name(), server.recording().process_env()).await?
+                crate::docker::container::attach(server.name(), server.recording().process_env())
+                    .await?
             }
         };
         let round_trip = match engine.store().server() {
@@ -184,14 +187,14 @@ impl Run {
                     round_hit_ratios: settled.round_hit_ratios,
                     converged: settled.converged,
                     tolerance: settled.tolerance,
-                    model_hit_ratio: crate::steady::model_hit_ratio(
+                    model_hit_ratio: crate::workload::steady::model_hit_ratio(
                         cached,
                         stored,
                         self.config().access,
                         spec.rows,
                     ),
                     model_basis: match self.config().access {
-                        crate::access::Access::Uniform => {
+                        crate::workload::access::Access::Uniform => {
                             format!("{} ÷ {} stored", gauge.basis(), format_bytes(stored))
                         }
                         skewed => format!(
@@ -289,12 +292,12 @@ impl Run {
         if budget.is_zero() {
             return None;
         }
-        let block = crate::diskprobe::block_for(spec.mean_blob_bytes());
+        let block = crate::disk::probe::block_for(spec.mean_blob_bytes());
         // No local dataset of this size class here (yet): the probe's own file on the
         // same disk, so every cell is set beside the disk's state.
         Some(
             self.probe_file(spec, block)
-                .and_then(|path| crate::diskprobe::probe(&path, block, budget, spec.seed)),
+                .and_then(|path| crate::disk::probe::probe(&path, block, budget, spec.seed)),
         )
     }
 
@@ -312,12 +315,12 @@ impl Run {
             return None;
         }
         let budget = self.config().disk_probe;
-        let block = crate::diskprobe::block_for(spec.mean_blob_bytes());
+        let block = crate::disk::probe::block_for(spec.mean_blob_bytes());
         let mut store = engine.store().open(&self.config().locations(), spec);
         Some(
-            store
-                .own_files(OWN_FILES, spec.seed)
-                .and_then(|files| crate::diskprobe::probe_files(&files, block, budget, spec.seed)),
+            store.own_files(OWN_FILES, spec.seed).and_then(|files| {
+                crate::disk::probe::probe_files(&files, block, budget, spec.seed)
+            }),
         )
     }
 
@@ -347,7 +350,11 @@ impl Run {
             // Not controlled: the compose container's cap would not be its.
             Some(server) if crate::db::server::place::remote(server).is_some() => None,
             Some(server) => {
-                crate::container::service_cap_or_note(server.name(), self.results.config.cap).await
+                crate::docker::container::service_cap_or_note(
+                    server.name(),
+                    self.results.config.cap,
+                )
+                .await
             }
         }
     }

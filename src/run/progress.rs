@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use crate::db::registry::EngineKind;
 use crate::load_gen::SaturationStep;
-use crate::steady::{Prefill, SteadyReport};
+use crate::workload::steady::{Prefill, SteadyReport};
 
 pub enum Progress<'a> {
     /// This process continues a run an earlier one stopped (`resume`).
-    Continuing(&'a crate::results::RunResults),
+    Continuing(&'a crate::records::results::RunResults),
     /// What the run will do and about how long it takes, once its engines are known.
     Outlook(&'a super::outlook::Outlook),
     /// The disk cannot hold every dataset at once: what the run keeps and drops.
@@ -85,6 +85,6 @@ pub enum Progress<'a> {
     Wrote {
         engine: EngineKind,
         size: String,
-        report: &'a crate::live::WriterReport,
+        report: &'a crate::workload::live::WriterReport,
     },
 }

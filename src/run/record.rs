@@ -7,9 +7,9 @@ use crate::cap::{self};
 use crate::dataset::DatasetSpec;
 use crate::db::engine::Engine;
 use crate::db::registry::EngineKind;
-use crate::diskprobe::DiskProbes;
+use crate::disk::probe::DiskProbes;
 use crate::error::InputError;
-use crate::results::{DatasetFacts, EngineResult, FailedStage, Regime, StepFailure};
+use crate::records::results::{DatasetFacts, EngineResult, FailedStage, Regime, StepFailure};
 use crate::stats::precision::PrecisionReport;
 
 use super::{Finding, Prepared, Run};

@@ -16,8 +16,8 @@ use crate::config::RunConfig;
 use crate::db::registry::EngineKind;
 use crate::db::registry::StoreKind;
 use crate::load::LoadOutcome;
-use crate::results::{RESULTS_SCHEMA_VERSION, RunResults, Scenario};
-use crate::run_parts::{CellKey, RunPart, cells_per_part};
+use crate::records::results::{RESULTS_SCHEMA_VERSION, RunResults, Scenario};
+use crate::records::run_parts::{CellKey, RunPart, cells_per_part};
 
 /// What two runs must share for one to continue the other: the resolved settings,
 /// less those that change nothing measured (stop at the first failure or not, engines

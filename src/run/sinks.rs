@@ -11,12 +11,12 @@ use anyhow::{Context, Result};
 
 use crate::atomic_file::write_atomic;
 use crate::cpu_profile::FetchProfile;
-use crate::diskprobe::DiskProbes;
-use crate::memory_fit::SkippedLoad;
-use crate::report::export::{Csv, Exporter, LoadsCsv};
-use crate::results::{
+use crate::disk::probe::DiskProbes;
+use crate::load_gen::memory_fit::SkippedLoad;
+use crate::records::results::{
     DiskLimit, EngineResult, LoadResult, RunResults, SaturationResult, StepFailure,
 };
+use crate::report::export::{Csv, Exporter, LoadsCsv};
 use crate::stats::{format_ns, rate_label};
 
 use super::progress::Progress;
@@ -144,7 +144,7 @@ impl Sink for Terminal {
                 Ok(t) => say!(
                     "disk {} {}: {} O_DIRECT reads at once: {:.0}/s ({:.1} MB/s), p99 {}",
                     d.size,
-                    crate::size::format_bytes(crate::diskprobe::block_for(d.size_bytes)),
+                    crate::size::format_bytes(crate::disk::probe::block_for(d.size_bytes)),
                     d.queue_depth,
                     t.reads_per_s,
                     t.mb_per_s,
@@ -185,7 +185,7 @@ impl Sink for Terminal {
     }
 
     fn finished(&mut self, run: &RunResults) -> Result<()> {
-        say!("{}", crate::summary::terminal_table(run));
+        say!("{}", crate::records::summary::terminal_table(run));
         if let Some(part) = run.parts.last() {
             let all: f64 = run.parts.iter().map(|p| p.total_seconds).sum();
             say!(
@@ -205,7 +205,7 @@ impl Sink for Terminal {
         for left in &run.config.left_out {
             say!("LEFT OUT: {}: {}", left.engines.join(", "), left.why);
         }
-        for beat in crate::floor_check::beating_the_floor(run) {
+        for beat in crate::records::floor_check::beating_the_floor(run) {
             say!("NOTE: {}", beat.line());
         }
         say!("results: {}", run.dir().join("results.json").display());

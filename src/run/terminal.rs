@@ -6,10 +6,10 @@ use anyhow::Result;
 use crate::cap::{self, CapGuard, CapReport};
 use crate::config::RunConfig;
 use crate::error::InputError;
-use crate::results::{EngineResult, LoadFacts};
+use crate::records::results::{EngineResult, LoadFacts};
+use crate::records::summary::{interval_label, unavailable_or};
 use crate::size::format_bytes;
 use crate::stats::{format_ns, hit_ratio_label, rate_label};
-use crate::summary::{interval_label, unavailable_or};
 
 use super::progress::Progress;
 
@@ -124,7 +124,7 @@ pub(super) fn one_line(r: &EngineResult, config: &RunConfig) -> String {
         format_ns(m.latency.p999_ns as f64),
         m.hit_ratio_label(),
         m.disk_per_fetch_label(),
-        crate::summary::SummaryRow::disk_probe_label(r),
+        crate::records::summary::SummaryRow::disk_probe_label(r),
         r.regime.label(),
     ) + &round_trip
         + &precision

@@ -15,13 +15,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::content::fill_blob_version;
 use crate::dataset::DatasetSpec;
+use crate::dataset::content::fill_blob_version;
 use crate::db::locations::Locations;
 use crate::db::registry::EngineKind;
 use crate::db::registry::StoreKind;
-use crate::live::{LiveCount, WriterReport};
 use crate::stats::new_histogram;
+use crate::workload::live::{LiveCount, WriterReport};
 
 use super::{Prepared, Progress, Run};
 

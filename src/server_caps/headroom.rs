@@ -43,7 +43,7 @@ pub async fn read(server: Server) -> Result<Headroom> {
     let super::Container {
         docker, id, memory, ..
     } = super::container_of(server).await?;
-    let sample = crate::container::sample(&docker, &id).await?;
+    let sample = crate::docker::container::sample(&docker, &id).await?;
     let Some(usage) = sample.memory_usage_bytes else {
         bail!("Docker reports no memory usage for {}", server.name());
     };

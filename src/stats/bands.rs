@@ -12,7 +12,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::{MAX_TRACKABLE_NS, Summary, WindowRecorder, interval};
-use crate::mix::{Band, BandGrid};
+use crate::dataset::mix::{Band, BandGrid};
 
 /// One band's fetches.
 #[derive(Clone)]

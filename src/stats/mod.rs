@@ -56,7 +56,7 @@ impl FetchStats {
 
     /// The same, also recording each fetch in its size band of `grid` where there is one
     /// (a size mix's).
-    pub fn with_bands(mut self, grid: Option<crate::mix::BandGrid>) -> Self {
+    pub fn with_bands(mut self, grid: Option<crate::dataset::mix::BandGrid>) -> Self {
         let available = self.disk_bytes.is_some();
         self.bands = grid.map(|grid| bands::BandRecorder::new(available, grid));
         self

@@ -13,6 +13,7 @@
 
 mod common;
 
+mod architecture;
 mod bad_input;
 mod cap;
 mod churn;

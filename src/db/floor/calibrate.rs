@@ -16,7 +16,7 @@ use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 
 use super::pattern::{PatternReader, ReadPattern};
-use crate::evict::drop_cached_range;
+use crate::disk::evict::drop_cached_range;
 use crate::stats::format_ns;
 
 /// Reads per pattern at least: 11 give the median a 95% interval, from the 2nd to the

@@ -114,7 +114,7 @@ impl FloorEngine {
             size: spec.size.as_usize(),
             offsets: spec
                 .mix
-                .map(|mix| crate::mix::offsets(mix, spec.seed, spec.rows)),
+                .map(|mix| crate::dataset::mix::offsets(mix, spec.seed, spec.rows)),
             path: path.display().to_string(),
         })
     }

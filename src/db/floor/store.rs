@@ -12,8 +12,8 @@ use anyhow::{Context, Result};
 
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
 use crate::db::store::{IdRange, Store, read_manifest, rows_for_batch, write_manifest};
+use crate::disk::evict::{EvictionReport, evict_file, resident_bytes};
 use crate::error::InputError;
-use crate::evict::{EvictionReport, evict_file, resident_bytes};
 
 const BATCH_BYTES: u64 = 16 << 20;
 
@@ -31,7 +31,7 @@ impl FloorStore {
     /// reference.
     pub fn new(data_dir: &Path, spec: DatasetSpec) -> Self {
         let spec = DatasetSpec {
-            key: crate::key::KeyType::Int,
+            key: crate::dataset::key::KeyType::Int,
             churn: None,
             live: false,
             ..spec

@@ -17,8 +17,8 @@ use crate::dataset::{DatasetSpec, DatasetState, Manifest};
 use crate::db::store::{
     IdRange, Store, allocated_bytes, read_manifest, rows_for_batch, write_manifest,
 };
+use crate::disk::evict::{EvictionReport, evict_flushed_file, sync_filesystem};
 use crate::error::InputError;
-use crate::evict::{EvictionReport, evict_flushed_file, sync_filesystem};
 
 const BATCH_BYTES: u64 = 16 << 20;
 const MAX_FILES_PER_BATCH: u64 = 4096;

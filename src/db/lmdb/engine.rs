@@ -10,9 +10,9 @@ use heed::Env;
 use super::handle::{Blobs, MAP_BYTES, ReadAhead, disk_read_ahead, env, tables};
 use super::store::{FILE, dataset_dir};
 use crate::dataset::DatasetSpec;
+use crate::dataset::key::KEY_BYTES;
 use crate::db::engine::{Engine, EngineSettings};
 use crate::db::locations::Locations;
-use crate::key::KEY_BYTES;
 use crate::size::format_bytes;
 
 /// The heed this build links (Cargo.toml pins it; a unit test holds the two together),

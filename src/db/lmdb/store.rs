@@ -15,14 +15,14 @@ use heed::{Env, PutFlags};
 use super::handle::{
     Blobs, MANIFEST_KEY, ManifestTable, ReadAhead, Tables, create_tables, env, is_open, tables,
 };
+use crate::dataset::key::KEY_BYTES;
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
 use crate::db::store::{
     IdRange, Store, allocated_bytes, delete_dir, remove_dataset_dir, remove_leftover_dir,
     rows_for_batch, written_head,
 };
+use crate::disk::evict::{EvictionReport, evict_file, resident_bytes};
 use crate::error::InputError;
-use crate::evict::{EvictionReport, evict_file, resident_bytes};
-use crate::key::KEY_BYTES;
 
 /// LMDB's data file in a dataset's folder.
 pub const FILE: &str = "data.mdb";

@@ -119,7 +119,7 @@ impl SqlServer for Postgres {
 
     /// bytea's hex input format.
     fn binary_literal(&self, bytes: &[u8]) -> String {
-        format!("'\\x{}'::bytea", crate::key::hex(bytes))
+        format!("'\\x{}'::bytea", crate::dataset::key::hex(bytes))
     }
 
     /// `length()` of a TOASTed value reads only its header; `get_byte` detoasts the

@@ -9,9 +9,9 @@ use redb::{ReadOnlyDatabase, ReadableDatabase};
 use super::handle::{BLOBS, guarded, reader, reader_cache};
 use super::store::{FILE, dataset_dir};
 use crate::dataset::DatasetSpec;
+use crate::dataset::key::KEY_BYTES;
 use crate::db::engine::{Engine, EngineSettings};
 use crate::db::locations::Locations;
-use crate::key::KEY_BYTES;
 
 /// The redb this build links (Cargo.toml pins it; a unit test holds the two together).
 pub const REDB_VERSION: &str = "4.6.0";

@@ -13,14 +13,14 @@ use redb::{Database, ReadOnlyDatabase, ReadTransaction, ReadableDatabase, Readab
 use redb::{ReadableTableMetadata, TableError};
 
 use super::handle::{BLOBS, MANIFEST, MANIFEST_KEY, guarded, reader_is_open, writer};
+use crate::dataset::key::KEY_BYTES;
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
 use crate::db::store::{
     IdRange, Store, allocated_bytes, delete_dir, remove_dataset_dir, remove_leftover_dir,
     rows_for_batch, written_head,
 };
+use crate::disk::evict::{EvictionReport, evict_file, resident_bytes};
 use crate::error::InputError;
-use crate::evict::{EvictionReport, evict_file, resident_bytes};
-use crate::key::KEY_BYTES;
 
 /// The dataset's file in its folder.
 pub const FILE: &str = "blobs.redb";

@@ -10,9 +10,9 @@ use super::blob_files::BlobFiles;
 use super::handle::{BLOB_FILE_SIZE, Db, ReadOptions, reader, reader_cache};
 use super::store::dataset_dir;
 use crate::dataset::DatasetSpec;
+use crate::dataset::key::KEY_BYTES;
 use crate::db::engine::{Engine, EngineSettings};
 use crate::db::locations::Locations;
-use crate::key::KEY_BYTES;
 
 pub struct RocksdbEngine {
     db: Arc<Db>,

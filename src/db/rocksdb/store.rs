@@ -12,14 +12,14 @@ use anyhow::{Context, Result};
 
 use super::blob_files::BlobFiles;
 use super::handle::{Db, Mode, reader_is_open};
+use crate::dataset::key::KEY_BYTES;
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
 use crate::db::store::{
     IdRange, Store, allocated_bytes, chunk_ids, delete_dir, remove_dataset_dir,
     remove_leftover_dir, rows_for_batch,
 };
+use crate::disk::evict::{EvictionReport, evict_file, resident_bytes};
 use crate::error::InputError;
-use crate::evict::{EvictionReport, evict_file, resident_bytes};
-use crate::key::KEY_BYTES;
 
 /// The manifest's key: 18 bytes, so no 8-byte id or 16-byte key can be it, and its first
 /// byte sorts it after every integer id (ids below 2^56 start with 0).

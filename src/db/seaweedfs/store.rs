@@ -19,8 +19,8 @@ use super::s3::{S3Url, explain};
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
 use crate::db::server::{Server, redact_url};
 use crate::db::store::{IdRange, Store, rows_for_batch};
+use crate::disk::evict::EvictionReport;
 use crate::error::InputError;
-use crate::evict::EvictionReport;
 
 /// About this many bytes of blobs per batch, PUT concurrently.
 const BATCH_BYTES: u64 = 16 << 20;

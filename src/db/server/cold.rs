@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use super::Server;
-use crate::evict::EvictionReport;
+use crate::disk::evict::EvictionReport;
 
 /// Restart `server`'s compose container and drop its data files' pages; a cache
 /// setting lost by the restart is set back first (`url`: where to reach it).
@@ -112,7 +112,7 @@ fn drop_tree(dir: &std::path::Path) -> Result<()> {
         if kind.is_dir() {
             drop_tree(&entry.path())?;
         } else if kind.is_file() {
-            crate::evict::evict_flushed_file(&entry.path())?;
+            crate::disk::evict::evict_flushed_file(&entry.path())?;
         }
     }
     Ok(())
@@ -135,7 +135,7 @@ mod tests {
         let resident = || -> u64 {
             files
                 .iter()
-                .map(|f| crate::evict::resident_bytes(f).unwrap())
+                .map(|f| crate::disk::evict::resident_bytes(f).unwrap())
                 .sum()
         };
         if resident() == 0 {

@@ -227,7 +227,7 @@ pub trait SqlServer: ServerDb + Loading {
 
     /// A 16-byte key as an SQL literal (MySQL's `X'…'`).
     fn binary_literal(&self, bytes: &[u8]) -> String {
-        format!("X'{}'", crate::key::hex(bytes))
+        format!("X'{}'", crate::dataset::key::hex(bytes))
     }
 }
 

@@ -15,8 +15,8 @@ use super::{BulkLoad, Server, ServerOptions, SqlServer, redact_url};
 use crate::dataset::{DatasetSpec, DatasetState};
 use crate::db::orm_store as orm;
 use crate::db::store::{Churn, IdRange, Store, rows_for_batch};
+use crate::disk::evict::EvictionReport;
 use crate::error::InputError;
-use crate::evict::EvictionReport;
 
 const BATCH_BYTES: u64 = 4 << 20;
 /// PostgreSQL binds at most 65535 parameters per statement (two per row here).
@@ -474,13 +474,13 @@ impl Store for ServerStore {
 
 #[async_trait::async_trait(?Send)]
 impl Churn for ServerStore {
-    async fn churn_applied(&mut self) -> Result<crate::churn::ChurnProgress> {
+    async fn churn_applied(&mut self) -> Result<crate::dataset::churn::ChurnProgress> {
         let db = self.connect_namespace().await?;
         crate::db::orm_churn::applied(db).await
     }
 
     async fn churn_maintenance(&mut self, after: bool) -> Result<Option<String>> {
-        use crate::churn::Maintenance;
+        use crate::dataset::churn::Maintenance;
         let maintenance = self.spec.churn.map(|c| c.maintenance).unwrap_or_default();
         let name = self.server.name();
         let statements = match (maintenance, after) {

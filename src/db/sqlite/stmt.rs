@@ -15,9 +15,9 @@ use libsqlite3_sys as ffi;
 use super::c_api::{Connection, SETTINGS};
 use super::store::SqliteStore;
 use crate::dataset::DatasetSpec;
+use crate::dataset::key::KEY_BYTES;
 use crate::db::engine::{Engine, EngineSettings};
 use crate::db::locations::Locations;
-use crate::key::KEY_BYTES;
 
 const SQL: &str = "SELECT data FROM blobs WHERE id = ?";
 

@@ -23,8 +23,8 @@ use crate::dataset::{DatasetSpec, DatasetState};
 use crate::db::locations::DEFAULT_SQLITE_PAGE_SIZE;
 use crate::db::orm_store as orm;
 use crate::db::store::{Churn, IdRange, Store, rows_for_batch};
+use crate::disk::evict::{EvictionReport, evict_file, resident_bytes};
 use crate::error::InputError;
-use crate::evict::{EvictionReport, evict_file, resident_bytes};
 
 use super::writer::Writer;
 
@@ -519,7 +519,7 @@ impl Store for SqliteStore {
 
 #[async_trait::async_trait(?Send)]
 impl Churn for SqliteStore {
-    async fn churn_applied(&mut self) -> Result<crate::churn::ChurnProgress> {
+    async fn churn_applied(&mut self) -> Result<crate::dataset::churn::ChurnProgress> {
         let db = self.connect(false).await?;
         crate::db::orm_churn::applied(db).await
     }
@@ -527,7 +527,7 @@ impl Churn for SqliteStore {
     /// SQLite runs no cleanup by itself (auto_vacuum is off, SQLite's default): freed
     /// pages stay on its freelist until a VACUUM (`--maintenance full`).
     async fn churn_maintenance(&mut self, after: bool) -> Result<Option<String>> {
-        use crate::churn::Maintenance;
+        use crate::dataset::churn::Maintenance;
         let maintenance = self.spec.churn.map(|c| c.maintenance).unwrap_or_default();
         match (maintenance, after) {
             (Maintenance::None, false) => Ok(Some(

@@ -11,8 +11,8 @@ use super::{
     legend, plot_err, series_line,
 };
 use crate::db::registry::EngineKind;
+use crate::records::results::RunResults;
 use crate::report::data::{engines, log_range, series, size_axis};
-use crate::results::RunResults;
 
 pub struct Amplification;
 

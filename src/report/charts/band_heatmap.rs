@@ -10,10 +10,10 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{Chart, FONT, LABEL_SIZE, Section, TITLE_SIZE, draw_empty, ns_label, plot_err};
+use crate::dataset::mix::Band;
 use crate::db::registry::EngineKind;
-use crate::mix::Band;
+use crate::records::results::RunResults;
 use crate::report::data::{engines, log_range};
-use crate::results::RunResults;
 
 /// Latency bins per decade.
 const BINS_PER_DECADE: f64 = 8.0;

@@ -12,8 +12,8 @@ use super::{
     legend, ns_label, plot_err, series_line,
 };
 use crate::db::registry::EngineKind;
+use crate::records::results::RunResults;
 use crate::report::data::{engines, log_range};
-use crate::results::RunResults;
 
 /// Fewer fetches than this and a band is not drawn.
 const FETCHES_TO_DRAW: u64 = 100;

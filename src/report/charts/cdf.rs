@@ -10,8 +10,8 @@ use super::{
     plot_err, series_line,
 };
 use crate::db::registry::EngineKind;
+use crate::records::results::RunResults;
 use crate::report::data::{cdf, engines, log_range};
-use crate::results::RunResults;
 use crate::size::format_bytes;
 
 pub struct Cdf {

@@ -13,8 +13,8 @@ use super::{
     plot_err, series_line,
 };
 use crate::db::registry::EngineKind;
+use crate::records::results::RunResults;
 use crate::report::data::{clients_curve, disk_rates, load_engines, log_range};
-use crate::results::RunResults;
 use crate::size::format_bytes;
 
 pub struct ClientsThroughput {

@@ -13,8 +13,8 @@ use super::{
     plot_err,
 };
 use crate::db::registry::EngineKind;
+use crate::records::results::RunResults;
 use crate::report::data::log_range;
-use crate::results::RunResults;
 use crate::size::format_bytes;
 
 pub struct FirstBytesChart {

@@ -10,8 +10,8 @@ use super::{
     legend, ns_label, plot_err, series_line,
 };
 use crate::db::registry::EngineKind;
+use crate::records::results::RunResults;
 use crate::report::data::{log_range, series, size_axis, sizes};
-use crate::results::RunResults;
 
 pub struct Headline {
     pub target_p99_ns: u64,

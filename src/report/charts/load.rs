@@ -11,8 +11,8 @@ use super::{
 };
 use crate::db::registry::EngineKind;
 use crate::db::registry::StoreKind;
+use crate::records::results::RunResults;
 use crate::report::data::{log_range, size_axis};
-use crate::results::RunResults;
 
 pub struct LoadThroughput;
 

@@ -10,9 +10,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{Chart, FONT, LABEL_SIZE, Section, TITLE_SIZE, draw_empty, legend, plot_err};
-use crate::mix::{BandGrid, BandShare};
+use crate::dataset::mix::{BandGrid, BandShare};
+use crate::records::results::RunResults;
 use crate::report::data::{mix_grid, mix_shares};
-use crate::results::RunResults;
 use crate::size::format_bytes;
 
 const BLOBS: RGBColor = RGBColor(66, 114, 196);

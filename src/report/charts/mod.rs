@@ -26,7 +26,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::atomic_file::{make_atomic, write_atomic};
-use crate::results::RunResults;
+use crate::records::results::RunResults;
 
 pub use amplification::Amplification;
 pub use band_heatmap::BandHeatmap;

@@ -11,8 +11,8 @@ use super::{
     Chart, FONT, LABEL_SIZE, Section, TITLE_SIZE, draw_empty, engine_color, legend, ns_label,
     plot_err, series_line,
 };
+use crate::records::results::RunResults;
 use crate::report::data::{cdf, log_range};
-use crate::results::RunResults;
 use crate::size::format_bytes;
 
 pub struct ResponseCdf {

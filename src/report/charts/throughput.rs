@@ -14,8 +14,8 @@ use super::{
     legend, ns_label, plot_err, series_line,
 };
 use crate::db::registry::EngineKind;
+use crate::records::results::RunResults;
 use crate::report::data::{disk_rates, load_curve, load_engines, log_range};
-use crate::results::RunResults;
 use crate::size::format_bytes;
 
 pub struct ThroughputLatency {

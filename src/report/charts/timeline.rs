@@ -19,8 +19,8 @@ use super::{
     ns_label, plot_err,
 };
 use crate::db::registry::EngineKind;
+use crate::records::results::RunResults;
 use crate::report::data::{TimelinePoint, engines, log_range, timeline};
-use crate::results::RunResults;
 use crate::size::format_bytes;
 
 pub struct Timeline {

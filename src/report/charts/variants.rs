@@ -8,7 +8,7 @@ use plotters::prelude::*;
 use super::{Chart, FONT, LABEL_SIZE, Section, TITLE_SIZE, engine_color, plot_err};
 use crate::report::variant_rows::VariantRow;
 use crate::size::format_bytes;
-use crate::steady::CacheState;
+use crate::workload::steady::CacheState;
 
 pub struct LayoutRatios {
     pub size: u64,

@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 use anyhow::Result;
 
 use super::Exporter;
-use crate::results::RunResults;
-use crate::summary::unavailable_or;
+use crate::records::results::RunResults;
+use crate::records::summary::unavailable_or;
 
 pub struct BandsCsv;
 
@@ -21,7 +21,7 @@ impl Exporter for BandsCsv {
 
     fn serialize(&self, run: &RunResults) -> Result<Option<Vec<u8>>> {
         // One client's results, then the many-client loads'.
-        let results: Vec<(u32, &crate::results::EngineResult)> = run
+        let results: Vec<(u32, &crate::records::results::EngineResult)> = run
             .results
             .iter()
             .map(|r| (1, r))

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use anyhow::Result;
 
 use super::{Exporter, SummaryRow};
-use crate::results::RunResults;
-use crate::summary::{rows, unavailable_or};
+use crate::records::results::RunResults;
+use crate::records::summary::{rows, unavailable_or};
 
 pub struct Csv;
 

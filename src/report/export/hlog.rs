@@ -15,7 +15,7 @@ use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 
 use super::Exporter;
 use crate::load_gen::LoadPoint;
-use crate::results::{EngineResult, RunResults};
+use crate::records::results::{EngineResult, RunResults};
 use crate::stats::hdr;
 
 pub struct Hlog;

@@ -3,8 +3,8 @@
 use anyhow::Result;
 
 use super::Exporter;
-use crate::results::RunResults;
-use crate::summary::rows;
+use crate::records::results::RunResults;
+use crate::records::summary::rows;
 
 pub struct Json;
 

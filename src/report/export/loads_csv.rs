@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use anyhow::Result;
 
 use super::Exporter;
-use crate::results::RunResults;
-use crate::summary::unavailable_or;
+use crate::records::results::RunResults;
+use crate::records::summary::unavailable_or;
 
 pub struct LoadsCsv;
 

@@ -5,7 +5,7 @@
 use anyhow::Result;
 
 use super::Exporter;
-use crate::results::RunResults;
+use crate::records::results::RunResults;
 
 pub struct MixText;
 

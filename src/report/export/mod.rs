@@ -17,8 +17,8 @@ pub use self::hlog::Hlog;
 pub use self::json::Json;
 pub use self::loads_csv::LoadsCsv;
 pub use self::mix_text::MixText;
-use crate::results::RunResults;
-pub use crate::summary::SummaryRow;
+use crate::records::results::RunResults;
+pub use crate::records::summary::SummaryRow;
 
 pub trait Exporter {
     /// The file it writes in the run directory, e.g. `summary.csv`.

@@ -32,8 +32,8 @@ pub(super) struct ColdFill {
 }
 
 impl ColdFill {
-    pub fn of(run: &crate::results::RunResults) -> Option<Self> {
-        let rounds = crate::cold_fill::rounds(run);
+    pub fn of(run: &crate::records::results::RunResults) -> Option<Self> {
+        let rounds = crate::records::cold_fill::rounds(run);
         if rounds.is_empty() {
             return None;
         }
@@ -43,7 +43,7 @@ impl ColdFill {
                 .unwrap_or_else(|| "unavailable".into())
         };
         Some(ColdFill {
-            p99_fetches: crate::cold_fill::P99_FETCHES,
+            p99_fetches: crate::records::cold_fill::P99_FETCHES,
             rounds: rounds
                 .into_iter()
                 .map(|round| Round {

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use askama::Template;
 
+use crate::records::results::{EngineResult, RunResults};
 use crate::report::data::{engines, sizes};
-use crate::results::{EngineResult, RunResults};
 use crate::size::format_bytes;
 
 use super::markup::{Marked, relative};
@@ -266,7 +266,7 @@ fn part_lines(run: &RunResults) -> Vec<String> {
     let minutes = |s: f64| format!("{:.1} min", s / 60.0);
     run.parts
         .iter()
-        .zip(crate::run_parts::cells_per_part(&run.parts, &run.done_cells))
+        .zip(crate::records::run_parts::cells_per_part(&run.parts, &run.done_cells))
         .enumerate()
         .map(|(i, (p, cells))| {
             format!(

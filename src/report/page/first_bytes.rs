@@ -4,7 +4,7 @@
 
 use askama::Template;
 
-use crate::results::RunResults;
+use crate::records::results::RunResults;
 use crate::stats::format_ns;
 
 pub(super) struct Row {

@@ -4,9 +4,9 @@
 use askama::Template;
 
 use crate::db::registry::EngineKind;
+use crate::records::results::{LoadFacts, RunResults};
 use crate::report::charts::{AnyChart, Section};
 use crate::report::data::load_sizes;
-use crate::results::{LoadFacts, RunResults};
 use crate::size::format_bytes;
 use crate::stats::format_ns;
 
@@ -184,7 +184,7 @@ fn disk_limit(run: &RunResults, size: u64) -> Option<DiskLimit> {
         })
         .collect();
     (!depths.is_empty()).then(|| DiskLimit {
-        block: format_bytes(crate::diskprobe::block_for(size)),
+        block: format_bytes(crate::disk::probe::block_for(size)),
         depths,
     })
 }

@@ -3,9 +3,9 @@
 
 use askama::Template;
 
-use crate::results::RunResults;
+use crate::records::results::RunResults;
+use crate::records::summary::unavailable_or;
 use crate::size::format_bytes;
-use crate::summary::unavailable_or;
 
 pub(super) struct LoadRow {
     store: &'static str,

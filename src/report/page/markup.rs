@@ -7,10 +7,10 @@ use std::path::{Component, Path, PathBuf};
 
 use askama::Template;
 
+use crate::records::summary::SummaryRow;
 use crate::report::charts::{AnyChart, Section};
 use crate::size::format_bytes;
 use crate::stats::{Interval, format_ns};
-use crate::summary::SummaryRow;
 
 /// A figure and how it is marked.
 #[derive(Template)]

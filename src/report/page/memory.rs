@@ -6,9 +6,9 @@
 
 use askama::Template;
 
-use crate::results::RunResults;
+use crate::records::results::RunResults;
+use crate::records::summary::unavailable_or;
 use crate::size::format_bytes;
-use crate::summary::unavailable_or;
 
 fn label(bytes: Option<u64>) -> String {
     unavailable_or(bytes.map(format_bytes))

@@ -8,14 +8,14 @@
 
 use askama::Template;
 
+use crate::dataset::mix::{Band, BandShare};
 use crate::db::registry::EngineKind;
-use crate::mix::{Band, BandShare};
+use crate::records::results::{EngineResult, RunResults};
+use crate::records::summary::floor_ratio;
 use crate::report::data::{SizeJudgement, engines, judge, mix_shares};
-use crate::results::{EngineResult, RunResults};
 use crate::size::format_bytes_approx;
 use crate::stats::bands::BandSummary;
 use crate::stats::{Summary, format_ns};
-use crate::summary::floor_ratio;
 
 use super::markup::Marked;
 

@@ -28,14 +28,14 @@ use std::path::Path;
 
 use askama::Template;
 
+use crate::records::results::RunResults;
+use crate::records::summary::rows;
 use crate::report::ReportOptions;
 use crate::report::charts::{AnyChart, Section};
 use crate::report::compare::Comparison;
 use crate::report::data::sizes;
-use crate::results::RunResults;
 use crate::size::format_bytes;
-use crate::steady::CacheState;
-use crate::summary::rows;
+use crate::workload::steady::CacheState;
 
 pub use index::{latest, reports};
 use markup::{Figures, Measurements};
@@ -228,7 +228,7 @@ pub fn page(
         loads: loading::Loads::of(run),
         steady: steady::Steady::of(run),
         // Only on the cold page: a steady cell starts from a full cache.
-        cold_fill: (context.cache == crate::steady::CacheState::Cold)
+        cold_fill: (context.cache == crate::workload::steady::CacheState::Cold)
             .then(|| cold_fill::ColdFill::of(run))
             .flatten(),
         first_bytes: first_bytes::FirstBytes::of(run),

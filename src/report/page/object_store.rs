@@ -4,7 +4,7 @@
 
 use askama::Template;
 
-use crate::results::{EngineResult, RunResults};
+use crate::records::results::{EngineResult, RunResults};
 use crate::stats::format_ns;
 
 pub(super) struct SizeLine {

@@ -3,7 +3,7 @@
 
 use askama::Template;
 
-use crate::results::RunResults;
+use crate::records::results::RunResults;
 
 use super::PageContext;
 

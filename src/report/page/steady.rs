@@ -3,8 +3,8 @@
 
 use askama::Template;
 
+use crate::records::results::{EngineResult, RunResults};
 use crate::report::data::{engines, sizes};
-use crate::results::{EngineResult, RunResults};
 use crate::size::format_bytes;
 use crate::stats::format_ns;
 

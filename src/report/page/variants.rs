@@ -5,9 +5,9 @@
 use askama::Template;
 
 use crate::db::registry::EngineKind;
+use crate::records::results::RunResults;
 use crate::report::charts::{Chart, LayoutRatios};
 use crate::report::variant_rows::VariantRow;
-use crate::results::RunResults;
 use crate::size::{disk_label, format_bytes};
 use crate::stats::format_ns;
 

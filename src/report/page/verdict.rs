@@ -4,12 +4,12 @@
 use askama::Template;
 
 use crate::db::registry::EngineKind;
+use crate::records::results::RunResults;
+use crate::records::summary::floor_ratio;
 use crate::report::ReportOptions;
 use crate::report::data::{SizeJudgement, engines, verdict as engine_verdict};
-use crate::results::RunResults;
 use crate::size::format_bytes;
 use crate::stats::format_ns;
-use crate::summary::floor_ratio;
 
 use super::markup::Marked;
 
@@ -81,7 +81,8 @@ impl Verdict {
                     })
                     .collect();
                 let at_64k = run.result(engine, 64 << 10);
-                let parts = at_64k.and_then(|r| crate::summary::floor_from_another_part(run, r));
+                let parts =
+                    at_64k.and_then(|r| crate::records::summary::floor_from_another_part(run, r));
                 let (p50_vs_floor, p99_vs_floor) =
                     match (at_64k.and_then(|r| floor_ratio(run, r)), parts) {
                         (Some((a, b)), None) => {

@@ -3,7 +3,7 @@
 
 use askama::Template;
 
-use crate::results::{RegimeVerdict, RunResults};
+use crate::records::results::{RegimeVerdict, RunResults};
 use crate::size::format_bytes;
 
 /// A note that holds for some results.
@@ -76,7 +76,7 @@ fn warnings(run: &RunResults) -> Vec<Warning> {
     for l in &run.config.left_out {
         w.push(Warning::LeftOut(l.engines.join(", "), l.why.clone()));
     }
-    for beat in crate::floor_check::beating_the_floor(run) {
+    for beat in crate::records::floor_check::beating_the_floor(run) {
         w.push(Warning::BeatFloor(
             format!("{} {}", beat.who, beat.by),
             beat.why,
@@ -103,7 +103,7 @@ fn warnings(run: &RunResults) -> Vec<Warning> {
             short.join("; "),
         ));
     }
-    for pressed in crate::fs_pressure::pressed(run) {
+    for pressed in crate::records::fs_pressure::pressed(run) {
         w.push(Warning::Pressed(pressed.who, pressed.why));
     }
     if !run.complete {

@@ -6,9 +6,9 @@
 
 use askama::Template;
 
-use crate::live::WriterReport;
-use crate::results::{EngineResult, RunResults};
+use crate::records::results::{EngineResult, RunResults};
 use crate::stats::format_ns;
+use crate::workload::live::WriterReport;
 
 use super::markup::{Marked, or_unavailable};
 

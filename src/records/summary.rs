@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use crate::db::registry::EngineKind;
-use crate::results::{EngineResult, RunResults};
+use crate::records::results::{EngineResult, RunResults};
 use crate::stats::{Interval, disk_per_fetch_label, format_ns, hit_ratio_label};
 
 /// `1.31ms–1.42ms`, or "—" without an interval.
@@ -129,7 +129,7 @@ impl SummaryRow {
         match &r.disk_probes {
             None => "off".into(),
             Some(p) => {
-                let label = |probe: &Result<crate::diskprobe::DiskProbe, String>| match probe {
+                let label = |probe: &Result<crate::disk::probe::DiskProbe, String>| match probe {
                     Ok(p) => format_ns(p.p50_ns as f64),
                     Err(_) => "unavailable".into(),
                 };
@@ -197,7 +197,7 @@ impl SummaryRow {
 pub fn floor_from_another_part(run: &RunResults, e: &EngineResult) -> Option<(u32, u32)> {
     let f = run.twin(e, EngineKind::floor())?;
     let part = |x: &EngineResult| {
-        crate::run_parts::part_that_measured(
+        crate::records::run_parts::part_that_measured(
             &run.done_cells,
             x.engine,
             x.size_bytes,

@@ -9,7 +9,7 @@
 //! report beside the kernel-memory peak the step recorded.
 
 use crate::db::registry::EngineKind;
-use crate::results::{EngineResult, RunResults};
+use crate::records::results::{EngineResult, RunResults};
 use crate::size::format_bytes_approx;
 
 /// Kernel memory one opened file costs its reader's cgroup: an ext4 inode (1,128 bytes

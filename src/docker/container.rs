@@ -16,7 +16,7 @@ use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 
 use crate::cap::{CapReport, CapRequest};
-use crate::diskio::DiskReadCounter;
+use crate::disk::io::DiskReadCounter;
 
 /// One reading of a container.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

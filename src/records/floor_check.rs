@@ -5,9 +5,9 @@
 //! why, instead of printing a "÷ floor" below 1 as if it were a finding.
 
 use crate::db::registry::EngineKind;
-use crate::results::{EngineResult, RunResults};
+use crate::records::results::{EngineResult, RunResults};
+use crate::records::summary::interval_label;
 use crate::stats::format_ns;
-use crate::summary::interval_label;
 
 /// Hit ratios further apart than this explain a difference by the cache.
 const HIT_RATIO_GAP: f64 = 0.05;
@@ -33,7 +33,7 @@ impl BeatFloor {
 /// Every result that beat its round's floor beyond noise, in the run's order.
 pub fn beating_the_floor(run: &RunResults) -> Vec<BeatFloor> {
     let floor = EngineKind::floor();
-    let fills = crate::cold_fill::rounds(run);
+    let fills = crate::records::cold_fill::rounds(run);
     run.results
         .iter()
         .filter(|r| r.engine != floor)
@@ -48,10 +48,10 @@ pub fn beating_the_floor(run: &RunResults) -> Vec<BeatFloor> {
 fn fuller_cache(
     r: &EngineResult,
     floor: &EngineResult,
-    fills: &[crate::cold_fill::EqualFillRound],
+    fills: &[crate::records::cold_fill::EqualFillRound],
 ) -> Option<String> {
     let round = fills.iter().find(|f| {
-        r.scenario.cache == crate::steady::CacheState::Cold
+        r.scenario.cache == crate::workload::steady::CacheState::Cold
             && f.size_bytes == r.size_bytes
             && f.repeat == r.scenario.repeat
     })?;
@@ -59,7 +59,7 @@ fn fuller_cache(
     let (e, f) = (of(r.engine.name())?, of(floor.engine.name())?);
     // Over a few hundred fetches the one-time costs of a cold start weigh too much to
     // say anything; and only a longer cell fills its cache further.
-    let judged = round.fetches >= crate::cold_fill::P99_FETCHES
+    let judged = round.fetches >= crate::records::cold_fill::P99_FETCHES
         && e.cell_fetches > f.cell_fetches
         && e.p50_ns >= f.p50_ns;
     judged.then(|| {
@@ -86,7 +86,7 @@ fn judge(
     run: &RunResults,
     r: &EngineResult,
     floor: &EngineResult,
-    fills: &[crate::cold_fill::EqualFillRound],
+    fills: &[crate::records::cold_fill::EqualFillRound],
 ) -> Option<BeatFloor> {
     let (e, f) = (&r.measured, &floor.measured);
     let interval = |s: &crate::stats::Summary| s.intervals.as_ref().and_then(|i| i.p50);
@@ -117,7 +117,7 @@ fn judge(
 /// 33 ms here within one), so the two figures are not of one disk. A full run's 1 KiB
 /// cells measured again three hours after the floor's gave sqlite-raw 0.58 of the floor.
 fn other_part(run: &RunResults, r: &EngineResult, floor: &EngineResult) -> Option<String> {
-    let (mine, floors) = crate::summary::floor_from_another_part(run, r)?;
+    let (mine, floors) = crate::records::summary::floor_from_another_part(run, r)?;
     Some(format!(
         "it was measured by part {} of this run (from {}), the floor by part {} (from {}): not on the disk of the same hour, and this comparison says nothing until both are measured in one run (`blobrace measure --engines {},floor --sizes {} --cache {}`)",
         mine + 1,
@@ -135,7 +135,7 @@ fn other_part(run: &RunResults, r: &EngineResult, floor: &EngineResult) -> Optio
 fn why(
     r: &EngineResult,
     floor: &EngineResult,
-    fills: &[crate::cold_fill::EqualFillRound],
+    fills: &[crate::records::cold_fill::EqualFillRound],
 ) -> String {
     let (e, f) = (&r.measured, &floor.measured);
     if let (Some(eh), Some(fh)) = (e.hit_ratio, f.hit_ratio)
@@ -159,7 +159,7 @@ fn why(
     // the same way in the same minute.
     let own = r.disk_probes.as_ref().and_then(|p| p.own_against_floor());
     if let Some((ratio, line)) = &own
-        && *ratio > crate::diskprobe::OWN_FASTER_FACTOR
+        && *ratio > crate::disk::probe::OWN_FASTER_FACTOR
     {
         return format!(
             "this disk served its dataset {ratio:.1}x faster than the floor's file ({line}): the floor's file was slower to read then, not its way of reading; compare them again with the floor measured on a disk that reads its file as fast (another order, a calmer minute, or files read before)"
@@ -169,7 +169,7 @@ fn why(
         &own,
         r.disk_probes.as_ref().and_then(|p| p.own_after.as_ref()),
     ) {
-        (Some((ratio, line)), _) if *ratio < 1.0 / crate::diskprobe::OWN_FASTER_FACTOR => {
+        (Some((ratio, line)), _) if *ratio < 1.0 / crate::disk::probe::OWN_FASTER_FACTOR => {
             format!(" Its own files read slower than the floor's ({line}).")
         }
         (Some((_, line)), _) => format!(" Its own files read like the floor's ({line})."),

@@ -142,7 +142,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
-        crate::evict::evict_file(&path).unwrap();
+        crate::disk::evict::evict_file(&path).unwrap();
         let before = counter.read_bytes().unwrap();
         let data = std::fs::read(&path).unwrap();
         let after = counter.read_bytes().unwrap();

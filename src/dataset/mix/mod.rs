@@ -21,7 +21,7 @@ use std::sync::{Mutex, RwLock};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::content::mix as spread;
+use crate::dataset::content::mix as spread;
 use crate::error::InputError;
 use crate::size::{SizeClass, format_bytes};
 

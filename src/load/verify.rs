@@ -14,14 +14,14 @@
 use anyhow::{Context, Result, bail};
 
 use crate::config::RunConfig;
-use crate::content::check_blob;
+use crate::dataset::content::check_blob;
+use crate::dataset::lock::Access;
 use crate::dataset::{DatasetSpec, DatasetState};
-use crate::dataset_lock::Access;
 use crate::db::any_engine::AnyEngine;
 use crate::db::engine::Engine;
 use crate::db::registry::{EngineKind, StoreKind};
 use crate::error::InputError;
-use crate::rows_progress::RowsProgress;
+use crate::load::progress::RowsProgress;
 use crate::size::format_bytes;
 
 /// Blob bytes in flight across a server's readers: each reader holds its blob (and
@@ -51,7 +51,7 @@ pub async fn verify(config: &RunConfig) -> Result<()> {
     // How to name each wrong one alone: the same flags drop every dataset, good ones too.
     let mut wrong = Vec::new();
     for spec in config.datasets() {
-        for kind in crate::run::stores_for(&config.engines) {
+        for kind in crate::db::registry::stores_for(&config.engines) {
             match verify_one(config, kind, spec).await {
                 Ok(true) => verified += 1,
                 Ok(false) => {
@@ -102,7 +102,7 @@ async fn verify_one(config: &RunConfig, kind: StoreKind, spec: DatasetSpec) -> R
     let where_ = store.location().display().to_string();
     // Not while another process loads, churns or drops it.
     let waiting = config.locations().lock_waiting;
-    crate::dataset_lock::take(store.location(), Access::Read, "verifying", waiting)?;
+    crate::dataset::lock::take(store.location(), Access::Read, "verifying", waiting)?;
     if store.state().await? != DatasetState::Complete {
         return Err(InputError::NotLoaded {
             path: store.location().to_path_buf(),

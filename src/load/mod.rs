@@ -2,22 +2,26 @@
 //! write it, repeat) so memory stays at about one batch. Complete datasets are
 //! skipped, partial ones resumed, and nothing starts before the disk check.
 
+pub mod inventory;
+pub mod progress;
+pub mod verify;
+
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::content::{fill_blob, fill_blob_version};
+use crate::dataset::content::{fill_blob, fill_blob_version};
+use crate::dataset::lock::{Access, release, take};
 use crate::dataset::{DatasetSpec, DatasetState};
-use crate::dataset_lock::{Access, release, take};
 use crate::db::locations::Locations;
 use crate::db::registry::AnyStore;
 use crate::db::registry::StoreKind;
 use crate::disk_room::Rooms;
 use crate::error::InputError;
+use crate::load::progress::RowsProgress;
 use crate::machine::peak_rss_bytes;
-use crate::rows_progress::RowsProgress;
 use crate::size::{disk_label, format_bytes};
 
 /// What loading one dataset did.
@@ -46,7 +50,7 @@ pub struct LoadReport {
 /// What `--churn` did to a dataset after its load.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ChurnReport {
-    pub churn: crate::churn::Churn,
+    pub churn: crate::dataset::churn::Churn,
     /// Rows the churn changes in all.
     pub rows: u64,
     /// Changes already in when this run started (a killed churn resumed there).
@@ -210,7 +214,7 @@ pub async fn rooms_of(
 /// Where `store`'s dataset stands, read under a shared lock; `Err(InUse)` where another
 /// process is writing it (`ensure_loaded` then waits for it and reads it again).
 pub async fn state_at_a_glance(store: &mut AnyStore) -> Result<DatasetState> {
-    let _reading = crate::dataset_lock::glance(store.location())?;
+    let _reading = crate::dataset::lock::glance(store.location())?;
     store.state().await
 }
 

@@ -10,10 +10,10 @@
 //! windows the fetches were recorded in (`stats::Window`): at least N, the count used
 //! is said.
 
-use crate::results::{EngineResult, RunResults};
+use crate::records::results::{EngineResult, RunResults};
 use crate::stats::Window;
 use crate::stats::window::fine_bins;
-use crate::steady::CacheState;
+use crate::workload::steady::CacheState;
 
 /// Fewer fetches than this give no p99 (five fetches beyond it; the judged p99
 /// elsewhere asks as many).
@@ -150,7 +150,7 @@ mod tests {
     #[test]
     fn each_engine_is_read_over_the_fewest_fetches_any_made_from_its_cold_start() {
         let run: RunResults =
-            serde_json::from_str(include_str!("../tests/fixtures/one-cold-round.json")).unwrap();
+            serde_json::from_str(include_str!("../../tests/fixtures/one-cold-round.json")).unwrap();
         let mut run = run;
         // A fast engine: 1,000 cold fetches at 10 µs (no hits), then 9,000 at 1 µs
         // (its cache filled). A slow one: 1,000 fetches in all, at 100 µs.

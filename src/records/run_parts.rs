@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::db::registry::EngineKind;
 use crate::size::SizeClass;
-use crate::steady::CacheState;
+use crate::workload::steady::CacheState;
 
 /// One process's share of a run.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -22,9 +22,9 @@ use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::access::Access;
 use crate::db::registry::AnyStore;
 use crate::db::store::Store;
+use crate::workload::access::Access;
 
 /// The state of the engine's cache when measuring starts.
 #[derive(
@@ -103,7 +103,7 @@ pub struct ServerGauge {
 
 impl CacheGauge for ServerGauge {
     async fn cached_bytes(&mut self) -> Option<u64> {
-        let page_cache = crate::container::sample(&self.docker, &self.container_id)
+        let page_cache = crate::docker::container::sample(&self.docker, &self.container_id)
             .await
             .ok()?
             .page_cache_bytes?;
@@ -308,7 +308,7 @@ async fn fill(
     gauge: &mut impl CacheGauge,
     cache_limit: Option<u64>,
     time_limit: Duration,
-    skewed: Option<&crate::access::Sampler>,
+    skewed: Option<&crate::workload::access::Sampler>,
 ) -> Result<Prefill> {
     let spec = *store.spec();
     let dataset = spec.bytes();
@@ -410,16 +410,17 @@ pub fn stable(rounds: &[(u64, u64)]) -> (bool, f64) {
 pub fn model_hit_ratio(
     cached_bytes: Option<u64>,
     stored_bytes: u64,
-    access: crate::access::Access,
+    access: crate::workload::access::Access,
     rows: u64,
 ) -> Option<f64> {
     let held = (cached_bytes? as f64 / stored_bytes.max(1) as f64).min(1.0);
     match access {
-        crate::access::Access::Uniform => Some(held),
-        skewed => {
-            crate::access::che_hit_ratio(&skewed.sampler(rows).popularity(), held * rows as f64)
-                .or(Some(0.0))
-        }
+        crate::workload::access::Access::Uniform => Some(held),
+        skewed => crate::workload::access::che_hit_ratio(
+            &skewed.sampler(rows).popularity(),
+            held * rows as f64,
+        )
+        .or(Some(0.0)),
     }
 }
 
@@ -521,7 +522,7 @@ mod tests {
 
     #[test]
     fn the_model_is_the_cached_share_of_the_dataset() {
-        let uniform = crate::access::Access::Uniform;
+        let uniform = crate::workload::access::Access::Uniform;
         assert_eq!(
             model_hit_ratio(Some(256 << 20), 1 << 30, uniform, 1024),
             Some(0.25)
@@ -532,7 +533,7 @@ mod tests {
         );
         assert_eq!(model_hit_ratio(None, 1 << 30, uniform, 1024), None);
         // A quarter of the blobs cached under zipfian 0.99 serves most reads.
-        let zipfian = crate::access::Access::Zipfian { theta: 0.99 };
+        let zipfian = crate::workload::access::Access::Zipfian { theta: 0.99 };
         let skewed = model_hit_ratio(Some(256 << 20), 1 << 30, zipfian, 1024).unwrap();
         assert!((0.6..0.95).contains(&skewed), "{skewed}");
     }

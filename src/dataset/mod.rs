@@ -1,15 +1,21 @@
 //! What a dataset is: `rows` blobs of one size class, ids 1..=rows, content
 //! from `seed`, stored under the ids themselves or under a key per id (`key`). Every store records this in a manifest and refuses to mix datasets.
 
+pub mod churn;
+pub mod content;
+pub mod key;
+pub mod lock;
+pub mod mix;
+
 use std::fmt;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::churn::Churn;
+use crate::dataset::churn::Churn;
+use crate::dataset::key::{KEY_BYTES, KeyType};
+use crate::dataset::mix::MixRef;
 use crate::error::InputError;
-use crate::key::{KEY_BYTES, KeyType};
-use crate::mix::MixRef;
 use crate::size::{SizeClass, format_bytes};
 
 /// Bumped when the content generator or a store layout changes meaning.
@@ -60,7 +66,7 @@ impl DatasetSpec {
     /// A dataset of `mix`: the fewest rows from id 1 on whose sizes reach
     /// `dataset_bytes`.
     pub fn of_mix(mix: MixRef, dataset_bytes: u64, seed: u64, key: KeyType) -> Self {
-        let (rows, _) = crate::mix::rows_for(mix, seed, dataset_bytes);
+        let (rows, _) = crate::dataset::mix::rows_for(mix, seed, dataset_bytes);
         Self {
             size: SizeClass::new(mix.get().largest()).expect("a mix's largest blob is checked"),
             rows,
@@ -90,7 +96,7 @@ impl DatasetSpec {
     pub fn bytes_before(&self, id: u64) -> u64 {
         let rows = id.saturating_sub(1).min(self.rows);
         match self.mix {
-            Some(mix) => crate::mix::bytes_of_rows(mix, self.seed, rows),
+            Some(mix) => crate::dataset::mix::bytes_of_rows(mix, self.seed, rows),
             None => rows * self.size.bytes(),
         }
     }
@@ -100,7 +106,7 @@ impl DatasetSpec {
     pub fn rows_within(&self, bytes: u64) -> u64 {
         match self.mix {
             Some(mix) => {
-                let offsets = crate::mix::offsets(mix, self.seed, self.rows);
+                let offsets = crate::dataset::mix::offsets(mix, self.seed, self.rows);
                 (offsets.partition_point(|&at| at <= bytes) as u64).saturating_sub(1)
             }
             None => (bytes / self.size.bytes()).min(self.rows),
@@ -171,8 +177,8 @@ impl DatasetSpec {
     }
 
     /// The order the churn changes rows in.
-    pub fn churn_order(&self) -> crate::churn::Order {
-        crate::churn::Order::new(self.seed, self.rows)
+    pub fn churn_order(&self) -> crate::dataset::churn::Order {
+        crate::dataset::churn::Order::new(self.seed, self.rows)
     }
 
     /// The 16-byte key row `id` is stored under; None where the id is the key.

@@ -13,18 +13,18 @@ use serde::{Deserialize, Serialize};
 use crate::atomic_file::write_atomic;
 use crate::cap::CapReport;
 use crate::config::RunConfig;
-use crate::container::ContainerStats;
 use crate::db::engine::EngineSettings;
 use crate::db::registry::EngineKind;
-use crate::evict::EvictionReport;
+use crate::disk::evict::EvictionReport;
+use crate::docker::container::ContainerStats;
 use crate::load::LoadReport;
 use crate::load_gen::{Arrivals, CpuUse, DiskTotals, LoadMeasured, LoadPoint, Saturation};
 use crate::machine::MachineFacts;
 use crate::size::SizeClass;
 use crate::stats::{LogHistogram, Percentiles, Summary};
-use crate::steady::{CacheState, SteadyReport};
+use crate::workload::steady::{CacheState, SteadyReport};
 
-pub use crate::regime::{MemoryBasis, Regime, RegimeVerdict};
+pub use crate::records::regime::{MemoryBasis, Regime, RegimeVerdict};
 
 pub const RESULTS_SCHEMA_VERSION: u32 = 1;
 
@@ -61,7 +61,7 @@ pub struct RunResults {
     pub saturations: Vec<SaturationResult>,
     /// Loads not run: their fetches in flight would not fit under a cap (`memory_fit`).
     #[serde(default)]
-    pub skipped_loads: Vec<crate::memory_fit::SkippedLoad>,
+    pub skipped_loads: Vec<crate::load_gen::memory_fit::SkippedLoad>,
     /// The disk's own random-read throughput per size and client count of the loads
     /// (O_DIRECT, queue depth = clients): their physical limit, measured in the run.
     #[serde(default)]
@@ -78,7 +78,7 @@ pub struct RunResults {
     pub failures: Vec<StepFailure>,
     /// The runs this one was merged from (`blobrace merge`); empty for a measured run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub merged_from: Vec<crate::merged_run::MergedRun>,
+    pub merged_from: Vec<crate::records::merged_run::MergedRun>,
     /// What a later run with the same flags must match to continue this one
     /// (`run::resume`); empty in merged runs and results from before.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -86,10 +86,10 @@ pub struct RunResults {
     /// The processes that measured this run, in order: one, or more where a stopped
     /// run was continued (`run_parts`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub parts: Vec<crate::run_parts::RunPart>,
+    pub parts: Vec<crate::records::run_parts::RunPart>,
     /// The cells measured to their end, and by which part.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub done_cells: Vec<crate::run_parts::DoneCell>,
+    pub done_cells: Vec<crate::records::run_parts::DoneCell>,
     /// The readahead of each disk the run read from (`--readahead`); None in results
     /// from before it was set (the host's, `machine.data_read_ahead_kb`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -248,7 +248,7 @@ pub struct DiskLimit {
     pub queue_depth: u32,
     pub measured_at: String,
     /// The throughput, or why it could not be measured.
-    pub throughput: Result<crate::diskprobe::DiskThroughput, String>,
+    pub throughput: Result<crate::disk::probe::DiskThroughput, String>,
 }
 
 impl RunResults {
@@ -349,7 +349,7 @@ pub struct EngineResult {
     /// The disk probed (O_DIRECT) right before the warm-up and right after the
     /// measurement; None when probing was off (or in results from before probes).
     #[serde(default)]
-    pub disk_probes: Option<crate::diskprobe::DiskProbes>,
+    pub disk_probes: Option<crate::disk::probe::DiskProbes>,
     /// A server's container before and after (warm-up included): memory, page cache,
     /// CPU time, reads. None for embedded engines, or when Docker could not say.
     #[serde(default)]
@@ -373,7 +373,7 @@ pub struct EngineResult {
     /// The writer replacing rows while this was measured (`--write-rate`); None
     /// without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub writer: Option<crate::live::WriterReport>,
+    pub writer: Option<crate::workload::live::WriterReport>,
     pub started_at: String,
     pub finished_at: String,
     /// A server blobrace does not manage (`db::server::place`): why it is taken as

@@ -94,7 +94,9 @@ fn marker_around_name(
     data_dir: &Path,
 ) -> Option<(String, String)> {
     let size = crate::size::SizeClass::new(64 << 10).ok()?;
-    let spec = crate::dataset::DatasetSpec::new(size, 1 << 20, 0, crate::key::KeyType::Int).ok()?;
+    let spec =
+        crate::dataset::DatasetSpec::new(size, 1 << 20, 0, crate::dataset::key::KeyType::Int)
+            .ok()?;
     let at = Locations {
         data_dir: data_dir.to_path_buf(),
         ..Locations::default()

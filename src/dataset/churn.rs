@@ -165,7 +165,7 @@ impl Order {
         let half_bits = bits.div_ceil(2).max(1);
         let mut keys = [0; 4];
         for (i, k) in keys.iter_mut().enumerate() {
-            *k = crate::content::mix(seed ^ 0x6368_7572_6e00 ^ i as u64);
+            *k = crate::dataset::content::mix(seed ^ 0x6368_7572_6e00 ^ i as u64);
         }
         Self {
             rows,
@@ -175,7 +175,7 @@ impl Order {
     }
 
     fn round(&self, half: u64, key: u64) -> u64 {
-        crate::content::mix(half ^ key) & ((1 << self.half_bits) - 1)
+        crate::dataset::content::mix(half ^ key) & ((1 << self.half_bits) - 1)
     }
 
     /// One pass of the Feistel network over 0..4^half_bits: a bijection there.

@@ -17,8 +17,8 @@ use anyhow::{Context, Result};
 
 use crate::cap::CapReport;
 use crate::error::InputError;
-use crate::merged_run::MergedRun;
-use crate::results::{EngineResult, RunResults, new_run_id};
+use crate::records::merged_run::MergedRun;
+use crate::records::results::{EngineResult, RunResults, new_run_id};
 use crate::stats::bands::BandSummary;
 use crate::stats::{Summary, hdr, interval};
 

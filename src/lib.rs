@@ -43,6 +43,7 @@ pub mod say;
 
 pub mod atomic_file;
 pub mod cap;
+pub mod commands;
 pub mod config;
 pub mod cpu_profile;
 pub mod dataset;

@@ -24,9 +24,11 @@ pub mod readahead;
 mod systemd;
 mod v1;
 mod v2;
+mod whole;
 
 pub use peaks::{StepMemory, read_step, start_step};
 pub use systemd::SCOPE_MARKER;
+pub use whole::apply_whole;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -2,6 +2,7 @@
 //! write it, repeat) so memory stays at about one batch. Complete datasets are
 //! skipped, partial ones resumed, and nothing starts before the disk check.
 
+pub mod drop;
 pub mod inventory;
 pub mod progress;
 pub mod verify;

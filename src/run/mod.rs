@@ -28,9 +28,10 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::cap::CapGuard;
+use crate::cap::{CapGuard, CapReport};
 use crate::config::RunConfig;
 use crate::db::registry::{StoreKind, stores_for};
+use crate::error::InputError;
 use crate::machine::MachineFacts;
 use crate::records::results::{RESULTS_SCHEMA_VERSION, RunResults, new_run_id};
 use crate::server_caps::ServerCaps;
@@ -38,7 +39,7 @@ use crate::server_caps::ServerCaps;
 pub use prepare::Prepared;
 pub use progress::Progress;
 pub use sinks::{Finding, Sink};
-pub use terminal::{apply_cap, print_cap};
+pub use terminal::print_cap;
 
 pub struct Run {
     pub results: RunResults,
@@ -73,6 +74,23 @@ pub struct Run {
     /// The emulated disk the data directory is on (`--disk-latency`), taken down last:
     /// after every store and the readahead let go of it.
     slow_disk: Option<crate::deploy::slow_disk::SlowDisk>,
+}
+
+/// Apply the run's whole cap (`cap::apply_whole`) and say it. Must run before any thread
+/// is spawned and before any data is touched, so every page this process caches is
+/// charged to the cap. A requested memory cap that cannot be had stops the run (exit
+/// code 2), after saying what is in force instead.
+pub fn apply_cap(config: &RunConfig) -> Result<(CapReport, CapGuard)> {
+    match crate::cap::apply_whole(config.cap, config.disk_cap.as_ref(), &config.data_dir) {
+        Ok((report, guard)) => {
+            print_cap(&report);
+            Ok((report, guard))
+        }
+        Err(unavailable) => {
+            print_cap(&unavailable.report);
+            Err(InputError::from(unavailable).into())
+        }
+    }
 }
 
 /// Drop server engines whose server cannot be reached, with one line each saying

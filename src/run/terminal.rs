@@ -1,42 +1,14 @@
 //! The lines a run prints as it goes: the cap in force, each load, each result, each
 //! step's progress.
 
-use anyhow::Result;
-
-use crate::cap::{self, CapGuard, CapReport};
+use crate::cap::CapReport;
 use crate::config::RunConfig;
-use crate::error::InputError;
 use crate::records::results::{EngineResult, LoadFacts};
 use crate::records::summary::{interval_label, unavailable_or};
 use crate::size::format_bytes;
 use crate::stats::{format_ns, hit_ratio_label, rate_label};
 
 use super::progress::Progress;
-
-/// Apply the cap and report it. Must run before any thread is spawned and before
-/// any data is touched, so every page this process caches is charged to the cap.
-/// A requested memory cap that cannot be had stops the run (exit code 2).
-pub fn apply_cap(config: &RunConfig) -> Result<(CapReport, CapGuard)> {
-    let scope_disk = config
-        .disk_cap
-        .as_ref()
-        .and_then(|d| cap::disk::ScopeDisk::of(d, &config.data_dir));
-    match cap::apply(config.cap, scope_disk.as_ref()) {
-        Ok((mut report, mut guard)) => {
-            // The servers' containers get theirs when they are fitted to the run's cap
-            // (`ServerCaps::cap_disks`), each result recording what its container held.
-            if let Some(disk) = &config.disk_cap {
-                cap::apply_disk(&mut report, &mut guard, disk, &config.data_dir);
-            }
-            print_cap(&report);
-            Ok((report, guard))
-        }
-        Err(unavailable) => {
-            print_cap(&unavailable.report);
-            Err(InputError::from(unavailable).into())
-        }
-    }
-}
 
 /// One line for the cap in force and how it came about, then its notes.
 pub fn print_cap(report: &CapReport) {

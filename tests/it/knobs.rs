@@ -27,7 +27,10 @@ fn names_after(text: &str, before: &str) -> BTreeSet<String> {
 #[test]
 fn every_flag_knob_reaches_the_compose_runner_and_the_docs() {
     let mut knobs = names_after(&read("src/config/args.rs"), "env = \"BLOBRACE_");
-    knobs.extend(names_after(&read("src/main.rs"), "env = \"BLOBRACE_"));
+    knobs.extend(names_after(
+        &read("src/commands/cli.rs"),
+        "env = \"BLOBRACE_",
+    ));
     assert!(knobs.len() > 30, "{knobs:?}");
     let compose = read("compose/compose.yaml");
     let runner = &compose[compose.find("\n  runner:").expect("a runner service")..];

@@ -1,0 +1,82 @@
+//! The commands over stored runs: `report` (one run, optionally beside a baseline),
+//! `merge` (runs made apart as one) and `variants` (layouts side by side).
+
+use anyhow::{Context, Result};
+
+use super::cli::{MergeArgs, ReportArgs, VariantsArgs};
+
+pub(super) fn report(args: ReportArgs) -> Result<()> {
+    use crate::report::{self, ReportOptions};
+    let noise = args.noise;
+    let run_dir = report::run_dir(&args.results_dir, args.run.as_deref())?;
+    let run = report::load_run(&run_dir)?;
+    let target_p99 = args.target_p99.unwrap_or(run.config.target_p99);
+    let baseline = args
+        .baseline
+        .as_deref()
+        .map(|id| report::run_dir(&args.results_dir, Some(id)))
+        .transpose()?;
+    let options = ReportOptions { target_p99, noise };
+    if let Some(dir) = &baseline {
+        let baseline = report::load_run(dir)?;
+        for cache in run.caches() {
+            let comparison = report::compare::Comparison::of(&baseline, &run, cache, noise);
+            crate::say::show_text(&comparison.table());
+        }
+    }
+    let rendered = report::render(&run_dir, baseline.as_deref(), &options).with_context(|| {
+        format!(
+            "the report of {} is not finished (its results are untouched, and each file is whole or not written): fix the cause below and run this command again",
+            run_dir.display()
+        )
+    })?;
+    say!("{}", rendered.line());
+    Ok(())
+}
+
+pub(super) fn merge(args: MergeArgs) -> Result<()> {
+    use crate::records::merge;
+    use crate::report;
+    let runs = merge::read_runs(&args.runs, &args.results_dir)?;
+    let merged = merge::merge(runs, &args.results_dir)?;
+    let dir = merged.write()?;
+    for (id, cells) in merge::cells_by_run(&merged) {
+        say!("merged: {cells} one-client result(s) from run {id}");
+    }
+    let options = report::ReportOptions {
+        target_p99: merged.config.target_p99,
+        noise: 0.10,
+    };
+    let rendered = report::render(&dir, None, &options)?;
+    say!("{}", rendered.line());
+    Ok(())
+}
+
+pub(super) fn variants(args: VariantsArgs) -> Result<()> {
+    use crate::report;
+    let runs = args
+        .runs
+        .iter()
+        .map(|id| {
+            let dir = std::path::Path::new(id);
+            let dir = if dir.join("results.json").exists() {
+                dir.to_path_buf()
+            } else {
+                report::run_dir(&args.results_dir, Some(id))?
+            };
+            report::load_run(&dir)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let dir = args.results_dir.join(format!(
+        "variants-{}",
+        crate::records::results::new_run_id()
+    ));
+    let written = report::variants::write(&runs, &dir)?;
+    say!(
+        "variants: {} ({} rows, {} charts)",
+        written.index.display(),
+        written.rows,
+        written.charts
+    );
+    Ok(())
+}

@@ -14,22 +14,22 @@ pub(super) fn report(args: ReportArgs) -> Result<()> {
     let baseline = args
         .baseline
         .as_deref()
-        .map(|id| report::run_dir(&args.results_dir, Some(id)))
+        .map(|id| report::load_run(&report::run_dir(&args.results_dir, Some(id))?))
         .transpose()?;
     let options = ReportOptions { target_p99, noise };
-    if let Some(dir) = &baseline {
-        let baseline = report::load_run(dir)?;
+    if let Some(baseline) = &baseline {
         for cache in run.caches() {
-            let comparison = report::compare::Comparison::of(&baseline, &run, cache, noise);
+            let comparison = report::compare::Comparison::of(baseline, &run, cache, noise);
             crate::say::show_text(&comparison.table());
         }
     }
-    let rendered = report::render(&run_dir, baseline.as_deref(), &options).with_context(|| {
-        format!(
-            "the report of {} is not finished (its results are untouched, and each file is whole or not written): fix the cause below and run this command again",
-            run_dir.display()
-        )
-    })?;
+    let rendered = report::render_run(&run_dir, &run, baseline.as_ref(), &options)
+        .with_context(|| {
+            format!(
+                "the report of {} is not finished (its results are untouched, and each file is whole or not written): fix the cause below and run this command again",
+                run_dir.display()
+            )
+        })?;
     say!("{}", rendered.line());
     Ok(())
 }
@@ -47,7 +47,7 @@ pub(super) fn merge(args: MergeArgs) -> Result<()> {
         target_p99: merged.config.target_p99,
         noise: 0.10,
     };
-    let rendered = report::render(&dir, None, &options)?;
+    let rendered = report::render(&dir, &options)?;
     say!("{}", rendered.line());
     Ok(())
 }

@@ -164,20 +164,25 @@ pub fn page_dir(run_dir: &Path, cache: CacheState, primary: CacheState) -> PathB
 /// Draw every chart, export the summary, write the page(s) and the entry points:
 /// one page per cache state measured (`RunResults::view`), each the whole report
 /// of that state; repeats appear as their spread.
-pub fn render(
+pub fn render(run_dir: &Path, options: &ReportOptions) -> Result<Rendered> {
+    render_run(run_dir, &load_run(run_dir)?, None, options)
+}
+
+/// `render` of a run already read from `run_dir`, beside a baseline already read:
+/// `blobrace report --baseline` reads each once for its table and its page.
+pub fn render_run(
     run_dir: &Path,
-    baseline: Option<&Path>,
+    run: &RunResults,
+    baseline: Option<&RunResults>,
     options: &ReportOptions,
 ) -> Result<Rendered> {
     let started = Instant::now();
-    let run = load_run(run_dir)?;
-    let baseline = baseline.map(load_run).transpose()?;
-    for exporter in export::AnyExporter::ALL {
-        if let Some(bytes) = exporter.serialize(&run)? {
+    for exporter in export::ALL {
+        if let Some(bytes) = exporter.serialize(run)? {
             write_atomic(&run_dir.join(exporter.file_name()), &bytes)?;
         }
     }
-    let primary = primary_cache(&run);
+    let primary = primary_cache(run);
     let mut drawn = 0;
     for cache in run.caches() {
         let view = run.view(cache);
@@ -186,7 +191,7 @@ pub fn render(
             .with_context(|| format!("cannot create {}", dir.display()))?;
         let comparison = baseline.as_ref().map(|b| {
             // The baseline's same cache state; a baseline from before cache states is cold.
-            Comparison::of(b, &run, cache, options.noise)
+            Comparison::of(b, run, cache, options.noise)
         });
         let charts = AnyChart::all_for(&view, options.target_p99.as_nanos() as u64);
         for chart in &charts {
@@ -196,7 +201,7 @@ pub fn render(
         }
         drawn += charts.len();
         let context = page::PageContext {
-            full: &run,
+            full: run,
             cache,
             primary,
             to_run_dir: if dir == run_dir { "" } else { "../" },

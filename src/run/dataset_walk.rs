@@ -45,7 +45,7 @@ impl Run {
             .order
             .iter()
             .flat_map(|&i| walk.stores_of(i).iter().map(move |&s| (s, i)))
-            .map(|(store, i)| self.load_seconds(store, sizes[i]))
+            .map(|(store, i)| self.load_plan.load_seconds(store, sizes[i]))
             .sum();
         lines.push(format!(
             "disk plan: nothing is kept for the next run, which loads every dataset again (about {} here); the engines of one store are measured together in each size class (--repeat's rotation included). Room for one size class (`blobrace env` lists what takes the disk) keeps the datasets dearest to load again",
@@ -56,29 +56,18 @@ impl Run {
             part.disk_plan = lines;
         }
         self.measure_in_order(&walk.order, &sizes);
-        self.dataset_walk = Some((walk, sizes));
+        self.load_plan.walk(walk, sizes);
         Ok(())
-    }
-
-    /// Whether the run loads and drops one dataset at a time.
-    pub(super) fn walks_datasets(&self) -> bool {
-        self.dataset_walk.is_some()
     }
 
     /// `spec`'s cells in the order they are measured: the plan's, or, one dataset at a
     /// time, grouped by store in the walk's order (each group in the plan's order).
     pub(super) fn cells_in_order<'p>(&self, plan: &'p Plan, spec: DatasetSpec) -> Vec<&'p Cell> {
         let mut cells: Vec<&Cell> = plan.cells_at(spec).collect();
-        if let Some(stores) = self.walked_stores(spec) {
+        if let Some(stores) = self.load_plan.walked_stores(spec) {
             cells.sort_by_key(|c| stores.iter().position(|&s| s == c.engine.store()));
         }
         cells
-    }
-
-    fn walked_stores(&self, spec: DatasetSpec) -> Option<&[StoreKind]> {
-        let (walk, sizes) = self.dataset_walk.as_ref()?;
-        let i = sizes.iter().position(|s| *s == spec)?;
-        Some(walk.stores_of(i))
     }
 
     /// One dataset at a time: load `store`'s dataset of `spec` before its engines'

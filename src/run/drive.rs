@@ -79,7 +79,7 @@ pub fn measure_all<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Re
 fn measure_sizes<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Result<()> {
     let config = run.config().clone();
     let plan = Plan::of(&config);
-    for spec in run.sizes_in_order(&plan) {
+    for spec in run.load_plan.sizes_in_order(&plan) {
         let left: Vec<&Cell> = run
             .cells_in_order(&plan, spec)
             .into_iter()
@@ -92,7 +92,7 @@ fn measure_sizes<D: Driver>(run: &mut Run, rt: &Runtime, driver: &mut D) -> Resu
             continue;
         }
         rt.block_on(run.before_size(spec))?;
-        let walking = run.walks_datasets();
+        let walking = run.load_plan.walks();
         let mut scope = driver.size(spec);
         for (k, cell) in left.iter().enumerate() {
             // One dataset at a time: a store's dataset is there from its first cell

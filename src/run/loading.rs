@@ -32,7 +32,7 @@ impl Run {
         self.route_servers()?;
         let outlook = self.outlook().await;
         self.progress(Progress::Outlook(&outlook));
-        self.load_outlook = outlook.loads;
+        self.load_plan.outlook = outlook.loads;
         self.say_where_it_stands("it was loading");
         let stores = stores_for(&self.config().engines);
         // Sizes an earlier part measured whole are not loaded again.
@@ -105,9 +105,9 @@ impl Run {
     /// One size class at a time, those already on disk go first (`Rooms::order`): the
     /// run measures `sizes` in `order`, and says so where that is not its own order.
     pub(super) fn measure_in_order(&mut self, order: &[usize], sizes: &[DatasetSpec]) {
-        self.size_order = order.iter().map(|&i| sizes[i]).collect();
+        let ordered = self.load_plan.order_sizes(order, sizes);
         if order.windows(2).any(|w| w[0] > w[1]) {
-            let names: Vec<String> = self.size_order.iter().map(|s| s.size.to_string()).collect();
+            let names: Vec<String> = ordered.iter().map(|s| s.size.to_string()).collect();
             let line = format!(
                 "disk plan: size classes in the order {}: those already on disk first, so that dropping them once measured makes room for the loads after them",
                 names.join(", ")
@@ -119,33 +119,16 @@ impl Run {
         }
     }
 
-    /// The size classes of `plan` in the order they are measured: the plan's, unless
-    /// loading one at a time put those already on disk first (`measure_in_order`).
-    /// Those it did not order (measured whole by earlier parts) keep their places
-    /// ahead, so a continued run's cells keep their numbers.
-    pub(super) fn sizes_in_order(&self, plan: &Plan) -> Vec<DatasetSpec> {
-        let mut sizes: Vec<DatasetSpec> = plan
-            .sizes()
-            .iter()
-            .copied()
-            .filter(|s| !self.size_order.contains(s))
-            .collect();
-        sizes.extend(self.size_order.iter().filter(|s| plan.sizes().contains(s)));
-        sizes
-    }
-
-    /// Loads go size class by size class, whether every one is dropped after it is
-    /// measured (`--drop-after`), some are kept (`keep_plan`), or each dataset is
-    /// loaded and dropped in turn (`dataset_walk`).
+    /// Loads go size class by size class (`LoadPlan::one_size_at_a_time`).
     pub(super) fn one_size_at_a_time(&self) -> bool {
-        self.config().drop_after || self.keep_plan.is_some() || self.dataset_walk.is_some()
+        self.load_plan.one_size_at_a_time(self.config().drop_after)
     }
 
     /// The disk cannot hold every size class at once but can hold one: go size class
     /// by size class, keeping what is dearest to load again as far as the disk allows
     /// (`Rooms::keep_plan`), and say so with the arithmetic before loading.
     fn plan_what_to_keep(&mut self, rooms: &crate::disk_room::Rooms, sizes: Vec<DatasetSpec>) {
-        let cost = |store: StoreKind, spec: &DatasetSpec| self.load_seconds(store, *spec);
+        let cost = |store: StoreKind, spec: &DatasetSpec| self.load_plan.load_seconds(store, *spec);
         let plan = rooms.keep_plan(sizes.len(), |store, i| cost(store, &sizes[i]));
         let name = |list: &[(StoreKind, usize)]| -> String {
             let names: Vec<String> = list
@@ -196,7 +179,7 @@ impl Run {
             part.disk_plan = lines;
         }
         self.measure_in_order(&plan.order, &sizes);
-        self.keep_plan = Some((plan, sizes));
+        self.load_plan.keep(plan, sizes);
     }
 
     /// The datasets a cell left to measure reads: (store, size class), each once. A
@@ -210,14 +193,6 @@ impl Run {
             }
         }
         pairs
-    }
-
-    /// Seconds to load `store`'s whole dataset of `spec`: from the loads recorded in the
-    /// results directory, else from the store's own figure (`Database::load_cost`).
-    pub(super) fn load_seconds(&self, store: StoreKind, spec: DatasetSpec) -> f64 {
-        self.load_rates
-            .seconds(store, spec.mean_blob_bytes(), spec.rows)
-            .unwrap_or_else(|| store.load_cost().seconds(spec.rows, spec.bytes()))
     }
 
     /// Load `store`'s dataset of `spec` alone. A load that fails, or no longer finds
@@ -288,7 +263,11 @@ impl Run {
                 loads.bytes += rows * spec.mean_blob_bytes();
                 // The disk plan's figures: a store with no load recorded here is
                 // estimated by its own cost (SeaweedFS's 1 KiB is most of a full run).
-                seconds += match self.load_rates.seconds(kind, spec.mean_blob_bytes(), rows) {
+                seconds += match self
+                    .load_plan
+                    .rates()
+                    .seconds(kind, spec.mean_blob_bytes(), rows)
+                {
                     Some(s) => s,
                     None => {
                         let name = format!("{} {}", kind.name(), spec.size_label());
@@ -327,7 +306,7 @@ impl Run {
     ) -> Result<()> {
         let rows = load.rows.saturating_sub(load.resumed_from_row);
         if load.outcome != LoadOutcome::AlreadyLoaded {
-            self.load_rates
+            self.load_plan
                 .learn(load.store, load.size_bytes, rows, load.seconds);
         }
         let same =
@@ -379,7 +358,7 @@ impl Run {
     /// Before measuring a size class: with `drop_after`, load it now.
     pub async fn before_size(&mut self, spec: DatasetSpec) -> Result<()> {
         // One dataset at a time: each store's is loaded before its cells (`before_dataset`).
-        if !self.one_size_at_a_time() || self.dataset_walk.is_some() {
+        if !self.one_size_at_a_time() || self.load_plan.walks() {
             return Ok(());
         }
         let mut mark = Instant::now();
@@ -419,14 +398,8 @@ impl Run {
     /// read is not in the plan, and stays: SeaweedFS's 1 KiB takes 40 min to load
     /// again). One dataset at a time, each went after its last cell (`after_dataset`).
     pub async fn after_size(&mut self, spec: DatasetSpec) -> Result<()> {
-        let keeps = |run: &Run, kind: StoreKind| match &run.keep_plan {
-            Some((plan, sizes)) => sizes
-                .iter()
-                .position(|s| *s == spec)
-                .is_none_or(|i| !plan.drop.contains(&(kind, i))),
-            None => !run.config().drop_after,
-        };
-        if self.dataset_walk.is_some() && !self.config().drop_after {
+        let drop_after = self.config().drop_after;
+        if self.load_plan.walks() && !drop_after {
             return Ok(());
         }
         let why = if self.config().drop_after {
@@ -435,7 +408,7 @@ impl Run {
             "the disk plan: cheaper to load again than others"
         };
         for kind in stores_for(&self.config().engines) {
-            if !keeps(self, kind) {
+            if !self.load_plan.keeps(kind, spec, drop_after) {
                 self.drop_dataset(kind, spec, why).await?;
             }
         }

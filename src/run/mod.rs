@@ -9,6 +9,7 @@ mod clients;
 mod dataset_walk;
 pub mod drive;
 pub mod interrupt;
+mod load_plan;
 mod loading;
 mod network;
 pub mod outlook;
@@ -49,23 +50,8 @@ pub struct Run {
     server_caps: ServerCaps,
     /// This part's time: loads, measuring, in all (`outlook`).
     clock: outlook::Clock,
-    /// Rows a second each store loaded at each size, as recorded in the results
-    /// directory: the start's estimate of the loads (`resume::LoadRates`).
-    load_rates: resume::LoadRates,
-    /// The loads still to make when the run started, per size (`outlook`).
-    load_outlook: outlook::LoadsOutlook,
-    /// Where the disk cannot hold every dataset at once: which are kept after their
-    /// size class is measured (the sizes it indexes).
-    keep_plan: Option<(crate::disk_room::KeepPlan, Vec<crate::dataset::DatasetSpec>)>,
-    /// Where the disk cannot hold even one size class: the order each store's dataset
-    /// is loaded, measured and dropped in (the sizes it indexes).
-    dataset_walk: Option<(
-        crate::disk_room::DatasetWalk,
-        Vec<crate::dataset::DatasetSpec>,
-    )>,
-    /// The size classes in the order they are measured, where loading them one at a
-    /// time put those already on disk first; empty: the plan's order.
-    size_order: Vec<crate::dataset::DatasetSpec>,
+    /// What the loads will take, and the disk plan where every dataset does not fit.
+    load_plan: load_plan::LoadPlan,
     _cap_guard: CapGuard,
     /// The readahead set for the run, put back when it ends.
     readahead_holds: Vec<crate::cap::readahead::Hold>,
@@ -361,11 +347,7 @@ impl Run {
             sinks: sinks::every_sink(),
             server_caps: ServerCaps::default(),
             clock: outlook::Clock::default(),
-            load_rates,
-            load_outlook: outlook::LoadsOutlook::default(),
-            keep_plan: None,
-            dataset_walk: None,
-            size_order: Vec::new(),
+            load_plan: load_plan::LoadPlan::new(load_rates),
             _cap_guard: guard,
             readahead_holds,
             network,

@@ -47,6 +47,7 @@ impl Run {
         let config = self.config();
         // In the order the run measures them (those already on disk may go first).
         let in_order: Vec<&Cell> = self
+            .load_plan
             .sizes_in_order(plan)
             .into_iter()
             .flat_map(|spec| self.cells_in_order(plan, spec))
@@ -95,13 +96,15 @@ impl Run {
         }
         // The size classes after this one, in the order the run measures them.
         let after: Vec<_> = self
+            .load_plan
             .sizes_in_order(plan)
             .into_iter()
             .skip_while(|s| s.size != cell.spec.size)
             .skip(1)
             .map(|s| s.size)
             .collect();
-        self.load_outlook
+        self.load_plan
+            .outlook
             .per_size
             .iter()
             .filter(|(size, _)| after.contains(size))

@@ -233,7 +233,7 @@ impl Sink for HtmlReport {
             target_p99: run.config.target_p99,
             ..Default::default()
         };
-        let rendered = crate::report::render(&dir, None, &options).with_context(|| {
+        let rendered = crate::report::render(&dir, &options).with_context(|| {
             format!(
                 "the results are saved in {}, but the report failed (retry with `blobrace report --run {} --results-dir {}`)",
                 dir.display(),

@@ -27,6 +27,7 @@ pub mod orm_store;
 pub mod registry;
 pub mod server;
 pub mod shared_handles;
+pub mod single_file;
 pub mod store;
 
 pub mod dolt;

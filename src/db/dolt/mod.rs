@@ -5,8 +5,6 @@
 //! GOMEMLIMIT (recorded with each result) keeps the heap under it. A load ends with a
 //! Dolt commit, so the data is an ordinary committed Dolt database.
 
-use sea_orm::{ConnectOptions, DbBackend};
-
 use crate::db::server::mysql_wire;
 use crate::db::server::{
     BulkLoad, CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, PieceSql, Recording,
@@ -58,6 +56,8 @@ impl ServerDb for Dolt {
 
 /// How it is spoken to: SQL over its wire protocol.
 impl SqlServer for Dolt {
+    mysql_wire::mysql_wire_sql!(set_names: false);
+
     /// Dolt 0.40's SUBSTRING counts characters of a LONGBLOB, not bytes: a 4 MiB
     /// value read in 64 KiB pieces ended at 4,050,378 bytes (measured 2026-11-26).
     fn piece_sql(&self, _options: &ServerOptions) -> Result<PieceSql, &'static str> {
@@ -66,35 +66,11 @@ impl SqlServer for Dolt {
         )
     }
 
-    fn backend(&self) -> DbBackend {
-        DbBackend::MySql
-    }
-
     fn engine_help(&self) -> [&'static str; 2] {
         [
             "Dolt sql-server (capped container) through SeaORM's MySQL backend",
             "the same Dolt table and query through sqlx, prepared statement",
         ]
-    }
-
-    fn connection_setup(&self, options: &mut ConnectOptions, namespace: Option<&str>) {
-        mysql_wire::connection_setup(options, namespace, false)
-    }
-
-    fn namespace_word(&self) -> &'static str {
-        "database"
-    }
-
-    fn create_namespace_sql(&self, namespace: &str) -> String {
-        mysql_wire::create_database_sql(namespace)
-    }
-
-    fn drop_namespace_sql(&self, namespace: &str) -> String {
-        mysql_wire::drop_database_sql(namespace)
-    }
-
-    fn read_range_sql(&self, first: &str, last: &str, _options: &ServerOptions) -> String {
-        mysql_wire::read_range_sql(first, last)
     }
 }
 

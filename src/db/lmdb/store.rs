@@ -17,6 +17,7 @@ use super::handle::{
 };
 use crate::dataset::key::KEY_BYTES;
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
+use crate::db::single_file::{id_range_of_keys, own_file, state_before_file};
 use crate::db::store::{
     IdRange, Store, allocated_bytes, delete_dir, remove_dataset_dir, remove_leftover_dir,
     rows_for_batch, written_head,
@@ -148,22 +149,8 @@ impl Store for LmdbStore {
     }
 
     async fn state(&mut self) -> Result<DatasetState> {
-        if !self.dir.exists() {
-            return Ok(DatasetState::Absent);
-        }
-        if !self.file.exists() {
-            let others = std::fs::read_dir(&self.dir)
-                .with_context(|| format!("cannot list {}", self.dir.display()))?
-                .filter_map(|e| e.ok())
-                .any(|e| e.file_name() != "lock.mdb");
-            if !others {
-                return Ok(DatasetState::Partial { rows_done: 0 });
-            }
-            return Err(InputError::ForeignFile {
-                path: self.dir.clone(),
-                why: format!("the directory has files but no {FILE}"),
-            }
-            .into());
+        if let Some(state) = state_before_file(&self.dir, &self.file, &["lock.mdb"])? {
+            return Ok(state);
         }
         match self.looks_like_lmdb()? {
             None => return Ok(DatasetState::Partial { rows_done: 0 }),
@@ -329,17 +316,9 @@ impl Store for LmdbStore {
             // Random keys say nothing of ids: `verify` fetches every id's key.
             return Ok(IdRange { count, ids: None });
         }
-        let id_of = |key: &[u8]| -> Result<u64> {
-            Ok(u64::from_be_bytes(key.try_into().with_context(|| {
-                format!("a key of {} bytes in {}", key.len(), self.file.display())
-            })?))
-        };
-        let first = blobs.first(&txn)?.map(|(k, _)| id_of(k)).transpose()?;
-        let last = blobs.last(&txn)?.map(|(k, _)| id_of(k)).transpose()?;
-        Ok(IdRange {
-            count,
-            ids: Some((first.unwrap_or(0), last.unwrap_or(0))),
-        })
+        let first = blobs.first(&txn)?.map(|(k, _)| k);
+        let last = blobs.last(&txn)?.map(|(k, _)| k);
+        id_range_of_keys(count, first, last, &self.file)
     }
 
     async fn remove(&mut self) -> Result<()> {
@@ -357,11 +336,7 @@ impl Store for LmdbStore {
     }
 
     fn own_files(&mut self, _count: usize, _seed: u64) -> Result<Vec<PathBuf>, String> {
-        if self.file.exists() {
-            Ok(vec![self.file.clone()])
-        } else {
-            Err(format!("{} is not there", self.file.display()))
-        }
+        own_file(&self.file)
     }
 }
 

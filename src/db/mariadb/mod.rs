@@ -3,8 +3,6 @@
 //! packet: sqlx splits packets over 16 MiB, but the server refuses anything over
 //! `max_allowed_packet` (error 1153), so that limit is checked before loading.
 
-use sea_orm::{ConnectOptions, DbBackend};
-
 use crate::db::server::mysql_wire;
 use crate::db::server::{
     CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, Recording, ServerDb,
@@ -45,35 +43,13 @@ impl ServerDb for Mariadb {
 
 /// How it is spoken to: SQL over its wire protocol.
 impl SqlServer for Mariadb {
-    fn backend(&self) -> DbBackend {
-        DbBackend::MySql
-    }
+    mysql_wire::mysql_wire_sql!(set_names: true);
 
     fn engine_help(&self) -> [&'static str; 2] {
         [
             "MariaDB (capped container) through SeaORM",
             "the same MariaDB table and query through sqlx, server-side prepared statement",
         ]
-    }
-
-    fn connection_setup(&self, options: &mut ConnectOptions, namespace: Option<&str>) {
-        mysql_wire::connection_setup(options, namespace, true)
-    }
-
-    fn namespace_word(&self) -> &'static str {
-        "database"
-    }
-
-    fn create_namespace_sql(&self, namespace: &str) -> String {
-        mysql_wire::create_database_sql(namespace)
-    }
-
-    fn drop_namespace_sql(&self, namespace: &str) -> String {
-        mysql_wire::drop_database_sql(namespace)
-    }
-
-    fn read_range_sql(&self, first: &str, last: &str, _options: &ServerOptions) -> String {
-        mysql_wire::read_range_sql(first, last)
     }
 
     fn prefill_settings(&self) -> &'static [(&'static str, &'static str)] {

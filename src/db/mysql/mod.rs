@@ -5,12 +5,9 @@
 //! cap is the buffer pool. Debian has no MySQL package to build a stand-in from: where
 //! the image cannot be pulled the engines are skipped, saying so.
 
-use sea_orm::{ConnectOptions, DbBackend};
-
 use crate::db::server::mysql_wire;
 use crate::db::server::{
-    CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, Recording, ServerDb,
-    ServerOptions, SqlServer,
+    CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, Recording, ServerDb, SqlServer,
 };
 
 pub struct Mysql;
@@ -51,35 +48,13 @@ impl ServerDb for Mysql {
 
 /// How it is spoken to: SQL over its wire protocol.
 impl SqlServer for Mysql {
-    fn backend(&self) -> DbBackend {
-        DbBackend::MySql
-    }
+    mysql_wire::mysql_wire_sql!(set_names: true);
 
     fn engine_help(&self) -> [&'static str; 2] {
         [
             "MySQL 8.4 (capped container, official image only) through SeaORM",
             "the same MySQL table and query through sqlx, server-side prepared statement",
         ]
-    }
-
-    fn connection_setup(&self, options: &mut ConnectOptions, namespace: Option<&str>) {
-        mysql_wire::connection_setup(options, namespace, true)
-    }
-
-    fn namespace_word(&self) -> &'static str {
-        "database"
-    }
-
-    fn create_namespace_sql(&self, namespace: &str) -> String {
-        mysql_wire::create_database_sql(namespace)
-    }
-
-    fn drop_namespace_sql(&self, namespace: &str) -> String {
-        mysql_wire::drop_database_sql(namespace)
-    }
-
-    fn read_range_sql(&self, first: &str, last: &str, _options: &ServerOptions) -> String {
-        mysql_wire::read_range_sql(first, last)
     }
 
     fn prefill_settings(&self) -> &'static [(&'static str, &'static str)] {

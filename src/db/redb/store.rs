@@ -15,6 +15,7 @@ use redb::{ReadableTableMetadata, TableError};
 use super::handle::{BLOBS, MANIFEST, MANIFEST_KEY, guarded, reader_is_open, writer};
 use crate::dataset::key::KEY_BYTES;
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
+use crate::db::single_file::{id_range_of_keys, own_file, state_before_file};
 use crate::db::store::{
     IdRange, Store, allocated_bytes, delete_dir, remove_dataset_dir, remove_leftover_dir,
     rows_for_batch, written_head,
@@ -133,17 +134,14 @@ impl RedbStore {
             // Random keys say nothing of ids: `verify` fetches every id's key.
             return Ok(IdRange { count, ids: None });
         }
-        let id_of = |key: &[u8]| -> Result<u64> {
-            Ok(u64::from_be_bytes(key.try_into().with_context(|| {
-                format!("a key of {} bytes in {}", key.len(), self.file.display())
-            })?))
-        };
-        let first = table.first()?.map(|(k, _)| id_of(k.value())).transpose()?;
-        let last = table.last()?.map(|(k, _)| id_of(k.value())).transpose()?;
-        Ok(IdRange {
+        let first = table.first()?;
+        let last = table.last()?;
+        id_range_of_keys(
             count,
-            ids: Some((first.unwrap_or(0), last.unwrap_or(0))),
-        })
+            first.as_ref().map(|(k, _)| k.value()),
+            last.as_ref().map(|(k, _)| k.value()),
+            &self.file,
+        )
     }
 
     /// Whether the file starts with redb's magic number (None: nothing written there
@@ -168,20 +166,8 @@ impl Store for RedbStore {
     }
 
     async fn state(&mut self) -> Result<DatasetState> {
-        if !self.dir.exists() {
-            return Ok(DatasetState::Absent);
-        }
-        if !self.file.exists() {
-            let mut entries = std::fs::read_dir(&self.dir)
-                .with_context(|| format!("cannot list {}", self.dir.display()))?;
-            if entries.next().is_none() {
-                return Ok(DatasetState::Partial { rows_done: 0 });
-            }
-            return Err(InputError::ForeignFile {
-                path: self.dir.clone(),
-                why: format!("the directory has files but no {FILE}"),
-            }
-            .into());
+        if let Some(state) = state_before_file(&self.dir, &self.file, &[])? {
+            return Ok(state);
         }
         match self.looks_like_redb()? {
             None => return Ok(DatasetState::Partial { rows_done: 0 }),
@@ -338,11 +324,7 @@ impl Store for RedbStore {
     }
 
     fn own_files(&mut self, _count: usize, _seed: u64) -> Result<Vec<PathBuf>, String> {
-        if self.file.exists() {
-            Ok(vec![self.file.clone()])
-        } else {
-            Err(format!("{} is not there", self.file.display()))
-        }
+        own_file(&self.file)
     }
 }
 

@@ -6,6 +6,44 @@ use sea_orm::ConnectOptions;
 
 use super::{CacheSetting, ComposeEnv, PacketLimit, compose_port};
 
+/// The `SqlServer` methods every MySQL-wire server writes alike, inside its `impl
+/// SqlServer` block: SeaORM's MySQL backend, a database per dataset (connected into,
+/// created, dropped), and the range read of `verify` and the prefill. `set_names`: as
+/// `connection_setup` takes it.
+macro_rules! mysql_wire_sql {
+    (set_names: $set_names:expr) => {
+        fn backend(&self) -> sea_orm::DbBackend {
+            sea_orm::DbBackend::MySql
+        }
+
+        fn connection_setup(&self, options: &mut sea_orm::ConnectOptions, namespace: Option<&str>) {
+            $crate::db::server::mysql_wire::connection_setup(options, namespace, $set_names)
+        }
+
+        fn namespace_word(&self) -> &'static str {
+            "database"
+        }
+
+        fn create_namespace_sql(&self, namespace: &str) -> String {
+            $crate::db::server::mysql_wire::create_database_sql(namespace)
+        }
+
+        fn drop_namespace_sql(&self, namespace: &str) -> String {
+            $crate::db::server::mysql_wire::drop_database_sql(namespace)
+        }
+
+        fn read_range_sql(
+            &self,
+            first: &str,
+            last: &str,
+            _options: &$crate::db::server::ServerOptions,
+        ) -> String {
+            $crate::db::server::mysql_wire::read_range_sql(first, last)
+        }
+    };
+}
+pub(crate) use mysql_wire_sql;
+
 /// `mysql://root:<password>@127.0.0.1:<port>` from compose/.env, where it has the password.
 pub fn compose_url(
     env: &ComposeEnv,

@@ -19,8 +19,8 @@ pub trait Database: Sync {
     fn name(&self) -> &'static str;
     /// Its engines, each one way of fetching its data, in the suite's order.
     fn engines(&self) -> Vec<EngineDef>;
-    /// Its store of one dataset (`server`: itself, where it is a server).
-    fn open_store(&self, server: Option<Server>, at: &Locations, spec: DatasetSpec) -> BoxedStore;
+    /// Its store of one dataset.
+    fn open_store(&self, at: &Locations, spec: DatasetSpec) -> BoxedStore;
 
     /// Capability: rows under a 16-byte key (`--key`). fs names a file by its id and
     /// the floor reads at the id's offset: neither has keys.

@@ -115,7 +115,7 @@ impl StoreKind {
     pub fn open(self, at: &Locations, spec: DatasetSpec) -> AnyStore {
         AnyStore {
             kind: self,
-            store: self.db().open_store(self.server(), at, spec),
+            store: self.db().open_store(at, spec),
         }
     }
 }

@@ -11,7 +11,6 @@ pub mod store;
 use super::any_engine::AnyEngine;
 use super::database::{Database, EngineDef};
 use super::engine::Client;
-use super::server::Server;
 use super::store::{BoxedStore, boxed};
 use crate::dataset::DatasetSpec;
 use crate::db::locations::Locations;
@@ -48,7 +47,7 @@ impl Database for Floor {
         }]
     }
 
-    fn open_store(&self, _: Option<Server>, at: &Locations, spec: DatasetSpec) -> BoxedStore {
+    fn open_store(&self, at: &Locations, spec: DatasetSpec) -> BoxedStore {
         boxed(store::FloorStore::new(&at.data_dir, spec))
     }
 

@@ -7,7 +7,6 @@ pub mod store;
 use super::any_engine::AnyEngine;
 use super::database::{Database, EngineDef};
 use super::engine::Client;
-use super::server::Server;
 use super::store::{BoxedStore, boxed};
 use crate::dataset::DatasetSpec;
 use crate::db::locations::Locations;
@@ -44,7 +43,7 @@ impl Database for Fs {
         }]
     }
 
-    fn open_store(&self, _: Option<Server>, at: &Locations, spec: DatasetSpec) -> BoxedStore {
+    fn open_store(&self, at: &Locations, spec: DatasetSpec) -> BoxedStore {
         boxed(store::FsStore::new(&at.data_dir, spec))
     }
 

@@ -163,8 +163,8 @@ impl Database for Seaweedfs {
         }]
     }
 
-    fn open_store(&self, server: Option<Server>, at: &Locations, spec: DatasetSpec) -> BoxedStore {
-        let server = server.expect("a server's store is opened with its server");
+    fn open_store(&self, at: &Locations, spec: DatasetSpec) -> BoxedStore {
+        let server = Server::named(Database::name(self)).expect("every server is registered");
         boxed(store::S3Store::new(server, at.server_url(server), spec))
     }
 

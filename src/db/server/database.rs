@@ -45,8 +45,8 @@ impl<T: SqlServer> Db for T {
         ]
     }
 
-    fn open_store(&self, server: Option<Server>, at: &Locations, spec: DatasetSpec) -> BoxedStore {
-        let server = server.expect("a server's store is opened with its server");
+    fn open_store(&self, at: &Locations, spec: DatasetSpec) -> BoxedStore {
+        let server = Server::named(Db::name(self)).expect("every server is registered");
         boxed(store::ServerStore::new(
             server,
             at.server_url(server),

@@ -16,7 +16,6 @@ mod writer;
 use super::any_engine::AnyEngine;
 use super::database::{Database, EngineDef};
 use super::engine::Client;
-use super::server::Server;
 use super::store::{BoxedStore, boxed};
 use crate::dataset::DatasetSpec;
 use crate::db::locations::{DEFAULT_SQLITE_PAGE_SIZE, Locations};
@@ -97,7 +96,7 @@ impl Database for Sqlite {
         at.sqlite_mmap_size != 0
     }
 
-    fn open_store(&self, _: Option<Server>, at: &Locations, spec: DatasetSpec) -> BoxedStore {
+    fn open_store(&self, at: &Locations, spec: DatasetSpec) -> BoxedStore {
         boxed(store::SqliteStore::new(
             &at.data_dir,
             spec,

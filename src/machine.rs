@@ -24,6 +24,64 @@ pub struct MachineFacts {
     /// block device (tmpfs, overlay) or it cannot be read.
     #[serde(default)]
     pub data_read_ahead_kb: Option<u64>,
+    /// The disk under the data directory, as its queue describes it: None where there
+    /// is no block device (tmpfs, overlay) or its queue cannot be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_disk: Option<DiskFacts>,
+}
+
+/// A disk as the kernel's block queue describes it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DiskFacts {
+    /// Its kernel name (`vda`, `nvme0n1`).
+    pub name: String,
+    /// Its model (`device/model`); None where the driver gives none (virtio).
+    pub model: Option<String>,
+    /// The I/O scheduler in force (`queue/scheduler`'s bracketed one: `none`, `mq-deadline`).
+    pub scheduler: Option<String>,
+    /// Whether the kernel takes it for a spinning disk (`queue/rotational`).
+    pub rotational: Option<bool>,
+}
+
+impl DiskFacts {
+    /// "vda (model unknown, scheduler mq-deadline, not rotational)".
+    pub fn label(&self) -> String {
+        let unknown = || "unknown".to_string();
+        format!(
+            "{} (model {}, scheduler {}, {})",
+            self.name,
+            self.model.clone().unwrap_or_else(unknown),
+            self.scheduler.clone().unwrap_or_else(unknown),
+            match self.rotational {
+                Some(true) => "rotational",
+                Some(false) => "not rotational",
+                None => "rotational unknown",
+            }
+        )
+    }
+}
+
+/// The disk under `data_dir`, read from `sys` (`/sys`).
+fn disk_facts(data_dir: &Path, sys: &Path) -> Option<DiskFacts> {
+    let device = block_device(data_dir, sys).ok()?;
+    let dir = sys.join("dev/block").join(&device.major_minor);
+    let read = |file: &str| {
+        fs::read_to_string(dir.join(file))
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    Some(DiskFacts {
+        name: device.name,
+        model: read("device/model"),
+        scheduler: read("queue/scheduler").map(|line| {
+            line.split_whitespace()
+                .find_map(|s| s.strip_prefix('[')?.strip_suffix(']'))
+                .unwrap_or(&line)
+                .to_string()
+        }),
+        rotational: read("queue/rotational").map(|r| r == "1"),
+    })
 }
 
 impl MachineFacts {
@@ -44,6 +102,7 @@ impl MachineFacts {
             data_filesystem,
             data_device,
             data_read_ahead_kb: read_ahead_kb(data_dir),
+            data_disk: disk_facts(data_dir, Path::new("/sys")),
         }
     }
 }
@@ -251,5 +310,28 @@ mod tests {
         }
         assert!(available_bytes(Path::new(".")).unwrap() > 0);
         assert!(peak_rss_bytes().unwrap() > 0);
+    }
+
+    #[test]
+    fn the_disks_model_scheduler_and_rotation_are_read_from_its_queue() {
+        let sys = tempfile::tempdir().unwrap();
+        let dev = fs::metadata(".").unwrap().dev();
+        let node = format!("{}:{}", libc::major(dev), libc::minor(dev));
+        let disk = sys.path().join("dev/block").join(&node);
+        fs::create_dir_all(disk.join("queue")).unwrap();
+        fs::create_dir_all(disk.join("device")).unwrap();
+        fs::write(disk.join("dev"), format!("{node}\n")).unwrap();
+        fs::write(disk.join("queue/scheduler"), "none [mq-deadline] kyber\n").unwrap();
+        fs::write(disk.join("queue/rotational"), "1\n").unwrap();
+        fs::write(disk.join("device/model"), "WDC WD40EFRX  \n").unwrap();
+        let facts = disk_facts(Path::new("not-made-yet/data"), sys.path()).unwrap();
+        assert_eq!(facts.model.as_deref(), Some("WDC WD40EFRX"));
+        assert_eq!(facts.scheduler.as_deref(), Some("mq-deadline"));
+        assert_eq!(facts.rotational, Some(true));
+        // A virtio disk names no model: unknown, not an empty string.
+        fs::remove_file(disk.join("device/model")).unwrap();
+        let facts = disk_facts(Path::new("."), sys.path()).unwrap();
+        assert_eq!(facts.model, None);
+        assert!(facts.label().contains("model unknown"), "{}", facts.label());
     }
 }

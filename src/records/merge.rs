@@ -33,6 +33,7 @@ fn merged_run_of(run: &RunResults) -> MergedRun {
         finished_at: run.finished_at.clone(),
         complete: run.complete,
         command: run.command.clone(),
+        provenance: run.provenance.clone(),
         results: run.results.len(),
     }
 }
@@ -121,6 +122,8 @@ pub fn merge(runs: Vec<RunResults>, results_dir: &std::path::Path) -> Result<Run
     merged.config.sizes.sort();
     merged.config.sizes.dedup();
     merged.merged_from = sources;
+    // Each run merged keeps its own build and variables (`merged_from`).
+    merged.provenance = None;
     // A merged run is never continued: its parts are runs of their own.
     merged.resume_key.clear();
     Ok(merged)

@@ -20,6 +20,9 @@ pub struct MergedRun {
     pub finished_at: Option<String>,
     pub complete: bool,
     pub command: String,
+    /// Its blobrace build and variables (None for a run made before they were recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<super::provenance::Provenance>,
     /// One-client results it contributed.
     pub results: usize,
 }

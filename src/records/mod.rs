@@ -8,6 +8,7 @@ pub mod floor_check;
 pub mod fs_pressure;
 pub mod merge;
 pub mod merged_run;
+pub mod provenance;
 pub mod regime;
 pub mod results;
 pub mod run_parts;

@@ -44,6 +44,11 @@ pub struct RunResults {
     /// The cap the measuring process ran under (embedded engines and baselines).
     pub cap: CapReport,
     pub machine: MachineFacts,
+    /// blobrace's version and commit, and the variables that changed the run; None
+    /// in runs made before it was recorded, and in a merged run (each run it merged
+    /// keeps its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<super::provenance::Provenance>,
     /// The image (name, id) of the container this ran in, when it ran in one (the compose runner).
     #[serde(default)]
     pub runner_image: Option<String>,

@@ -318,6 +318,7 @@ impl Run {
             config,
             cap,
             machine,
+            provenance: Some(crate::records::provenance::Provenance::of_this_process()),
             runner_image: None,
             server_fits: Vec::new(),
             loads: Vec::new(),

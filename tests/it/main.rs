@@ -30,6 +30,7 @@ mod kv;
 mod live;
 mod load;
 mod locks;
+mod manifest;
 mod merge;
 mod mix;
 mod network;

@@ -137,6 +137,12 @@ pub(super) struct Environment {
     /// it changed none (they already had the run's cap, or the run asked for none).
     server_fits: Vec<String>,
     runner_image: String,
+    /// blobrace's version and commit, or that the run did not record them.
+    build: String,
+    /// The `BLOBRACE_*` variables set when it started, `NAME=value` (secrets redacted).
+    variables: Vec<String>,
+    /// The disk under the data directory: model, scheduler, rotational.
+    data_disk: String,
     seed: u64,
     layout: String,
     warmup: String,
@@ -230,6 +236,19 @@ impl Environment {
                 .runner_image
                 .clone()
                 .unwrap_or_else(|| "none (ran on the host)".into()),
+            build: run.provenance.as_ref().map_or_else(
+                || "not recorded (a run made before blobrace recorded its build, or a merged run: each of its runs says its own)".into(),
+                |p| p.label(),
+            ),
+            variables: run
+                .provenance
+                .iter()
+                .flat_map(|p| p.variables.iter().map(|(k, v)| format!("{k}={v}")))
+                .collect(),
+            data_disk: m.data_disk.as_ref().map_or_else(
+                || "unavailable: no block device under the data directory, or its queue is not readable".into(),
+                |d| d.label(),
+            ),
             seed: run.config.seed,
             layout: run.config.layout_label(),
             warmup: format!("{:?}", run.config.warmup),
@@ -246,13 +265,16 @@ impl Environment {
                 .iter()
                 .map(|m| {
                     format!(
-                        "{}: {}, {} logical CPUs, {} RAM; measuring process memory {}, CPU {}",
+                        "{}: {}, {} logical CPUs, {} RAM; measuring process memory {}, CPU {}; {}",
                         m.label(),
                         m.machine.cpu_model,
                         m.machine.logical_cpus,
                         format_bytes(m.machine.ram_bytes),
                         m.cap.memory_label(),
-                        m.cap.cpu_label()
+                        m.cap.cpu_label(),
+                        m.provenance
+                            .as_ref()
+                            .map_or_else(|| "build not recorded".into(), |p| p.label())
                     )
                 })
                 .collect(),

@@ -44,6 +44,11 @@ pub enum InputError {
     #[error("cannot merge these runs: {0}")]
     Merge(String),
 
+    /// `blobrace compare` of runs that cannot be compared: what differs, and how to say
+    /// it is the point.
+    #[error("cannot compare these runs: {0}")]
+    Compare(String),
+
     #[error(
         "data directory {dir} is not usable: {why}. Nothing was loaded: fix it or choose another --data-dir (BLOBRACE_DATA_DIR)"
     )]

@@ -65,6 +65,12 @@ pub enum Command {
     /// histograms added); one measured on other data or under another cap is refused,
     /// saying what differs. Every cell names the run, machine and cap it came from.
     Merge(MergeArgs),
+    /// Did it get slower, beyond noise? Runs compared cell by cell with the first (the
+    /// baseline): p50 and p99 with their intervals, an engine's p50 judged against its
+    /// own run's floor (what stays when the disk moved). Runs measured on another
+    /// dataset, layout, workload, cap, disk cap, deployment, machine or engine version
+    /// are refused unless --vary names the difference that is the point.
+    Compare(CompareArgs),
 }
 
 #[derive(clap::Args)]
@@ -96,6 +102,25 @@ pub struct VariantsArgs {
     #[arg(required = true, num_args = 2..)]
     pub runs: Vec<String>,
     /// Where runs are stored; the page goes to `<results-dir>/variants-<id>/`.
+    #[arg(long, env = "BLOBRACE_RESULTS_DIR", default_value = "charts")]
+    pub results_dir: std::path::PathBuf,
+}
+
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    /// Run ids (directories under the results directory) or run directories: the
+    /// baseline first, then each run to compare with it.
+    #[arg(required = true, num_args = 2..)]
+    pub runs: Vec<String>,
+    /// The difference between the runs that is the point of the comparison; any other
+    /// is refused. Repeat it for several.
+    #[arg(long, value_name = "DIMENSION", value_parser = crate::records::comparable::DIMENSIONS.map(|(name, _)| name))]
+    pub vary: Vec<String>,
+    /// Exit non-zero (1), naming them, where cells got slower beyond noise by more
+    /// than this, e.g. "10%".
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub fail_on_regression: Option<f64>,
+    /// Where runs are stored.
     #[arg(long, env = "BLOBRACE_RESULTS_DIR", default_value = "charts")]
     pub results_dir: std::path::PathBuf,
 }

@@ -2,6 +2,7 @@
 //! (src/main.rs) only parses the command line and says how it ended.
 
 pub mod cli;
+mod compare;
 mod env;
 mod load;
 mod stored;
@@ -40,6 +41,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::Report(args) => stored::report(args),
         Command::Variants(args) => stored::variants(args),
         Command::Merge(args) => stored::merge(args),
+        Command::Compare(args) => compare::compare(args),
         Command::Env(EnvArgs {
             compose_blkio: Some(device),
             run,

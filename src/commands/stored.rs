@@ -54,19 +54,7 @@ pub(super) fn merge(args: MergeArgs) -> Result<()> {
 
 pub(super) fn variants(args: VariantsArgs) -> Result<()> {
     use crate::report;
-    let runs = args
-        .runs
-        .iter()
-        .map(|id| {
-            let dir = std::path::Path::new(id);
-            let dir = if dir.join("results.json").exists() {
-                dir.to_path_buf()
-            } else {
-                report::run_dir(&args.results_dir, Some(id))?
-            };
-            report::load_run(&dir)
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let runs = read_runs(&args.runs, &args.results_dir)?;
     let dir = args.results_dir.join(format!(
         "variants-{}",
         crate::records::results::new_run_id()
@@ -79,4 +67,23 @@ pub(super) fn variants(args: VariantsArgs) -> Result<()> {
         written.charts
     );
     Ok(())
+}
+
+/// Runs named by id (a directory under `results_dir`) or by their directory.
+pub(super) fn read_runs(
+    ids: &[String],
+    results_dir: &std::path::Path,
+) -> Result<Vec<crate::records::results::RunResults>> {
+    use crate::report;
+    ids.iter()
+        .map(|id| {
+            let dir = std::path::Path::new(id);
+            let dir = if dir.join("results.json").exists() {
+                dir.to_path_buf()
+            } else {
+                report::run_dir(results_dir, Some(id))?
+            };
+            report::load_run(&dir)
+        })
+        .collect()
 }

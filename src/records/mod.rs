@@ -4,6 +4,7 @@
 //! Below `report/`, which draws them, and `run/`, which writes them.
 
 pub mod cold_fill;
+pub mod comparable;
 pub mod floor_check;
 pub mod fs_pressure;
 pub mod merge;

@@ -9,6 +9,7 @@ pub mod data;
 pub mod export;
 mod page;
 pub mod palette;
+pub mod regression;
 pub mod variant_rows;
 pub mod variants;
 

@@ -17,6 +17,7 @@ mod architecture;
 mod bad_input;
 mod cap;
 mod churn;
+mod compare;
 mod damage;
 mod disk_cap;
 mod disk_plan;

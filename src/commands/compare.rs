@@ -1,0 +1,96 @@
+//! `blobrace compare`: runs set against a baseline cell by cell, refused where their
+//! manifests make them two experiments, and a gate on regressions.
+
+use anyhow::{Result, bail};
+
+use super::cli::CompareArgs;
+use crate::error::InputError;
+use crate::records::comparable::differences;
+use crate::report::compare::Comparison;
+use crate::report::regression::regressions;
+
+pub(super) fn compare(args: CompareArgs) -> Result<()> {
+    let runs = super::stored::read_runs(&args.runs, &args.results_dir)?;
+    let (baseline, others) = runs.split_first().expect("clap asks for two runs or more");
+    // Every refusal first: nothing is printed of a comparison that cannot stand.
+    for run in others {
+        let refused: Vec<String> = differences(baseline, run)
+            .into_iter()
+            .filter(|(dimension, _, _)| !args.vary.iter().any(|v| v == dimension))
+            .map(|(dimension, a, b)| format!("{dimension}: {a} | {b}"))
+            .collect();
+        if !refused.is_empty() {
+            bail!(InputError::Compare(format!(
+                "{} and {} were measured differently, so their figures are two experiments: {} (baseline | this run); compare runs alike, or name the difference that is the point with --vary {}",
+                baseline.run_id,
+                run.run_id,
+                refused.join("; "),
+                refused
+                    .iter()
+                    .map(|r| r.split(':').next().unwrap_or_default())
+                    .collect::<Vec<_>>()
+                    .join(" --vary ")
+            )));
+        }
+    }
+    let threshold = args.fail_on_regression.unwrap_or(0.0);
+    let (mut slower, mut not_judged, mut cells) = (Vec::new(), 0, 0);
+    for run in others {
+        for (dimension, a, b) in differences(baseline, run) {
+            say!("compare: {dimension} differs, as --vary asks: {a} | {b}");
+        }
+        for vary in &args.vary {
+            if !differences(baseline, run).iter().any(|(d, _, _)| d == vary) {
+                say!("compare: --vary {vary}, but the runs do not differ in it");
+            }
+        }
+        if run.finished_at.is_none() {
+            say!(
+                "compare: run {} has not ended (still measured, or killed): its cells so far",
+                run.run_id
+            );
+        }
+        for cache in run.caches() {
+            if !baseline.caches().contains(&cache) {
+                continue;
+            }
+            let comparison = Comparison::of(baseline, run, cache, 0.10);
+            cells += comparison.changes.len();
+            crate::say::show_text(&comparison.table());
+            let (found, unjudged) = regressions(&comparison, threshold);
+            not_judged += unjudged;
+            slower.extend(
+                found
+                    .into_iter()
+                    .map(|r| format!("{} ({} cache, run {})", r.line(), cache.name(), run.run_id)),
+            );
+        }
+    }
+    if cells == 0 {
+        bail!(InputError::Compare(
+            "they have no cell in common (no engine measured at the same size and cache state in both): nothing to compare".into()
+        ));
+    }
+    if not_judged > 0 {
+        say!(
+            "compare: {not_judged} p50/p99 cell(s) not judged: too few fetches for an interval (measure longer, or --repeat)"
+        );
+    }
+    let beyond = match args.fail_on_regression {
+        Some(pct) => format!("beyond noise and by more than {:.0}%", pct * 100.0),
+        None => "beyond noise".into(),
+    };
+    if slower.is_empty() {
+        say!("compare: no cell slower {beyond}");
+        return Ok(());
+    }
+    let list = slower.join("\n  ");
+    if args.fail_on_regression.is_some() {
+        bail!("{} cell(s) slower {beyond}:\n  {list}", slower.len());
+    }
+    say!(
+        "compare: {} cell(s) slower {beyond}:\n  {list}",
+        slower.len()
+    );
+    Ok(())
+}

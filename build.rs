@@ -37,6 +37,6 @@ fn main() {
             .map(|changes| (!changes.is_empty()).to_string())
             .unwrap_or_default()
     };
-    println!("cargo:rustc-env=BLOBRACE_GIT_COMMIT={commit}");
-    println!("cargo:rustc-env=BLOBRACE_GIT_DIRTY={dirty}");
+    println!("cargo:rustc-env=SOURCE_GIT_COMMIT={commit}");
+    println!("cargo:rustc-env=SOURCE_GIT_DIRTY={dirty}");
 }

@@ -356,6 +356,13 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_WRITE_RATE", value_parser = crate::workload::live::parse_write_rate, allow_hyphen_values = true)]
     pub write_rate: Option<f64>,
 
+    /// Serve the run's progress as OpenMetrics (Prometheus' text format) at
+    /// http://ADDR/metrics while it runs: cell n of N, the time left, fetches and p50/p99
+    /// per cell so far, datasets loaded, the load in progress, failures. Off unless
+    /// given, e.g. "127.0.0.1:9464" (port 0: one the system picks, said at the start).
+    #[arg(long, env = "BLOBRACE_METRICS_ADDR", value_name = "ADDR:PORT", value_parser = super::parse::parse_metrics_addr)]
+    pub metrics_addr: Option<std::net::SocketAddr>,
+
     /// latency: per-fetch latency (1 client under criterion, then the other --clients
     /// and --rate loads); saturate: the highest sustainable rate per engine and size.
     #[arg(long, env = "BLOBRACE_MODE", value_enum, default_value_t = Mode::Latency)]

@@ -270,6 +270,15 @@ pub(super) fn precision_label(precision: Option<Targets>) -> String {
     }
 }
 
+/// `127.0.0.1:9464`, `[::1]:9464`, `0.0.0.0:0`: where to serve the run's metrics.
+pub fn parse_metrics_addr(text: &str) -> Result<std::net::SocketAddr, InputError> {
+    text.trim().parse().map_err(|_| InputError::Value {
+        what: "--metrics-addr (BLOBRACE_METRICS_ADDR)",
+        input: text.into(),
+        why: "give an IP address and a port, like 127.0.0.1:9464 (port 0: one the system picks); a host name is not resolved".into(),
+    })
+}
+
 /// `3s`, `500ms`, `2m`, `1.5s`.
 pub fn parse_duration(text: &str) -> Result<Duration, InputError> {
     let t = text.trim();

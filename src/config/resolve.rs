@@ -292,6 +292,7 @@ impl RunArgs {
             access: self.access,
             churn,
             write_rate: self.write_rate,
+            metrics_addr: self.metrics_addr,
             share: self.share,
             server_urls,
         })

@@ -174,6 +174,9 @@ pub struct RunConfig {
     /// datasets' live copies; Some(0): those copies without a writer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_rate: Option<f64>,
+    /// Where the run's progress is served as OpenMetrics (`--metrics-addr`), if asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_addr: Option<std::net::SocketAddr>,
     /// `--share i/n`: `sizes` are this machine's share of the sizes asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share: Option<super::Share>,

@@ -2,11 +2,27 @@
 //! every few seconds otherwise, so a long run in a CI log is not silent.
 
 use std::io::IsTerminal;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::size::format_bytes;
+
+/// The rows pass in progress in this process, for whoever watches it from another
+/// thread (the run's metrics): (verb, label, bytes done, bytes in all). None between.
+static IN_PROGRESS: Mutex<Option<(&'static str, String, u64, u64)>> = Mutex::new(None);
+
+/// The load or verify in progress: (verb, dataset label, bytes done, bytes in all).
+pub fn in_progress() -> Option<(&'static str, String, u64, u64)> {
+    IN_PROGRESS.lock().map(|p| p.clone()).unwrap_or(None)
+}
+
+fn set_in_progress(now: Option<(&'static str, String, u64, u64)>) {
+    if let Ok(mut p) = IN_PROGRESS.lock() {
+        *p = now;
+    }
+}
 
 /// Progress: a bar on a terminal, a line every few seconds otherwise (CI logs).
 pub struct RowsProgress {
@@ -38,6 +54,7 @@ impl RowsProgress {
             bar.set_prefix(label.clone());
             bar
         });
+        set_in_progress(Some((verb, label.clone(), done, total)));
         Self {
             verb,
             bar,
@@ -53,6 +70,7 @@ impl RowsProgress {
     /// `bytes` more done; `resumed_at`: the bytes done before this start (not in the rate).
     pub fn advance(&mut self, bytes: u64, resumed_at: u64) {
         self.done += bytes;
+        set_in_progress(Some((self.verb, self.label.clone(), self.done, self.total)));
         let rows = format!(
             "{}/{} rows",
             self.done / self.row_bytes,
@@ -83,5 +101,13 @@ impl RowsProgress {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+        set_in_progress(None);
+    }
+}
+
+impl Drop for RowsProgress {
+    /// A pass ended by an error is over too.
+    fn drop(&mut self) {
+        set_in_progress(None);
     }
 }

@@ -25,11 +25,11 @@ pub struct Provenance {
 impl Provenance {
     /// This build's, and this process's variables.
     pub fn of_this_process() -> Self {
-        let commit = option_env!("BLOBRACE_GIT_COMMIT").filter(|c| !c.is_empty());
+        let commit = option_env!("SOURCE_GIT_COMMIT").filter(|c| !c.is_empty());
         Self {
             version: env!("CARGO_PKG_VERSION").to_string(),
             commit: commit.map(str::to_string),
-            dirty: commit.and(match option_env!("BLOBRACE_GIT_DIRTY") {
+            dirty: commit.and(match option_env!("SOURCE_GIT_DIRTY") {
                 Some("true") => Some(true),
                 Some("false") => Some(false),
                 _ => None,
@@ -85,7 +85,7 @@ mod tests {
         );
         assert!(!url.contains("hunter2"), "{url}");
         assert!(url.contains("db:5432"), "{url}");
-        assert_eq!(redact("BLOBRACE_S3_SECRET", "abc"), "<redacted>");
+        assert_eq!(redact("S3_SECRET_KEY", "abc"), "<redacted>");
         assert_eq!(redact("BLOBRACE_SIZES", "1KiB,64KiB"), "1KiB,64KiB");
     }
 

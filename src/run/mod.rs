@@ -11,6 +11,7 @@ pub mod drive;
 pub mod interrupt;
 mod load_plan;
 mod loading;
+mod metrics;
 mod network;
 pub mod outlook;
 mod parts;
@@ -343,9 +344,18 @@ impl Run {
             Some(earlier) => resume::continue_run(earlier, results)?,
             None => results,
         };
+        let mut sinks = sinks::every_sink();
+        if let Some(addr) = results.config.metrics_addr {
+            let metrics = metrics::Metrics::serve(addr, &results.run_id)?;
+            say!(
+                "metrics: OpenMetrics at http://{}/metrics while the run goes",
+                metrics.addr
+            );
+            sinks.push(Box::new(metrics));
+        }
         let mut run = Self {
             results,
-            sinks: sinks::every_sink(),
+            sinks,
             server_caps: ServerCaps::default(),
             clock: outlook::Clock::default(),
             load_plan: load_plan::LoadPlan::new(load_rates),

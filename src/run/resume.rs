@@ -31,6 +31,7 @@ pub fn resume_key(config: &RunConfig) -> String {
             "engines_explicit",
             "results_dir",
             "left_out",
+            "metrics_addr",
         ] {
             map.remove(field);
         }

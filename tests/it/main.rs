@@ -33,6 +33,7 @@ mod load;
 mod locks;
 mod manifest;
 mod merge;
+mod metrics;
 mod mix;
 mod network;
 mod pipeline;

@@ -71,6 +71,11 @@ pub enum Command {
     /// dataset, layout, workload, cap, disk cap, deployment, machine or engine version
     /// are refused unless --vary names the difference that is the point.
     Compare(CompareArgs),
+    /// One static page from many runs (machines, deployments, dates): each engine's
+    /// p50 and p99 per size beside its own run's floor, a score normalised by that floor,
+    /// filters by machine, deployment and date, every run's failures, each figure linked
+    /// to its run's report. No server: a folder to publish.
+    Site(SiteArgs),
 }
 
 #[derive(clap::Args)]
@@ -123,6 +128,17 @@ pub struct CompareArgs {
     /// Where runs are stored.
     #[arg(long, env = "BLOBRACE_RESULTS_DIR", default_value = "charts")]
     pub results_dir: std::path::PathBuf,
+}
+
+#[derive(clap::Args)]
+pub struct SiteArgs {
+    /// Run directories (holding results.json), or results directories holding runs.
+    #[arg(required = true, num_args = 1..)]
+    pub dirs: Vec<std::path::PathBuf>,
+    /// Where the page goes (`<out>/index.html`); it links to each run's report where it
+    /// is, so publish the folder that holds both.
+    #[arg(long, default_value = "site")]
+    pub out: std::path::PathBuf,
 }
 
 #[derive(clap::Args)]

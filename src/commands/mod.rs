@@ -42,6 +42,17 @@ pub fn run(command: Command) -> Result<()> {
         Command::Variants(args) => stored::variants(args),
         Command::Merge(args) => stored::merge(args),
         Command::Compare(args) => compare::compare(args),
+        Command::Site(args) => {
+            let runs = crate::report::site::find_runs(&args.dirs)?;
+            let site = crate::report::site::write(&runs, &args.out)?;
+            say!(
+                "site: {} ({} runs, {} figures)",
+                site.index.display(),
+                site.runs,
+                site.rows
+            );
+            Ok(())
+        }
         Command::Env(EnvArgs {
             compose_blkio: Some(device),
             run,

@@ -10,6 +10,7 @@ pub mod export;
 mod page;
 pub mod palette;
 pub mod regression;
+pub mod site;
 pub mod variant_rows;
 pub mod variants;
 

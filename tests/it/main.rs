@@ -44,5 +44,6 @@ mod report;
 mod resume;
 mod seaweedfs;
 mod servers;
+mod site;
 mod slow_disk;
 mod steady;

@@ -18,6 +18,7 @@ mod memory;
 mod mix;
 mod object_store;
 mod profiles;
+pub mod site;
 mod steady;
 mod variants;
 mod verdict;

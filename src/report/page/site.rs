@@ -1,0 +1,64 @@
+//! The page of `blobrace site` (`templates/report/site.html`): many runs (machines,
+//! deployments, dates) on one static page. Each engine's p50 and p99 per size beside the
+//! floor of its own run, a score per run and engine normalised by that floor
+//! (ClickBench's model: the geometric mean of the ratios, lower is better), filters by
+//! machine, deployment and date, every run's failures, and each figure linked to its
+//! run's own report.
+
+use askama::Template;
+
+pub struct SiteRun {
+    pub id: String,
+    /// Its report, relative to the page.
+    pub href: String,
+    pub machine: String,
+    pub deployment: String,
+    pub date: String,
+    /// The dataset and how it was read, where not the default (a size mix, zipfian reads).
+    pub workload: String,
+    pub cap: String,
+    pub engines: String,
+    /// "complete", or how far it got.
+    pub state: String,
+    pub failures: Vec<String>,
+}
+
+pub struct SiteRow {
+    pub run_id: String,
+    pub href: String,
+    pub machine: String,
+    pub deployment: String,
+    pub date: String,
+    pub engine: &'static str,
+    pub size: String,
+    pub cache: &'static str,
+    pub p50: String,
+    pub p99: String,
+    /// p50 ÷ the floor's p50 at the same size and cache in the same run.
+    pub p50_floor: String,
+    pub p99_floor: String,
+}
+
+pub struct SiteScore {
+    pub run_id: String,
+    pub href: String,
+    pub machine: String,
+    pub deployment: String,
+    pub date: String,
+    pub engine: &'static str,
+    pub cache: &'static str,
+    /// The geometric mean of p50 ÷ floor over the sizes both measured.
+    pub score: String,
+    pub sizes: usize,
+}
+
+#[derive(Template)]
+#[template(path = "report/site.html")]
+pub struct SitePage {
+    pub runs: Vec<SiteRun>,
+    pub scores: Vec<SiteScore>,
+    pub rows: Vec<SiteRow>,
+    pub machines: Vec<String>,
+    pub deployments: Vec<String>,
+    pub dates: Vec<String>,
+}

@@ -1,0 +1,281 @@
+//! `blobrace site`: one static page from many runs (`page::site`). Runs are found in
+//! the folders given (a run directory, or a results directory holding runs); the page
+//! links each figure to its run's own report by a relative path, so the folder that
+//! holds both can be published as it is.
+
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use askama::Template;
+
+use super::page::site::{SitePage, SiteRow, SiteRun, SiteScore};
+use crate::atomic_file::write_atomic;
+use crate::db::registry::EngineKind;
+use crate::records::results::RunResults;
+use crate::size::format_bytes;
+use crate::stats::format_ns;
+
+/// What was written.
+pub struct Site {
+    pub index: PathBuf,
+    pub runs: usize,
+    pub rows: usize,
+}
+
+/// Every run under `dirs`: a folder with a results.json is a run; any other, the runs
+/// one level below it. A results.json that cannot be read is said and passed over.
+pub fn find_runs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, RunResults)>> {
+    let mut found = Vec::new();
+    for dir in dirs {
+        let candidates: Vec<PathBuf> = if dir.join("results.json").is_file() {
+            vec![dir.clone()]
+        } else {
+            let mut below: Vec<PathBuf> = std::fs::read_dir(dir)
+                .with_context(|| {
+                    format!(
+                        "cannot list {}: give run directories or results directories",
+                        dir.display()
+                    )
+                })?
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.join("results.json").is_file())
+                .collect();
+            below.sort();
+            below
+        };
+        for run_dir in candidates {
+            match super::load_run(&run_dir) {
+                Ok(run) if run.merged_from.is_empty() || !run.results.is_empty() => {
+                    found.push((run_dir, run))
+                }
+                Ok(_) => {}
+                Err(e) => say!("site: {e:#}; left out"),
+            }
+        }
+    }
+    if found.is_empty() {
+        bail!(
+            "no run found in {}: give run directories (holding results.json) or the results directories that hold them",
+            dirs.iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(found)
+}
+
+/// Write the page of `runs` to `out/index.html`.
+pub fn write(runs: &[(PathBuf, RunResults)], out: &Path) -> Result<Site> {
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let out_abs = std::path::absolute(out)?;
+    let floor = EngineKind::floor();
+    let (mut site_runs, mut rows, mut scores) = (Vec::new(), Vec::new(), Vec::new());
+    for (dir, run) in runs {
+        let href = relative(&out_abs, &std::path::absolute(dir)?.join("index.html"));
+        let machine = format!(
+            "{} ({}, {} CPUs)",
+            run.machine.hostname, run.machine.cpu_model, run.machine.logical_cpus
+        );
+        let deployment = deployment_label(run);
+        let date = run
+            .started_at
+            .get(..10)
+            .unwrap_or(&run.started_at)
+            .to_string();
+        let mut engines: Vec<&str> = run.results.iter().map(|r| r.engine.name()).collect();
+        engines.sort();
+        engines.dedup();
+        site_runs.push(SiteRun {
+            id: run.run_id.clone(),
+            href: href.clone(),
+            machine: machine.clone(),
+            deployment: deployment.clone(),
+            date: date.clone(),
+            workload: workload_label(run),
+            cap: format!(
+                "memory {}, CPU {}",
+                run.cap.memory_label(),
+                run.cap.cpu_label()
+            ),
+            engines: engines.join(", "),
+            state: if run.complete {
+                "complete".into()
+            } else if run.finished_at.is_some() {
+                "ended before its last cell".into()
+            } else {
+                "not ended (running, or killed)".into()
+            },
+            failures: run
+                .failures
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{} {} {}: {}",
+                        crate::serde_name(&f.stage),
+                        f.who,
+                        f.size,
+                        f.why
+                    )
+                })
+                .collect(),
+        });
+        // (engine, cache) → the ratios to the floor at each size, for the score.
+        let mut ratios: std::collections::BTreeMap<(EngineKind, &'static str), Vec<f64>> =
+            Default::default();
+        for r in &run.results {
+            let floor_of = run.results.iter().find(|f| {
+                f.engine == floor && f.size_bytes == r.size_bytes && f.scenario == r.scenario
+            });
+            let l = &r.measured.latency;
+            let ratio = |mine: u64, theirs: Option<u64>| -> Option<f64> {
+                let theirs = theirs.filter(|&t| t > 0)?;
+                Some(mine as f64 / theirs as f64)
+            };
+            let p50_ratio = ratio(l.p50_ns, floor_of.map(|f| f.measured.latency.p50_ns));
+            let p99_ratio = ratio(l.p99_ns, floor_of.map(|f| f.measured.latency.p99_ns));
+            let cache = r.scenario.cache.name();
+            if r.engine != floor
+                && let Some(x) = p50_ratio
+            {
+                ratios.entry((r.engine, cache)).or_default().push(x);
+            }
+            let show = |x: Option<f64>| {
+                x.map_or_else(|| "no floor in its run".into(), |x| format!("{x:.2}"))
+            };
+            rows.push(SiteRow {
+                run_id: run.run_id.clone(),
+                href: href.clone(),
+                machine: machine.clone(),
+                deployment: deployment.clone(),
+                date: date.clone(),
+                engine: r.engine.name(),
+                size: format_bytes(r.size_bytes),
+                cache,
+                p50: format_ns(l.p50_ns as f64),
+                p99: format_ns(l.p99_ns as f64),
+                p50_floor: show(p50_ratio),
+                p99_floor: show(p99_ratio),
+            });
+        }
+        for ((engine, cache), xs) in ratios {
+            let geomean = (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp();
+            scores.push(SiteScore {
+                run_id: run.run_id.clone(),
+                href: href.clone(),
+                machine: machine.clone(),
+                deployment: deployment.clone(),
+                date: date.clone(),
+                engine: engine.name(),
+                cache,
+                score: format!("{geomean:.2}"),
+                sizes: xs.len(),
+            });
+        }
+    }
+    scores.sort_by(|a, b| {
+        (a.engine, a.cache).cmp(&(b.engine, b.cache)).then(
+            a.score
+                .parse::<f64>()
+                .unwrap_or(f64::MAX)
+                .total_cmp(&b.score.parse().unwrap_or(f64::MAX)),
+        )
+    });
+    let distinct = |f: fn(&SiteRun) -> &String| {
+        let mut v: Vec<String> = site_runs.iter().map(|r| f(r).clone()).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let page = SitePage {
+        machines: distinct(|r| &r.machine),
+        deployments: distinct(|r| &r.deployment),
+        dates: distinct(|r| &r.date),
+        runs: site_runs,
+        scores,
+        rows,
+    };
+    let (n_runs, n_rows) = (page.runs.len(), page.rows.len());
+    let index = out.join("index.html");
+    write_atomic(&index, page.render()?.as_bytes())?;
+    Ok(Site {
+        index,
+        runs: n_runs,
+        rows: n_rows,
+    })
+}
+
+/// The dataset and how it was read, where not the default.
+fn workload_label(run: &RunResults) -> String {
+    let mut parts: Vec<String> = run
+        .config
+        .size_mix
+        .iter()
+        .map(|m| format!("mix {}", m.get().canonical()))
+        .collect();
+    parts.extend(run.config.workload());
+    if parts.is_empty() {
+        "size classes, uniform reads".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// "this machine's disk", or the deployment it ran as (named, or its parts).
+fn deployment_label(run: &RunResults) -> String {
+    let c = &run.config;
+    if let Some(d) = &c.deployment {
+        return d.name.clone();
+    }
+    let mut parts = Vec::new();
+    if let Some(rtt) = c.network_rtt {
+        parts.push(format!("network {rtt}"));
+    }
+    if let Some(latency) = c.disk_latency {
+        parts.push(format!("disk latency {latency}"));
+    }
+    if let Some(disk) = &c.disk_cap {
+        parts.push(format!("disk cap {}", disk.asked));
+    }
+    if c.readahead_explicit {
+        parts.push(format!("readahead {}", c.readahead));
+    }
+    if parts.is_empty() {
+        "the machine's own disk".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// `to` relative to the folder `from` (both absolute): "../results/<id>/index.html".
+fn relative(from: &Path, to: &Path) -> String {
+    let from: Vec<Component> = from.components().collect();
+    let to: Vec<Component> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".into(); from.len() - common];
+    parts.extend(
+        to[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    parts.join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative;
+    use std::path::Path;
+
+    #[test]
+    fn a_runs_report_is_linked_relative_to_the_page() {
+        assert_eq!(
+            relative(Path::new("/w/site"), Path::new("/w/results/r1/index.html")),
+            "../results/r1/index.html"
+        );
+        assert_eq!(
+            relative(Path::new("/w"), Path::new("/w/results/r1/index.html")),
+            "results/r1/index.html"
+        );
+    }
+}

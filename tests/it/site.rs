@@ -1,0 +1,95 @@
+//! `blobrace site`: one static page from many runs, each figure beside its own run's
+//! floor and linked to its run's report, failures kept visible, filters by machine,
+//! deployment and date; and opened in a real browser, every link resolving.
+
+use std::path::Path;
+
+use crate::common::{blobrace, run, stderr};
+
+fn measure(root: &Path, size: &str, extra: &[&str]) {
+    let args = [
+        &["measure", "--engines", "floor,sqlite", "--sizes", size][..],
+        &[
+            "--dataset-bytes",
+            "8MiB",
+            "--warmup",
+            "50ms",
+            "--measure",
+            "300ms",
+        ],
+        extra,
+    ]
+    .concat();
+    let out = run(root, &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn many_runs_make_one_page_linked_to_each_runs_report() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    measure(root, "4KiB", &[]);
+    measure(root, "4KiB,16KiB", &[]);
+    measure(root, "4KiB", &["--disk-cap", "riops=2000"]);
+    // A failure recorded in one run stays visible on the page.
+    let mut runs: Vec<_> = std::fs::read_dir(root.join("results"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("results.json").is_file())
+        .collect();
+    runs.sort();
+    assert_eq!(runs.len(), 3);
+    let file = runs[1].join("results.json");
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    json["failures"] = serde_json::json!([{
+        "stage": "measure", "who": "sqlite", "size": 16384,
+        "why": "a failure kept for the page", "at": "2026-12-05T00:00:00Z"
+    }]);
+    std::fs::write(&file, serde_json::to_vec(&json).unwrap()).unwrap();
+
+    let out = blobrace()
+        .current_dir(root)
+        .args(["site", "results", "--out", "site"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("site: site/index.html (3 runs"),
+        "{}",
+        stderr(&out)
+    );
+    let page = std::fs::read_to_string(root.join("site/index.html")).unwrap();
+    for dir in &runs {
+        let id = dir.file_name().unwrap().to_str().unwrap();
+        let href = format!("../results/{id}/index.html");
+        assert!(page.contains(&href), "{id} is linked");
+        assert!(root.join("site").join(&href).is_file(), "{href} resolves");
+    }
+    assert!(
+        page.contains("a failure kept for the page"),
+        "failures shown"
+    );
+    assert!(
+        page.contains("disk cap riops=2000"),
+        "a deployment to filter by"
+    );
+    assert!(page.contains("<select data-key=machine>"), "filters");
+    // The floor's own ratio to itself is 1; SQLite's is above it, scored.
+    assert!(page.contains("<td>1.00</td>"), "the floor beside itself");
+    assert!(page.contains("<h2 id=scores>"), "scores");
+
+    // Nothing to read: one line, not an empty page.
+    let empty = tempfile::tempdir().unwrap();
+    let none = blobrace()
+        .args(["site"])
+        .arg(empty.path())
+        .arg("--out")
+        .arg(empty.path().join("site"))
+        .output()
+        .unwrap();
+    assert!(!none.status.success());
+    assert!(stderr(&none).contains("no run found"), "{}", stderr(&none));
+    assert!(!empty.path().join("site/index.html").exists());
+}

@@ -286,7 +286,7 @@ impl Run {
     }
 
     /// Probe the disk with O_DIRECT reads of this size class's block from a local
-    /// dataset file (see `diskprobe`); None when probing is off.
+    /// dataset file (see `disk::probe`); None when probing is off.
     pub(super) fn probe_disk(&self, spec: DatasetSpec) -> Option<Result<DiskProbe, String>> {
         let budget = self.config().disk_probe;
         if budget.is_zero() {

@@ -50,6 +50,7 @@ fn runs_are_compared_when_alike_refused_when_not_and_a_slower_disk_fails_the_gat
     let root = tempfile::tempdir().unwrap();
     let root = root.path();
     let first = measure(root, "4KiB", &[]);
+    let again = measure(root, "4KiB", &[]);
     // A second at another size: no cell in common.
     let other_size = measure(root, "8KiB", &[]);
     let throttled = measure(root, "4KiB", &["--disk-cap", "riops=300"]);
@@ -73,6 +74,23 @@ fn runs_are_compared_when_alike_refused_when_not_and_a_slower_disk_fails_the_gat
         stderr(&same).contains("no cell slower"),
         "{}",
         stderr(&same)
+    );
+
+    // Two runs alike, minutes apart, differing by noise only: compared, not refused,
+    // every cell of both in the table (whether noise crossed 10% is not asserted).
+    let alike = compare(root, &[name(&first), name(&again)]);
+    assert!(alike.status.success(), "{}", stderr(&alike));
+    assert!(!stderr(&alike).contains("differs"), "{}", stderr(&alike));
+    assert!(stdout(&alike).contains(&format!(
+        "{} against baseline {}",
+        name(&again),
+        name(&first)
+    )));
+    assert_eq!(
+        stdout(&alike).matches(" p50 ").count(),
+        2,
+        "{}",
+        stdout(&alike)
     );
 
     // No cell in common: said, and not a pass.

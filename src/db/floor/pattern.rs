@@ -391,7 +391,10 @@ mod tests {
     #[test]
     fn every_pattern_reads_the_same_bytes_at_any_offset() {
         // Under target/, not /tmp: O_DIRECT needs a disk file system (tmpfs may refuse it).
-        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR").to_owned() + "/target").unwrap();
+        // Made if missing: a build with CARGO_TARGET_DIR elsewhere has no target/ here.
+        let under = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+        std::fs::create_dir_all(&under).unwrap();
+        let dir = tempfile::tempdir_in(&under).unwrap();
         let path = dir.path().join("f.bin");
         let bytes: Vec<u8> = (0..(3 << 20) + 777u32)
             .map(|i| (i * 7 % 251) as u8)

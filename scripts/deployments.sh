@@ -17,7 +17,7 @@
 # the emulated disk; each run refuses in one line what it cannot have.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-blobrace=${BLOBRACE_BIN:-target/release/blobrace}
+blobrace=${BLOBRACE_BIN:-${CARGO_TARGET_DIR:-target}/release/blobrace}
 [ -x "$blobrace" ] || cargo build --release --bin blobrace
 results_dir=${BLOBRACE_RESULTS_DIR:-charts}
 order=${BLOBRACE_DEPLOYMENTS:-nvme-host dev-box aws-gp3-same-az aws-gp3-cross-az}

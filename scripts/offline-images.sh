@@ -37,10 +37,12 @@ if [ "${1:-}" = runner ]; then
   # with the dev-dependencies' features that `cargo test --release` already compiled. A
   # separate `cargo build --bin blobrace` resolves other features and recompiles most
   # dependencies (8 minutes on a 2-core machine), then the next test build does it again.
-  bench=$(cargo bench --locked --no-run --bench fetch 2>&1 | sed -n 's/.*(\(target\/release\/deps\/fetch-[0-9a-f]*\)).*/\1/p' | tail -1)
+  # The bench binary's whole path as cargo prints it: under CARGO_TARGET_DIR where it is set.
+  bench=$(cargo bench --locked --no-run --bench fetch 2>&1 | sed -n 's/.*(\([^()]*release\/deps\/fetch-[0-9a-f]*\)).*/\1/p' | tail -1)
   [ -n "$bench" ] || { echo "offline-images: could not find the fetch bench binary" >&2; exit 1; }
-  [ -x target/release/blobrace ] || { echo "offline-images: cargo bench built no target/release/blobrace" >&2; exit 1; }
-  cp target/release/blobrace "$ctx/"
+  bin="${CARGO_TARGET_DIR:-target}/release/blobrace"
+  [ -x "$bin" ] || { echo "offline-images: cargo bench built no $bin" >&2; exit 1; }
+  cp "$bin" "$ctx/"
   cp "$bench" "$ctx/blobrace-bench"
   cp compose/runner/run.sh "$ctx/"
   # --network-rtt's proxy (scripts/setup.sh builds it): the runner fetches through it too.

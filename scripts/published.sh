@@ -42,7 +42,7 @@ scale=${BLOBRACE_PUBLISHED_SCALE:-1}
 python3 -c "import sys; s=float(sys.argv[1]); sys.exit(0 if 0 < s <= 10 else 1)" "$scale" 2>/dev/null \
   || { echo "published: BLOBRACE_PUBLISHED_SCALE must be a number above 0 and at most 10, not '$scale'" >&2; exit 2; }
 bytes() { python3 -c "import sys; print(int(float(sys.argv[1]) * float(sys.argv[2])))" "$1" "$scale"; }
-blobrace=${BLOBRACE_BIN:-target/release/blobrace}
+blobrace=${BLOBRACE_BIN:-${CARGO_TARGET_DIR:-target}/release/blobrace}
 [ -x "$blobrace" ] || cargo build --release --bin blobrace
 results_dir=${BLOBRACE_RESULTS_DIR:-charts}
 mkdir -p "$results_dir"

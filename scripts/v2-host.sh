@@ -63,7 +63,7 @@ that failed or timed out; 2 blobrace refused (cleanly) to run under the cap.
 EOF
 }
 
-bin=${BLOBRACE_BIN:-$repo/target/release/blobrace}
+bin=${BLOBRACE_BIN:-${CARGO_TARGET_DIR:-$repo/target}/release/blobrace}
 rebuild=0
 force_tcg=0
 keep=0

@@ -31,7 +31,7 @@
 # "default uuidv7 page16384".
 set -euo pipefail
 cd "$(dirname "$0")/.."
-blobrace=${BLOBRACE_BIN:-target/release/blobrace}
+blobrace=${BLOBRACE_BIN:-${CARGO_TARGET_DIR:-target}/release/blobrace}
 [ -x "$blobrace" ] || cargo build --release --bin blobrace
 results_dir=${BLOBRACE_RESULTS_DIR:-charts}
 

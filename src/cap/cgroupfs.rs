@@ -65,7 +65,13 @@ pub(super) fn resolve(mount: &Path, rel: &str) -> PathBuf {
 
 /// Where this process sits, from `<proc>/self/cgroup`.
 pub fn locate(roots: &Roots) -> Option<Hierarchy> {
-    let own = fs::read_to_string(roots.proc.join("self/cgroup")).ok()?;
+    locate_process(roots, "self")
+}
+
+/// Where process `pid` (a number, or "self") sits, from `<proc>/<pid>/cgroup`. A
+/// directory out of this process's sight resolves to its mount (`resolve`).
+pub fn locate_process(roots: &Roots, pid: &str) -> Option<Hierarchy> {
+    let own = fs::read_to_string(roots.proc.join(pid).join("cgroup")).ok()?;
     if roots.cgroup.join("cgroup.controllers").exists() {
         let rel = own.lines().find_map(|l| l.strip_prefix("0::"))?;
         return Some(Hierarchy::V2 {
@@ -216,8 +222,14 @@ impl StaleLeaf {
 }
 
 /// The kernel's count of OOM kills in a cgroup: v1's memory.oom_control, v2's
-/// memory.events, each a line `oom_kill N`.
+/// memory.events, each a line `oom_kill N`; 0 where neither has one.
 pub fn oom_kills(dir: &Path) -> u64 {
+    oom_kill_count(dir).unwrap_or(0)
+}
+
+/// `oom_kills`, or None where neither file has the line (a kernel before 4.13, no
+/// memory controller there): unknown, not 0.
+pub fn oom_kill_count(dir: &Path) -> Option<u64> {
     ["memory.oom_control", "memory.events"]
         .iter()
         .filter_map(|f| fs::read_to_string(dir.join(f)).ok())
@@ -228,7 +240,6 @@ pub fn oom_kills(dir: &Path) -> u64 {
                 .collect::<Vec<_>>()
         })
         .max()
-        .unwrap_or(0)
 }
 
 /// Remove empty cgroups left under `parent` by blobrace processes that no longer run

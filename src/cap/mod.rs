@@ -14,7 +14,7 @@
 //! Limits are always read back from the cgroup files, never assumed. A memory cap that
 //! cannot be had is an error (`CapUnavailable`), unless the run asked for none.
 
-mod cgroupfs;
+pub mod cgroupfs;
 pub mod container_disk;
 pub mod disk;
 mod disk_presets;

@@ -12,10 +12,14 @@ use crate::report::regression::regressions;
 pub(super) fn compare(args: CompareArgs) -> Result<()> {
     let runs = super::stored::read_runs(&args.runs, &args.results_dir)?;
     let (baseline, others) = runs.split_first().expect("clap asks for two runs or more");
+    let differ: Vec<_> = others
+        .iter()
+        .map(|run| differences(baseline, run))
+        .collect();
     // Every refusal first: nothing is printed of a comparison that cannot stand.
-    for run in others {
-        let refused: Vec<String> = differences(baseline, run)
-            .into_iter()
+    for (run, differ) in others.iter().zip(&differ) {
+        let refused: Vec<String> = differ
+            .iter()
             .filter(|(dimension, _, _)| !args.vary.iter().any(|v| v == dimension))
             .map(|(dimension, a, b)| format!("{dimension}: {a} | {b}"))
             .collect();
@@ -35,12 +39,12 @@ pub(super) fn compare(args: CompareArgs) -> Result<()> {
     }
     let threshold = args.fail_on_regression.unwrap_or(0.0);
     let (mut slower, mut not_judged, mut cells) = (Vec::new(), 0, 0);
-    for run in others {
-        for (dimension, a, b) in differences(baseline, run) {
+    for (run, differ) in others.iter().zip(&differ) {
+        for (dimension, a, b) in differ {
             say!("compare: {dimension} differs, as --vary asks: {a} | {b}");
         }
         for vary in &args.vary {
-            if !differences(baseline, run).iter().any(|(d, _, _)| d == vary) {
+            if !differ.iter().any(|(d, _, _)| d == vary) {
                 say!("compare: --vary {vary}, but the runs do not differ in it");
             }
         }

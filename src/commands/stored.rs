@@ -4,6 +4,7 @@
 use anyhow::{Context, Result};
 
 use super::cli::{MergeArgs, ReportArgs, VariantsArgs};
+use crate::records::results::RunResults;
 
 pub(super) fn report(args: ReportArgs) -> Result<()> {
     use crate::report::{self, ReportOptions};
@@ -70,16 +71,14 @@ pub(super) fn variants(args: VariantsArgs) -> Result<()> {
 }
 
 /// Runs named by id (a directory under `results_dir`) or by their directory.
-pub(super) fn read_runs(
-    ids: &[String],
-    results_dir: &std::path::Path,
-) -> Result<Vec<crate::records::results::RunResults>> {
+pub(super) fn read_runs(ids: &[String], results_dir: &std::path::Path) -> Result<Vec<RunResults>> {
     use crate::report;
     ids.iter()
         .map(|id| {
-            let dir = std::path::Path::new(id);
-            let dir = if dir.join("results.json").exists() {
-                dir.to_path_buf()
+            let dir = RunResults::dir_named(id, results_dir);
+            // report::run_dir again for its message: the runs there are named.
+            let dir = if dir.is_dir() {
+                dir
             } else {
                 report::run_dir(results_dir, Some(id))?
             };

@@ -10,12 +10,13 @@
 //! test suite's run lost one that way (2026-12-05).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use bollard::Docker;
 use bollard::query_parameters::{EventsOptionsBuilder, InspectContainerOptions};
 use futures_util::StreamExt;
+
+use crate::cap::cgroupfs::{Hierarchy, Roots, locate_process, oom_kill_count};
 
 /// Where a watch on a container's OOM kills began: the time (for Docker's events) and
 /// the kernel's count then (None where this process cannot read the container's cgroup).
@@ -156,48 +157,19 @@ pub async fn oom_events_since(docker: &Docker, id: &str, since: i64) -> Result<u
 /// /sys/fs/cgroup); None otherwise.
 pub async fn kernel_oom_kills(docker: &Docker, id: &str) -> Option<u64> {
     let pid = super::main_pid(docker, id).await.ok()?;
-    let listed = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
-    // A pid of another namespace names some other process here.
-    if !listed.contains(id) {
-        return None;
-    }
-    read_oom_kill(&memory_cgroup_dir(&listed, Path::new("/sys/fs/cgroup"))?)
+    container_oom_kills(&Roots::system(), &pid.to_string(), id)
 }
 
-/// The memory cgroup's directory of a process, from its /proc/<pid>/cgroup: v1's
-/// `memory` hierarchy, else v2's unified one.
-fn memory_cgroup_dir(listed: &str, root: &Path) -> Option<PathBuf> {
-    let mut unified = None;
-    for line in listed.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (Some(_), Some(controllers), Some(rel)) = (parts.next(), parts.next(), parts.next())
-        else {
-            continue;
-        };
-        let rel = rel.trim_start_matches('/');
-        if controllers.split(',').any(|c| c == "memory") {
-            return Some(root.join(controllers).join(rel))
-                .filter(|d| d.is_dir())
-                .or_else(|| Some(root.join("memory").join(rel)));
-        }
-        if controllers.is_empty() {
-            unified = Some(root.join(rel));
-        }
-    }
-    unified
-}
-
-/// `oom_kill N` of a memory cgroup (v1's memory.oom_control, v2's memory.events); None
-/// where neither file has the line (a kernel before 4.13, or no memory controller).
-fn read_oom_kill(dir: &Path) -> Option<u64> {
-    ["memory.oom_control", "memory.events"]
-        .iter()
-        .filter_map(|f| std::fs::read_to_string(dir.join(f)).ok())
-        .find_map(|text| {
-            text.lines()
-                .find_map(|l| l.strip_prefix("oom_kill "))
-                .and_then(|n| n.trim().parse().ok())
-        })
+/// The OOM kills of container `id`'s memory cgroup, found from its process `pid`. A
+/// cgroup out of sight resolves to its mount, the whole machine's count: only a
+/// directory of the container's own is read.
+fn container_oom_kills(roots: &Roots, pid: &str, id: &str) -> Option<u64> {
+    let dir = match locate_process(roots, pid)? {
+        Hierarchy::V1 { memory, .. } => memory,
+        Hierarchy::V2 { dir, .. } => dir,
+    };
+    dir.to_string_lossy().contains(id).then_some(())?;
+    oom_kill_count(&dir)
 }
 
 /// Seconds since the Unix epoch, as Docker's event filters take them.
@@ -214,34 +186,46 @@ mod tests {
     #[test]
     fn the_memory_cgroup_is_found_in_v1_and_v2_listings_and_its_count_read() {
         let root = tempfile::tempdir().unwrap();
+        let roots = Roots {
+            cgroup: root.path().join("cgroup"),
+            proc: root.path().join("proc"),
+        };
+        std::fs::create_dir_all(roots.proc.join("7")).unwrap();
         let v1 = "12:blkio:/docker/abc\n9:memory:/docker/abc\n0::/\n";
-        let dir = root.path().join("memory/docker/abc");
+        std::fs::write(roots.proc.join("7/cgroup"), v1).unwrap();
+        let dir = roots.cgroup.join("memory/docker/abc");
         std::fs::create_dir_all(&dir).unwrap();
-        assert_eq!(memory_cgroup_dir(v1, root.path()), Some(dir.clone()));
-        assert_eq!(read_oom_kill(&dir), None, "no file: not a count of 0");
+        assert_eq!(
+            container_oom_kills(&roots, "7", "abc"),
+            None,
+            "no file: not a count of 0"
+        );
         std::fs::write(
             dir.join("memory.oom_control"),
             "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n",
         )
         .unwrap();
-        assert_eq!(read_oom_kill(&dir), Some(3));
+        assert_eq!(container_oom_kills(&roots, "7", "abc"), Some(3));
         // A kernel before 4.13 has no oom_kill line: unknown, not 0.
         std::fs::write(
             dir.join("memory.oom_control"),
             "oom_kill_disable 0\nunder_oom 0\n",
         )
         .unwrap();
-        assert_eq!(read_oom_kill(&dir), None);
+        assert_eq!(container_oom_kills(&roots, "7", "abc"), None);
+        // Another container's process, or one whose cgroup is out of sight: not read.
+        assert_eq!(container_oom_kills(&roots, "7", "other"), None);
 
         let v2 = "0::/system.slice/docker-abc.scope\n";
-        let dir = root.path().join("system.slice/docker-abc.scope");
+        std::fs::write(roots.proc.join("7/cgroup"), v2).unwrap();
+        std::fs::write(roots.cgroup.join("cgroup.controllers"), "memory\n").unwrap();
+        let dir = roots.cgroup.join("system.slice/docker-abc.scope");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(
             dir.join("memory.events"),
             "low 0\nhigh 0\nmax 4\noom 2\noom_kill 2\noom_group_kill 0\n",
         )
         .unwrap();
-        assert_eq!(memory_cgroup_dir(v2, root.path()), Some(dir.clone()));
-        assert_eq!(read_oom_kill(&dir), Some(2));
+        assert_eq!(container_oom_kills(&roots, "7", "abc"), Some(2));
     }
 }

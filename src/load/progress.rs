@@ -3,6 +3,7 @@
 
 use std::io::IsTerminal;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -10,15 +11,18 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::size::format_bytes;
 
 /// The rows pass in progress in this process, for whoever watches it from another
-/// thread (the run's metrics): (verb, label, bytes done, bytes in all). None between.
-static IN_PROGRESS: Mutex<Option<(&'static str, String, u64, u64)>> = Mutex::new(None);
+/// thread (the run's metrics): (verb, label, bytes in all), set once a pass; None
+/// between. Its bytes done are a counter of their own, moved without a lock or a copy.
+static IN_PROGRESS: Mutex<Option<(&'static str, String, u64)>> = Mutex::new(None);
+static DONE_BYTES: AtomicU64 = AtomicU64::new(0);
 
 /// The load or verify in progress: (verb, dataset label, bytes done, bytes in all).
 pub fn in_progress() -> Option<(&'static str, String, u64, u64)> {
-    IN_PROGRESS.lock().map(|p| p.clone()).unwrap_or(None)
+    let (verb, label, total) = IN_PROGRESS.lock().ok()?.clone()?;
+    Some((verb, label, DONE_BYTES.load(Ordering::Relaxed), total))
 }
 
-fn set_in_progress(now: Option<(&'static str, String, u64, u64)>) {
+fn set_in_progress(now: Option<(&'static str, String, u64)>) {
     if let Ok(mut p) = IN_PROGRESS.lock() {
         *p = now;
     }
@@ -54,7 +58,8 @@ impl RowsProgress {
             bar.set_prefix(label.clone());
             bar
         });
-        set_in_progress(Some((verb, label.clone(), done, total)));
+        DONE_BYTES.store(done, Ordering::Relaxed);
+        set_in_progress(Some((verb, label.clone(), total)));
         Self {
             verb,
             bar,
@@ -70,7 +75,7 @@ impl RowsProgress {
     /// `bytes` more done; `resumed_at`: the bytes done before this start (not in the rate).
     pub fn advance(&mut self, bytes: u64, resumed_at: u64) {
         self.done += bytes;
-        set_in_progress(Some((self.verb, self.label.clone(), self.done, self.total)));
+        DONE_BYTES.store(self.done, Ordering::Relaxed);
         let rows = format!(
             "{}/{} rows",
             self.done / self.row_bytes,

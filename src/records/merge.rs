@@ -431,13 +431,7 @@ fn merged_bands(a: &[BandSummary], b: &[BandSummary]) -> Result<Vec<BandSummary>
 pub fn read_runs(ids: &[String], results_dir: &std::path::Path) -> Result<Vec<RunResults>> {
     ids.iter()
         .map(|id| {
-            let dir = std::path::Path::new(id);
-            let dir = if dir.join("results.json").exists() {
-                dir.to_path_buf()
-            } else {
-                results_dir.join(id)
-            };
-            let file = dir.join("results.json");
+            let file = RunResults::dir_named(id, results_dir).join("results.json");
             if !file.is_file() {
                 return Err(InputError::Merge(format!(
                     "no run {id}: neither a run directory nor a run under {}",

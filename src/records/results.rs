@@ -533,6 +533,17 @@ impl RunResults {
         Ok(dir)
     }
 
+    /// The run directory `id` names: `id` itself where it holds a results.json, else
+    /// the run of that id under `results_dir` (which may not exist).
+    pub fn dir_named(id: &str, results_dir: &Path) -> PathBuf {
+        let dir = Path::new(id);
+        if dir.join("results.json").exists() {
+            dir.to_path_buf()
+        } else {
+            results_dir.join(id)
+        }
+    }
+
     /// A results file of another schema is refused with both versions: fields it
     /// names differently would otherwise read as missing, silently.
     pub fn read(path: &Path) -> Result<Self> {

@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use askama::Template;
 
-use super::page::site::{SitePage, SiteRow, SiteRun, SiteScore};
+use super::page::site::{RunRef, SitePage, SiteRow, SiteRun, SiteScore};
 use crate::atomic_file::write_atomic;
 use crate::db::registry::EngineKind;
 use crate::records::results::RunResults;
@@ -73,26 +73,25 @@ pub fn write(runs: &[(PathBuf, RunResults)], out: &Path) -> Result<Site> {
     let floor = EngineKind::floor();
     let (mut site_runs, mut rows, mut scores) = (Vec::new(), Vec::new(), Vec::new());
     for (dir, run) in runs {
-        let href = relative(&out_abs, &std::path::absolute(dir)?.join("index.html"));
-        let machine = format!(
-            "{} ({}, {} CPUs)",
-            run.machine.hostname, run.machine.cpu_model, run.machine.logical_cpus
-        );
-        let deployment = deployment_label(run);
-        let date = run
-            .started_at
-            .get(..10)
-            .unwrap_or(&run.started_at)
-            .to_string();
+        let run_ref = RunRef {
+            id: run.run_id.clone(),
+            href: relative(&out_abs, &std::path::absolute(dir)?.join("index.html")),
+            machine: format!(
+                "{} ({}, {} CPUs)",
+                run.machine.hostname, run.machine.cpu_model, run.machine.logical_cpus
+            ),
+            deployment: deployment_label(run),
+            date: run
+                .started_at
+                .get(..10)
+                .unwrap_or(&run.started_at)
+                .to_string(),
+        };
         let mut engines: Vec<&str> = run.results.iter().map(|r| r.engine.name()).collect();
         engines.sort();
         engines.dedup();
         site_runs.push(SiteRun {
-            id: run.run_id.clone(),
-            href: href.clone(),
-            machine: machine.clone(),
-            deployment: deployment.clone(),
-            date: date.clone(),
+            run: run_ref.clone(),
             workload: workload_label(run),
             cap: format!(
                 "memory {}, CPU {}",
@@ -145,11 +144,7 @@ pub fn write(runs: &[(PathBuf, RunResults)], out: &Path) -> Result<Site> {
                 x.map_or_else(|| "no floor in its run".into(), |x| format!("{x:.2}"))
             };
             rows.push(SiteRow {
-                run_id: run.run_id.clone(),
-                href: href.clone(),
-                machine: machine.clone(),
-                deployment: deployment.clone(),
-                date: date.clone(),
+                run: run_ref.clone(),
                 engine: r.engine.name(),
                 size: format_bytes(r.size_bytes),
                 cache,
@@ -162,11 +157,7 @@ pub fn write(runs: &[(PathBuf, RunResults)], out: &Path) -> Result<Site> {
         for ((engine, cache), xs) in ratios {
             let geomean = (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp();
             scores.push(SiteScore {
-                run_id: run.run_id.clone(),
-                href: href.clone(),
-                machine: machine.clone(),
-                deployment: deployment.clone(),
-                date: date.clone(),
+                run: run_ref.clone(),
                 engine: engine.name(),
                 cache,
                 score: format!("{geomean:.2}"),
@@ -189,9 +180,9 @@ pub fn write(runs: &[(PathBuf, RunResults)], out: &Path) -> Result<Site> {
         v
     };
     let page = SitePage {
-        machines: distinct(|r| &r.machine),
-        deployments: distinct(|r| &r.deployment),
-        dates: distinct(|r| &r.date),
+        machines: distinct(|r| &r.run.machine),
+        deployments: distinct(|r| &r.run.deployment),
+        dates: distinct(|r| &r.run.date),
         runs: site_runs,
         scores,
         rows,

@@ -7,13 +7,19 @@
 
 use askama::Template;
 
-pub struct SiteRun {
+/// A run as every row of it names it, and is filtered by.
+#[derive(Clone)]
+pub struct RunRef {
     pub id: String,
     /// Its report, relative to the page.
     pub href: String,
     pub machine: String,
     pub deployment: String,
     pub date: String,
+}
+
+pub struct SiteRun {
+    pub run: RunRef,
     /// The dataset and how it was read, where not the default (a size mix, zipfian reads).
     pub workload: String,
     pub cap: String,
@@ -24,11 +30,7 @@ pub struct SiteRun {
 }
 
 pub struct SiteRow {
-    pub run_id: String,
-    pub href: String,
-    pub machine: String,
-    pub deployment: String,
-    pub date: String,
+    pub run: RunRef,
     pub engine: &'static str,
     pub size: String,
     pub cache: &'static str,
@@ -40,11 +42,7 @@ pub struct SiteRow {
 }
 
 pub struct SiteScore {
-    pub run_id: String,
-    pub href: String,
-    pub machine: String,
-    pub deployment: String,
-    pub date: String,
+    pub run: RunRef,
     pub engine: &'static str,
     pub cache: &'static str,
     /// The geometric mean of p50 ÷ floor over the sizes both measured.

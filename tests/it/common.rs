@@ -346,6 +346,50 @@ pub fn signal_after(root: &std::path::Path, args: &[&str], signal: i32, delay_ms
     stopped
 }
 
+/// The disk space the files under `dir` hold (allocated blocks, so a store's file made
+/// large up front but written a little counts only what was written).
+pub fn bytes_under(dir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|entry| match entry.metadata() {
+            Ok(meta) if meta.is_dir() => bytes_under(&entry.path()),
+            Ok(meta) => meta.blocks() * 512,
+            Err(_) => 0, // removed while walked
+        })
+        .sum()
+}
+
+/// Start `blobrace <args>` uncapped on `root`'s data and send it `signal` once the data
+/// directory holds `bytes`, unless it has finished first; whether it was stopped mid-way.
+/// A moment by progress, not by time: a load timed once beside other tests ran 2-3
+/// times faster afterwards, and most moments spread over its time fell after its end.
+pub fn signal_at_bytes(root: &Path, args: &[&str], signal: i32, bytes: u64) -> bool {
+    let mut child = blobrace()
+        .args(args)
+        .args(["--cap", "none", "--cpus", "none", "--data-dir"])
+        .arg(root.join("data"))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stopped = loop {
+        if child.try_wait().unwrap().is_some() {
+            break false;
+        }
+        if bytes_under(&root.join("data")) >= bytes {
+            // SAFETY: a plain kill(2) of our own child, which has not been reaped yet.
+            assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+            break true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    child.wait().unwrap();
+    stopped
+}
+
 /// `docker <args>`, its stdout trimmed; panics with its stderr when it fails.
 pub fn docker(args: &[&str]) -> String {
     let out = std::process::Command::new("docker")

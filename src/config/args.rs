@@ -11,9 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::cap::disk::DiskCap;
 use crate::dataset::key::KeyType;
-use crate::db::postgres::PgStorage;
+use crate::db::registry::DatabaseKnobs;
 use crate::db::registry::EngineKind;
-use crate::db::rocksdb::BlobFiles;
 use crate::db::server::Server;
 use crate::load_gen::Arrivals;
 use crate::size::{format_bytes, parse_bytes};
@@ -23,7 +22,7 @@ use super::parse::{
     ClientList, EngineList, Limit, Precision, RateList, SizeList, parse_clients, parse_cpus,
     parse_disk_cap_flag, parse_duration, parse_duration_or_zero, parse_engines,
     parse_max_in_flight, parse_memory_cap, parse_precision, parse_rates, parse_samples,
-    parse_size_list_or_none, parse_sizes, parse_sqlite_page_size, precision_label,
+    parse_size_list_or_none, parse_sizes, precision_label,
 };
 use super::preset::{CacheChoice, Preset, duration_label, preset_help};
 
@@ -238,18 +237,9 @@ pub struct RunArgs {
           help = format!("Latency target of the report's verdict: the largest size whose p99 is at or under it. Default {}.", duration_label(DEFAULT_TARGET_P99)))]
     pub target_p99: Option<Duration>,
 
-    /// How PostgreSQL stores the blobs: extended (its default: try to compress, then
-    /// TOAST), external (TOAST without a compression attempt), or lo (large objects: the
-    /// row holds an oid, the bytes are in pg_largeobject, written with lo_from_bytea and
-    /// read with lo_get). Each is its own dataset (schema suffix _external, _lo).
-    #[arg(long, env = "BLOBRACE_PG_STORAGE", value_enum, default_value_t = PgStorage::Extended)]
-    pub pg_storage: PgStorage,
-
-    /// SQLite's page size for the dataset file, in bytes: a power of two from 512 to
-    /// 65536. The file's layout: each page size is its own dataset
-    /// (`sqlite/<size>-x<N>-p<bytes>.sqlite`; 4096, SQLite's default, keeps the plain name).
-    #[arg(long, env = "BLOBRACE_SQLITE_PAGE_SIZE", value_parser = parse_sqlite_page_size, default_value_t = crate::db::locations::DEFAULT_SQLITE_PAGE_SIZE)]
-    pub sqlite_page_size: u32,
+    /// Each database's own flags, declared in its folder (`db/<name>/knobs.rs`).
+    #[command(flatten)]
+    pub database_knobs: DatabaseKnobs,
 
     /// The primary key rows are stored and fetched under: int (ids 1..N), uuidv4
     /// (random), uuidv7 or ulid (time-ordered), the last three as 16 bytes
@@ -260,21 +250,6 @@ pub struct RunArgs {
     /// round's reference (without --engines a keyed run measures those engines and it).
     #[arg(long, env = "BLOBRACE_KEY", default_value_t = KeyType::Int)]
     pub key: KeyType,
-
-    /// SQLite's mmap_size for the SQLite engines' connections, in bytes (0, SQLite's
-    /// default: read with read(2) into its own page cache; e.g. 4GiB: memory-map the
-    /// whole file, reads then copy from the kernel's page cache). A read setting, not
-    /// a file layout: it reads the same file. Recorded as mmap_size with each result.
-    #[arg(long, env = "BLOBRACE_SQLITE_MMAP_SIZE", value_parser = parse_bytes, default_value = "0")]
-    pub sqlite_mmap_size: u64,
-
-    /// RocksDB's values in blob files from this size up (its min_blob_size: 0, every
-    /// value; 4KiB, 64KiB...), or off: no blob files, every value in the LSM tree's SST
-    /// files, rewritten by each compaction (RocksDB's own default). The dataset's layout:
-    /// each its own directory (`rocksdb/<size>-x<N>-mb<bytes>`, `-noblob`; 0 keeps the
-    /// plain name).
-    #[arg(long, env = "BLOBRACE_ROCKSDB_MIN_BLOB_SIZE", default_value_t = BlobFiles::default())]
-    pub rocksdb_min_blob_size: BlobFiles,
 
     #[arg(long, env = "BLOBRACE_CLIENTS", value_parser = parse_clients,
           help = preset_help("Clients fetching at once, each with its own connection (SQLite: its own read-only connection; fs and floor: a thread each), each drawing its own seeded ids; a list gives one result per count. 1 client is criterion's (or measure's) own loop; more run in blobrace's load generator.", |p| p.clients.iter().map(u32::to_string).collect::<Vec<_>>().join(",")))]

@@ -7,8 +7,10 @@ use std::collections::BTreeSet;
 
 use crate::error::InputError;
 
-/// Variables that are no flag's, with who reads them. tests/it/knobs.rs checks that every
-/// `BLOBRACE_*` name the project's files use is a flag's or listed here.
+/// Variables that are no flag's and no database's, with who reads them (a database's
+/// own, its image and port among them, come from its folder: `Database::variables`).
+/// tests/it/knobs.rs checks that every `BLOBRACE_*` name the project's files use is
+/// a flag's, a database's or listed here.
 pub const OTHER_VARIABLES: &[(&str, &str)] = &[
     ("BLOBRACE_DRY_RUN", "cargo bench: print the plan and stop"),
     (
@@ -28,14 +30,6 @@ pub const OTHER_VARIABLES: &[(&str, &str)] = &[
         "set by blobrace itself inside the systemd scope it caps itself with",
     ),
     (
-        crate::db::floor::engine::PIN_VARIABLE,
-        "pins the floor's read pattern",
-    ),
-    (
-        crate::db::rocksdb::LIB_VARIABLE,
-        "the RocksDB library file to load",
-    ),
-    (
         "BLOBRACE_RUNNER_IMAGE",
         "scripts/compose-run.sh: the runner's image",
     ),
@@ -48,28 +42,6 @@ pub const OTHER_VARIABLES: &[(&str, &str)] = &[
         "the runner's run.sh: how many shares (Helm)",
     ),
     ("BLOBRACE_BASE_IMAGE", "scripts: the stand-in images' base"),
-    ("BLOBRACE_POSTGRES_IMAGE", "scripts/servers.sh: the image"),
-    ("BLOBRACE_MARIADB_IMAGE", "scripts/servers.sh: the image"),
-    ("BLOBRACE_MYSQL_IMAGE", "scripts/servers.sh: the image"),
-    ("BLOBRACE_DOLT_IMAGE", "scripts/servers.sh: the image"),
-    ("BLOBRACE_SEAWEEDFS_IMAGE", "scripts/servers.sh: the image"),
-    (
-        "BLOBRACE_DOLT_VERSION",
-        "scripts: the Dolt stand-in's version",
-    ),
-    (
-        "BLOBRACE_SEAWEEDFS_VERSION",
-        "scripts: the SeaweedFS stand-in's version",
-    ),
-    (
-        "BLOBRACE_MARIADB_BUFFER_POOL",
-        "compose: MariaDB's own buffer pool",
-    ),
-    ("BLOBRACE_DOLT_GOMEMLIMIT", "compose: Dolt's GOMEMLIMIT"),
-    (
-        "BLOBRACE_SEAWEEDFS_GOMEMLIMIT",
-        "compose: SeaweedFS's GOMEMLIMIT",
-    ),
     ("BLOBRACE_BIN", "scripts: the blobrace binary they run"),
     (
         "BLOBRACE_VARIANTS_LAYOUTS",
@@ -118,22 +90,23 @@ pub fn known_variables(command: &clap::Command) -> BTreeSet<String> {
     }
     let mut known: BTreeSet<String> = OTHER_VARIABLES.iter().map(|(n, _)| n.to_string()).collect();
     walk(command, &mut known);
-    // Each server's published port, named by the server itself (`ServerDb::port_env`).
-    known.extend(crate::db::server::Server::all().map(|s| s.port_env()));
+    known.extend(database_variables().into_iter().map(|(name, _)| name));
     known
+}
+
+/// Every database's variables that are no flag's (`Database::variables`), from the
+/// registry: the floor's pinned read, RocksDB's library, each server's port and image.
+pub fn database_variables() -> Vec<(String, &'static str)> {
+    crate::db::registry::StoreKind::all()
+        .flat_map(|kind| kind.db().variables())
+        .collect()
 }
 
 /// The value of a variable listed above that a lower layer reads when it gets there (the
 /// floor's read pattern when the floor opens): checked with the names, before any work.
-/// (A RocksDB library that is not there leaves RocksDB out with the reason, as no
-/// library installed does: that is not refused.)
 fn check_value(name: &str, value: &str) -> Result<(), InputError> {
-    let why = match name {
-        crate::db::floor::engine::PIN_VARIABLE => {
-            crate::db::floor::engine::pin_of(Some(value)).err()
-        }
-        _ => None,
-    };
+    let why = crate::db::registry::StoreKind::all()
+        .find_map(|kind| kind.db().check_variable(name, value));
     match why {
         Some(why) => Err(InputError::Value {
             what: "variable",

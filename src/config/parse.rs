@@ -347,17 +347,3 @@ pub fn parse_percent(text: &str) -> Result<f64, InputError> {
             why: "give a percentage like 10%".into(),
         })
 }
-
-pub(super) fn default_sqlite_page_size() -> u32 {
-    crate::db::locations::DEFAULT_SQLITE_PAGE_SIZE
-}
-
-/// `--sqlite-page-size`: what SQLite accepts, or one error naming the choices.
-pub(super) fn parse_sqlite_page_size(text: &str) -> Result<u32, String> {
-    let valid =
-        "a power of two from 512 to 65536 (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)";
-    match text.trim().parse::<u32>() {
-        Ok(n) if (512..=65536).contains(&n) && n.is_power_of_two() => Ok(n),
-        _ => Err(format!("SQLite's page size is {valid}, not '{text}'")),
-    }
-}

@@ -11,10 +11,8 @@ use crate::cap::disk::DiskCap;
 use crate::dataset::DatasetSpec;
 use crate::dataset::lock::Waiting;
 use crate::db::locations::Locations;
-use crate::db::postgres::PgStorage;
-use crate::db::registry::EngineKind;
-use crate::db::rocksdb::BlobFiles;
-use crate::db::server::{Server, ServerOptions};
+use crate::db::registry::{DatabaseKnobs, EngineKind};
+use crate::db::server::Server;
 
 /// The workload of a written dataset (`--write-rate 0`) read without its writer.
 pub const NO_WRITER: &str = "live dataset, no writer";
@@ -26,7 +24,6 @@ use crate::workload::steady::CacheState;
 
 use super::DEFAULT_TARGET_P99;
 use super::args::Mode;
-use super::parse::default_sqlite_page_size;
 use super::preset::Preset;
 
 /// Default engines a run left out (`run::leave_out`): their names and why.
@@ -109,18 +106,12 @@ pub struct RunConfig {
     #[serde(default)]
     pub measure_limit: Duration,
     pub samples: usize,
-    #[serde(default)]
-    pub pg_storage: PgStorage,
-    #[serde(default = "default_sqlite_page_size")]
-    pub sqlite_page_size: u32,
+    /// Each database's own settings (`pg_storage`, `sqlite_page_size`, ...: the names
+    /// each database's folder gives them, at the top of the settings).
+    #[serde(flatten)]
+    pub database_knobs: DatabaseKnobs,
     #[serde(default)]
     pub key: KeyType,
-    #[serde(default)]
-    pub sqlite_mmap_size: u64,
-    /// Absent in results written before it existed: their RocksDB datasets had every
-    /// value in blob files, the default.
-    #[serde(default)]
-    pub rocksdb_min_blob_size: BlobFiles,
     #[serde(default = "default_target_p99")]
     pub target_p99: Duration,
     #[serde(default)]
@@ -221,12 +212,7 @@ impl RunConfig {
             data_dir: self.data_dir.clone(),
             server_urls: self.server_urls.clone(),
             fetch_urls: self.fetch_urls.clone(),
-            server_options: ServerOptions {
-                pg_storage: self.pg_storage,
-            },
-            sqlite_page_size: self.sqlite_page_size,
-            sqlite_mmap_size: self.sqlite_mmap_size,
-            rocksdb_blob_files: self.rocksdb_min_blob_size,
+            knobs: self.database_knobs.knobs(),
             memory_cap_bytes: self.cap.memory_bytes,
             lock_waiting: if self.no_wait {
                 Waiting::Refuse
@@ -258,12 +244,9 @@ impl RunConfig {
     pub fn layout_label(&self) -> String {
         let workload: String = self.workload().iter().map(|w| format!("{w} · ")).collect();
         format!(
-            "{workload}key {} · SQLite page {} B, mmap_size {} · PostgreSQL storage {} · RocksDB {}",
+            "{workload}key {} · {}",
             self.key,
-            self.sqlite_page_size,
-            self.sqlite_mmap_size,
-            crate::serde_name(&self.pg_storage),
-            self.rocksdb_min_blob_size.label()
+            self.database_knobs.label()
         )
     }
 

@@ -71,6 +71,39 @@ pub trait Database: Sync {
     fn unavailable(&self) -> Option<String> {
         None
     }
+    /// Capability: variables that are no flag's, read for this database (by blobrace when
+    /// it gets to it, by the scripts that build its stand-in, by its container), with who
+    /// reads them: `blobrace` knows them, and refuses a `BLOBRACE_*` name nothing reads
+    /// before any work. A server's: its published port and its image, and its own
+    /// (`ServerDb::other_variables`).
+    fn variables(&self) -> Vec<(String, &'static str)> {
+        let Some(server) = self.server() else {
+            return Vec::new();
+        };
+        let mut variables = vec![
+            (
+                server.port_env(),
+                "compose/.env, scripts/servers.sh: its published port",
+            ),
+            (
+                format!("BLOBRACE_{}_IMAGE", server.name().to_ascii_uppercase()),
+                "scripts/servers.sh: its image",
+            ),
+        ];
+        variables.extend(
+            server
+                .other_variables()
+                .iter()
+                .map(|(name, who)| (name.to_string(), *who)),
+        );
+        variables
+    }
+    /// Capability: why a value of one of its `variables` would be refused when read,
+    /// checked with the names before any work (the floor's pinned read pattern, which it
+    /// reads only when it opens, after every other engine of a run).
+    fn check_variable(&self, _name: &str, _value: &str) -> Option<String> {
+        None
+    }
 }
 
 /// A load's time as a cost per row (a statement, a file, a request) plus a cost per

@@ -1,16 +1,13 @@
 //! Where datasets live: the data directory for the embedded stores, servers by
-//! URL, and the run options that make a server dataset a different one. Built by
+//! URL, and each database's knobs (a layout makes a dataset a different one). Built by
 //! `config`; read by the stores and engines of every database.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::dataset::lock::Waiting;
-use crate::db::rocksdb::blob_files::BlobFiles;
-use crate::db::server::{Server, ServerOptions};
-
-/// SQLite's default page size, the SQLite datasets' default layout.
-pub const DEFAULT_SQLITE_PAGE_SIZE: u32 = 4096;
+use crate::db::knobs::Knobs;
+use crate::db::server::Server;
 
 #[derive(Debug, Clone)]
 pub struct Locations {
@@ -20,14 +17,9 @@ pub struct Locations {
     /// Where the engines fetch from, where it is not the server's URL: through the
     /// latency proxy of `--network-rtt` (loads, caps and placement use `server_urls`).
     pub fetch_urls: BTreeMap<Server, String>,
-    pub server_options: ServerOptions,
-    /// SQLite's page size for its dataset files (a layout: each its own file).
-    pub sqlite_page_size: u32,
-    /// SQLite's mmap_size on the engines' connections (a read setting: same file).
-    pub sqlite_mmap_size: u64,
-    /// RocksDB's values in blob files or not, and from what size (a layout: each its
-    /// own directory).
-    pub rocksdb_blob_files: BlobFiles,
+    /// Each database's own knobs (a layout such as SQLite's page size, a read setting
+    /// such as its mmap_size, PostgreSQL's storage), each read by its own database.
+    pub knobs: Knobs,
     /// The measuring process's memory cap, where one is set: what an embedded store
     /// sizes a cache of its own from (redb's).
     pub memory_cap_bytes: Option<u64>,
@@ -57,10 +49,7 @@ impl Default for Locations {
             data_dir: PathBuf::new(),
             server_urls: BTreeMap::new(),
             fetch_urls: BTreeMap::new(),
-            server_options: ServerOptions::default(),
-            sqlite_page_size: DEFAULT_SQLITE_PAGE_SIZE,
-            sqlite_mmap_size: 0,
-            rocksdb_blob_files: BlobFiles::default(),
+            knobs: Knobs::default(),
             memory_cap_bytes: None,
             lock_waiting: Waiting::Wait,
         }

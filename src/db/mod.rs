@@ -20,6 +20,7 @@ pub mod any_engine;
 pub mod contained;
 pub mod database;
 pub mod engine;
+pub mod knobs;
 pub mod locations;
 pub mod orm_churn;
 pub mod orm_engine;

@@ -14,6 +14,7 @@ use super::engine::Client;
 use super::server::Server;
 
 use super::database::{Database, EngineDef};
+use super::knobs::{KnobSet, Knobs};
 use super::store::{BoxedStore, Churn, Store};
 use crate::dataset::DatasetSpec;
 use crate::db::locations::Locations;
@@ -34,6 +35,46 @@ pub static DATABASES: &[&dyn Database] = &[
     &super::dolt::Dolt,
     &super::seaweedfs::Seaweedfs,
 ];
+
+/// `DatabaseKnobs` from one line per database that has knobs of its own.
+macro_rules! database_knobs {
+    ($($name:ident: $set:ty,)+) => {
+        /// Every database's own flags (`--sqlite-page-size`, `--pg-storage`, ...),
+        /// declared in its folder (`db/<name>/knobs.rs`: flag, variable, default, help,
+        /// recorded name) and collected here, a line per database that has any.
+        /// Flattened into the run's flags (`config::RunArgs`) and into results.json's
+        /// settings under the names each folder gives (results written before read
+        /// back unchanged).
+        #[derive(Debug, Clone, Copy, Default, PartialEq, clap::Args, serde::Serialize, serde::Deserialize)]
+        pub struct DatabaseKnobs {
+            $(
+                #[command(flatten)]
+                #[serde(flatten)]
+                pub $name: $set,
+            )+
+        }
+
+        impl DatabaseKnobs {
+            /// Each database's knobs, for its stores and engines (`Locations::knobs`).
+            pub fn knobs(&self) -> Knobs {
+                Knobs::default()$(.with(self.$name))+
+            }
+
+            /// The report's and `blobrace compare`'s line: `SQLite page 4096 B,
+            /// mmap_size 0 · PostgreSQL storage extended · RocksDB blob files,
+            /// min_blob_size 0 B`.
+            pub fn label(&self) -> String {
+                [$(KnobSet::label(&self.$name)),+].join(" · ")
+            }
+        }
+    };
+}
+
+database_knobs! {
+    sqlite: super::sqlite::SqliteKnobs,
+    postgres: super::postgres::PostgresKnobs,
+    rocksdb: super::rocksdb::RocksdbKnobs,
+}
 
 /// One database's store (its place in `DATABASES`): one dataset per size class, in
 /// a file or directory under the data directory or a namespace of a server.
@@ -307,6 +348,62 @@ pub fn parse_engine_list(text: &str) -> Result<Vec<EngineKind>, InputError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A database's flags come from its folder through the registry, reach its stores
+    /// as its own knobs, and are recorded flat under the names results always had.
+    #[test]
+    fn each_databases_knobs_are_its_flags_its_settings_and_its_own_to_read() {
+        #[derive(clap::Parser)]
+        struct Flags {
+            #[command(flatten)]
+            knobs: DatabaseKnobs,
+        }
+        let flags = <Flags as clap::Parser>::try_parse_from([
+            "t",
+            "--pg-storage",
+            "lo",
+            "--sqlite-page-size",
+            "8192",
+        ])
+        .unwrap();
+        let knobs = flags.knobs.knobs();
+        assert_eq!(
+            knobs.get::<super::super::postgres::PostgresKnobs>().storage,
+            super::super::postgres::PgStorage::LargeObject
+        );
+        let sqlite = knobs.get::<super::super::sqlite::SqliteKnobs>();
+        assert_eq!((sqlite.page_size, sqlite.mmap_size), (8192, 0));
+        let recorded = serde_json::to_value(flags.knobs).unwrap();
+        let names: Vec<&str> = recorded
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "pg_storage",
+                "rocksdb_min_blob_size",
+                "sqlite_mmap_size",
+                "sqlite_page_size"
+            ]
+        );
+        // Results written before a knob existed read back with its default.
+        let old: DatabaseKnobs =
+            serde_json::from_value(serde_json::json!({"pg_storage": "external"})).unwrap();
+        assert_eq!(old.sqlite.page_size, 4096);
+        assert!(
+            old.label().starts_with(
+                "SQLite page 4096 B, mmap_size 0 · PostgreSQL storage external · RocksDB "
+            ),
+            "{}",
+            old.label()
+        );
+        assert!(
+            <Flags as clap::Parser>::try_parse_from(["t", "--sqlite-page-size", "1000"]).is_err()
+        );
+    }
 
     #[test]
     fn engine_names_round_trip_and_unknown_is_explained() {

@@ -50,14 +50,7 @@ pub fn dimensions(run: &RunResults) -> Vec<(&'static str, String)> {
         ),
         (
             "layout",
-            format!(
-                "key {} · SQLite page {} B, mmap_size {} · PostgreSQL storage {} · RocksDB {}",
-                c.key,
-                c.sqlite_page_size,
-                c.sqlite_mmap_size,
-                crate::serde_name(&c.pg_storage),
-                c.rocksdb_min_blob_size.label()
-            ),
+            format!("key {} · {}", c.key, c.database_knobs.label()),
         ),
         (
             "workload",

@@ -5,10 +5,11 @@
 //! GOMEMLIMIT (recorded with each result) keeps the heap under it. A load ends with a
 //! Dolt commit, so the data is an ordinary committed Dolt database.
 
+use crate::db::knobs::Knobs;
 use crate::db::server::mysql_wire;
 use crate::db::server::{
     BulkLoad, CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, PieceSql, Recording,
-    ServerDb, ServerOptions, ServerPprof, SqlServer,
+    ServerDb, ServerPprof, SqlServer,
 };
 
 pub struct Dolt;
@@ -28,6 +29,16 @@ impl ServerDb for Dolt {
 
     fn url_help(&self) -> &'static str {
         "Dolt sql-server URL (a user that may create databases) for the dolt engines. Default: root, from compose/.env."
+    }
+
+    fn other_variables(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "BLOBRACE_DOLT_VERSION",
+                "scripts: the Dolt stand-in's version",
+            ),
+            ("BLOBRACE_DOLT_GOMEMLIMIT", "compose: Dolt's GOMEMLIMIT"),
+        ]
     }
 
     fn url_from_compose(&self, env: &ComposeEnv) -> Option<String> {
@@ -60,7 +71,7 @@ impl SqlServer for Dolt {
 
     /// Dolt 0.40's SUBSTRING counts characters of a LONGBLOB, not bytes: a 4 MiB
     /// value read in 64 KiB pieces ended at 4,050,378 bytes (measured 2026-11-26).
-    fn piece_sql(&self, _options: &ServerOptions) -> Result<PieceSql, &'static str> {
+    fn piece_sql(&self, _options: &Knobs) -> Result<PieceSql, &'static str> {
         Err(
             "whole value only: Dolt 0.40's SUBSTRING() counts characters of a blob, not bytes (pieces of a 4 MiB value ended 143,926 bytes short)",
         )
@@ -158,7 +169,7 @@ impl Loading for Dolt {
     /// Commit the loaded rows: a dataset is a committed Dolt database, as an
     /// application's would be, not an uncommitted working set. (0.40 has no
     /// `DOLT_COMMIT('-A')`: stage everything first.)
-    fn after_load_sql(&self, _options: &ServerOptions) -> Vec<String> {
+    fn after_load_sql(&self, _options: &Knobs) -> Vec<String> {
         vec![
             "CALL DOLT_ADD('.')".into(),
             "CALL DOLT_COMMIT('-m', 'blobrace: load the dataset')".into(),

@@ -58,4 +58,14 @@ impl Database for Floor {
     fn is_floor(&self) -> bool {
         true
     }
+
+    fn variables(&self) -> Vec<(String, &'static str)> {
+        vec![(engine::PIN_VARIABLE.into(), "pins the floor's read pattern")]
+    }
+
+    fn check_variable(&self, name: &str, value: &str) -> Option<String> {
+        (name == engine::PIN_VARIABLE)
+            .then(|| engine::pin_of(Some(value)).err())
+            .flatten()
+    }
 }

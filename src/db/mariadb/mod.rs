@@ -3,10 +3,10 @@
 //! packet: sqlx splits packets over 16 MiB, but the server refuses anything over
 //! `max_allowed_packet` (error 1153), so that limit is checked before loading.
 
+use crate::db::knobs::Knobs;
 use crate::db::server::mysql_wire;
 use crate::db::server::{
-    CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, Recording, ServerDb,
-    ServerOptions, SqlServer,
+    CacheSetting, ComposeEnv, Loading, MemoryModel, PacketLimit, Recording, ServerDb, SqlServer,
 };
 
 pub struct Mariadb;
@@ -26,6 +26,13 @@ impl ServerDb for Mariadb {
 
     fn url_help(&self) -> &'static str {
         "MariaDB URL (a user that may create databases) for the mariadb engines. Default: root, from compose/.env."
+    }
+
+    fn other_variables(&self) -> &'static [(&'static str, &'static str)] {
+        &[(
+            "BLOBRACE_MARIADB_BUFFER_POOL",
+            "compose: MariaDB's own buffer pool",
+        )]
     }
 
     fn url_from_compose(&self, env: &ComposeEnv) -> Option<String> {
@@ -71,7 +78,7 @@ impl Recording for Mariadb {
         ))
     }
 
-    fn disk_bytes_sql(&self, namespace: &str, _options: &ServerOptions) -> Option<String> {
+    fn disk_bytes_sql(&self, namespace: &str, _options: &Knobs) -> Option<String> {
         Some(format!(
             "SELECT CAST(ALLOCATED_SIZE AS SIGNED) AS n FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME = '{namespace}/blobs'"
         ))

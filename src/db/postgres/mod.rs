@@ -3,15 +3,17 @@
 //! whether PostgreSQL first tries to compress them. Caches in `shared_buffers`
 //! and in the page cache, both inside its container's cap.
 
-pub mod storage;
+pub mod knobs;
 
-pub use storage::PgStorage;
+pub use knobs::{PgStorage, PostgresKnobs};
 
 use sea_orm::{ConnectOptions, DbBackend};
 
+use crate::db::knobs::Knobs;
+
 use crate::db::server::{
-    CacheSetting, ComposeEnv, Loading, MemoryModel, PieceSql, Recording, ServerDb, ServerOptions,
-    SqlServer, compose_port,
+    CacheSetting, ComposeEnv, Loading, MemoryModel, PieceSql, Recording, ServerDb, SqlServer,
+    compose_port,
 };
 
 pub struct Postgres;
@@ -72,8 +74,8 @@ impl SqlServer for Postgres {
     }
 
     /// A dataset stored EXTERNAL is a different dataset: its own schema.
-    fn namespace_suffix(&self, options: &ServerOptions) -> &'static str {
-        match options.pg_storage {
+    fn namespace_suffix(&self, options: &Knobs) -> &'static str {
+        match options.get::<PostgresKnobs>().storage {
             PgStorage::Extended => "",
             PgStorage::External => "_external",
             PgStorage::LargeObject => "_lo",
@@ -88,15 +90,15 @@ impl SqlServer for Postgres {
         format!("DROP SCHEMA IF EXISTS {namespace} CASCADE")
     }
 
-    fn data_read_expr(&self, options: &ServerOptions) -> &'static str {
-        match options.pg_storage {
+    fn data_read_expr(&self, options: &Knobs) -> &'static str {
+        match options.get::<PostgresKnobs>().storage {
             PgStorage::LargeObject => "lo_get(data)",
             _ => "data",
         }
     }
 
-    fn fetch_sql(&self, options: &ServerOptions) -> &'static str {
-        match options.pg_storage {
+    fn fetch_sql(&self, options: &Knobs) -> &'static str {
+        match options.get::<PostgresKnobs>().storage {
             PgStorage::LargeObject => "SELECT lo_get(data) FROM blobs WHERE id = $1",
             _ => "SELECT data FROM blobs WHERE id = $1",
         }
@@ -105,9 +107,9 @@ impl SqlServer for Postgres {
     /// A large object's piece through `lo_get(oid, offset, length)` (0-based offset);
     /// a bytea's through `substring()`, which reads only the TOAST chunks it needs when
     /// the column is stored EXTERNAL (uncompressed), and all of them otherwise.
-    fn piece_sql(&self, options: &ServerOptions) -> Result<PieceSql, &'static str> {
+    fn piece_sql(&self, options: &Knobs) -> Result<PieceSql, &'static str> {
         Ok(PieceSql {
-            sql: match options.pg_storage {
+            sql: match options.get::<PostgresKnobs>().storage {
                 PgStorage::LargeObject => {
                     "SELECT lo_get(data, ($2::int - 1)::bigint, $3::int) FROM blobs WHERE id = $1"
                 }
@@ -125,7 +127,7 @@ impl SqlServer for Postgres {
     /// `length()` of a TOASTed value reads only its header; `get_byte` detoasts the
     /// whole value, as a fetch does. shared_buffers are shared memory, which the
     /// container's `cache` figure already counts: no private cache.
-    fn read_range_sql(&self, first: &str, last: &str, options: &ServerOptions) -> String {
+    fn read_range_sql(&self, first: &str, last: &str, options: &Knobs) -> String {
         let data = self.data_read_expr(options);
         format!(
             "SELECT COALESCE(SUM(length({data}) + 0 * get_byte({data}, 0)), 0)::bigint AS n FROM blobs WHERE id BETWEEN {first} AND {last}"
@@ -140,8 +142,8 @@ impl Recording for Postgres {
     /// keeps the space of unlinked ones (a dropped dataset's: 8.07 GiB measured for a
     /// 3 GiB dataset loaded after another was dropped): none of it can be given to one
     /// dataset, so their size is unavailable.
-    fn disk_bytes_sql(&self, namespace: &str, options: &ServerOptions) -> Option<String> {
-        match options.pg_storage {
+    fn disk_bytes_sql(&self, namespace: &str, options: &Knobs) -> Option<String> {
+        match options.get::<PostgresKnobs>().storage {
             PgStorage::LargeObject => None,
             _ => Some(format!(
                 "SELECT pg_total_relation_size('{namespace}.blobs')::bigint AS n"
@@ -177,8 +179,8 @@ impl Loading for Postgres {
     /// entries and WAL records (75-80% of a CPU at 64 MB/s with 64 KiB blobs, whether
     /// through INSERT or binary COPY): a second connection is a second backend, on the
     /// second CPU of a 2-CPU cap.
-    fn load_connections(&self, options: &ServerOptions) -> usize {
-        match options.pg_storage {
+    fn load_connections(&self, options: &Knobs) -> usize {
+        match options.get::<PostgresKnobs>().storage {
             // Serial, so a stopped load leaves no rows past a gap: trimming them
             // would leave their large objects behind.
             PgStorage::LargeObject => 1,
@@ -186,8 +188,8 @@ impl Loading for Postgres {
         }
     }
 
-    fn data_column(&self, options: &ServerOptions) -> migration::DataColumn {
-        match options.pg_storage {
+    fn data_column(&self, options: &Knobs) -> migration::DataColumn {
+        match options.get::<PostgresKnobs>().storage {
             PgStorage::LargeObject => migration::DataColumn::Oid,
             _ => migration::DataColumn::Blob,
         }
@@ -195,8 +197,8 @@ impl Loading for Postgres {
 
     /// A new large object per row, in the row's own transaction (a failed batch
     /// leaves none behind).
-    fn insert_data_template(&self, options: &ServerOptions) -> &'static str {
-        match options.pg_storage {
+    fn insert_data_template(&self, options: &Knobs) -> &'static str {
+        match options.get::<PostgresKnobs>().storage {
             PgStorage::LargeObject => "lo_from_bytea(0, {})",
             _ => "{}",
         }
@@ -207,8 +209,8 @@ impl Loading for Postgres {
     /// In transactions of 500 (a DO block at top level may commit): unlinking takes a
     /// lock per object, and 49152 in one transaction ran the lock table out of shared
     /// memory.
-    fn before_drop_sql(&self, namespace: &str, options: &ServerOptions) -> Vec<String> {
-        match options.pg_storage {
+    fn before_drop_sql(&self, namespace: &str, options: &Knobs) -> Vec<String> {
+        match options.get::<PostgresKnobs>().storage {
             PgStorage::LargeObject => vec![format!(
                 "DO $$ DECLARE r record; n int := 0; BEGIN IF to_regclass('{namespace}.blobs') IS NOT NULL THEN FOR r IN SELECT data FROM {namespace}.blobs LOOP PERFORM lo_unlink(r.data); n := n + 1; IF n % 500 = 0 THEN COMMIT; END IF; END LOOP; END IF; END $$"
             )],
@@ -226,8 +228,8 @@ impl Loading for Postgres {
     /// EXTENDED vs 211 MB/s EXTERNAL, and the same bytes on disk (3.13 GiB each).
     /// An EXTENDED dataset gets its own setting back before it is marked complete
     /// (`after_load_sql`), so what is measured and recorded is PostgreSQL's default.
-    fn table_setup_sql(&self, options: &ServerOptions) -> Vec<String> {
-        match options.pg_storage {
+    fn table_setup_sql(&self, options: &Knobs) -> Vec<String> {
+        match options.get::<PostgresKnobs>().storage {
             PgStorage::Extended | PgStorage::External => {
                 vec!["ALTER TABLE blobs ALTER COLUMN data SET STORAGE EXTERNAL".into()]
             }
@@ -248,9 +250,9 @@ impl Loading for Postgres {
     /// was not traced), p50 338 against 271 µs. Large objects live in pg_largeobject,
     /// which the table's VACUUM does not reach. Last, so a table never vacuumed is a
     /// load that did not finish (`after_load_owed_sql`).
-    fn after_load_sql(&self, options: &ServerOptions) -> Vec<String> {
+    fn after_load_sql(&self, options: &Knobs) -> Vec<String> {
         let mut sql = Vec::new();
-        match options.pg_storage {
+        match options.get::<PostgresKnobs>().storage {
             PgStorage::Extended => {
                 sql.push("ALTER TABLE blobs ALTER COLUMN data SET STORAGE EXTENDED".into())
             }

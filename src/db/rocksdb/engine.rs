@@ -25,7 +25,11 @@ pub struct RocksdbEngine {
 
 impl RocksdbEngine {
     pub fn open(at: &Locations, spec: DatasetSpec) -> Result<Self> {
-        let dir = dataset_dir(&at.data_dir, &spec, at.rocksdb_blob_files);
+        let dir = dataset_dir(
+            &at.data_dir,
+            &spec,
+            at.knobs.get::<super::RocksdbKnobs>().blob_files,
+        );
         if !dir.join("CURRENT").is_file() {
             // Its text, not the input error: one engine not loaded fails that engine alone.
             return Err(anyhow!(
@@ -41,7 +45,7 @@ impl RocksdbEngine {
             spec,
             cache,
             dir,
-            blobs: at.rocksdb_blob_files,
+            blobs: at.knobs.get::<super::RocksdbKnobs>().blob_files,
         })
     }
 }

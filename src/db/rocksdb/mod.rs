@@ -9,6 +9,7 @@ pub mod blob_files;
 pub mod engine;
 mod ffi;
 mod handle;
+pub mod knobs;
 pub mod store;
 
 use super::any_engine::AnyEngine;
@@ -19,6 +20,7 @@ use crate::dataset::DatasetSpec;
 use crate::db::locations::Locations;
 pub use blob_files::BlobFiles;
 pub use ffi::LIB_VARIABLE;
+pub use knobs::RocksdbKnobs;
 
 /// Its store's and engine's name.
 pub const NAME: &str = "rocksdb";
@@ -53,17 +55,28 @@ impl Database for Rocksdb {
         boxed(store::RocksdbStore::new(
             &at.data_dir,
             spec,
-            at.rocksdb_blob_files,
+            at.knobs.get::<RocksdbKnobs>().blob_files,
             handle::writer_memtable(at),
         ))
     }
 
     /// Blob files off, or from another `min_blob_size` than 0.
     fn layout(&self, at: &Locations) -> Vec<String> {
-        at.rocksdb_blob_files.layout().into_iter().collect()
+        at.knobs
+            .get::<RocksdbKnobs>()
+            .blob_files
+            .layout()
+            .into_iter()
+            .collect()
     }
 
     fn unavailable(&self) -> Option<String> {
         ffi::library().err()
+    }
+
+    /// (A library that is not there leaves RocksDB out with the reason, as no library
+    /// installed does: its value is not refused.)
+    fn variables(&self) -> Vec<(String, &'static str)> {
+        vec![(LIB_VARIABLE.into(), "the RocksDB library file to load")]
     }
 }

@@ -42,6 +42,19 @@ impl ServerDb for Seaweedfs {
         "SeaweedFS S3 URL, s3://ACCESS_KEY:SECRET@host:port (s3+https:// for TLS), for the seaweedfs engine. Default: compose/.env's SEAWEEDFS_ACCESS_KEY / SEAWEEDFS_SECRET_KEY on 127.0.0.1:BLOBRACE_SEAWEEDFS_PORT."
     }
 
+    fn other_variables(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "BLOBRACE_SEAWEEDFS_VERSION",
+                "scripts: the SeaweedFS stand-in's version",
+            ),
+            (
+                "BLOBRACE_SEAWEEDFS_GOMEMLIMIT",
+                "compose: SeaweedFS's GOMEMLIMIT",
+            ),
+        ]
+    }
+
     fn url_from_compose(&self, env: &ComposeEnv) -> Option<String> {
         let key = env.get("SEAWEEDFS_ACCESS_KEY")?;
         let secret = env.get("SEAWEEDFS_SECRET_KEY")?;

@@ -51,13 +51,13 @@ impl<T: SqlServer> Db for T {
             server,
             at.server_url(server),
             spec,
-            at.server_options,
+            at.knobs.clone(),
         ))
     }
 
     /// What makes a server's dataset another one is what names its namespace.
     fn layout(&self, at: &Locations) -> Vec<String> {
-        let suffix = SqlServer::namespace_suffix(self, &at.server_options);
+        let suffix = SqlServer::namespace_suffix(self, &at.knobs);
         if suffix.is_empty() {
             Vec::new()
         } else {

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use sea_orm::{ConnectOptions, DbBackend};
 
-use crate::db::postgres::storage::PgStorage;
+use crate::db::knobs::Knobs;
 
 /// The command that starts the compose servers, for every message that needs it: the
 /// script, not a bare `docker compose up` (compose/.env with the passwords is written
@@ -20,13 +20,6 @@ pub const COMPOSE_UP: &str = "scripts/servers.sh up";
 
 /// KEY=VALUE pairs of compose/.env: passwords and published ports.
 pub type ComposeEnv = HashMap<String, String>;
-
-/// Run choices that make a server's dataset a different dataset (its own
-/// namespace). Each database reads only its own fields.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ServerOptions {
-    pub pg_storage: PgStorage,
-}
 
 /// How the loader writes a batch of rows into a server. (PostgreSQL's binary COPY was
 /// tried and measured slower than the prepared INSERT: 53-59 vs 64 MB/s at 64 KiB,
@@ -127,6 +120,12 @@ pub trait ServerDb: MemoryModel + Recording + Sync + 'static {
         format!("BLOBRACE_{}_PORT", self.name().to_ascii_uppercase())
     }
 
+    /// Variables read for it beside its port and image (`Database::variables`): by its
+    /// container in compose, or by the script that builds its stand-in.
+    fn other_variables(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
     /// How to get it running, for the errors when it cannot be reached.
     fn unreachable_hint(&self) -> String {
         format!("is it running? start it with: {COMPOSE_UP}")
@@ -172,7 +171,7 @@ pub trait SqlServer: ServerDb + Loading {
     fn namespace_word(&self) -> &'static str;
 
     /// Appended to a dataset's namespace when a run option makes it a different dataset.
-    fn namespace_suffix(&self, _options: &ServerOptions) -> &'static str {
+    fn namespace_suffix(&self, _options: &Knobs) -> &'static str {
         ""
     }
 
@@ -182,12 +181,12 @@ pub trait SqlServer: ServerDb + Loading {
 
     /// The expression that reads a row's bytes (`data`, or PostgreSQL's
     /// `lo_get(data)`): the ORM engine selects it as `data`.
-    fn data_read_expr(&self, _options: &ServerOptions) -> &'static str {
+    fn data_read_expr(&self, _options: &Knobs) -> &'static str {
         "data"
     }
 
     /// The raw engine's prepared fetch, one placeholder for the id or key.
-    fn fetch_sql(&self, _options: &ServerOptions) -> &'static str {
+    fn fetch_sql(&self, _options: &Knobs) -> &'static str {
         match self.backend() {
             DbBackend::Postgres => "SELECT data FROM blobs WHERE id = $1",
             _ => "SELECT data FROM blobs WHERE id = ?",
@@ -199,7 +198,7 @@ pub trait SqlServer: ServerDb + Loading {
     /// numbers its placeholders, so the id is `$1` and the piece's 1-based offset and
     /// length `$2` and `$3`; MySQL's are positional, `SUBSTRING(data, ?, ?)` before the
     /// id. Err: why it reads whole values only.
-    fn piece_sql(&self, _options: &ServerOptions) -> Result<PieceSql, &'static str> {
+    fn piece_sql(&self, _options: &Knobs) -> Result<PieceSql, &'static str> {
         Ok(match self.backend() {
             DbBackend::Postgres => PieceSql {
                 sql: "SELECT substring(data FROM $2::int FOR $3::int) FROM blobs WHERE id = $1",
@@ -216,7 +215,7 @@ pub trait SqlServer: ServerDb + Loading {
     /// or `binary_literal`s in a keyed dataset) all the way through the server's read
     /// path (into its own cache and its container's page cache), returning their total
     /// length as `n`: the steady-state prefill.
-    fn read_range_sql(&self, first: &str, last: &str, options: &ServerOptions) -> String;
+    fn read_range_sql(&self, first: &str, last: &str, options: &Knobs) -> String;
 
     /// Global settings (variable, numeric value) held for the steady-state prefill and
     /// put back after it: what makes the prefill's pages stay in the server's own cache
@@ -253,7 +252,7 @@ pub trait Loading {
     }
 
     /// Statements run in the dataset's namespace once the tables exist, before any row.
-    fn table_setup_sql(&self, _options: &ServerOptions) -> Vec<String> {
+    fn table_setup_sql(&self, _options: &Knobs) -> Vec<String> {
         Vec::new()
     }
 
@@ -271,23 +270,23 @@ pub trait Loading {
     /// its own server process or thread), for a server whose one connection cannot
     /// use the CPUs of its cap. Integer ids only: a keyed dataset goes in one batch
     /// after another, in generation order.
-    fn load_connections(&self, _options: &ServerOptions) -> usize {
+    fn load_connections(&self, _options: &Knobs) -> usize {
         1
     }
 
     /// The blob column's type (`DataColumn::Oid`: the bytes live in a large object).
-    fn data_column(&self, _options: &ServerOptions) -> migration::DataColumn {
+    fn data_column(&self, _options: &Knobs) -> migration::DataColumn {
         migration::DataColumn::Blob
     }
 
     /// How a bound blob becomes the column's value: `{}` is its placeholder.
-    fn insert_data_template(&self, _options: &ServerOptions) -> &'static str {
+    fn insert_data_template(&self, _options: &Knobs) -> &'static str {
         "{}"
     }
 
     /// Statements run before a dataset's namespace is dropped (PostgreSQL unlinks its
     /// large objects: they live outside the schema).
-    fn before_drop_sql(&self, _namespace: &str, _options: &ServerOptions) -> Vec<String> {
+    fn before_drop_sql(&self, _namespace: &str, _options: &Knobs) -> Vec<String> {
         Vec::new()
     }
 
@@ -296,7 +295,7 @@ pub trait Loading {
     /// ANALYZE). They run before the dataset is marked complete and again after (a load
     /// stopped in between left them owed), and for a complete dataset where
     /// `after_load_owed_sql` says they are still owed.
-    fn after_load_sql(&self, _options: &ServerOptions) -> Vec<String> {
+    fn after_load_sql(&self, _options: &Knobs) -> Vec<String> {
         Vec::new()
     }
 
@@ -338,7 +337,7 @@ pub trait Recording {
     /// A query returning, as `n`, the bytes the namespace's `blobs` table takes on
     /// disk (rows, TOAST, indexes; NULL where it cannot say this time); None where the
     /// server has no such figure.
-    fn disk_bytes_sql(&self, _namespace: &str, _options: &ServerOptions) -> Option<String> {
+    fn disk_bytes_sql(&self, _namespace: &str, _options: &Knobs) -> Option<String> {
         None
     }
 

@@ -20,7 +20,7 @@ async fn connect(
 ) -> Result<(DatabaseConnection, EngineSettings)> {
     // Through the run's network, where it set one (`deploy::network`).
     let url = server.require_url(at.fetch_url(server))?;
-    let namespace = server.namespace(&spec, &at.server_options);
+    let namespace = server.namespace(&spec, &at.knobs);
     let db = server.connect(&url, Some(&namespace)).await?;
     let mut settings = read_settings(&db, server.recording().settings_queries()).await?;
     settings.insert(server.require_sql()?.namespace_word().into(), namespace);
@@ -34,7 +34,7 @@ pub async fn open_orm(
 ) -> Result<OrmEngine> {
     let server = server.expect("a server engine is opened with its server");
     let (db, settings) = connect(server, at, spec).await?;
-    let data = server.require_sql()?.data_read_expr(&at.server_options);
+    let data = server.require_sql()?.data_read_expr(&at.knobs);
     Ok(OrmEngine::new(db, spec, settings).reading(data))
 }
 
@@ -46,8 +46,8 @@ pub async fn open_raw(
     let server = server.expect("a server engine is opened with its server");
     let (db, settings) = connect(server, at, spec).await?;
     let sql_server = server.require_sql()?;
-    let sql = sql_server.fetch_sql(&at.server_options);
-    let piece = sql_server.piece_sql(&at.server_options);
+    let sql = sql_server.fetch_sql(&at.knobs);
+    let piece = sql_server.piece_sql(&at.knobs);
     // The protocol decides sqlx's database type and the placeholder; every server
     // speaking it shares the variant.
     Ok(match db.get_database_backend() {

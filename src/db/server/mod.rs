@@ -22,7 +22,7 @@ pub mod store;
 
 pub use descriptor::{
     BulkLoad, COMPOSE_UP, CacheSetting, ComposeEnv, Listing, Loading, MemoryModel, PacketLimit,
-    PieceSql, Recording, ServerDb, ServerOptions, ServerPprof, SqlServer,
+    PieceSql, Recording, ServerDb, ServerPprof, SqlServer,
 };
 
 use std::ops::Deref;
@@ -30,6 +30,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use sea_orm::{ConnectOptions, Database, DatabaseConnection};
+
+use crate::db::knobs::Knobs;
 
 /// One registered server database: its place in `DATABASES` (equal, ordered and
 /// hashed by it) and its descriptor, which it derefs to. The registry makes them
@@ -206,7 +208,7 @@ impl Server {
     }
 
     /// Namespace of a dataset: only [a-z0-9_], so it can be inlined in SQL safely.
-    pub fn namespace(self, spec: &crate::dataset::DatasetSpec, options: &ServerOptions) -> String {
+    pub fn namespace(self, spec: &crate::dataset::DatasetSpec, options: &Knobs) -> String {
         format!(
             "blobs_{}_x{}{}{}{}",
             match spec.mix {

@@ -36,7 +36,7 @@ macro_rules! mysql_wire_sql {
             &self,
             first: &str,
             last: &str,
-            _options: &$crate::db::server::ServerOptions,
+            _options: &$crate::db::knobs::Knobs,
         ) -> String {
             $crate::db::server::mysql_wire::read_range_sql(first, last)
         }

@@ -11,8 +11,9 @@ use anyhow::{Context, Result, bail};
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 use tokio::task::JoinSet;
 
-use super::{BulkLoad, Server, ServerOptions, SqlServer, redact_url};
+use super::{BulkLoad, Server, SqlServer, redact_url};
 use crate::dataset::{DatasetSpec, DatasetState};
+use crate::db::knobs::Knobs;
 use crate::db::orm_store as orm;
 use crate::db::store::{Churn, IdRange, Store, rows_for_batch};
 use crate::disk::evict::EvictionReport;
@@ -31,7 +32,7 @@ pub struct ServerStore {
     spec: DatasetSpec,
     url: Option<String>,
     namespace: String,
-    options: ServerOptions,
+    options: Knobs,
     location: PathBuf,
     db: Option<DatabaseConnection>,
     /// Batches being written (`ServerDb::load_connections` > 1): each on its own
@@ -42,12 +43,7 @@ pub struct ServerStore {
 }
 
 impl ServerStore {
-    pub fn new(
-        server: Server,
-        url: Option<&str>,
-        spec: DatasetSpec,
-        options: ServerOptions,
-    ) -> Self {
+    pub fn new(server: Server, url: Option<&str>, spec: DatasetSpec, options: Knobs) -> Self {
         let sql = server
             .sql()
             .expect("an SQL server's store is opened on an SQL server");

@@ -7,6 +7,7 @@
 
 pub mod blobio;
 pub mod c_api;
+pub mod knobs;
 mod orm;
 mod pragmas;
 pub mod stmt;
@@ -18,8 +19,9 @@ use super::database::{Database, EngineDef};
 use super::engine::Client;
 use super::store::{BoxedStore, boxed};
 use crate::dataset::DatasetSpec;
-use crate::db::locations::{DEFAULT_SQLITE_PAGE_SIZE, Locations};
+use crate::db::locations::Locations;
 use crate::size::format_bytes;
+pub use knobs::{DEFAULT_PAGE_SIZE, SqliteKnobs};
 
 pub struct Sqlite;
 
@@ -81,26 +83,27 @@ impl Database for Sqlite {
     }
 
     fn layout(&self, at: &Locations) -> Vec<String> {
+        let knobs = at.knobs.get::<SqliteKnobs>();
         let mut parts = Vec::new();
-        if at.sqlite_page_size != DEFAULT_SQLITE_PAGE_SIZE {
-            parts.push(format!("page {}", at.sqlite_page_size));
+        if knobs.page_size != DEFAULT_PAGE_SIZE {
+            parts.push(format!("page {}", knobs.page_size));
         }
-        if at.sqlite_mmap_size != 0 {
-            parts.push(format!("mmap {}", format_bytes(at.sqlite_mmap_size)));
+        if knobs.mmap_size != 0 {
+            parts.push(format!("mmap {}", format_bytes(knobs.mmap_size)));
         }
         parts
     }
 
     /// With mmap_size set, every engine's pager reads the file through its map.
     fn reads_by_mmap(&self, _engine: &str, at: &Locations) -> bool {
-        at.sqlite_mmap_size != 0
+        at.knobs.get::<SqliteKnobs>().mmap_size != 0
     }
 
     fn open_store(&self, at: &Locations, spec: DatasetSpec) -> BoxedStore {
         boxed(store::SqliteStore::new(
             &at.data_dir,
             spec,
-            at.sqlite_page_size,
+            at.knobs.get::<SqliteKnobs>().page_size,
         ))
     }
 }

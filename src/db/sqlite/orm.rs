@@ -19,10 +19,18 @@ async fn connect(
     at: &Locations,
     spec: DatasetSpec,
 ) -> Result<(DatabaseConnection, EngineSettings)> {
-    let store = SqliteStore::new(&at.data_dir, spec, at.sqlite_page_size);
+    let store = SqliteStore::new(
+        &at.data_dir,
+        spec,
+        at.knobs.get::<super::SqliteKnobs>().page_size,
+    );
     let path = store.path();
-    let options =
-        sqlite_connect_options(path, false, at.sqlite_page_size, Some(at.sqlite_mmap_size));
+    let options = sqlite_connect_options(
+        path,
+        false,
+        at.knobs.get::<super::SqliteKnobs>().page_size,
+        Some(at.knobs.get::<super::SqliteKnobs>().mmap_size),
+    );
     let db = Database::connect(options)
         .await
         .with_context(|| format!("cannot open {}", path.display()))?;

@@ -30,7 +30,11 @@ pub struct StmtEngine {
 
 /// The size class's loaded file, and what it runs with (the engines' settings).
 pub fn open_loaded(at: &Locations, spec: DatasetSpec) -> Result<(Connection, EngineSettings)> {
-    let store = SqliteStore::new(&at.data_dir, spec, at.sqlite_page_size);
+    let store = SqliteStore::new(
+        &at.data_dir,
+        spec,
+        at.knobs.get::<super::SqliteKnobs>().page_size,
+    );
     let path = store.path();
     if !path.exists() {
         let path = path.to_path_buf();
@@ -41,7 +45,10 @@ pub fn open_loaded(at: &Locations, spec: DatasetSpec) -> Result<(Connection, Eng
         ));
     }
     let conn = Connection::open_path(path)?;
-    conn.execute(&format!("PRAGMA mmap_size = {}", at.sqlite_mmap_size))?;
+    conn.execute(&format!(
+        "PRAGMA mmap_size = {}",
+        at.knobs.get::<super::SqliteKnobs>().mmap_size
+    ))?;
     let mut settings = EngineSettings::new();
     for (name, sql) in SETTINGS {
         settings.insert(name.to_string(), conn.query_text(sql)?);

@@ -19,8 +19,8 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, Statement};
 
+use super::knobs::DEFAULT_PAGE_SIZE;
 use crate::dataset::{DatasetSpec, DatasetState};
-use crate::db::locations::DEFAULT_SQLITE_PAGE_SIZE;
 use crate::db::orm_store as orm;
 use crate::db::store::{Churn, IdRange, Store, rows_for_batch};
 use crate::disk::evict::{EvictionReport, evict_file, resident_bytes};
@@ -82,7 +82,7 @@ pub struct SqliteStore {
 
 impl SqliteStore {
     pub fn new(data_dir: &Path, spec: DatasetSpec, page_size: u32) -> Self {
-        let layout = if page_size == DEFAULT_SQLITE_PAGE_SIZE {
+        let layout = if page_size == DEFAULT_PAGE_SIZE {
             String::new()
         } else {
             format!("-p{page_size}")

@@ -144,14 +144,14 @@ async fn compare(
     let at = config.locations();
     let server = engine.store().server().expect("a server engine");
     let url = server.require_url(at.fetch_url(server))?.to_string();
-    let namespace = server.namespace(&spec, &at.server_options);
+    let namespace = server.namespace(&spec, &at.knobs);
     let sql_server = server.require_sql()?;
     let (protocol, client) = match sql_server.backend() {
         DbBackend::Postgres => ("postgres", "psycopg"),
         DbBackend::MySql => ("mysql", "PyMySQL"),
         other => bail!("no independent client for {other:?}"),
     };
-    let sql = sql_server.fetch_sql(&at.server_options);
+    let sql = sql_server.fetch_sql(&at.knobs);
     let read = engine.store().dataset_read(spec);
     let mut ids = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(spec.seed ^ 0x636c_6965_6e74);
     let (mut raw, mut independent) = (Vec::new(), Vec::new());

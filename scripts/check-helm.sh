@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-helm_version=v3.22.0
+helm_version=v3.21.4
 helm=$(command -v helm || true)
 if [ -z "$helm" ] || ! "$helm" version --short 2>/dev/null | grep -q '^v3'; then
   bin="${XDG_CACHE_HOME:-$HOME/.cache}/blobrace/helm-$helm_version"
@@ -72,12 +72,26 @@ env = {e["name"]: e for e in runner["spec"]["template"]["spec"]["containers"][0]
 assert env["BLOBRACE_SHARES"]["value"] == str(shares), env["BLOBRACE_SHARES"]
 assert env["BLOBRACE_CAP"]["value"] == "2Gi" and env["BLOBRACE_CPUS"]["value"] == "4"
 names = list(env)
+# One image for the runner's pod, its wait for the servers included: a cluster that
+# cannot pull from a public registry mirrors the runner's image and the servers' only.
+pod = runner["spec"]["template"]["spec"]
+images = {c["image"] for c in pod["containers"] + pod.get("initContainers", [])}
+assert len(images) == 1, images
+assert env["BLOBRACE_RUNNER_IMAGE"]["value"] == pod["containers"][0]["image"], env["BLOBRACE_RUNNER_IMAGE"]
 # Kubernetes expands $(VAR) only from variables defined before it.
 assert names.index("JOB_COMPLETION_INDEX") < names.index("BLOBRACE_POSTGRES_URL"), names
 assert "-postgres-$(JOB_COMPLETION_INDEX)." in env["BLOBRACE_POSTGRES_URL"]["value"]
 print(f"check-helm: {shares} share(s): {len(docs)} manifests valid; runner Indexed x{shares}, every measuring pod capped at 2Gi / 4 CPUs")
 PY
 done
+
+# The cap only in forms that the pods' limits and the runner's flags read alike.
+for bad in cap.cpus=500m cap.memory=1G; do
+  if "$helm" template bench "$chart" --set "$bad" >/dev/null 2>&1; then
+    echo "check-helm: --set $bad rendered: Kubernetes and blobrace read it differently" >&2; exit 1
+  fi
+done
+echo "check-helm: cap.cpus=500m and cap.memory=1G refused"
 
 # The runner's entry point turns the pod's index into its share.
 printf '#!/bin/sh\necho "share=$BLOBRACE_SHARE"\n' > "$fake/blobrace-bench"

@@ -30,8 +30,8 @@ pub const OTHER_VARIABLES: &[(&str, &str)] = &[
         "set by blobrace itself inside the systemd scope it caps itself with",
     ),
     (
-        "BLOBRACE_RUNNER_IMAGE",
-        "scripts/compose-run.sh: the runner's image",
+        crate::docker::RUNNER_IMAGE_VARIABLE,
+        "scripts/compose-run.sh, the Helm chart: the runner's image (in a pod, recorded as its image)",
     ),
     (
         "BLOBRACE_CHARTS_DIR",

@@ -22,7 +22,9 @@ pub use limits::{
     DECLARED_CPUS_LABEL, DECLARED_MEMORY_LABEL, blkio_lists, container_cap, container_limits,
     declared_limits, restart_with_limits, service_cap, update_limits,
 };
-pub use mounts::{own_container_image, own_mount_source, service_data_source};
+pub use mounts::{
+    RUNNER_IMAGE_VARIABLE, own_container_image, own_mount_source, service_data_source,
+};
 pub use oom::{OomWatch, kernel_oom_kills, oom_events_since, unix_now_secs, why_down};
 
 /// The compose project whose containers are the servers (`BLOBRACE_COMPOSE_PROJECT`);

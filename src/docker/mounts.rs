@@ -11,6 +11,30 @@ use super::*;
 /// When this process runs in a Docker container (the compose runner): "image, image id".
 /// Docker names a container's host after its short id.
 pub async fn own_container_image() -> Option<String> {
+    match docker_container_image().await {
+        Some(image) => Some(image),
+        None => image_named_by_pod(
+            std::env::var("KUBERNETES_SERVICE_HOST").ok().as_deref(),
+            std::env::var(RUNNER_IMAGE_VARIABLE).ok().as_deref(),
+        ),
+    }
+}
+
+/// The runner's image as its deployment names it (`scripts/compose-run.sh`, the Helm chart).
+pub const RUNNER_IMAGE_VARIABLE: &str = "BLOBRACE_RUNNER_IMAGE";
+
+/// Inside a Kubernetes pod (which has no Docker to ask) the image the chart names for
+/// it, said as such: the pod's spec names it, its digest is not read. Outside a pod the
+/// variable is a script's setting, not this process's image.
+fn image_named_by_pod(kubernetes_host: Option<&str>, image: Option<&str>) -> Option<String> {
+    kubernetes_host.filter(|host| !host.is_empty())?;
+    let image = image.map(str::trim).filter(|image| !image.is_empty())?;
+    Some(format!(
+        "{image} (as its Kubernetes pod names it: no Docker in the pod to read its digest)"
+    ))
+}
+
+async fn docker_container_image() -> Option<String> {
     std::fs::metadata("/.dockerenv").ok()?;
     let hostname = std::fs::read_to_string("/etc/hostname").ok()?;
     let docker = connect().await.ok()?;
@@ -90,5 +114,22 @@ pub(super) async fn image_identity(
     match digests.first() {
         Some(digest) => format!("{tag}, {id}, {digest}"),
         None => format!("{tag}, {id}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::image_named_by_pod;
+
+    #[test]
+    fn a_pods_image_is_the_one_its_chart_names_and_only_inside_a_pod() {
+        let said = image_named_by_pod(Some("10.0.0.1"), Some("r/runner:1")).unwrap();
+        assert!(
+            said.starts_with("r/runner:1 (as its Kubernetes pod names it"),
+            "{said}"
+        );
+        assert_eq!(image_named_by_pod(None, Some("r/runner:1")), None);
+        assert_eq!(image_named_by_pod(Some("10.0.0.1"), None), None);
+        assert_eq!(image_named_by_pod(Some("10.0.0.1"), Some(" ")), None);
     }
 }

@@ -77,6 +77,8 @@ names = list(env)
 pod = runner["spec"]["template"]["spec"]
 images = {c["image"] for c in pod["containers"] + pod.get("initContainers", [])}
 assert len(images) == 1, images
+# run.verify (default): the run, then its share's datasets read back by the entry point.
+assert pod["containers"][0]["command"] == ["sh", "-c", "blobrace-run && blobrace-run verify"], pod["containers"][0].get("command")
 assert env["BLOBRACE_RUNNER_IMAGE"]["value"] == pod["containers"][0]["image"], env["BLOBRACE_RUNNER_IMAGE"]
 # Kubernetes expands $(VAR) only from variables defined before it.
 assert names.index("JOB_COMPLETION_INDEX") < names.index("BLOBRACE_POSTGRES_URL"), names

@@ -692,6 +692,14 @@ for i in range(shares):
     assert run["results"], f"share {i}: no results"
     mem = {r["cap"]["memory_limit_bytes"] for r in run["results"] if r.get("cap")}
     share_cells += len(run["results"])
+    # run.verify: the pod read its share's datasets back after the run.
+    pod = next(p["metadata"]["name"] for p in runners
+               if p["metadata"]["annotations"].get("batch.kubernetes.io/job-completion-index") == str(i)
+               and p["status"].get("phase") == "Succeeded")
+    log = open(os.path.join(out, f"log-{pod}.txt")).read()
+    verified = [l for l in log.splitlines() if "ok  " in l]
+    assert "verifying share" in log and verified, f"share {i}: no dataset verified in {pod}'s log"
+    print(f"k8s-host: share {i + 1}/{shares}: {len(verified)} datasets verified byte for byte in its pod")
     print(f"k8s-host: share {i + 1}/{shares}: {len(run['results'])} results, sizes {sorted({r['size'] for r in run['results']})}, memory caps {sorted(mem)}")
 merged = [p for p in glob.glob(f"{res}/2*/results.json")]
 if shares > 1:

@@ -10,5 +10,13 @@ for v in $(env | sed -n 's/^\(BLOBRACE_[A-Z0-9_]*\)=$/\1/p'); do unset "$v"; don
 if [ -n "${JOB_COMPLETION_INDEX:-}" ] && [ -n "${BLOBRACE_SHARES:-}" ]; then
   export BLOBRACE_SHARE="$((JOB_COMPLETION_INDEX + 1))/${BLOBRACE_SHARES}"
 fi
+# `blobrace-run verify`: read the run's datasets back byte for byte with the same
+# settings and share (the Kubernetes chart's pods, after their run: their datasets live
+# in the pod's emptyDir and go with it).
+if [ "${1:-}" = verify ]; then
+  shift
+  echo "blobrace runner: verifying${BLOBRACE_SHARE:+ share $BLOBRACE_SHARE}'s datasets"
+  exec blobrace verify "$@"
+fi
 echo "blobrace runner: image ${BLOBRACE_RUNNER_IMAGE:-unknown}, profile ${BLOBRACE_PROFILE:-full}${BLOBRACE_SHARE:+, share $BLOBRACE_SHARE}"
 exec blobrace-bench --bench "$@"

@@ -75,21 +75,23 @@ pub const OTHER_VARIABLES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The `BLOBRACE_*` variables the flags of `command` and its subcommands read.
+pub fn flag_variables(command: &clap::Command) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = command
+        .get_arguments()
+        .filter_map(|a| a.get_env())
+        .map(|e| e.to_string_lossy().into_owned())
+        .collect();
+    for sub in command.get_subcommands() {
+        names.extend(flag_variables(sub));
+    }
+    names
+}
+
 /// Every `BLOBRACE_*` name `command` (its subcommands included) or the list above knows.
 pub fn known_variables(command: &clap::Command) -> BTreeSet<String> {
-    fn walk(command: &clap::Command, into: &mut BTreeSet<String>) {
-        into.extend(
-            command
-                .get_arguments()
-                .filter_map(|a| a.get_env())
-                .map(|e| e.to_string_lossy().into_owned()),
-        );
-        for sub in command.get_subcommands() {
-            walk(sub, into);
-        }
-    }
     let mut known: BTreeSet<String> = OTHER_VARIABLES.iter().map(|(n, _)| n.to_string()).collect();
-    walk(command, &mut known);
+    known.extend(flag_variables(command));
     known.extend(database_variables().into_iter().map(|(name, _)| name));
     known
 }

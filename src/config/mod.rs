@@ -23,7 +23,7 @@ use std::time::Duration;
 
 pub use args::{Mode, RunArgs, ServerUrls};
 pub use command_line::{parse_args, usage_error};
-pub use environment::{OTHER_VARIABLES, check_variables, known_variables};
+pub use environment::{OTHER_VARIABLES, check_variables, flag_variables, known_variables};
 pub use parse::{
     ClientList, EngineList, Limit, MAX_CLIENTS, MAX_RATE, Precision, RateList, SizeList,
     parse_duration, parse_duration_or_zero, parse_percent, parse_precision,

@@ -12,5 +12,6 @@ pub mod merged_run;
 pub mod provenance;
 pub mod regime;
 pub mod results;
+pub mod run_id;
 pub mod run_parts;
 pub mod summary;

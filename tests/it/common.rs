@@ -326,16 +326,21 @@ pub fn with_flags<'a>(cmd: &'a str, shared: &[&'a str], extra: &[&'a str]) -> Ve
     all
 }
 
-/// Start `blobrace <args>` uncapped on `root`'s data and send it `signal` after
-/// `delay_ms` unless it has finished; whether it was stopped mid-way.
-pub fn signal_after(root: &std::path::Path, args: &[&str], signal: i32, delay_ms: u64) -> bool {
-    let mut child = blobrace()
+/// `blobrace <args>` started uncapped on `root`'s data, its stderr dropped.
+fn spawn_uncapped(root: &Path, args: &[&str]) -> std::process::Child {
+    blobrace()
         .args(args)
         .args(["--cap", "none", "--cpus", "none", "--data-dir"])
         .arg(root.join("data"))
         .stderr(std::process::Stdio::null())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// Start `blobrace <args>` uncapped on `root`'s data and send it `signal` after
+/// `delay_ms` unless it has finished; whether it was stopped mid-way.
+pub fn signal_after(root: &std::path::Path, args: &[&str], signal: i32, delay_ms: u64) -> bool {
+    let mut child = spawn_uncapped(root, args);
     std::thread::sleep(std::time::Duration::from_millis(delay_ms));
     let stopped = child.try_wait().unwrap().is_none();
     if stopped {
@@ -368,13 +373,7 @@ pub fn bytes_under(dir: &Path) -> u64 {
 /// A moment by progress, not by time: a load timed once beside other tests ran 2-3
 /// times faster afterwards, and most moments spread over its time fell after its end.
 pub fn signal_at_bytes(root: &Path, args: &[&str], signal: i32, bytes: u64) -> bool {
-    let mut child = blobrace()
-        .args(args)
-        .args(["--cap", "none", "--cpus", "none", "--data-dir"])
-        .arg(root.join("data"))
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_uncapped(root, args);
     let stopped = loop {
         if child.try_wait().unwrap().is_some() {
             break false;

@@ -24,30 +24,11 @@ fn names_after(text: &str, before: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// Every `BLOBRACE_*` variable a flag of any subcommand reads, from the command line
-/// itself (a database's flags are declared in its folder, `db/<name>/knobs.rs`).
-fn flag_variables() -> BTreeSet<String> {
-    fn walk(command: &clap::Command, into: &mut BTreeSet<String>) {
-        for arg in command.get_arguments() {
-            if let Some(name) = arg.get_env().and_then(|n| n.to_str()) {
-                into.insert(name.to_string());
-            }
-        }
-        for sub in command.get_subcommands() {
-            walk(sub, into);
-        }
-    }
-    let mut names = BTreeSet::new();
-    walk(
-        &<blobrace::commands::cli::Cli as clap::CommandFactory>::command(),
-        &mut names,
-    );
-    names
-}
-
 #[test]
 fn every_flag_knob_reaches_the_compose_runner_and_the_docs() {
-    let knobs = flag_variables();
+    let knobs = blobrace::config::flag_variables(
+        &<blobrace::commands::cli::Cli as clap::CommandFactory>::command(),
+    );
     for declared_in_its_folder in ["BLOBRACE_SQLITE_PAGE_SIZE", "BLOBRACE_PG_STORAGE"] {
         assert!(knobs.contains(declared_in_its_folder), "{knobs:?}");
     }

@@ -47,8 +47,9 @@ runner = next(d for d in docs if d["kind"] == "Job" and d["metadata"]["name"].en
 spec = runner["spec"]
 assert spec["completionMode"] == "Indexed", spec
 assert spec["completions"] == shares and spec["parallelism"] == shares, spec
+servers = ["postgres", "mariadb", "dolt", "seaweedfs"]
 measuring = [runner] + [d for d in docs if d["kind"] == "StatefulSet"]
-assert len(measuring) == 3, kinds
+assert len(measuring) == 1 + len(servers), kinds
 for d in measuring:
     if d["kind"] == "StatefulSet":
         assert d["spec"]["replicas"] == shares, d["metadata"]["name"]
@@ -82,10 +83,54 @@ assert pod["containers"][0]["command"] == ["sh", "-c", "blobrace-run && blobrace
 assert env["BLOBRACE_RUNNER_IMAGE"]["value"] == pod["containers"][0]["image"], env["BLOBRACE_RUNNER_IMAGE"]
 # Kubernetes expands $(VAR) only from variables defined before it.
 assert names.index("JOB_COMPLETION_INDEX") < names.index("BLOBRACE_POSTGRES_URL"), names
-assert "-postgres-$(JOB_COMPLETION_INDEX)." in env["BLOBRACE_POSTGRES_URL"]["value"]
-print(f"check-helm: {shares} share(s): {len(docs)} manifests valid; runner Indexed x{shares}, every measuring pod capped at 2Gi / 4 CPUs")
+for server in servers:
+    url = env[f"BLOBRACE_{server.upper()}_URL"]["value"]
+    assert f"-{server}-$(JOB_COMPLETION_INDEX).bench-blobrace-{server}:" in url, url
+    # Each URL after every variable it expands.
+    for var in [v[2:-1] for v in url.split("$")[1:] for v in ["$" + v[:v.index(")") + 1]]]:
+        assert names.index(var) < names.index(f"BLOBRACE_{server.upper()}_URL"), (var, names)
+# The runner reads its servers' pods, and nothing else: get on them by name.
+assert pod["serviceAccountName"] == "bench-blobrace-runner", pod.get("serviceAccountName")
+role = next(d for d in docs if d["kind"] == "Role")
+assert role["rules"] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "delete"],
+    "resourceNames": [f"bench-blobrace-{s}-{i}" for i in range(shares) for s in servers]}], role["rules"]
+binding = next(d for d in docs if d["kind"] == "RoleBinding")
+assert binding["subjects"][0]["name"] == pod["serviceAccountName"] and binding["roleRef"]["name"] == role["metadata"]["name"]
+# Every server pod drops its data volume from the page cache before its server starts
+# (a cold start deletes the pod): the init container mounts what the server mounts.
+for d in docs:
+    if d["kind"] != "StatefulSet":
+        continue
+    spec = d["spec"]["template"]["spec"]
+    init = [c for c in spec.get("initContainers", []) if c["name"] == "drop-page-cache"]
+    assert len(init) == 1, (d["metadata"]["name"], "no drop-page-cache init container")
+    server_mounts = {(m["name"], m["mountPath"]) for m in spec["containers"][0]["volumeMounts"]}
+    assert {(m["name"], m["mountPath"]) for m in init[0]["volumeMounts"]} <= server_mounts, d["metadata"]["name"]
+    open(sys.argv[1] + "." + d["metadata"]["name"] + ".drop.sh", "w").write(init[0]["command"][-1])
+# SeaweedFS's entry point is compose's own file, not a copy that can drift.
+entry = next(d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].endswith("-seaweedfs-entrypoint"))
+assert entry["data"]["entrypoint.sh"].strip() == open("compose/seaweedfs/entrypoint.sh").read().strip(), "entry point differs from compose's"
+print(f"check-helm: {shares} share(s): {len(docs)} manifests valid; runner Indexed x{shares} with {len(servers)} servers each, every measuring pod capped at 2Gi / 4 CPUs; the runner may get and delete its {len(role['rules'][0]['resourceNames'])} server pods only")
 PY
 done
+
+# The init container's script itself, run here on a directory of two files: it reads
+# nothing, drops them, and says what blobrace parses (files=N bytes=B dir=D).
+drop=$(ls "$out"/rendered-3.yaml.*-postgres.drop.sh)
+mkdir -p "$fake/pgdata/base"
+head -c 5000 /dev/urandom > "$fake/pgdata/base/1"; head -c 123 /dev/urandom > "$fake/pgdata/PG_VERSION"
+sed -e "s|/var/lib/postgresql/data|$fake/pgdata|g" -e "s|/dev/termination-log|$fake/said|" "$drop" > "$fake/drop.sh"
+bash "$fake/drop.sh" >/dev/null
+[ "$(cat "$fake/said")" = "files=2 bytes=5123 dir=$fake/pgdata" ] || { echo "check-helm: drop-page-cache said '$(cat "$fake/said")'" >&2; exit 1; }
+echo "check-helm: a server pod's drop-page-cache script dropped 2 files (5123 bytes) and said so"
+
+# Without servers, no Role: one without names would grant every pod.
+none=$("$helm" template bench "$chart" --set postgres.enabled=false --set mariadb.enabled=false \
+  --set dolt.enabled=false --set seaweedfs.enabled=false)
+if grep -q '^kind: Role$' <<<"$none"; then
+  echo "check-helm: a Role rendered with no server pods to name" >&2; exit 1
+fi
+echo "check-helm: no servers, no Role"
 
 # The cap only in forms that the pods' limits and the runner's flags read alike.
 for bad in cap.cpus=500m cap.memory=1G; do

@@ -42,7 +42,7 @@
 # K8SHOST_DATASET_BYTES (32MiB), K8SHOST_TIMEOUT (job timeout, 3600 s), K8SHOST_OUT (where
 # the results claim is copied; default ~/.cache/blobrace/k8s-runs/<time>),
 # BLOBRACE_RUNNER_IMAGE (blobrace/runner-offline:latest: scripts/offline-images.sh runner),
-# BLOBRACE_POSTGRES_IMAGE / BLOBRACE_MARIADB_IMAGE (the offline stand-ins where the
+# BLOBRACE_POSTGRES_IMAGE / _MARIADB_ / _DOLT_ / _SEAWEEDFS_IMAGE (the offline stand-ins where the
 # official images are not in Docker).
 # Exit status: 0 every share measured and merged; 1 a failure; 2 a piece could not be had
 # (one line naming it). See docs/kubernetes.md.
@@ -110,7 +110,11 @@ go_build() { # dir, out binaries dir, packages...
 build() {
   mkdir -p "$bin"
   local started=$SECONDS
-  if [ ! -x "$bin/kubelet" ] || [ ! -x "$bin/kube-apiserver" ] || [ ! -x "$bin/kube-controller-manager" ] || [ ! -x "$bin/kube-scheduler" ]; then
+  local p missing=()
+  for p in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy; do
+    [ -x "$bin/$p" ] || missing+=("k8s.io/kubernetes/cmd/$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
     say "building Kubernetes $k8s_version from the Go module proxy (about 10 minutes on 2 cores)"
     local src=$cache/src
     mkdir -p "$src"
@@ -124,8 +128,7 @@ build() {
       printf ')\n'
     } > "$src/go.mod"
     printf 'package main\n\nfunc main() {}\n' > "$src/main.go"
-    local p cmds=()
-    for p in kube-apiserver kube-controller-manager kube-scheduler kubelet; do cmds+=("k8s.io/kubernetes/cmd/$p"); done
+    local cmds=("${missing[@]}")
     (cd "$src" && GOFLAGS=-mod=mod go get "${cmds[@]/%/@$k8s_version}" >/dev/null 2>&1) ||
       refuse "the staging modules of k8s.io/kubernetes $k8s_version ($staging_v) could not be had from the Go module proxy"
     local ld="-s -w" v
@@ -263,7 +266,7 @@ wait_for() { # what, seconds, command...
 
 alive() { local p; p=$(cat "$run/$1.pid" 2>/dev/null) && kill -0 "$p" 2>/dev/null; }
 
-sysctls="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes"
+sysctls="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4.conf.all.route_localnet net.netfilter.nf_conntrack_max"
 
 up() {
   preflight
@@ -294,7 +297,7 @@ up() {
   wait_for etcd 30 bash -c "exec 3<>/dev/tcp/127.0.0.1/$etcd_port"
 
   start kube-apiserver "$bin/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
-    --bind-address 127.0.0.1 --secure-port 6443 --advertise-address "$node_ip" \
+    --bind-address 0.0.0.0 --secure-port 6443 --advertise-address "$node_ip" --anonymous-auth=false \
     --client-ca-file "$pki/ca.crt" --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
     --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" --kubelet-client-key "$pki/apiserver-kubelet-client.key" \
     --kubelet-certificate-authority "$pki/ca.crt" --kubelet-preferred-address-types InternalIP \
@@ -420,6 +423,18 @@ EOF
     sleep 1
   done
 
+  # kube-proxy, so that a Service's cluster IP leads somewhere: the `kubernetes`
+  # Service (10.96.0.1:443, what a pod's KUBERNETES_SERVICE_HOST names) to the API
+  # server on the node's address, which it listens on for that (0.0.0.0, client
+  # certificates or tokens only). blobrace reads its servers' pods through it. Host
+  # settings left as they are: no conntrack sizes or timeouts, no localhost NodePorts.
+  start kube-proxy "$bin/kube-proxy" --kubeconfig "$pki/admin.kubeconfig" --hostname-override "$node" \
+    --proxy-mode iptables --cluster-cidr "$pod_cidr" --conntrack-max-per-core 0 \
+    --conntrack-tcp-timeout-established 0 --conntrack-tcp-timeout-close-wait 0 \
+    --iptables-localhost-nodeports=false --metrics-bind-address 127.0.0.1:10249 \
+    --healthz-bind-address 127.0.0.1:10256 --v 1
+  wait_for kube-proxy 60 bash -c "iptables-save -t nat | grep -q 'default/kubernetes:https'"
+
   # CoreDNS on the host, on the bridge's gateway (the pods' nameserver): the cluster's
   # names only, nothing forwarded.
   cat > "$state/Corefile" <<EOF
@@ -456,7 +471,7 @@ down() {
   local name p
   # No controller to make new pods, then the pods, through the kubelet (their
   # sandboxes' networks torn down by CNI), then the kubelet.
-  for name in coredns kube-scheduler kube-controller-manager; do
+  for name in coredns kube-proxy kube-scheduler kube-controller-manager; do
     p=$(cat "$run/$name.pid" 2>/dev/null) && kill "$p" 2>/dev/null || true
   done
   if alive kubelet && alive kube-apiserver; then
@@ -484,7 +499,7 @@ down() {
   for name in containerd kube-apiserver etcd; do
     p=$(cat "$run/$name.pid" 2>/dev/null) && kill "$p" 2>/dev/null || true
   done
-  for name in coredns kube-scheduler kube-controller-manager kubelet containerd kube-apiserver etcd; do
+  for name in coredns kube-proxy kube-scheduler kube-controller-manager kubelet containerd kube-apiserver etcd; do
     p=$(cat "$run/$name.pid" 2>/dev/null) || continue
     local t=0
     while kill -0 "$p" 2>/dev/null && [ $t -lt 20 ]; do sleep 0.5; t=$((t + 1)); done
@@ -545,8 +560,8 @@ leftovers() {
   pgrep -f "$bin/|containerd --config $state|containerd-shim-runc-v2 .*-address $sock" >/dev/null && left+=("processes: $(pgrep -f "$bin/|containerd --config $state|-address $sock" | tr '\n' ' ')")
   findmnt -rn -o TARGET | grep -qE "^($state|$run)" && left+=("mounts")
   local port
-  for port in 6443 $etcd_port $((etcd_port + 10)) 10250 10248 10257 10259 53; do
-    ss -ltnH "sport = :$port" 2>/dev/null | grep -qE "127.0.0.1:$port|$dns_ip:$port|:10250 " && left+=("listening on $port")
+  for port in 6443 $etcd_port $((etcd_port + 10)) 10250 10248 10257 10259 10249 10256 53; do
+    ss -ltnH "sport = :$port" 2>/dev/null | grep -qE "127.0.0.1:$port|$dns_ip:$port|:10250 |(\*|0.0.0.0|\[::\]):6443 " && left+=("listening on $port")
   done
   ip link show "$bridge" >/dev/null 2>&1 && left+=("link $bridge")
   ip -o link show type veth 2>/dev/null | grep -q "master $bridge" && left+=("veths")
@@ -567,6 +582,8 @@ make_pvs() {
     for ((i = 0; i < shares; i++)); do
       echo "data-$name-postgres-$i:4Gi:ReadWriteOnce"
       echo "data-$name-mariadb-$i:4Gi:ReadWriteOnce"
+      echo "data-$name-dolt-$i:4Gi:ReadWriteOnce"
+      echo "data-$name-seaweedfs-$i:4Gi:ReadWriteOnce"
     done
   } | while IFS=: read -r claim size mode; do
     mkdir -p "$state/pv/$claim"
@@ -583,7 +600,27 @@ spec:
   claimRef: {namespace: $ns, name: $claim}
   hostPath: {path: $state/pv/$claim, type: Directory}
 EOF
+    # The servers' claims made here, bound to their volumes before the chart's
+    # StatefulSets start pods that mount them (they take claims of their names as
+    # theirs). Left to the StatefulSets, a claim the scheduler met before it was
+    # bound ("pod has unbound immediate PersistentVolumeClaims") kept its pod Pending
+    # for the scheduler's 5 minutes of unschedulable pods (seen on 2026-12-05 with
+    # 12 server claims).
+    [ "$mode" = ReadWriteOnce ] || continue
+    cat <<EOF
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: $claim, namespace: $ns}
+spec:
+  accessModes: [$mode]
+  storageClassName: ""
+  volumeName: pv-$claim
+  resources: {requests: {storage: $size}}
+EOF
   done | kubectl apply -f - >/dev/null
+  kubectl wait --for=jsonpath='{.status.phase}'=Bound pvc --all -n "$ns" --timeout=120s >/dev/null ||
+    die "the servers' claims not bound to their volumes in 120 s"
 }
 
 pods_line() { kubectl get pods -n "$ns" -o jsonpath='{range .items[*]}{.metadata.name}={.status.phase} {end}' 2>/dev/null; }
@@ -599,23 +636,28 @@ read_cap() { # pod, container
 helm_list() { echo "${1//,/\\,}"; }
 
 run_chart() {
-  local shares=${K8SHOST_SHARES:-3} cap=${K8SHOST_CAP:-1Gi} cpus=${K8SHOST_CPUS:-0.15}
+  # 3 shares x 5 pods (the runner, PostgreSQL, MariaDB, Dolt, SeaweedFS) at 0.12 CPUs
+  # each: 1.8 of a 2-core node's CPUs, every pod Guaranteed.
+  local shares=${K8SHOST_SHARES:-3} cap=${K8SHOST_CAP:-1Gi} cpus=${K8SHOST_CPUS:-0.12}
   local runner_image=${BLOBRACE_RUNNER_IMAGE:-blobrace/runner-offline:latest}
   local pg_image=${BLOBRACE_POSTGRES_IMAGE:-} maria_image=${BLOBRACE_MARIADB_IMAGE:-}
+  local dolt_image=${BLOBRACE_DOLT_IMAGE:-} weed_image=${BLOBRACE_SEAWEEDFS_IMAGE:-}
   local limit=${K8SHOST_TIMEOUT:-3600}
   out=${K8SHOST_OUT:-${XDG_CACHE_HOME:-$HOME/.cache}/blobrace/k8s-runs/$(date -u +%Y%m%dT%H%M%SZ)}
   [ -n "$pg_image" ] || { docker image inspect postgres:17 >/dev/null 2>&1 && pg_image=postgres:17 || pg_image=blobrace/postgres-offline:15; }
   [ -n "$maria_image" ] || { docker image inspect mariadb:11.4 >/dev/null 2>&1 && maria_image=mariadb:11.4 || maria_image=blobrace/mariadb-offline:10.11; }
+  [ -n "$dolt_image" ] || { docker image inspect dolthub/dolt-sql-server:1.32.4 >/dev/null 2>&1 && dolt_image=dolthub/dolt-sql-server:1.32.4 || dolt_image=blobrace/dolt-offline:0.40.4; }
+  [ -n "$weed_image" ] || { docker image inspect chrislusf/seaweedfs:4.53 >/dev/null 2>&1 && weed_image=chrislusf/seaweedfs:4.53 || weed_image=blobrace/seaweedfs-offline:4.53; }
   local img
-  for img in "$runner_image" "$pg_image" "$maria_image"; do
+  for img in "$runner_image" "$pg_image" "$maria_image" "$dolt_image" "$weed_image"; do
     docker image inspect "$img" >/dev/null 2>&1 || refuse "image $img is not in Docker (scripts/offline-images.sh$([ "$img" = "$runner_image" ] && echo ' runner'))"
   done
   preflight
   build
   up
   local started=$SECONDS
-  for img in "$runner_image" "$pg_image" "$maria_image"; do load_image "$img"; done
-  say "images loaded in $((SECONDS - started)) s: $runner_image $pg_image $maria_image"
+  for img in "$runner_image" "$pg_image" "$maria_image" "$dolt_image" "$weed_image"; do load_image "$img"; done
+  say "images loaded in $((SECONDS - started)) s: $runner_image $pg_image $maria_image $dolt_image $weed_image"
   make_pvs "$shares"
   mkdir -p "$out"
   local name=$release-blobrace
@@ -624,8 +666,10 @@ run_chart() {
     --set runner.image="$runner_image" --set runner.dataSize=4Gi \
     --set postgres.image="$pg_image" --set postgres.storage=4Gi \
     --set mariadb.image="$maria_image" --set mariadb.storage=4Gi \
+    --set dolt.image="$dolt_image" --set dolt.storage=4Gi \
+    --set seaweedfs.image="$weed_image" --set seaweedfs.storage=4Gi \
     --set-string run.profile="${K8SHOST_PROFILE:-quick}" \
-    --set-string run.engines="$(helm_list "${K8SHOST_ENGINES:-floor,sqlite,fs,postgres,mariadb}")" \
+    --set-string run.engines="$(helm_list "${K8SHOST_ENGINES:-floor,sqlite,fs,postgres,mariadb,dolt,seaweedfs}")" \
     --set-string run.sizes="$(helm_list "${K8SHOST_SIZES:-4KiB,64KiB,1MiB}")" \
     --set-string run.datasetBytes="${K8SHOST_DATASET_BYTES:-32MiB}" > "$out/helm-install.txt" || die "helm install failed"
   say "helm install $release (shares=$shares, cap $cap / $cpus CPUs); following job/$name-runner"
@@ -639,7 +683,7 @@ run_chart() {
       case "$capped" in *" $pod "*) continue ;; esac
       case $pod in *-merge-*) continue ;; esac
       local c=runner
-      case $pod in *-postgres-*) c=postgres ;; *-mariadb-*) c=mariadb ;; esac
+      case $pod in *-postgres-*) c=postgres ;; *-mariadb-*) c=mariadb ;; *-dolt-*) c=dolt ;; *-seaweedfs-*) c=seaweedfs ;; esac
       local got
       got=$(read_cap "$pod" "$c") && [ -n "$got" ] && { echo "$pod $c: $got" >> "$out/caps.txt"; capped="$capped$pod "; }
     done
@@ -674,9 +718,10 @@ collect() {
 
 check() {
   local shares=$1 cap=$2 cpus=$3 job_s=$4
-  python3 - "$out" "$shares" "$cap" "$cpus" "$job_s" <<'PY' || die "the run's checks failed (files: $out)"
+  python3 - "$out" "$shares" "$cap" "$cpus" "$job_s" "${K8SHOST_ENGINES:-floor,sqlite,fs,postgres,mariadb,dolt,seaweedfs}" <<'PY' || die "the run's checks failed (files: $out)"
 import glob, json, os, sys
 out, shares, cap, cpus, job_s = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4]), sys.argv[5]
+engines = set(sys.argv[6].split(","))
 pods = json.load(open(os.path.join(out, "pods.json")))["items"]
 unscheduled = [p["metadata"]["name"] for p in pods if not p["spec"].get("nodeName")]
 assert not unscheduled, f"pods never scheduled: {unscheduled}"
@@ -691,6 +736,23 @@ for i in range(shares):
     assert run["complete"] and not run["failures"], (i, run["failures"])
     assert run["results"], f"share {i}: no results"
     mem = {r["cap"]["memory_limit_bytes"] for r in run["results"] if r.get("cap")}
+    # Every server's cap read from its pod through the API, not "not controlled": the
+    # pod's limit, and the regime judged against it.
+    want = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40}[cap[-2:]] * int(cap[:-2])
+    served = [r for r in run["results"] if r.get("remote")]
+    colds = []
+    assert {r["engine"] for r in served} >= {"postgres", "mariadb", "dolt", "seaweedfs"} & engines, sorted({r["engine"] for r in served})
+    for r in served:
+        c = r.get("cap") or {}
+        assert c.get("method") == "kubernetes-pod" and c.get("memory_limit_bytes") == want and abs(c.get("cpu_limit", 0) - cpus) < 1e-9, (i, r["engine"], c)
+        assert r["regime"]["basis"] == "cap", (i, r["engine"], r["regime"])
+        # A cold start: the pod restarted through the API, its data volume's files
+        # dropped from the page cache by its init container before the server started.
+        if r["cache"] == "cold":
+            e = r["eviction"]
+            assert "deleted through the Kubernetes API" in e["method"] and e["files"] > 0 and e["bytes"] > 0, (i, r["engine"], e)
+            colds.append(f"{r['engine']} {e['files']} files {e['bytes'] >> 20} MiB in {e['seconds']:.0f} s")
+    pods_read = sorted({r["cap"]["cgroup"] for r in served})
     share_cells += len(run["results"])
     # run.verify: the pod read its share's datasets back after the run.
     pod = next(p["metadata"]["name"] for p in runners
@@ -701,6 +763,8 @@ for i in range(shares):
     assert "verifying share" in log and verified, f"share {i}: no dataset verified in {pod}'s log"
     print(f"k8s-host: share {i + 1}/{shares}: {len(verified)} datasets verified byte for byte in its pod")
     print(f"k8s-host: share {i + 1}/{shares}: {len(run['results'])} results, sizes {sorted({r['size'] for r in run['results']})}, memory caps {sorted(mem)}")
+    print(f"k8s-host: share {i + 1}/{shares}: servers' caps read through the API from {pods_read}")
+    print(f"k8s-host: share {i + 1}/{shares}: cold starts through the API: {'; '.join(colds) or 'none (no cold cells)'}")
 merged = [p for p in glob.glob(f"{res}/2*/results.json")]
 if shares > 1:
     assert len(merged) == 1, f"merged runs: {merged}"

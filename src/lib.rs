@@ -54,6 +54,7 @@ pub mod disk_room;
 pub mod docker;
 pub mod entity;
 pub mod error;
+pub mod kube;
 pub mod load;
 pub mod load_gen;
 pub mod machine;

@@ -75,6 +75,8 @@ pub enum CapMethod {
     Inherited,
     /// The cap Docker sets on a server's container.
     DockerContainer,
+    /// The limits Kubernetes sets on a server's pod, read through its API.
+    KubernetesPod,
     /// No cap: none was asked for, or none could be had (then the run stops).
     None,
     /// Results written before the method was recorded.
@@ -91,9 +93,10 @@ impl CapMethod {
             | CapMethod::V2ChildLeaf
             | CapMethod::SystemdScope => CapOrigin::Created,
             // Unrecorded only comes from old files, which carry their own origin.
-            CapMethod::Inherited | CapMethod::DockerContainer | CapMethod::Unrecorded => {
-                CapOrigin::Inherited
-            }
+            CapMethod::Inherited
+            | CapMethod::DockerContainer
+            | CapMethod::KubernetesPod
+            | CapMethod::Unrecorded => CapOrigin::Inherited,
             CapMethod::None => CapOrigin::Uncapped,
         }
     }

@@ -103,10 +103,11 @@ async fn server_caps(config: &RunConfig) -> serde_json::Value {
             && let crate::db::server::place::Place::Remote { why } =
                 crate::db::server::place::locate(server, url).await
         {
-            servers.insert(
-                server.name().to_string(),
-                serde_json::json!(format!("not controlled: remote ({why})")),
-            );
+            let value = match crate::db::server::place::remote_cap(server, config.cap) {
+                Some(cap) => serde_json::to_value(cap).unwrap_or_default(),
+                None => serde_json::json!(format!("not controlled: remote ({why})")),
+            };
+            servers.insert(server.name().to_string(), value);
             continue;
         }
         let value = match crate::docker::service_cap(server.name(), config.cap).await {

@@ -193,8 +193,25 @@ pub async fn fit_servers(config: &mut RunConfig) -> Result<ServerCaps> {
         if let crate::db::server::place::Place::Remote { why } =
             crate::db::server::place::locate(server, url).await
         {
+            const FRESH: &str = "cold = a fresh connection (its caches are not emptied)";
+            let cap = match crate::db::server::place::pod_limits(server) {
+                None => format!("measured without a cap (not controlled), {FRESH}"),
+                Some(Err(e)) => format!(
+                    "measured without a cap (not controlled: its pod's limits cannot be read: {e}), {FRESH}"
+                ),
+                Some(Ok(pod)) => format!(
+                    "its cap not set by blobrace but read from its pod {} (memory {}, CPUs {}), cold = the pod restarted through the Kubernetes API, its data dropped from the page cache before the server starts",
+                    pod.pod,
+                    pod.memory_bytes
+                        .map(crate::size::format_bytes)
+                        .unwrap_or_else(|| "uncapped".into()),
+                    pod.cpus
+                        .map(|c| c.to_string())
+                        .unwrap_or_else(|| "uncapped".into()),
+                ),
+            };
             say!(
-                "{}: remote, not a container blobrace manages ({why}): measured without a cap (not controlled), cold = a fresh connection (its caches are not emptied), disk bytes per fetch unavailable, the round trip measured beside each result",
+                "{}: remote, not a container blobrace manages ({why}): {cap}, disk bytes per fetch unavailable, the round trip measured beside each result",
                 server.name()
             );
         }

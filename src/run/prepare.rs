@@ -240,7 +240,9 @@ impl Run {
             return Ok((AnyGauge::Cgroup(CgroupGauge(cap.clone())), Some(limit)));
         };
         if crate::db::server::place::remote(server).is_some() {
-            return Ok((AnyGauge::Unreadable, None));
+            // Its cache cannot be read from here; its pod's limit, where read, bounds it.
+            let limit = self.cap_of(engine).await.and_then(|c| c.memory_limit_bytes);
+            return Ok((AnyGauge::Unreadable, limit));
         }
         let docker = crate::docker::connect().await?;
         let (container_id, container_name, _) = crate::docker::find_service(&docker, server.name())
@@ -347,8 +349,11 @@ impl Run {
     pub(super) async fn cap_of(&self, engine: EngineKind) -> Option<CapReport> {
         match engine.store().server() {
             None => Some(self.results.cap.clone()),
-            // Not controlled: the compose container's cap would not be its.
-            Some(server) if crate::db::server::place::remote(server).is_some() => None,
+            // Not controlled: the compose container's cap would not be its. A server's
+            // pod in a cluster has limits the API gives.
+            Some(server) if crate::db::server::place::remote(server).is_some() => {
+                crate::db::server::place::remote_cap(server, self.results.config.cap)
+            }
             Some(server) => {
                 crate::docker::container::service_cap_or_note(
                     server.name(),

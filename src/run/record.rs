@@ -115,9 +115,10 @@ impl Run {
                 location,
             },
             settings,
-            regime: match remote {
-                Some(_) => Regime::not_controlled(spec.bytes()),
-                None => Regime::of(spec.bytes(), cap.as_ref(), self.results.machine.ram_bytes),
+            // A remote server's memory is unknown unless its pod's limits were read.
+            regime: match (&remote, &cap) {
+                (Some(_), None) => Regime::not_controlled(spec.bytes()),
+                _ => Regime::of(spec.bytes(), cap.as_ref(), self.results.machine.ram_bytes),
             },
             remote,
             round_trip: prepared.round_trip.clone(),

@@ -3,8 +3,10 @@
 //! it publishes and through its address behind Docker's bridge (its own network
 //! namespace, a veth pair: not loopback's round trip). Its results claim no cap, say
 //! their cold start only opened a connection, have no disk bytes, and carry the round
-//! trip; the compose container is left alone. Skipped (the reason printed) without
-//! the compose servers; a failure when BLOBRACE_REQUIRE_DOCKER=1, as CI sets it.
+//! trip; the compose container is left alone. And a SeaweedFS started the same way:
+//! its buckets made and dropped through S3, as no `weed shell` can be run in it.
+//! Skipped (the reason printed) without the compose servers; a failure when
+//! BLOBRACE_REQUIRE_DOCKER=1, as CI sets it.
 
 use crate::common::{docker, run, server_url_or_skip, service_container, stderr};
 use serde_json::Value;
@@ -272,4 +274,178 @@ fn a_remote_url_that_does_not_answer_is_one_line_naming_it_without_its_password(
     );
     assert!(errors[0].contains("does not manage"), "{text}");
     assert!(!text.contains(PASSWORD), "{text}");
+}
+
+/// A SeaweedFS of its own, from the compose store's image and entry point, published on
+/// loopback: the S3 store blobrace does not manage, as a cluster's pod or another
+/// host's store is. Removed with its data when the test ends however it ends.
+struct HandStartedS3 {
+    name: String,
+}
+
+impl HandStartedS3 {
+    const KEY: &str = "remotekey";
+
+    fn start(image: &str) -> HandStartedS3 {
+        let name = format!("blobrace-remote-s3-test-{}", std::process::id());
+        let _ = std::process::Command::new("docker")
+            .args(["rm", "-f", "-v", &name])
+            .output();
+        let entrypoint = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/compose/seaweedfs/entrypoint.sh"
+        );
+        docker(&[
+            "run",
+            "-d",
+            "--name",
+            &name,
+            "-e",
+            &format!("SEAWEEDFS_ACCESS_KEY={}", Self::KEY),
+            "-e",
+            &format!("SEAWEEDFS_SECRET_KEY={PASSWORD}"),
+            "-v",
+            &format!("{entrypoint}:/blobrace/entrypoint.sh:ro"),
+            "--entrypoint",
+            "/bin/sh",
+            "-p",
+            "127.0.0.1::8333",
+            image,
+            "/blobrace/entrypoint.sh",
+        ]);
+        let started = HandStartedS3 { name };
+        for _ in 0..240 {
+            if started.buckets().is_some() {
+                return started;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        panic!("the hand-started SeaweedFS is not ready after 120 s");
+    }
+
+    fn url(&self) -> String {
+        let port = docker(&["port", &self.name, "8333/tcp"]);
+        let port = port.lines().next().unwrap().rsplit(':').next().unwrap();
+        format!("s3://{}:{PASSWORD}@127.0.0.1:{port}", Self::KEY)
+    }
+
+    /// Its buckets and collections as its own shell lists them; None until it answers.
+    fn buckets(&self) -> Option<String> {
+        let out = std::process::Command::new("docker")
+            .args(["exec", &self.name, "sh", "-c"])
+            .arg("wget -q -O /dev/null http://127.0.0.1:8333/healthz && printf 's3.bucket.list\\ncollection.list\\n' | weed shell 2>&1")
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        (out.status.success() && text.contains("collections")).then_some(text)
+    }
+}
+
+impl Drop for HandStartedS3 {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("docker")
+            .args(["rm", "-f", "-v", &self.name])
+            .output();
+    }
+}
+
+#[test]
+fn an_s3_store_blobrace_does_not_manage_is_loaded_measured_and_dropped_through_s3() {
+    if server_url_or_skip("seaweedfs", "a remote S3 store").is_none() {
+        return;
+    }
+    let compose = service_container("seaweedfs");
+    let image = docker(&["inspect", "-f", "{{.Config.Image}}", &compose]);
+    let store = HandStartedS3::start(&image);
+    let url = store.url();
+    let bucket = "blobs-64kib-x64";
+    let dataset = [
+        "--engines",
+        "seaweedfs",
+        "--sizes",
+        "64KiB",
+        "--dataset-bytes",
+        "4MiB",
+        "--seaweedfs-url",
+        &url,
+    ];
+    let root = tempfile::tempdir().unwrap();
+    let mut args = vec!["measure"];
+    args.extend(dataset);
+    args.extend(["--warmup", "100ms", "--measure", "300ms", "--cache", "cold"]);
+    let out = run(root.path(), &args);
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(!said.contains(PASSWORD), "the secret was printed: {said}");
+    // The bucket was made through S3 and is a collection of its own, as the shell makes
+    // it for the compose store.
+    let listed = store.buckets().unwrap();
+    assert!(
+        listed.contains(&format!("collection:\"{bucket}\"")),
+        "{listed}"
+    );
+    let (_, results) = crate::common::only_run(root.path());
+    let r = &results["results"][0];
+    assert!(
+        r["remote"]
+            .as_str()
+            .unwrap()
+            .contains("s3://remotekey@127.0.0.1:"),
+        "{}",
+        r["remote"]
+    );
+    assert_eq!(
+        r["measured"]["fetches"].as_u64().map(|n| n > 0),
+        Some(true),
+        "{r}"
+    );
+    assert!(
+        r["dataset"]["location"].as_str().unwrap().ends_with(bucket),
+        "{}",
+        r["dataset"]
+    );
+    let version = r["settings"]["server_version"].as_str().unwrap();
+    assert!(
+        version.starts_with("unavailable (a remote store"),
+        "{version}"
+    );
+
+    // A second run reuses the bucket; `blobrace drop` empties it and deletes it (S3
+    // deletes only empty buckets), its collection with it.
+    let out = run(root.path(), &{
+        let mut a = vec!["verify"];
+        a.extend(dataset);
+        a
+    });
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run(root.path(), &{
+        let mut a = vec!["drop"];
+        a.extend(dataset);
+        a
+    });
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("1 dataset(s) removed"), "{said}");
+    let listed = store.buckets().unwrap();
+    assert!(!listed.contains(bucket), "{listed}");
+
+    // A wrong secret is one error naming the store, without the secret.
+    let wrong = url.replace(PASSWORD, "not-the-secret");
+    let out = run(
+        root.path(),
+        &[
+            "verify",
+            "--engines",
+            "seaweedfs",
+            "--sizes",
+            "64KiB",
+            "--dataset-bytes",
+            "4MiB",
+            "--seaweedfs-url",
+            &wrong,
+        ],
+    );
+    let said = stderr(&out);
+    assert!(!out.status.success(), "{said}");
+    assert!(!said.contains("not-the-secret"), "{said}");
 }

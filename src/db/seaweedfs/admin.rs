@@ -1,11 +1,26 @@
 //! What S3 itself cannot do here, done with SeaweedFS's own shell inside its compose
-//! container (`weed shell`, through `docker exec`): make and drop a bucket (S3's
-//! CreateBucket would need a request signed outside the object client, and dropping
-//! a bucket through S3 means deleting its objects one by one first: 3M at 1 KiB; the
-//! shell drops the bucket's collection, its volumes, at once), and count a bucket's
-//! bytes on disk (its collection's volume files).
+//! container (`weed shell`, through `docker exec`): make and drop a bucket (the shell
+//! drops the bucket's collection, its volumes, at once, and trims the filer's log
+//! after it), and count a bucket's bytes on disk (its collection's volume files). A
+//! store blobrace does not manage (`place::remote`) has no container to run it in: its
+//! buckets are made and dropped through S3 (s3_admin.rs) and its bytes on disk are
+//! unavailable.
 
 use anyhow::{Context, Result, bail};
+
+use super::s3::S3Url;
+use super::s3_admin;
+
+/// The S3 URL of a store blobrace does not manage; None for the compose store (or
+/// where no URL is given, which is the compose store's).
+fn remote_s3(service: &str, url: Option<&str>) -> Result<Option<S3Url>> {
+    let remote =
+        crate::db::server::Server::named(service).and_then(crate::db::server::place::remote);
+    match (remote, url) {
+        (Some(_), Some(url)) => Ok(Some(S3Url::parse(url)?)),
+        _ => Ok(None),
+    }
+}
 
 /// The master inside the container (`weed server`'s default port).
 const MASTER: &str = "127.0.0.1:9333";
@@ -16,8 +31,7 @@ async fn container(service: &str) -> Result<(bollard::Docker, String, String)> {
         crate::db::server::Server::named(service).and_then(crate::db::server::place::remote)
     {
         bail!(
-            "{service} is remote ({why}): blobrace makes and drops its buckets with `weed shell` inside its compose container, so an object store it does not manage is not supported yet; unset BLOBRACE_SEAWEEDFS_URL (or leave out --seaweedfs-url) to use the compose store ({} starts it)",
-            crate::db::server::COMPOSE_UP
+            "{service} is remote ({why}): its own tools (`weed shell`) and files are in no container blobrace manages"
         );
     }
     let docker = crate::docker::connect().await?;
@@ -81,13 +95,20 @@ pub async fn buckets(service: &str) -> Result<Vec<String>> {
         .collect())
 }
 
-pub async fn bucket_exists(service: &str, bucket: &str) -> Result<bool> {
+/// Whether the bucket exists: through S3 for a remote store (`url`).
+pub async fn bucket_exists(service: &str, url: Option<&str>, bucket: &str) -> Result<bool> {
+    if let Some(s3) = remote_s3(service, url)? {
+        return s3_admin::bucket_exists(&s3, bucket).await;
+    }
     Ok(buckets(service).await?.iter().any(|b| b == bucket))
 }
 
-pub async fn create_bucket(service: &str, bucket: &str) -> Result<()> {
+pub async fn create_bucket(service: &str, url: Option<&str>, bucket: &str) -> Result<()> {
+    if let Some(s3) = remote_s3(service, url)? {
+        return s3_admin::create_bucket(&s3, bucket).await;
+    }
     let out = shell(service, &format!("s3.bucket.create -name {bucket}")).await?;
-    if !out.contains("created bucket") && !bucket_exists(service, bucket).await? {
+    if !out.contains("created bucket") && !bucket_exists(service, None, bucket).await? {
         bail!("{service}: cannot create bucket {bucket}: {}", out.trim());
     }
     Ok(())
@@ -103,8 +124,11 @@ const DELETE_MEMORY: u64 = 4 << 30;
 /// memory, the rest its LevelDB's page cache), and under the run's 1 GiB cap the kernel
 /// killed the whole store (2026-11-28), so the container's cap is lifted for it and
 /// put back after. A drop is not measured; the next cell restarts the store cold.
-pub async fn delete_bucket(service: &str, bucket: &str) -> Result<()> {
-    if !bucket_exists(service, bucket).await? {
+pub async fn delete_bucket(service: &str, url: Option<&str>, bucket: &str) -> Result<()> {
+    if let Some(s3) = remote_s3(service, url)? {
+        return s3_admin::delete_bucket(&s3, bucket).await;
+    }
+    if !bucket_exists(service, None, bucket).await? {
         return Ok(());
     }
     shell(
@@ -132,7 +156,7 @@ pub async fn delete_bucket(service: &str, bucket: &str) -> Result<()> {
         }
     }
     let out = out?;
-    if bucket_exists(service, bucket).await? {
+    if bucket_exists(service, None, bucket).await? {
         bail!(
             "{service}: bucket {bucket} is still there after s3.bucket.delete: {}",
             out.trim()
@@ -158,7 +182,16 @@ pub async fn delete_bucket(service: &str, bucket: &str) -> Result<()> {
 /// the objects with their headers, and `.idx`, their index) under `data_dir`. The
 /// filer's entries for the bucket (its object names, in the filer's LevelDB) are
 /// shared with every bucket and not counted.
-pub async fn bucket_disk_bytes(service: &str, data_dir: &str, bucket: &str) -> Result<Option<u64>> {
+pub async fn bucket_disk_bytes(
+    service: &str,
+    url: Option<&str>,
+    data_dir: &str,
+    bucket: &str,
+) -> Result<Option<u64>> {
+    // A remote store's files are not seen from here: unavailable, not 0.
+    if remote_s3(service, url)?.is_some() {
+        return Ok(None);
+    }
     let (docker, id, name) = container(service).await?;
     let script = format!(
         "find {data_dir} -maxdepth 1 -type f -name '{bucket}_*' -exec du -ck {{}} + | tail -1"
@@ -258,14 +291,22 @@ fn disk_free_share(df: &str) -> Option<f64> {
 /// The store's own version (`weed version` in its container), asked once per process:
 /// each of 16 clients opening an engine at once would start a `weed` process in the
 /// container, and 16 of them outgrow a 256 MiB cap.
-pub async fn version_once(service: &str) -> String {
+pub async fn version_once(service: &str, url: Option<&str>) -> String {
     static VERSION: std::sync::LazyLock<futures_util::lock::Mutex<Option<String>>> =
         std::sync::LazyLock::new(|| futures_util::lock::Mutex::new(None));
     let mut known = VERSION.lock().await;
     if let Some(version) = known.as_ref() {
         return version.clone();
     }
-    match version(service).await {
+    let asked = match remote_s3(service, url) {
+        // Its S3 answers carry no version (no Server header, 4.53).
+        Ok(Some(_)) => Err(anyhow::anyhow!(
+            "a remote store: `weed version` runs in no container blobrace manages"
+        )),
+        Ok(None) => version(service).await,
+        Err(e) => Err(e),
+    };
+    match asked {
         Ok(version) => {
             *known = Some(version.clone());
             version

@@ -42,7 +42,7 @@ impl S3Engine {
                 crate::error::InputError::NotLoaded { path }
             ));
         }
-        let version = super::admin::version_once(server.name()).await;
+        let version = super::admin::version_once(server.name(), Some(&url)).await;
         let settings = EngineSettings::from([
             ("server_version".into(), version),
             ("bucket".into(), bucket.clone()),

@@ -10,6 +10,7 @@
 pub mod admin;
 pub mod engine;
 pub mod s3;
+mod s3_admin;
 pub mod store;
 
 use super::any_engine::AnyEngine;
@@ -78,7 +79,7 @@ impl ServerDb for Seaweedfs {
             let mut found = Vec::new();
             for bucket in admin::buckets(service).await? {
                 if bucket.starts_with("blobs-") {
-                    let bytes = admin::bucket_disk_bytes(service, data_dir, &bucket)
+                    let bytes = admin::bucket_disk_bytes(service, None, data_dir, &bucket)
                         .await
                         .ok()
                         .flatten();

@@ -224,7 +224,7 @@ impl Store for S3Store {
         // The manifest first, over S3: wrong credentials or a store that does not
         // answer are said here, before anything is made in it.
         let Some(manifest) = self.read_manifest().await? else {
-            if !admin::bucket_exists(self.server.name(), &self.bucket).await? {
+            if !admin::bucket_exists(self.server.name(), self.url.as_deref(), &self.bucket).await? {
                 return Ok(DatasetState::Absent);
             }
             if self.has_objects().await? {
@@ -241,7 +241,7 @@ impl Store for S3Store {
 
     async fn begin(&mut self) -> Result<u64> {
         if let DatasetState::Absent = self.state().await? {
-            admin::create_bucket(self.server.name(), &self.bucket).await?;
+            admin::create_bucket(self.server.name(), self.url.as_deref(), &self.bucket).await?;
         }
         let manifest = match self.read_manifest().await? {
             Some(m) => m,
@@ -380,7 +380,7 @@ impl Store for S3Store {
 
     async fn remove(&mut self) -> Result<()> {
         self.client = None;
-        admin::delete_bucket(self.server.name(), &self.bucket).await
+        admin::delete_bucket(self.server.name(), self.url.as_deref(), &self.bucket).await
     }
 
     /// Whole objects of consecutive ids, read through the store as a GET reads them
@@ -420,6 +420,7 @@ impl Store for S3Store {
     async fn disk_bytes(&mut self) -> Result<Option<u64>> {
         admin::bucket_disk_bytes(
             self.server.name(),
+            self.url.as_deref(),
             self.server.container_data_dir(),
             &self.bucket,
         )

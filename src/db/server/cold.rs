@@ -16,6 +16,9 @@ pub async fn restart_cold(server: Server, url: Option<&str>) -> Result<EvictionR
     // A server blobrace does not manage is neither restarted nor reached for its
     // files: restarting the compose container would start another server cold.
     if super::place::remote(server).is_some() {
+        if let (Some(Ok(pod)), Some(url)) = (super::place::pod_limits(server), url) {
+            return restart_pod_cold(&pod.pod, url, started).await;
+        }
         return Ok(EvictionReport {
             method: "not controlled (remote server): a fresh connection only; its own cache and its host's page cache were not emptied".into(),
             seconds: started.elapsed().as_secs_f64(),
@@ -56,6 +59,56 @@ pub async fn restart_cold(server: Server, url: Option<&str>) -> Result<EvictionR
             "restart container {name} (empties the server's own cache), then {how} on every file under {}",
             data_dir.trim_matches('"')
         ),
+        seconds: started.elapsed().as_secs_f64(),
+        ..Default::default()
+    })
+}
+
+/// The init container of the chart's server pods that drops their data volume's files
+/// from the page cache before the server starts (deploy/helm/blobrace/_helpers.tpl),
+/// and says `files=N bytes=B dir=D` as its termination message.
+pub const POD_DROP_CONTAINER: &str = "drop-page-cache";
+
+/// A server in a Kubernetes pod started cold: the pod deleted through the API and
+/// started again by its StatefulSet (the server's own cache empties with its
+/// process), its init container dropping the data volume's files from the node's page
+/// cache, which survives the pod, before the server starts. A pod without that init
+/// container is an error: its restart alone would be called cold while the node's
+/// page cache still held the data.
+async fn restart_pod_cold(
+    pod: &str,
+    url: &str,
+    started: std::time::Instant,
+) -> Result<EvictionReport> {
+    let cluster = crate::kube::in_cluster().context("not in a Kubernetes pod any more")??;
+    let (host, port) = super::url_address(url)
+        .as_deref()
+        .and_then(super::place::split_host_port)
+        .context("the server's host and port cannot be read from its URL")?;
+    let new = cluster
+        .restart_pod(pod, &host, port, Duration::from_secs(300))
+        .await?;
+    let Some(said) = crate::kube::init_message(&new, POD_DROP_CONTAINER) else {
+        bail!(
+            "pod {pod} started again without its {POD_DROP_CONTAINER} init container's report: the node's page cache still holds its data, so it cannot be started cold (install the chart's StatefulSet, which has it)"
+        );
+    };
+    let field = |key: &str| {
+        said.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+            .map(str::to_string)
+    };
+    let (files, bytes) = match (field("files"), field("bytes")) {
+        (Some(f), Some(b)) => (f.parse().unwrap_or(0), b.parse().unwrap_or(0)),
+        _ => bail!("pod {pod}'s {POD_DROP_CONTAINER} said {said:?}, not files=N bytes=B"),
+    };
+    Ok(EvictionReport {
+        method: format!(
+            "pod {pod} deleted through the Kubernetes API and started again by its StatefulSet (empties the server's own cache); before the server started, its {POD_DROP_CONTAINER} init container dropped every file under {} from the node's page cache (dd iflag=nocache: posix_fadvise DONTNEED)",
+            field("dir").unwrap_or_else(|| "its data volume".into())
+        ),
+        files,
+        bytes,
         seconds: started.elapsed().as_secs_f64(),
         ..Default::default()
     })

@@ -20,7 +20,11 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::{LazyLock, Mutex};
 
+use anyhow::Context;
 use bollard::query_parameters::InspectContainerOptions;
+
+use crate::cap::{CapMethod, CapReport, CapRequest, cap_notes};
+use crate::kube::PodLimits;
 
 use super::{Server, redact_url, url_address};
 
@@ -41,14 +45,93 @@ pub enum Place {
 static PLACES: LazyLock<Mutex<BTreeMap<Server, Place>>> =
     LazyLock::new(|| Mutex::new(BTreeMap::new()));
 
-/// Find where `url` leads and remember it for the rest of the run.
+/// The limits of the pod that serves a remote server, read through the Kubernetes API
+/// (`kube`), by server: only where this process runs in a pod; the error says why not.
+static POD_LIMITS: LazyLock<Mutex<BTreeMap<Server, Result<PodLimits, String>>>> =
+    LazyLock::new(|| Mutex::new(BTreeMap::new()));
+
+/// Find where `url` leads and remember it for the rest of the run; for a remote server
+/// seen from inside a Kubernetes pod, the limits of the pod that serves it too.
 pub async fn locate(server: Server, url: &str) -> Place {
     let place = find(server, url).await;
+    let pod = match place {
+        Place::Remote { .. } => pod_serving(url).await,
+        Place::Compose { .. } => None,
+    };
+    let mut limits = POD_LIMITS.lock().unwrap_or_else(|e| e.into_inner());
+    match pod {
+        Some(pod) => limits.insert(server, pod),
+        None => limits.remove(&server),
+    };
     PLACES
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .insert(server, place.clone());
     place
+}
+
+/// The pod behind `url` and its limits; None outside a pod.
+async fn pod_serving(url: &str) -> Option<Result<PodLimits, String>> {
+    let cluster = crate::kube::in_cluster()?;
+    let read = async {
+        let cluster = cluster?;
+        let (host, port) = url_address(url)
+            .as_deref()
+            .and_then(split_host_port)
+            .context("its host and port cannot be read from the URL")?;
+        let resolved = resolve(&host, port).await;
+        cluster.serving(&host, &resolved, port).await
+    };
+    Some(read.await.map_err(|e| format!("{e:#}")))
+}
+
+/// A remote server's pod limits as read in this run: Some(Err) says why they could
+/// not be; None where it is not remote or this process is not in a pod.
+pub fn pod_limits(server: Server) -> Option<Result<PodLimits, String>> {
+    remote(server)?;
+    POD_LIMITS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&server)
+        .cloned()
+}
+
+/// The cap a remote server runs under where its pod's limits were read: Kubernetes
+/// enforces them (blobrace set nothing), compared with the run's requested cap.
+pub fn remote_cap(server: Server, requested: CapRequest) -> Option<CapReport> {
+    let limits = pod_limits(server)?.ok()?;
+    let mut notes = cap_notes(&requested, limits.memory_bytes, limits.cpus);
+    notes.push(format!(
+        "read from the Kubernetes API: the limits of pod {}/{}'s container {}, which its kubelet enforces (blobrace did not set them){}",
+        limits.namespace,
+        limits.pod,
+        limits.container,
+        limits
+            .qos
+            .as_deref()
+            .map(|q| format!("; QoS class {q}"))
+            .unwrap_or_default()
+    ));
+    let method = if limits.memory_bytes.is_some() {
+        CapMethod::KubernetesPod
+    } else {
+        CapMethod::None
+    };
+    Some(CapReport {
+        requested,
+        memory_limit_bytes: limits.memory_bytes,
+        cpu_limit: limits.cpus,
+        origin: method.origin(),
+        method,
+        cgroup_version: "kubernetes".into(),
+        cgroup: format!(
+            "pod {}/{} container {}",
+            limits.namespace, limits.pod, limits.container
+        ),
+        notes,
+        housekeeping: Vec::new(),
+        disk: None,
+    })
 }
 
 /// Why `server` is remote in this run; None where it is the compose container or
@@ -113,7 +196,7 @@ async fn find(server: Server, url: &str) -> Place {
 }
 
 /// `host:port` → (host without brackets, port).
-fn split_host_port(address: &str) -> Option<(String, u16)> {
+pub(super) fn split_host_port(address: &str) -> Option<(String, u16)> {
     let (host, port) = address.rsplit_once(':')?;
     let host = host.trim_start_matches('[').trim_end_matches(']');
     Some((host.to_string(), port.parse().ok()?))

@@ -32,6 +32,13 @@ pub(super) struct ResultEnvironment {
 impl ResultEnvironment {
     fn of(run: &RunResults, r: &EngineResult, run_dir: &Path) -> Self {
         let (memory_cap, cpu_cap, cap_read_at) = match &r.cap {
+            // A remote server's cap is not blobrace's; a pod's limits read from the
+            // Kubernetes API are shown as read (the cgroup column names the pod).
+            Some(c) if r.remote.is_some() && c.method == crate::cap::CapMethod::KubernetesPod => (
+                Marked::Plain(format!("{} (its pod's limit)", c.memory_label())),
+                c.cpu_label(),
+                c.cgroup.clone(),
+            ),
             _ if r.remote.is_some() => (
                 Marked::Bad("not controlled (remote)".into()),
                 "not controlled (remote)".into(),

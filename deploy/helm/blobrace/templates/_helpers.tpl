@@ -30,3 +30,36 @@ resources:
 {{ randAlphaNum 24 | b64enc }}
 {{- end -}}
 {{- end -}}
+
+{{/* Each server pod's first step: its data volume's files dropped from the node's page
+  cache before the server starts (dd iflag=nocache count=0: posix_fadvise DONTNEED of
+  the whole file, after a sync so dirty pages can go). The page cache outlives a pod, so
+  a pod restarted for a cold start (blobrace deletes it through the API) would
+  otherwise read its data from memory. The runner's image: its coreutils dd has nocache
+  (SeaweedFS's Alpine busybox dd has not). The counts end as the termination message,
+  which blobrace reads from the pod's status (server/cold.rs: POD_DROP_CONTAINER). */}}
+{{- define "blobrace.dropPageCache" -}}
+- name: drop-page-cache
+  image: {{ .root.Values.runner.image }}
+  imagePullPolicy: {{ .root.Values.runner.imagePullPolicy }}
+  command:
+    - bash
+    - -c
+    - |
+      set -euo pipefail
+      sync
+      files=0 bytes=0
+      while IFS= read -r -d '' f; do
+        dd if="$f" iflag=nocache count=0 status=none
+        files=$((files + 1)) bytes=$((bytes + $(stat -c %s "$f")))
+      done < <(find {{ .dir }} -type f -print0)
+      echo "files=$files bytes=$bytes dir={{ .dir }}" | tee /dev/termination-log
+  terminationMessagePolicy: FallbackToLogsOnError
+  # Requests equal to limits: a pod's QoS counts its init containers.
+  resources:
+    requests: {memory: 32Mi, cpu: 100m}
+    limits: {memory: 32Mi, cpu: 100m}
+  volumeMounts:
+    - name: data
+      mountPath: {{ .dir }}
+{{- end -}}

@@ -1,0 +1,371 @@
+//! The Kubernetes API as a pod sees it, for one question: which pod serves a server's
+//! URL, and what limits its kubelet enforces on the container behind that port. In the
+//! Helm chart (deploy/helm/blobrace) the runner reaches each server at its
+//! StatefulSet pod's DNS name and has no Docker to ask, so without this every server
+//! was "not controlled". The cap is read, never set: the chart set it.
+//!
+//! In-cluster only: the API server from `KUBERNETES_SERVICE_HOST`/`_PORT`, the pod's
+//! service account token and the cluster's CA (the only root trusted), the namespace
+//! from the same mount. Outside a pod, `in_cluster()` is None and nothing is asked.
+//! The chart's Role grants `get` on the server pods by name and nothing else.
+
+mod quantity;
+
+use std::net::IpAddr;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+pub use quantity::{cpus, memory_bytes};
+
+/// Where a pod's service account is mounted (the kubelet's fixed path).
+const ACCOUNT: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/// The API server as this pod reaches it.
+pub struct Cluster {
+    base: String,
+    namespace: String,
+    token: String,
+    client: reqwest::Client,
+}
+
+/// The limits of the container behind a server's port, as its pod declares them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PodLimits {
+    pub namespace: String,
+    pub pod: String,
+    pub container: String,
+    /// `limits.memory` in bytes; None where the container has none.
+    pub memory_bytes: Option<u64>,
+    /// `limits.cpu` in CPUs; None where the container has none.
+    pub cpus: Option<f64>,
+    /// The pod's QoS class ("Guaranteed" where requests equal limits).
+    pub qos: Option<String>,
+}
+
+/// The API server, where this process runs in a pod with a service account; None
+/// elsewhere. Err where it is in a pod but the account cannot be read.
+pub fn in_cluster() -> Option<Result<Cluster>> {
+    let host = std::env::var("KUBERNETES_SERVICE_HOST").ok()?;
+    if !Path::new(ACCOUNT).join("token").exists() {
+        return Some(Err(anyhow::anyhow!(
+            "no service account token at {ACCOUNT}/token (automountServiceAccountToken is off)"
+        )));
+    }
+    Some(Cluster::new(&host))
+}
+
+impl Cluster {
+    fn new(host: &str) -> Result<Cluster> {
+        let port = std::env::var("KUBERNETES_SERVICE_PORT").unwrap_or_else(|_| "443".into());
+        let host = if host.contains(':') {
+            format!("[{host}]")
+        } else {
+            host.to_string()
+        };
+        let read = |name: &str| {
+            std::fs::read(Path::new(ACCOUNT).join(name))
+                .with_context(|| format!("cannot read {ACCOUNT}/{name}"))
+        };
+        let ca = reqwest::Certificate::from_pem(&read("ca.crt")?)
+            .context("the service account's ca.crt is not a PEM certificate")?;
+        let client = reqwest::Client::builder()
+            .tls_certs_only([ca])
+            .timeout(std::time::Duration::from_secs(10))
+            .build()
+            .context("cannot build an HTTPS client for the Kubernetes API")?;
+        Ok(Cluster {
+            base: format!("https://{host}:{port}"),
+            namespace: String::from_utf8_lossy(&read("namespace")?)
+                .trim()
+                .to_string(),
+            token: String::from_utf8_lossy(&read("token")?).trim().to_string(),
+            client,
+        })
+    }
+
+    /// One pod of this pod's namespace, as the API returns it.
+    pub async fn pod(&self, name: &str) -> Result<Value> {
+        let url = format!(
+            "{}/api/v1/namespaces/{}/pods/{name}",
+            self.base, self.namespace
+        );
+        let response = self
+            .client
+            .get(&url)
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .with_context(|| format!("GET {url}"))?;
+        let status = response.status();
+        let body = response
+            .bytes()
+            .await
+            .with_context(|| format!("GET {url}"))?;
+        if !status.is_success() {
+            let message = serde_json::from_slice::<Value>(&body)
+                .ok()
+                .and_then(|v| v["message"].as_str().map(str::to_string))
+                .unwrap_or_else(|| String::from_utf8_lossy(&body).into_owned());
+            bail!("GET pod {}/{name}: {status}: {message}", self.namespace);
+        }
+        serde_json::from_slice(&body).with_context(|| format!("GET {url}: not JSON"))
+    }
+
+    /// Delete pod `name` (its StatefulSet starts it again, same name, same volume)
+    /// and wait until the new one is Ready and `host` resolves to it: a cold start of
+    /// the server it runs. Returns the new pod, as the API gives it.
+    pub async fn restart_pod(
+        &self,
+        name: &str,
+        host: &str,
+        port: u16,
+        limit: Duration,
+    ) -> Result<Value> {
+        let before = self.pod(name).await?;
+        let old_uid = before["metadata"]["uid"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let url = format!(
+            "{}/api/v1/namespaces/{}/pods/{name}",
+            self.base, self.namespace
+        );
+        let response = self
+            .client
+            .delete(&url)
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .with_context(|| format!("DELETE {url}"))?;
+        if !response.status().is_success() {
+            let status = response.status();
+            let body = response.text().await.unwrap_or_default();
+            bail!(
+                "cannot restart pod {}/{name}: DELETE {status}: {} (the chart's Role grants delete on its server pods)",
+                self.namespace,
+                api_message(&body)
+            );
+        }
+        let started = Instant::now();
+        let mut last = String::from("deleted");
+        while started.elapsed() < limit {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let pod = match self.pod(name).await {
+                Ok(pod) => pod,
+                Err(e) => {
+                    last = format!("{e:#}");
+                    continue;
+                }
+            };
+            if pod["metadata"]["uid"].as_str() == Some(old_uid.as_str()) {
+                last = "the old pod still terminating".into();
+                continue;
+            }
+            if let Some(failed) = failed_init(&pod) {
+                bail!("pod {}/{name} started again, but {failed}", self.namespace);
+            }
+            if !ready(&pod) {
+                last = format!(
+                    "new pod {}",
+                    pod["status"]["phase"].as_str().unwrap_or("pending")
+                );
+                continue;
+            }
+            // The pod's DNS name follows its new address within the record's TTL.
+            let resolved: Vec<IpAddr> = match tokio::net::lookup_host((host, port)).await {
+                Ok(addresses) => addresses.map(|a| a.ip()).collect(),
+                Err(_) => Vec::new(),
+            };
+            let ip = pod["status"]["podIP"]
+                .as_str()
+                .and_then(|ip| ip.parse().ok());
+            if ip.is_some_and(|ip| resolved.contains(&ip)) {
+                return Ok(pod);
+            }
+            last = format!("{host} resolves to {resolved:?}, not yet the new pod's {ip:?}");
+        }
+        bail!(
+            "pod {}/{name} not ready again within {} s of its restart (last: {last})",
+            self.namespace,
+            limit.as_secs()
+        )
+    }
+
+    /// The limits of the container that serves `host:port`, where `host` names a pod
+    /// the way a StatefulSet's pods are reached (`<pod>.<service>[...]`) and the pod's
+    /// address is one `host` resolves to: a pod that does not answer at the address the
+    /// client connects to is not the server measured.
+    pub async fn serving(&self, host: &str, resolved: &[IpAddr], port: u16) -> Result<PodLimits> {
+        let name = host.split('.').next().unwrap_or(host);
+        if name.parse::<IpAddr>().is_ok() || host.parse::<IpAddr>().is_ok() {
+            bail!("{host} is an address, not a pod's name");
+        }
+        let pod = self.pod(name).await?;
+        limits_serving(&self.namespace, &pod, resolved, port)
+    }
+}
+
+/// The API's `message` in an error body, else the body.
+fn api_message(body: &str) -> String {
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v["message"].as_str().map(str::to_string))
+        .unwrap_or_else(|| body.to_string())
+}
+
+/// Whether the pod's Ready condition holds.
+fn ready(pod: &Value) -> bool {
+    pod["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+}
+
+/// An init container that ended in failure, said with its message.
+fn failed_init(pod: &Value) -> Option<String> {
+    pod["status"]["initContainerStatuses"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find_map(|c| {
+            let t = &c["lastState"]["terminated"];
+            let t = if t.is_null() {
+                &c["state"]["terminated"]
+            } else {
+                t
+            };
+            let code = t["exitCode"].as_i64()?;
+            (code != 0).then(|| {
+                format!(
+                    "its init container {} failed (exit {code}): {}",
+                    c["name"].as_str().unwrap_or("?"),
+                    t["message"].as_str().unwrap_or("").trim()
+                )
+            })
+        })
+}
+
+/// What an init container said on success (its termination message), where it did.
+pub fn init_message(pod: &Value, container: &str) -> Option<String> {
+    pod["status"]["initContainerStatuses"]
+        .as_array()?
+        .iter()
+        .find(|c| c["name"] == container)
+        .and_then(|c| c["state"]["terminated"]["message"].as_str())
+        .map(|m| m.trim().to_string())
+}
+
+/// The container of `pod` (the API's JSON) that listens on `port`, with its limits,
+/// once the pod's addresses are among `resolved`.
+pub fn limits_serving(
+    namespace: &str,
+    pod: &Value,
+    resolved: &[IpAddr],
+    port: u16,
+) -> Result<PodLimits> {
+    let name = pod["metadata"]["name"].as_str().unwrap_or("?").to_string();
+    let addresses: Vec<IpAddr> = pod["status"]["podIPs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|ip| ip["ip"].as_str())
+        .chain(pod["status"]["podIP"].as_str())
+        .filter_map(|ip| ip.parse().ok())
+        .collect();
+    if !resolved.iter().any(|ip| addresses.contains(ip)) {
+        bail!(
+            "pod {namespace}/{name} is at {addresses:?}, the server's name resolves to {resolved:?}: not the pod that serves it"
+        );
+    }
+    let containers = pod["spec"]["containers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let listens = |c: &&Value| {
+        c["ports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|p| p["containerPort"].as_u64() == Some(port as u64))
+    };
+    // A container that declares the port; else the pod's only one (ports are
+    // informational in Kubernetes: a container may listen without declaring).
+    let container = match containers.iter().find(listens) {
+        Some(c) => c,
+        None if containers.len() == 1 => &containers[0],
+        None => bail!(
+            "pod {namespace}/{name} has {} containers and none declares port {port}",
+            containers.len()
+        ),
+    };
+    let limits = &container["resources"]["limits"];
+    let read = |key: &str, parse: fn(&str) -> Result<f64>| -> Result<Option<f64>> {
+        limits[key]
+            .as_str()
+            .map(|q| parse(q).with_context(|| format!("pod {namespace}/{name}: limits.{key}")))
+            .transpose()
+    };
+    let memory_bytes = read("memory", |q| memory_bytes(q).map(|b| b as f64))?.map(|b| b as u64);
+    let cpus = read("cpu", cpus)?;
+    Ok(PodLimits {
+        namespace: namespace.to_string(),
+        pod: name,
+        container: container["name"].as_str().unwrap_or("?").to_string(),
+        memory_bytes,
+        cpus,
+        qos: pod["status"]["qosClass"].as_str().map(str::to_string),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(ip: &str, containers: Value) -> Value {
+        serde_json::json!({
+            "metadata": {"name": "bench-blobrace-postgres-0"},
+            "spec": {"containers": containers},
+            "status": {"podIP": ip, "podIPs": [{"ip": ip}], "qosClass": "Guaranteed"},
+        })
+    }
+
+    #[test]
+    fn the_container_behind_the_port_gives_its_limits() {
+        let containers = serde_json::json!([
+            {"name": "sidecar", "resources": {"limits": {"memory": "64Mi", "cpu": "100m"}}},
+            {"name": "postgres", "ports": [{"containerPort": 5432}],
+             "resources": {"limits": {"memory": "1Gi", "cpu": "1500m"}}},
+        ]);
+        let ip: IpAddr = "10.88.0.7".parse().unwrap();
+        let limits = limits_serving("ns", &pod("10.88.0.7", containers), &[ip], 5432).unwrap();
+        assert_eq!(limits.container, "postgres");
+        assert_eq!(limits.memory_bytes, Some(1 << 30));
+        assert_eq!(limits.cpus, Some(1.5));
+        assert_eq!(limits.qos.as_deref(), Some("Guaranteed"));
+        assert_eq!(limits.pod, "bench-blobrace-postgres-0");
+    }
+
+    #[test]
+    fn a_pod_at_another_address_is_not_the_server() {
+        let containers = serde_json::json!([{"name": "postgres"}]);
+        let elsewhere: IpAddr = "10.88.0.9".parse().unwrap();
+        let err = limits_serving("ns", &pod("10.88.0.7", containers), &[elsewhere], 5432)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not the pod that serves it"), "{err}");
+    }
+
+    #[test]
+    fn a_lone_container_without_ports_or_limits_is_read_as_uncapped() {
+        let containers = serde_json::json!([{"name": "dolt"}]);
+        let ip: IpAddr = "10.88.0.7".parse().unwrap();
+        let limits = limits_serving("ns", &pod("10.88.0.7", containers), &[ip], 3306).unwrap();
+        assert_eq!((limits.memory_bytes, limits.cpus), (None, None));
+        let two = serde_json::json!([{"name": "a"}, {"name": "b"}]);
+        assert!(limits_serving("ns", &pod("10.88.0.7", two), &[ip], 3306).is_err());
+    }
+}

@@ -395,7 +395,7 @@ fn an_s3_store_blobrace_does_not_manage_is_loaded_measured_and_dropped_through_s
         r["remote"]
     );
     assert_eq!(
-        r["measured"]["fetches"].as_u64().map(|n| n > 0),
+        r["measured"]["count"].as_u64().map(|n| n > 0),
         Some(true),
         "{r}"
     );

@@ -157,6 +157,13 @@ async fn find(server: Server, url: &str) -> Place {
     };
     let docker = match crate::docker::connect().await {
         Ok(docker) => docker,
+        // The chart's runner: a pod has no Docker, and its servers are other pods.
+        Err(_) if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() => {
+            return remote(
+                "this process runs in a Kubernetes pod, with no Docker holding compose containers"
+                    .into(),
+            );
+        }
         Err(e) => {
             return remote(format!(
                 "Docker cannot be reached from here ({e:#}), so no compose container can be matched"

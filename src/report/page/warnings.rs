@@ -23,6 +23,9 @@ pub(super) enum Note {
     FitsInMemory(String, String, String),
     /// Why it is remote, and its round trip (`p50 / p99`, or why unknown).
     Remote(String, String),
+    /// A remote server in a Kubernetes pod whose limits were read through the API: the
+    /// pod and container, its round trip.
+    RemotePod(String, String),
     /// What stayed charged to the cap after it was emptied (`EvictionReport::kernel_left`).
     KernelLeft(String),
 }
@@ -137,7 +140,12 @@ fn warnings(run: &RunResults) -> Vec<Warning> {
                 ),
                 None => "unavailable".into(),
             };
-            note(Note::Remote(why.clone(), round_trip), &who);
+            match &r.cap {
+                Some(c) if c.method == crate::cap::CapMethod::KubernetesPod => {
+                    note(Note::RemotePod(c.cgroup.clone(), round_trip), &who)
+                }
+                _ => note(Note::Remote(why.clone(), round_trip), &who),
+            }
         }
         match &r.cap {
             _ if r.remote.is_some() => {}
@@ -189,4 +197,38 @@ fn warnings(run: &RunResults) -> Vec<Warning> {
         w.push(Warning::Results(whos.join(", "), n));
     }
     w
+}
+
+#[cfg(test)]
+mod tests {
+    use askama::Template;
+
+    use super::Warnings;
+    use crate::records::results::RunResults;
+
+    /// A result as the chart's runner records a server pod's: remote, its cap read
+    /// from the pod through the Kubernetes API; and one remote with no cap known.
+    #[test]
+    fn a_server_pod_whose_limits_were_read_is_not_said_uncontrolled() {
+        let mut run: RunResults =
+            serde_json::from_str(include_str!("../../../tests/fixtures/one-cold-round.json"))
+                .unwrap();
+        let pod_cap = serde_json::json!({
+            "requested": {"memory_bytes": 1073741824u64, "cpus": 0.12},
+            "memory_limit_bytes": 1073741824u64, "cpu_limit": 0.12, "origin": "inherited",
+            "method": "kubernetes-pod", "cgroup_version": "kubernetes",
+            "cgroup": "pod default/bench-blobrace-postgres-0 container postgres",
+            "notes": [], "housekeeping": []
+        });
+        run.results[0].remote = Some("in a pod".into());
+        run.results[0].cap = Some(serde_json::from_value(pod_cap).unwrap());
+        let html = Warnings::of(&run).unwrap().render().unwrap();
+        assert!(html.contains("server in a Kubernetes pod</b> (pod default/bench-blobrace-postgres-0 container postgres)"), "{html}");
+        assert!(!html.contains("not controlled"), "{html}");
+
+        run.results[0].cap = None;
+        let html = Warnings::of(&run).unwrap().render().unwrap();
+        assert!(html.contains("<b>not controlled</b>"), "{html}");
+        assert!(!html.contains("Kubernetes pod"), "{html}");
+    }
 }

@@ -114,6 +114,33 @@ print(f"check-helm: {shares} share(s): {len(docs)} manifests valid; runner Index
 PY
 done
 
+# A cloud cluster's values (values-cloud.yaml): every measuring pod on the benchmark's
+# node pool, the servers' volumes and the runners' datasets on the disk under test,
+# the results on a class many pods mount.
+"$helm" lint --strict "$chart" -f "$chart/values-cloud.yaml"
+"$helm" template bench "$chart" -f "$chart/values-cloud.yaml" > "$out/rendered-cloud.yaml"
+"$venv/bin/kubernetes-validate" --strict -k 1.33.0 --quiet "$out/rendered-cloud.yaml"
+"$venv/bin/python" - "$out/rendered-cloud.yaml" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+pods = [d for d in docs if d["kind"] in ("StatefulSet", "Job") and not d["metadata"]["name"].endswith("-merge")]
+assert len(pods) == 5, [d["metadata"]["name"] for d in pods]
+for d in pods:
+    spec = d["spec"]["template"]["spec"]
+    assert spec["nodeSelector"] == {"blobrace.dev/pool": "bench"}, d["metadata"]["name"]
+    assert spec["tolerations"][0]["key"] == "blobrace.dev/bench", d["metadata"]["name"]
+    if d["kind"] == "StatefulSet":
+        assert d["spec"]["volumeClaimTemplates"][0]["spec"]["storageClassName"] == "premium-rwo", d["metadata"]["name"]
+    else:
+        data = next(v for v in spec["volumes"] if v["name"] == "data")
+        claim = data["ephemeral"]["volumeClaimTemplate"]["spec"]
+        assert claim["storageClassName"] == "premium-rwo" and claim["resources"]["requests"]["storage"] == "64Gi", data
+        assert d["spec"]["completions"] == 6
+results = next(d for d in docs if d["kind"] == "PersistentVolumeClaim")
+assert results["spec"]["storageClassName"] == "standard-rwx" and results["spec"]["accessModes"] == ["ReadWriteMany"], results["spec"]
+print(f"check-helm: values-cloud.yaml: {len(docs)} manifests valid; 5 measuring pod templates on the bench pool, the disk under test premium-rwo for servers and runners, results on standard-rwx")
+PY
+
 # The init container's script itself, run here on a directory of two files: it reads
 # nothing, drops them, and says what blobrace parses (files=N bytes=B dir=D).
 drop=$(ls "$out"/rendered-3.yaml.*-postgres.drop.sh)

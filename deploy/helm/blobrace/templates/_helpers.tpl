@@ -63,3 +63,15 @@ resources:
     - name: data
       mountPath: {{ .dir }}
 {{- end -}}
+
+{{/* Where a pod runs: a nodeSelector and tolerations, where given. */}}
+{{- define "blobrace.placement" -}}
+{{- with .nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}

@@ -107,6 +107,10 @@ for d in docs:
     server_mounts = {(m["name"], m["mountPath"]) for m in spec["containers"][0]["volumeMounts"]}
     assert {(m["name"], m["mountPath"]) for m in init[0]["volumeMounts"]} <= server_mounts, d["metadata"]["name"]
     open(sys.argv[1] + "." + d["metadata"]["name"] + ".drop.sh", "w").write(init[0]["command"][-1])
+# Dolt's GOMEMLIMIT follows the cap: 3/4 of 2Gi.
+dolt = next(d for d in docs if d["kind"] == "StatefulSet" and d["metadata"]["name"].endswith("-dolt"))
+dolt_env = {e["name"]: e.get("value") for e in dolt["spec"]["template"]["spec"]["containers"][0]["env"]}
+assert dolt_env["GOMEMLIMIT"] == str(3 * 2**30 // 2), dolt_env["GOMEMLIMIT"]
 # SeaweedFS's entry point is compose's own file, not a copy that can drift.
 entry = next(d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].endswith("-seaweedfs-entrypoint"))
 assert entry["data"]["entrypoint.sh"].strip() == open("compose/seaweedfs/entrypoint.sh").read().strip(), "entry point differs from compose's"

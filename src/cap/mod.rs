@@ -130,6 +130,12 @@ pub struct CapReport {
 }
 
 impl CapReport {
+    /// Read from a Kubernetes pod's limits (`db::server::place::remote_cap`), with a
+    /// memory limit or without (then its method is `None`).
+    pub fn from_kubernetes_pod(&self) -> bool {
+        self.cgroup_version == "kubernetes"
+    }
+
     pub fn memory_label(&self) -> String {
         self.memory_limit_bytes
             .map(format_bytes)

@@ -7,7 +7,10 @@
 //! In-cluster only: the API server from `KUBERNETES_SERVICE_HOST`/`_PORT`, the pod's
 //! service account token and the cluster's CA (the only root trusted), the namespace
 //! from the same mount. Outside a pod, `in_cluster()` is None and nothing is asked.
-//! The chart's Role grants `get` on the server pods by name and nothing else.
+//! The chart's Role grants `get` and `delete` on its server pods by name and nothing
+//! else. A pod is restarted for a cold start only where it is restartable in the
+//! chart's way (`PodLimits::restartable`): a StatefulSet's, which starts it again
+//! under its name, with the init container that drops its data from the page cache.
 
 mod quantity;
 
@@ -43,7 +46,16 @@ pub struct PodLimits {
     pub cpus: Option<f64>,
     /// The pod's QoS class ("Guaranteed" where requests equal limits).
     pub qos: Option<String>,
+    /// Whether a cold start may delete it (Ok), or why not: only a StatefulSet's pod
+    /// comes back under its name, and only one with `DROP_CONTAINER` comes back with
+    /// its data out of the page cache. Any other pod is never deleted.
+    pub restartable: Result<(), String>,
 }
+
+/// The init container of the chart's server pods that drops their data volume's files
+/// from the page cache before the server starts (deploy/helm/blobrace/_helpers.tpl),
+/// and says `files=N bytes=B dir=D` as its termination message.
+pub const DROP_CONTAINER: &str = "drop-page-cache";
 
 /// The API server, where this process runs in a pod with a service account; None
 /// elsewhere. Err where it is in a pod but the account cannot be read.
@@ -116,7 +128,9 @@ impl Cluster {
 
     /// Delete pod `name` (its StatefulSet starts it again, same name, same volume)
     /// and wait until the new one is Ready and `host` resolves to it: a cold start of
-    /// the server it runs. Returns the new pod, as the API gives it.
+    /// the server it runs. Only the pod read before (its uid a precondition of the
+    /// delete), and only where `limits_serving` found it restartable. Returns the new
+    /// pod, as the API gives it.
     pub async fn restart_pod(
         &self,
         name: &str,
@@ -137,6 +151,15 @@ impl Cluster {
             .client
             .delete(&url)
             .bearer_auth(&self.token)
+            .header("content-type", "application/json")
+            .body(
+                serde_json::json!({
+                    "kind": "DeleteOptions",
+                    "apiVersion": "v1",
+                    "preconditions": {"uid": old_uid},
+                })
+                .to_string(),
+            )
             .send()
             .await
             .with_context(|| format!("DELETE {url}"))?;
@@ -155,6 +178,15 @@ impl Cluster {
             tokio::time::sleep(Duration::from_millis(500)).await;
             let pod = match self.pod(name).await {
                 Ok(pod) => pod,
+                // Not there yet (404) or the API busy: asked again. A refusal is not
+                // waited out.
+                Err(e)
+                    if [" 401 ", " 403 "]
+                        .iter()
+                        .any(|s| format!("{e:#}").contains(s)) =>
+                {
+                    return Err(e);
+                }
                 Err(e) => {
                     last = format!("{e:#}");
                     continue;
@@ -225,18 +257,22 @@ fn ready(pod: &Value) -> bool {
         .any(|c| c["type"] == "Ready" && c["status"] == "True")
 }
 
-/// An init container that ended in failure, said with its message.
+/// An init container that failed and is not running again, said with its message:
+/// ended in failure, or waiting to be restarted after one (CrashLoopBackOff). One that
+/// failed once and then succeeded is not a failure.
 fn failed_init(pod: &Value) -> Option<String> {
     pod["status"]["initContainerStatuses"]
         .as_array()
         .into_iter()
         .flatten()
         .find_map(|c| {
-            let t = &c["lastState"]["terminated"];
-            let t = if t.is_null() {
-                &c["state"]["terminated"]
+            let state = &c["state"];
+            let t = if !state["terminated"].is_null() {
+                &state["terminated"]
+            } else if !state["waiting"].is_null() && !c["lastState"]["terminated"].is_null() {
+                &c["lastState"]["terminated"]
             } else {
-                t
+                return None;
             };
             let code = t["exitCode"].as_i64()?;
             (code != 0).then(|| {
@@ -309,6 +345,25 @@ pub fn limits_serving(
             .map(|q| parse(q).with_context(|| format!("pod {namespace}/{name}: limits.{key}")))
             .transpose()
     };
+    let owned_by_statefulset = pod["metadata"]["ownerReferences"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|o| o["kind"] == "StatefulSet" && o["controller"] == true);
+    let drops = pod["spec"]["initContainers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["name"] == DROP_CONTAINER);
+    let restartable = match (owned_by_statefulset, drops) {
+        (true, true) => Ok(()),
+        (false, _) => Err(format!(
+            "pod {namespace}/{name} is not a StatefulSet's: deleted, it would not come back under its name"
+        )),
+        (true, false) => Err(format!(
+            "pod {namespace}/{name} has no {DROP_CONTAINER} init container: restarted, its data would still be in the node's page cache"
+        )),
+    };
     let memory_bytes = read("memory", |q| memory_bytes(q).map(|b| b as f64))?.map(|b| b as u64);
     let cpus = read("cpu", cpus)?;
     Ok(PodLimits {
@@ -318,6 +373,7 @@ pub fn limits_serving(
         memory_bytes,
         cpus,
         qos: pod["status"]["qosClass"].as_str().map(str::to_string),
+        restartable,
     })
 }
 
@@ -327,8 +383,9 @@ mod tests {
 
     fn pod(ip: &str, containers: Value) -> Value {
         serde_json::json!({
-            "metadata": {"name": "bench-blobrace-postgres-0"},
-            "spec": {"containers": containers},
+            "metadata": {"name": "bench-blobrace-postgres-0",
+                         "ownerReferences": [{"kind": "StatefulSet", "controller": true}]},
+            "spec": {"containers": containers, "initContainers": [{"name": DROP_CONTAINER}]},
             "status": {"podIP": ip, "podIPs": [{"ip": ip}], "qosClass": "Guaranteed"},
         })
     }
@@ -347,6 +404,54 @@ mod tests {
         assert_eq!(limits.cpus, Some(1.5));
         assert_eq!(limits.qos.as_deref(), Some("Guaranteed"));
         assert_eq!(limits.pod, "bench-blobrace-postgres-0");
+        assert_eq!(limits.restartable, Ok(()));
+    }
+
+    #[test]
+    fn only_a_statefulset_pod_that_drops_its_page_cache_may_be_restarted() {
+        let ip: IpAddr = "10.88.0.7".parse().unwrap();
+        let containers = serde_json::json!([{"name": "postgres"}]);
+        let mut bare = pod("10.88.0.7", containers.clone());
+        bare["metadata"]["ownerReferences"] =
+            serde_json::json!([{"kind": "ReplicaSet", "controller": true}]);
+        let why = limits_serving("ns", &bare, &[ip], 5432)
+            .unwrap()
+            .restartable
+            .unwrap_err();
+        assert!(why.contains("not a StatefulSet's"), "{why}");
+        let mut no_drop = pod("10.88.0.7", containers);
+        no_drop["spec"]["initContainers"] = serde_json::json!([]);
+        let why = limits_serving("ns", &no_drop, &[ip], 5432)
+            .unwrap()
+            .restartable
+            .unwrap_err();
+        assert!(why.contains("no drop-page-cache"), "{why}");
+    }
+
+    #[test]
+    fn an_init_container_that_failed_once_then_succeeded_is_no_failure() {
+        let status = |state: Value, last: Value| {
+            serde_json::json!({"status": {"initContainerStatuses": [
+                {"name": DROP_CONTAINER, "state": state, "lastState": last}]}})
+        };
+        let ok =
+            serde_json::json!({"terminated": {"exitCode": 0, "message": "files=1 bytes=2 dir=/d"}});
+        let failed = serde_json::json!({"terminated": {"exitCode": 1, "message": "dd: error"}});
+        assert_eq!(failed_init(&status(ok.clone(), failed.clone())), None);
+        assert_eq!(
+            init_message(&status(ok, failed.clone()), DROP_CONTAINER).as_deref(),
+            Some("files=1 bytes=2 dir=/d")
+        );
+        let now_failed = failed_init(&status(failed.clone(), serde_json::json!({}))).unwrap();
+        assert!(now_failed.contains("dd: error"), "{now_failed}");
+        let backoff = serde_json::json!({"waiting": {"reason": "CrashLoopBackOff"}});
+        assert!(
+            failed_init(&status(backoff, failed))
+                .unwrap()
+                .contains("exit 1")
+        );
+        let running = serde_json::json!({"running": {}});
+        assert_eq!(failed_init(&status(running, serde_json::json!({}))), None);
     }
 
     #[test]

@@ -115,8 +115,9 @@ impl Run {
                 location,
             },
             settings,
-            // A remote server's memory is unknown unless its pod's limits were read.
-            regime: match (&remote, &cap) {
+            // A remote server's memory is unknown unless its pod's memory limit was
+            // read: never judged against this machine's RAM.
+            regime: match (&remote, cap.as_ref().and_then(|c| c.memory_limit_bytes)) {
                 (Some(_), None) => Regime::not_controlled(spec.bytes()),
                 _ => Regime::of(spec.bytes(), cap.as_ref(), self.results.machine.ram_bytes),
             },

@@ -404,30 +404,19 @@ fn an_s3_store_blobrace_does_not_manage_is_loaded_measured_and_dropped_through_s
         "{}",
         r["dataset"]
     );
+    // Not in a pod: no cap claimed, no regime judged, no cold start but a connection.
+    assert!(r["cap"].is_null(), "{}", r["cap"]);
+    assert_eq!(r["regime"]["basis"], "memory not controlled (remote)");
+    let evicted = r["eviction"]["method"].as_str().unwrap();
+    assert!(
+        evicted.starts_with("not controlled (remote server): a fresh connection only"),
+        "{evicted}"
+    );
     let version = r["settings"]["server_version"].as_str().unwrap();
     assert!(
         version.starts_with("unavailable (a remote store"),
         "{version}"
     );
-
-    // A second run reuses the bucket; `blobrace drop` empties it and deletes it (S3
-    // deletes only empty buckets), its collection with it.
-    let out = run(root.path(), &{
-        let mut a = vec!["verify"];
-        a.extend(dataset);
-        a
-    });
-    assert!(out.status.success(), "{}", stderr(&out));
-    let out = run(root.path(), &{
-        let mut a = vec!["drop"];
-        a.extend(dataset);
-        a
-    });
-    let said = stderr(&out);
-    assert!(out.status.success(), "{said}");
-    assert!(said.contains("1 dataset(s) removed"), "{said}");
-    let listed = store.buckets().unwrap();
-    assert!(!listed.contains(bucket), "{listed}");
 
     // A wrong secret is one error naming the store, without the secret.
     let wrong = url.replace(PASSWORD, "not-the-secret");
@@ -447,5 +436,28 @@ fn an_s3_store_blobrace_does_not_manage_is_loaded_measured_and_dropped_through_s
     );
     let said = stderr(&out);
     assert!(!out.status.success(), "{said}");
+    assert!(said.contains("refused the credentials"), "{said}");
+    assert!(said.contains("127.0.0.1:"), "{said}");
     assert!(!said.contains("not-the-secret"), "{said}");
+
+    // The loaded bucket read back through the right secret; `blobrace drop` empties it
+    // and deletes it (S3 deletes only empty buckets), its collection with it.
+    let out = run(root.path(), &{
+        let mut a = vec!["verify"];
+        a.extend(dataset);
+        a
+    });
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("verified"), "{said}");
+    let out = run(root.path(), &{
+        let mut a = vec!["drop"];
+        a.extend(dataset);
+        a
+    });
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("1 dataset(s) removed"), "{said}");
+    let listed = store.buckets().unwrap();
+    assert!(!listed.contains(bucket), "{listed}");
 }

@@ -16,11 +16,20 @@ pub async fn restart_cold(server: Server, url: Option<&str>) -> Result<EvictionR
     // A server blobrace does not manage is neither restarted nor reached for its
     // files: restarting the compose container would start another server cold.
     if super::place::remote(server).is_some() {
-        if let (Some(Ok(pod)), Some(url)) = (super::place::pod_limits(server), url) {
+        let pod = super::place::pod_limits(server).and_then(Result::ok);
+        if let (Some(pod), Some(url)) = (&pod, url)
+            && pod.restartable.is_ok()
+        {
             return restart_pod_cold(&pod.pod, url, started).await;
         }
+        let why = match pod.map(|p| p.restartable) {
+            Some(Err(why)) => format!(" ({why})"),
+            _ => String::new(),
+        };
         return Ok(EvictionReport {
-            method: "not controlled (remote server): a fresh connection only; its own cache and its host's page cache were not emptied".into(),
+            method: format!(
+                "not controlled (remote server{why}): a fresh connection only; its own cache and its host's page cache were not emptied"
+            ),
             seconds: started.elapsed().as_secs_f64(),
             ..Default::default()
         });
@@ -64,17 +73,13 @@ pub async fn restart_cold(server: Server, url: Option<&str>) -> Result<EvictionR
     })
 }
 
-/// The init container of the chart's server pods that drops their data volume's files
-/// from the page cache before the server starts (deploy/helm/blobrace/_helpers.tpl),
-/// and says `files=N bytes=B dir=D` as its termination message.
-pub const POD_DROP_CONTAINER: &str = "drop-page-cache";
-
 /// A server in a Kubernetes pod started cold: the pod deleted through the API and
 /// started again by its StatefulSet (the server's own cache empties with its
 /// process), its init container dropping the data volume's files from the node's page
-/// cache, which survives the pod, before the server starts. A pod without that init
-/// container is an error: its restart alone would be called cold while the node's
-/// page cache still held the data.
+/// cache, which survives the pod, before the server starts. Called only for a pod found
+/// restartable (`kube::PodLimits::restartable`: a StatefulSet's, with that init
+/// container); a new pod that does not report the drop is an error all the same, never
+/// a cold start that was not one.
 async fn restart_pod_cold(
     pod: &str,
     url: &str,
@@ -88,9 +93,10 @@ async fn restart_pod_cold(
     let new = cluster
         .restart_pod(pod, &host, port, Duration::from_secs(300))
         .await?;
-    let Some(said) = crate::kube::init_message(&new, POD_DROP_CONTAINER) else {
+    let init = crate::kube::DROP_CONTAINER;
+    let Some(said) = crate::kube::init_message(&new, init) else {
         bail!(
-            "pod {pod} started again without its {POD_DROP_CONTAINER} init container's report: the node's page cache still holds its data, so it cannot be started cold (install the chart's StatefulSet, which has it)"
+            "pod {pod} started again without its {init} init container's report: the node's page cache still holds its data, so it cannot be started cold (install the chart's StatefulSet, which has it)"
         );
     };
     let field = |key: &str| {
@@ -98,13 +104,15 @@ async fn restart_pod_cold(
             .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
             .map(str::to_string)
     };
-    let (files, bytes) = match (field("files"), field("bytes")) {
-        (Some(f), Some(b)) => (f.parse().unwrap_or(0), b.parse().unwrap_or(0)),
-        _ => bail!("pod {pod}'s {POD_DROP_CONTAINER} said {said:?}, not files=N bytes=B"),
+    let count = |key: &str| field(key).and_then(|v| v.parse::<u64>().ok());
+    let (Some(files), Some(bytes)) = (count("files"), count("bytes")) else {
+        bail!(
+            "pod {pod}'s {init} said {said:?}, not files=N bytes=B: its page cache is not known to be dropped"
+        );
     };
     Ok(EvictionReport {
         method: format!(
-            "pod {pod} deleted through the Kubernetes API and started again by its StatefulSet (empties the server's own cache); before the server started, its {POD_DROP_CONTAINER} init container dropped every file under {} from the node's page cache (dd iflag=nocache: posix_fadvise DONTNEED)",
+            "pod {pod} deleted through the Kubernetes API and started again by its StatefulSet (empties the server's own cache); before the server started, its {init} init container dropped every file under {} from the node's page cache (dd iflag=nocache: posix_fadvise DONTNEED)",
             field("dir").unwrap_or_else(|| "its data volume".into())
         ),
         files,

@@ -48,11 +48,14 @@ resources:
     - |
       set -euo pipefail
       sync
+      # The list first: a find that fails fails the drop (a process substitution's
+      # status would be lost).
+      find {{ .dir }} -type f -print0 > /tmp/files
       files=0 bytes=0
       while IFS= read -r -d '' f; do
         dd if="$f" iflag=nocache count=0 status=none
         files=$((files + 1)) bytes=$((bytes + $(stat -c %s "$f")))
-      done < <(find {{ .dir }} -type f -print0)
+      done < /tmp/files
       echo "files=$files bytes=$bytes dir={{ .dir }}" | tee /dev/termination-log
   terminationMessagePolicy: FallbackToLogsOnError
   # Requests equal to limits: a pod's QoS counts its init containers.

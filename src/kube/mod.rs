@@ -98,32 +98,51 @@ impl Cluster {
         })
     }
 
-    /// One pod of this pod's namespace, as the API returns it.
-    pub async fn pod(&self, name: &str) -> Result<Value> {
+    /// One request on pod `name` of this pod's namespace (a JSON body where given):
+    /// the API's status and body.
+    async fn on_pod(
+        &self,
+        method: reqwest::Method,
+        name: &str,
+        body: Option<Value>,
+    ) -> Result<(reqwest::StatusCode, String)> {
         let url = format!(
             "{}/api/v1/namespaces/{}/pods/{name}",
             self.base, self.namespace
         );
-        let response = self
+        let mut request = self
             .client
-            .get(&url)
-            .bearer_auth(&self.token)
+            .request(method.clone(), &url)
+            .bearer_auth(&self.token);
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_string());
+        }
+        let response = request
             .send()
             .await
-            .with_context(|| format!("GET {url}"))?;
+            .with_context(|| format!("{method} {url}"))?;
         let status = response.status();
-        let body = response
-            .bytes()
+        let text = response
+            .text()
             .await
-            .with_context(|| format!("GET {url}"))?;
+            .with_context(|| format!("{method} {url}"))?;
+        Ok((status, text))
+    }
+
+    /// One pod of this pod's namespace, as the API returns it.
+    pub async fn pod(&self, name: &str) -> Result<Value> {
+        let (status, body) = self.on_pod(reqwest::Method::GET, name, None).await?;
         if !status.is_success() {
-            let message = serde_json::from_slice::<Value>(&body)
-                .ok()
-                .and_then(|v| v["message"].as_str().map(str::to_string))
-                .unwrap_or_else(|| String::from_utf8_lossy(&body).into_owned());
-            bail!("GET pod {}/{name}: {status}: {message}", self.namespace);
+            bail!(
+                "GET pod {}/{name}: {status}: {}",
+                self.namespace,
+                api_message(&body)
+            );
         }
-        serde_json::from_slice(&body).with_context(|| format!("GET {url}: not JSON"))
+        serde_json::from_str(&body)
+            .with_context(|| format!("GET pod {}/{name}: not JSON", self.namespace))
     }
 
     /// Delete pod `name` (its StatefulSet starts it again, same name, same volume)
@@ -143,29 +162,15 @@ impl Cluster {
             .as_str()
             .unwrap_or_default()
             .to_string();
-        let url = format!(
-            "{}/api/v1/namespaces/{}/pods/{name}",
-            self.base, self.namespace
-        );
-        let response = self
-            .client
-            .delete(&url)
-            .bearer_auth(&self.token)
-            .header("content-type", "application/json")
-            .body(
-                serde_json::json!({
-                    "kind": "DeleteOptions",
-                    "apiVersion": "v1",
-                    "preconditions": {"uid": old_uid},
-                })
-                .to_string(),
-            )
-            .send()
-            .await
-            .with_context(|| format!("DELETE {url}"))?;
-        if !response.status().is_success() {
-            let status = response.status();
-            let body = response.text().await.unwrap_or_default();
+        let precondition = serde_json::json!({
+            "kind": "DeleteOptions",
+            "apiVersion": "v1",
+            "preconditions": {"uid": old_uid},
+        });
+        let (status, body) = self
+            .on_pod(reqwest::Method::DELETE, name, Some(precondition))
+            .await?;
+        if !status.is_success() {
             bail!(
                 "cannot restart pod {}/{name}: DELETE {status}: {} (the chart's Role grants delete on its server pods)",
                 self.namespace,
@@ -176,16 +181,26 @@ impl Cluster {
         let mut last = String::from("deleted");
         while started.elapsed() < limit {
             tokio::time::sleep(Duration::from_millis(500)).await;
-            let pod = match self.pod(name).await {
-                Ok(pod) => pod,
-                // Not there yet (404) or the API busy: asked again. A refusal is not
-                // waited out.
-                Err(e)
-                    if [" 401 ", " 403 "]
-                        .iter()
-                        .any(|s| format!("{e:#}").contains(s)) =>
+            // Not there yet (404) or the API busy: asked again. A refusal is not
+            // waited out.
+            let pod: Value = match self.on_pod(reqwest::Method::GET, name, None).await {
+                Ok((status, body)) if status.is_success() => serde_json::from_str(&body)
+                    .with_context(|| format!("GET pod {}/{name}: not JSON", self.namespace))?,
+                Ok((status, body))
+                    if matches!(
+                        status,
+                        reqwest::StatusCode::UNAUTHORIZED | reqwest::StatusCode::FORBIDDEN
+                    ) =>
                 {
-                    return Err(e);
+                    bail!(
+                        "GET pod {}/{name}: {status}: {}",
+                        self.namespace,
+                        api_message(&body)
+                    );
+                }
+                Ok((status, body)) => {
+                    last = format!("GET {status}: {}", api_message(&body));
+                    continue;
                 }
                 Err(e) => {
                     last = format!("{e:#}");

@@ -13,34 +13,55 @@ use serde_json::Value;
 
 const PASSWORD: &str = "remote-secret";
 
-/// A PostgreSQL container of its own, removed when the test ends however it ends.
+/// A server's container of its own, one port published on loopback, removed with its
+/// data when the test ends however it ends.
 struct HandStarted {
     name: String,
 }
 
 impl HandStarted {
-    fn start(image: &str) -> HandStarted {
-        let name = format!("blobrace-remote-test-{}", std::process::id());
+    /// `docker run -d` with `port` published on 127.0.0.1 and `run` after it (options,
+    /// the image, its command), named for `what`.
+    fn run(what: &str, port: u16, run: &[&str]) -> HandStarted {
+        let name = format!("blobrace-remote-{what}-test-{}", std::process::id());
         let _ = std::process::Command::new("docker")
-            .args(["rm", "-f", &name])
+            .args(["rm", "-f", "-v", &name])
             .output();
-        docker(&[
-            "run",
-            "-d",
-            "--name",
-            &name,
-            "-e",
-            "POSTGRES_USER=blobrace",
-            "-e",
-            &format!("POSTGRES_PASSWORD={PASSWORD}"),
-            "-e",
-            "POSTGRES_DB=blobrace",
-            "-p",
-            "127.0.0.1::5432",
-            image,
+        let published = format!("127.0.0.1::{port}");
+        let mut args = vec!["run", "-d", "--name", &name, "-p", &published];
+        args.extend(run);
+        docker(&args);
+        HandStarted { name }
+    }
+
+    /// The port on 127.0.0.1 its `port` is published on.
+    fn published_port(&self, port: u16) -> String {
+        let out = docker(&["port", &self.name, &format!("{port}/tcp")]);
+        out.lines()
+            .next()
+            .unwrap()
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .to_string()
+    }
+
+    /// A PostgreSQL from `image`, once it answers.
+    fn postgres(image: &str) -> HandStarted {
+        let started = HandStarted::run(
             "postgres",
-        ]);
-        let started = HandStarted { name };
+            5432,
+            &[
+                "-e",
+                "POSTGRES_USER=blobrace",
+                "-e",
+                &format!("POSTGRES_PASSWORD={PASSWORD}"),
+                "-e",
+                "POSTGRES_DB=blobrace",
+                image,
+                "postgres",
+            ],
+        );
         for _ in 0..240 {
             let ready = std::process::Command::new("docker")
                 .args([
@@ -66,8 +87,7 @@ impl HandStarted {
 
     /// Its URL through the port published on 127.0.0.1.
     fn published_url(&self) -> String {
-        let port = docker(&["port", &self.name, "5432/tcp"]);
-        let port = port.lines().next().unwrap().rsplit(':').next().unwrap();
+        let port = self.published_port(5432);
         format!("postgres://blobrace:{PASSWORD}@127.0.0.1:{port}/blobrace")
     }
 
@@ -178,7 +198,7 @@ fn a_server_started_by_hand_is_measured_as_remote_and_the_compose_one_is_left_al
     };
     let compose = service_container("postgres");
     let image = docker(&["inspect", "-f", "{{.Config.Image}}", &compose]);
-    let hand = HandStarted::start(&image);
+    let hand = HandStarted::postgres(&image);
     let compose_started = started_at(&compose);
 
     // Through the port it publishes on loopback.
@@ -276,44 +296,33 @@ fn a_remote_url_that_does_not_answer_is_one_line_naming_it_without_its_password(
     assert!(!text.contains(PASSWORD), "{text}");
 }
 
-/// A SeaweedFS of its own, from the compose store's image and entry point, published on
-/// loopback: the S3 store blobrace does not manage, as a cluster's pod or another
-/// host's store is. Removed with its data when the test ends however it ends.
-struct HandStartedS3 {
-    name: String,
-}
+/// The S3 identity's key of the hand-started SeaweedFS (its secret is PASSWORD).
+const S3_KEY: &str = "remotekey";
 
-impl HandStartedS3 {
-    const KEY: &str = "remotekey";
-
-    fn start(image: &str) -> HandStartedS3 {
-        let name = format!("blobrace-remote-s3-test-{}", std::process::id());
-        let _ = std::process::Command::new("docker")
-            .args(["rm", "-f", "-v", &name])
-            .output();
+impl HandStarted {
+    /// A SeaweedFS from the compose store's image and entry point, once it answers: the
+    /// S3 store blobrace does not manage, as a cluster's pod or another host's store is.
+    fn seaweedfs(image: &str) -> HandStarted {
         let entrypoint = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/compose/seaweedfs/entrypoint.sh"
         );
-        docker(&[
-            "run",
-            "-d",
-            "--name",
-            &name,
-            "-e",
-            &format!("SEAWEEDFS_ACCESS_KEY={}", Self::KEY),
-            "-e",
-            &format!("SEAWEEDFS_SECRET_KEY={PASSWORD}"),
-            "-v",
-            &format!("{entrypoint}:/blobrace/entrypoint.sh:ro"),
-            "--entrypoint",
-            "/bin/sh",
-            "-p",
-            "127.0.0.1::8333",
-            image,
-            "/blobrace/entrypoint.sh",
-        ]);
-        let started = HandStartedS3 { name };
+        let started = HandStarted::run(
+            "s3",
+            8333,
+            &[
+                "-e",
+                &format!("SEAWEEDFS_ACCESS_KEY={S3_KEY}"),
+                "-e",
+                &format!("SEAWEEDFS_SECRET_KEY={PASSWORD}"),
+                "-v",
+                &format!("{entrypoint}:/blobrace/entrypoint.sh:ro"),
+                "--entrypoint",
+                "/bin/sh",
+                image,
+                "/blobrace/entrypoint.sh",
+            ],
+        );
         for _ in 0..240 {
             if started.buckets().is_some() {
                 return started;
@@ -323,10 +332,9 @@ impl HandStartedS3 {
         panic!("the hand-started SeaweedFS is not ready after 120 s");
     }
 
-    fn url(&self) -> String {
-        let port = docker(&["port", &self.name, "8333/tcp"]);
-        let port = port.lines().next().unwrap().rsplit(':').next().unwrap();
-        format!("s3://{}:{PASSWORD}@127.0.0.1:{port}", Self::KEY)
+    fn s3_url(&self) -> String {
+        let port = self.published_port(8333);
+        format!("s3://{S3_KEY}:{PASSWORD}@127.0.0.1:{port}")
     }
 
     /// Its buckets and collections as its own shell lists them; None until it answers.
@@ -341,14 +349,6 @@ impl HandStartedS3 {
     }
 }
 
-impl Drop for HandStartedS3 {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("docker")
-            .args(["rm", "-f", "-v", &self.name])
-            .output();
-    }
-}
-
 #[test]
 fn an_s3_store_blobrace_does_not_manage_is_loaded_measured_and_dropped_through_s3() {
     if server_url_or_skip("seaweedfs", "a remote S3 store").is_none() {
@@ -356,8 +356,8 @@ fn an_s3_store_blobrace_does_not_manage_is_loaded_measured_and_dropped_through_s
     }
     let compose = service_container("seaweedfs");
     let image = docker(&["inspect", "-f", "{{.Config.Image}}", &compose]);
-    let store = HandStartedS3::start(&image);
-    let url = store.url();
+    let store = HandStarted::seaweedfs(&image);
+    let url = store.s3_url();
     let bucket = "blobs-64kib-x64";
     let dataset = [
         "--engines",

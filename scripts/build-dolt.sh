@@ -28,6 +28,7 @@ if [ ! -x "$cached" ]; then
   echo "build-dolt: downloading github.com/dolthub/dolt/go@$version"
   dir=$(go mod download -json "github.com/dolthub/dolt/go@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
   [ -d "$dir" ] || { echo "build-dolt: cannot download github.com/dolthub/dolt/go@$version (GOPROXY=$GOPROXY)" >&2; exit 1; }
+  echo "build-dolt: module downloaded at +$SECONDS s"
   cp -r "$dir" "$work/dolt"
   chmod -R u+w "$work/dolt"
   # The require line's version (the replace line names the module too).
@@ -52,6 +53,7 @@ const (
 GO
   echo "build-dolt: go build ./cmd/dolt ($(go version | cut -d' ' -f3), a few minutes)"
   (cd "$work/dolt" && go build -trimpath -o dolt ./cmd/dolt)
+  echo "build-dolt: built at +$SECONDS s"
   mkdir -p "$(dirname "$cached")"
   mv "$work/dolt/dolt" "$cached"
 fi

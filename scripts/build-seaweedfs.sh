@@ -46,12 +46,14 @@ if [ ! -x "$cached" ]; then
   echo "build-seaweedfs: downloading $module@$version"
   dir=$(go mod download -json "$module@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
   [ -d "$dir" ] || { echo "build-seaweedfs: cannot download $module@$version (GOPROXY=$GOPROXY)" >&2; exit 1; }
+  echo "build-seaweedfs: module downloaded at +$SECONDS s"
   cp -r "$dir" "$work/seaweedfs"
   chmod -R u+w "$work/seaweedfs"
   echo "build-seaweedfs: go build ./weed ($(go version | cut -d' ' -f3), about 3 minutes)"
   # Not `-o weed`: the main package's directory is called weed, and go build would
   # put the binary inside it.
   (cd "$work/seaweedfs" && go build -trimpath -o "$work/weed.bin" ./weed)
+  echo "build-seaweedfs: built at +$SECONDS s"
   mkdir -p "$(dirname "$cached")"
   mv "$work/weed.bin" "$cached"
 fi

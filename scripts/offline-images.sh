@@ -15,22 +15,36 @@ cd "$(dirname "$0")/.."
 base=${BLOBRACE_BASE_IMAGE:-blobrace/debian-base:bookworm}
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
-if ! docker image inspect "$base" >/dev/null 2>&1; then
-  command -v debootstrap >/dev/null || { echo "offline-images: install debootstrap first (apt-get install debootstrap)" >&2; exit 1; }
-  rootfs=$(mktemp -d)
-  trap 'rm -rf "$rootfs"' EXIT
-  echo "offline-images: debootstrap bookworm from $mirror (about a minute)"
-  debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >/dev/null
-  # The image's apt must reach the same mirror as the host.
-  echo "deb $mirror bookworm main" > "$rootfs/etc/apt/sources.list"
-  tar -C "$rootfs" -c . | docker import - "$base" >/dev/null
-  echo "offline-images: built $base"
-fi
-# `base` only: scripts/servers.sh builds it first, then the stand-ins side by side.
-[ "${1:-}" != base ] || exit 0
+# The base every stand-in builds on, made once: the stand-ins build side by side
+# (scripts/servers.sh), so the first to need it debootstraps while the others wait on
+# the lock, then find it made. The Go builds need it only for their last step, so they
+# compile while it is made.
+ensure_base() {
+  exec 9>"${TMPDIR:-/tmp}/blobrace-debian-base.lock"
+  flock 9
+  if ! docker image inspect "$base" >/dev/null 2>&1; then
+    command -v debootstrap >/dev/null || { echo "offline-images: install debootstrap first (apt-get install debootstrap)" >&2; exit 1; }
+    local rootfs begun=$SECONDS
+    rootfs=$(mktemp -d)
+    echo "offline-images: debootstrap bookworm from $mirror (about a minute)"
+    if ! debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >/dev/null; then
+      rm -rf "$rootfs"
+      echo "offline-images: debootstrap from $mirror failed (set DEBIAN_MIRROR to a mirror this machine reaches)" >&2
+      exit 1
+    fi
+    # The image's apt must reach the same mirror as the host.
+    echo "deb $mirror bookworm main" > "$rootfs/etc/apt/sources.list"
+    tar -C "$rootfs" -c . | docker import - "$base" >/dev/null
+    rm -rf "$rootfs"
+    echo "offline-images: built $base in $((SECONDS - begun)) s"
+  fi
+  flock -u 9
+}
+[ "${1:-}" != base ] || { ensure_base; exit 0; }
 
 if [ "${1:-}" = runner ]; then
   # The runner from binaries built here (same Debian release as the base image).
+  ensure_base
   ctx=$(mktemp -d)
   trap 'rm -rf "$ctx"' EXIT
   # One build for both binaries: `cargo bench` builds the blobrace binary beside the bench,
@@ -48,7 +62,14 @@ if [ "${1:-}" = runner ]; then
   # --network-rtt's proxy (scripts/setup.sh builds it): the runner fetches through it too.
   tp=$(command -v toxiproxy-server) || { echo "offline-images: toxiproxy-server not found: run scripts/setup.sh" >&2; exit 1; }
   cp "$tp" "$ctx/"
+  # Each build of a new binary is a new image; the one it replaces would stay behind
+  # untagged (ten of them, 4 GiB, on this project's machine on 2026-12-05): removed,
+  # unless a container still uses it.
+  previous=$(docker image inspect -f '{{.Id}}' blobrace/runner-offline:latest 2>/dev/null || true)
   docker build -q --build-arg BASE="$base" -t blobrace/runner-offline:latest -f compose/runner/offline.Dockerfile "$ctx"
+  if [ -n "$previous" ] && [ "$previous" != "$(docker image inspect -f '{{.Id}}' blobrace/runner-offline:latest)" ]; then
+    docker rmi "$previous" >/dev/null 2>&1 || true
+  fi
   echo "offline-images: built blobrace/runner-offline:latest (use it with BLOBRACE_RUNNER_IMAGE=blobrace/runner-offline:latest)"
   exit 0
 fi
@@ -67,6 +88,7 @@ if [ "${1:-}" = dolt ]; then
   trap 'rm -rf "$ctx"' EXIT
   bash scripts/build-dolt.sh "$ctx"
   cp compose/offline/dolt-entrypoint.sh "$ctx/"
+  ensure_base
   docker build -q --build-arg BASE="$base" --label "blobrace.inputs=$inputs" -t "$image" -f compose/offline/dolt.Dockerfile "$ctx"
   echo "offline-images: built $image (use it with BLOBRACE_DOLT_IMAGE=$image)"
   exit 0
@@ -85,11 +107,13 @@ if [ "${1:-}" = seaweedfs ]; then
   ctx=$(mktemp -d)
   trap 'rm -rf "$ctx"' EXIT
   bash scripts/build-seaweedfs.sh "$ctx"
+  ensure_base
   docker build -q --build-arg BASE="$base" --label "blobrace.inputs=$inputs" -t "$image" -f compose/offline/seaweedfs.Dockerfile "$ctx"
   echo "offline-images: built $image (use it with BLOBRACE_SEAWEEDFS_IMAGE=$image)"
   exit 0
 fi
 
+ensure_base
 docker build -q --build-arg BASE="$base" -t blobrace/postgres-offline:15 -f compose/offline/postgres.Dockerfile compose/offline
 docker build -q --build-arg BASE="$base" -t blobrace/mariadb-offline:10.11 -f compose/offline/mariadb.Dockerfile compose/offline
 echo "offline-images: built blobrace/postgres-offline:15 and blobrace/mariadb-offline:10.11"

@@ -65,6 +65,7 @@ pub mod run;
 pub mod server_caps;
 pub mod size;
 pub mod stats;
+pub mod tls;
 pub mod workload;
 
 /// The name serde writes for a unit enum variant (its kebab-case or renamed

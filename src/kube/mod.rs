@@ -83,6 +83,7 @@ impl Cluster {
         };
         let ca = reqwest::Certificate::from_pem(&read("ca.crt")?)
             .context("the service account's ca.crt is not a PEM certificate")?;
+        crate::tls::install();
         let client = reqwest::Client::builder()
             .tls_certs_only([ca])
             .timeout(std::time::Duration::from_secs(10))

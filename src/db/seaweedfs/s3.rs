@@ -61,6 +61,8 @@ impl S3Url {
     /// which would hide a store that went down); path-style requests (the bucket in
     /// the path, as SeaweedFS and any store on an IP address serve them).
     pub fn bucket(&self, bucket: &str) -> Result<AmazonS3> {
+        // object_store builds its reqwest client in `build()`: the provider first.
+        crate::tls::install();
         AmazonS3Builder::new()
             .with_endpoint(&self.endpoint)
             .with_virtual_hosted_style_request(false)

@@ -37,6 +37,7 @@ async fn request(url: &S3Url, method: &str, bucket: &str) -> Result<(u16, String
     AwsAuthorizer::new(&credential, "s3", "us-east-1")
         .try_authorize(&mut signed, None)
         .with_context(|| format!("{method} {uri}: cannot sign it"))?;
+    crate::tls::install();
     let client = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(5))
         .timeout(Duration::from_secs(300))

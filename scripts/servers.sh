@@ -120,9 +120,9 @@ done
 # Debian's packages, Dolt and SeaweedFS from the Go module proxy. The offline Dolt and
 # SeaweedFS images are rebuilt only when their recipes changed, so this is cheap once
 # done. From nothing they build side by side (the packages and modules download while
-# a Go build compiles): one after the other took 14 min 30 s on a 2-core machine, side
-# by side 12 min 01 s (2026-11-28, fresh machine, Docker installed by the script included),
-# 5 min 57 s on a fresh machine of the project's present kind (2026-12-02).
+# a Go build compiles; the two Go builds are the wait, CPU-bound): 4 min 59 s on this
+# project's 2-core machine, Docker already installed (2026-12-05; docs/running.md says
+# where the time goes).
 stand_ins=()
 if ! have "$pg_image" || ! have "$maria_image"; then
   echo "servers: cannot pull $pg_image / $maria_image: building stand-ins from Debian's packages"
@@ -147,7 +147,7 @@ if [ ${#stand_ins[@]} -gt 0 ]; then
     ( begun=$SECONDS; bash scripts/offline-images.sh $arg && echo "took $((SECONDS - begun)) s" ) > "$logs/$stand_in.log" 2>&1 &
     pids[$stand_in]=$!
   done
-  [ ${#stand_ins[@]} -eq 1 ] || echo "servers: building ${stand_ins[*]} side by side (6 to 12 min from nothing on 2 cores)"
+  [ ${#stand_ins[@]} -eq 1 ] || echo "servers: building ${stand_ins[*]} side by side (5 to 13 min from nothing on 2 cores)"
   failed=()
   for stand_in in "${stand_ins[@]}"; do
     if wait "${pids[$stand_in]}"; then

@@ -34,7 +34,11 @@ ensure_base() {
     fi
     # The image's apt must reach the same mirror as the host.
     echo "deb $mirror bookworm main" > "$rootfs/etc/apt/sources.list"
-    tar -C "$rootfs" -c . | docker import - "$base" >/dev/null
+    if ! tar -C "$rootfs" -c . | docker import - "$base" >/dev/null; then
+      rm -rf "$rootfs"
+      echo "offline-images: docker import of $base failed" >&2
+      exit 1
+    fi
     rm -rf "$rootfs"
     echo "offline-images: built $base in $((SECONDS - begun)) s"
   fi

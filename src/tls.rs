@@ -2,9 +2,9 @@
 //! client is built (the S3 store's, a remote store's bucket calls, the Kubernetes API's).
 //!
 //! Why ring and not rustls' default aws-lc-rs: aws-lc-sys compiles AWS-LC's C with a
-//! 32 s build script, the longest single dependency step of a fresh `cargo test
-//! --release` on a 2-core machine (2026-12-05), for TLS that only the Kubernetes API and
-//! an `https://` S3 endpoint use. ring builds in a few seconds and serves the same TLS
+//! 36 s build script, the longest single dependency step of a fresh `cargo test
+//! --release` on a 2-core machine (2026-12-05, docs/running.md), for TLS that only the
+//! Kubernetes API and an `https://` S3 endpoint use. ring builds in a few seconds and serves the same TLS
 //! 1.2/1.3 suites. reqwest is built without a provider of its own (`rustls-no-provider`)
 //! and panics when a client is built with none installed, hence `install` at each
 //! builder rather than once in `main` (tests and benches build clients too).

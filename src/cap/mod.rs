@@ -130,9 +130,9 @@ pub struct CapReport {
 }
 
 impl CapReport {
-    /// Read from a Kubernetes pod's limits (`db::server::place::remote_cap`), with a
-    /// memory limit or without (then its method is `None`).
-    pub fn from_kubernetes_pod(&self) -> bool {
+    /// Whether this cap is a Kubernetes pod's limits (`db::server::place::remote_cap`),
+    /// with a memory limit or without (then its method is `None`).
+    pub fn is_pod_limits(&self) -> bool {
         self.cgroup_version == "kubernetes"
     }
 

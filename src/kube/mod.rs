@@ -136,14 +136,24 @@ impl Cluster {
     pub async fn pod(&self, name: &str) -> Result<Value> {
         let (status, body) = self.on_pod(reqwest::Method::GET, name, None).await?;
         if !status.is_success() {
-            bail!(
-                "GET pod {}/{name}: {status}: {}",
-                self.namespace,
-                api_message(&body)
-            );
+            return Err(self.get_refused(name, status, &body));
         }
-        serde_json::from_str(&body)
+        self.got_pod(name, &body)
+    }
+
+    /// A successful GET's body: the pod.
+    fn got_pod(&self, name: &str, body: &str) -> Result<Value> {
+        serde_json::from_str(body)
             .with_context(|| format!("GET pod {}/{name}: not JSON", self.namespace))
+    }
+
+    /// A GET the API did not answer with the pod, said with its message.
+    fn get_refused(&self, name: &str, status: reqwest::StatusCode, body: &str) -> anyhow::Error {
+        anyhow::anyhow!(
+            "GET pod {}/{name}: {status}: {}",
+            self.namespace,
+            api_message(body)
+        )
     }
 
     /// Delete pod `name` (its StatefulSet starts it again, same name, same volume)
@@ -185,19 +195,14 @@ impl Cluster {
             // Not there yet (404) or the API busy: asked again. A refusal is not
             // waited out.
             let pod: Value = match self.on_pod(reqwest::Method::GET, name, None).await {
-                Ok((status, body)) if status.is_success() => serde_json::from_str(&body)
-                    .with_context(|| format!("GET pod {}/{name}: not JSON", self.namespace))?,
+                Ok((status, body)) if status.is_success() => self.got_pod(name, &body)?,
                 Ok((status, body))
                     if matches!(
                         status,
                         reqwest::StatusCode::UNAUTHORIZED | reqwest::StatusCode::FORBIDDEN
                     ) =>
                 {
-                    bail!(
-                        "GET pod {}/{name}: {status}: {}",
-                        self.namespace,
-                        api_message(&body)
-                    );
+                    return Err(self.get_refused(name, status, &body));
                 }
                 Ok((status, body)) => {
                     last = format!("GET {status}: {}", api_message(&body));

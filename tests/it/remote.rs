@@ -359,19 +359,22 @@ fn an_s3_store_blobrace_does_not_manage_is_loaded_measured_and_dropped_through_s
     let store = HandStarted::seaweedfs(&image);
     let url = store.s3_url();
     let bucket = "blobs-64kib-x64";
-    let dataset = [
-        "--engines",
-        "seaweedfs",
-        "--sizes",
-        "64KiB",
-        "--dataset-bytes",
-        "4MiB",
-        "--seaweedfs-url",
-        &url,
-    ];
+    /// `command` on the test's one dataset, through the store at `url`.
+    fn on_dataset<'a>(command: &'a str, url: &'a str) -> Vec<&'a str> {
+        vec![
+            command,
+            "--engines",
+            "seaweedfs",
+            "--sizes",
+            "64KiB",
+            "--dataset-bytes",
+            "4MiB",
+            "--seaweedfs-url",
+            url,
+        ]
+    }
     let root = tempfile::tempdir().unwrap();
-    let mut args = vec!["measure"];
-    args.extend(dataset);
+    let mut args = on_dataset("measure", &url);
     args.extend(["--warmup", "100ms", "--measure", "300ms", "--cache", "cold"]);
     let out = run(root.path(), &args);
     let said = stderr(&out);
@@ -420,20 +423,7 @@ fn an_s3_store_blobrace_does_not_manage_is_loaded_measured_and_dropped_through_s
 
     // A wrong secret is one error naming the store, without the secret.
     let wrong = url.replace(PASSWORD, "not-the-secret");
-    let out = run(
-        root.path(),
-        &[
-            "verify",
-            "--engines",
-            "seaweedfs",
-            "--sizes",
-            "64KiB",
-            "--dataset-bytes",
-            "4MiB",
-            "--seaweedfs-url",
-            &wrong,
-        ],
-    );
+    let out = run(root.path(), &on_dataset("verify", &wrong));
     let said = stderr(&out);
     assert!(!out.status.success(), "{said}");
     assert!(said.contains("refused the credentials"), "{said}");
@@ -442,19 +432,11 @@ fn an_s3_store_blobrace_does_not_manage_is_loaded_measured_and_dropped_through_s
 
     // The loaded bucket read back through the right secret; `blobrace drop` empties it
     // and deletes it (S3 deletes only empty buckets), its collection with it.
-    let out = run(root.path(), &{
-        let mut a = vec!["verify"];
-        a.extend(dataset);
-        a
-    });
+    let out = run(root.path(), &on_dataset("verify", &url));
     let said = stderr(&out);
     assert!(out.status.success(), "{said}");
     assert!(said.contains("verified"), "{said}");
-    let out = run(root.path(), &{
-        let mut a = vec!["drop"];
-        a.extend(dataset);
-        a
-    });
+    let out = run(root.path(), &on_dataset("drop", &url));
     let said = stderr(&out);
     assert!(out.status.success(), "{said}");
     assert!(said.contains("1 dataset(s) removed"), "{said}");

@@ -34,7 +34,7 @@ impl ResultEnvironment {
         let (memory_cap, cpu_cap, cap_read_at) = match &r.cap {
             // A remote server's cap is not blobrace's; a pod's limits read from the
             // Kubernetes API are shown as read (the cgroup column names the pod).
-            Some(c) if r.remote.is_some() && c.from_kubernetes_pod() => (
+            Some(c) if r.remote.is_some() && c.is_pod_limits() => (
                 match c.memory_limit_bytes {
                     Some(_) => Marked::Plain(format!("{} (its pod's limit)", c.memory_label())),
                     None => Marked::Bad("uncapped (its pod has no memory limit)".into()),

@@ -141,7 +141,7 @@ fn warnings(run: &RunResults) -> Vec<Warning> {
                 None => "unavailable".into(),
             };
             match &r.cap {
-                Some(c) if c.from_kubernetes_pod() => {
+                Some(c) if c.is_pod_limits() => {
                     note(Note::RemotePod(c.cgroup.clone(), round_trip), &who)
                 }
                 _ => note(Note::Remote(why.clone(), round_trip), &who),

@@ -1,34 +1,57 @@
 //! blobrace's git commit and whether its tree had changes, compiled in so that every
 //! run's results.json names the code that measured it (`records::provenance`). Outside
 //! a git checkout (the runner image is built without .git) both are empty: "unknown".
+//!
+//! It runs again only when the commit or a tracked file changes: never on `.git/index`,
+//! which git rewrites whenever it refreshes its stat cache (a `git status` does, this
+//! script's own included), so that a fresh clone's `cargo test --release` after `cargo
+//! test --release --no-run` compiled the whole crate a second time (about 4 minutes on 2
+//! cores). Its own `git status` runs with GIT_OPTIONAL_LOCKS=0: it writes nothing.
 
 use std::process::Command;
 
 fn git(args: &[&str]) -> Option<String> {
-    let out = Command::new("git").args(args).output().ok()?;
+    let out = Command::new("git")
+        .args(args)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .output()
+        .ok()?;
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+fn rerun_if_changed(path: &str) {
+    println!("cargo:rerun-if-changed={path}");
+}
+
 fn main() {
-    // A commit moves HEAD or a ref; an edit moves a source file (and rebuilds anyway).
-    for path in [
-        ".git/HEAD",
-        ".git/index",
-        ".git/refs",
-        ".git/packed-refs",
-        "src",
-        "benches",
-        "migration",
-        "templates",
-        "Cargo.toml",
-        "Cargo.lock",
-        "build.rs",
-    ] {
-        println!("cargo:rerun-if-changed={path}");
-    }
+    rerun_if_changed("build.rs");
     let commit = git(&["rev-parse", "HEAD"]).unwrap_or_default();
+    if commit.is_empty() {
+        // No checkout: the sources alone (the runner image's build).
+        for path in [
+            "src",
+            "benches",
+            "migration",
+            "templates",
+            "Cargo.toml",
+            "Cargo.lock",
+        ] {
+            rerun_if_changed(path);
+        }
+    } else {
+        // A commit moves HEAD or a ref: where they live, for a linked worktree too.
+        for name in ["HEAD", "refs", "packed-refs"] {
+            if let Some(path) = git(&["rev-parse", "--git-path", name]) {
+                rerun_if_changed(&path);
+            }
+        }
+        // Whether the tree differs from the commit: each tracked file, by name.
+        for path in git(&["ls-files"]).unwrap_or_default().lines() {
+            rerun_if_changed(path);
+        }
+    }
     // Tracked files only: a data directory or results inside the checkout are not code.
     let dirty = if commit.is_empty() {
         String::new()

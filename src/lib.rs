@@ -62,6 +62,7 @@ pub mod measure;
 pub mod records;
 pub mod report;
 pub mod run;
+pub mod secret;
 pub mod server_caps;
 pub mod size;
 pub mod stats;

@@ -2,7 +2,7 @@
 
 use std::ffi::CString;
 use std::fs;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -131,23 +131,75 @@ pub fn mem_total_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// What `path` names, whatever its spelling: absolute, symbolic links and `.` and `..`
+/// resolved. A path not made yet is its nearest existing folder's real path with the
+/// rest appended (`..` in that rest taken lexically). Resources are compared and locked
+/// by this, never by how they were typed: two runs on `data` and on `/work/data`
+/// mounted one disk image twice, and both wrote it through their own file system.
+pub fn canonical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    for at in path.ancestors() {
+        let existing = if at.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            at
+        };
+        let Ok(mut real) = fs::canonicalize(existing) else {
+            continue;
+        };
+        for part in path.strip_prefix(at).unwrap_or(Path::new("")).components() {
+            match part {
+                Component::ParentDir => {
+                    real.pop();
+                }
+                Component::Normal(name) => real.push(name),
+                _ => {}
+            }
+        }
+        return real;
+    }
+    path.to_path_buf()
+}
+
+/// Every mount point of this process's mount table, as paths (the table escapes a
+/// space, a tab, a newline and a backslash in octal: `\040`).
+pub fn mount_points() -> Vec<PathBuf> {
+    let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    mountinfo
+        .lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .map(|field| PathBuf::from(unescape_mount_field(field)))
+        .collect()
+}
+
+/// `/a\040b` → `/a b`.
+fn unescape_mount_field(field: &str) -> std::ffi::OsString {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let octal = bytes
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|b| (b'0'..=b'7').contains(b)));
+        match (bytes[i], octal) {
+            (b'\\', Some(d)) => {
+                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+                i += 4;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    std::ffi::OsString::from_vec(out)
+}
+
 /// (fstype, source) of the mount holding `path`: the longest matching mount point.
 pub fn filesystem_of(path: &Path) -> (String, String) {
     // A data directory not made yet (or given relative) is on the file system of its
-    // nearest existing folder: canonicalize fails on it, and a relative path matched no
-    // mount point ("unknown").
-    let target = path
-        .ancestors()
-        .find_map(|at| {
-            let existing = if at.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                at
-            };
-            let real = fs::canonicalize(existing).ok()?;
-            Some(real.join(path.strip_prefix(at).unwrap_or(Path::new(""))))
-        })
-        .unwrap_or_else(|| path.to_path_buf());
+    // nearest existing folder: a relative path matched no mount point ("unknown").
+    let target = canonical(path);
     let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     let mut best: Option<(usize, String, String)> = None;
     for line in mountinfo.lines() {
@@ -160,9 +212,10 @@ pub fn filesystem_of(path: &Path) -> (String, String) {
         else {
             continue;
         };
-        if target.starts_with(mount_point) && best.as_ref().is_none_or(|b| mount_point.len() >= b.0)
-        {
-            best = Some((mount_point.len(), fstype.to_string(), source.to_string()));
+        let mount_point = PathBuf::from(unescape_mount_field(mount_point));
+        let depth = mount_point.as_os_str().len();
+        if target.starts_with(&mount_point) && best.as_ref().is_none_or(|b| depth >= b.0) {
+            best = Some((depth, fstype.to_string(), source.to_string()));
         }
     }
     best.map(|(_, t, s)| (t, s))
@@ -294,6 +347,34 @@ pub fn block_device(path: &Path, sys: &Path) -> Result<BlockDevice, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_place_has_one_canonical_name_however_it_is_spelt() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(real.join("data")).unwrap();
+        std::os::unix::fs::symlink(real.join("data"), real.join("link")).unwrap();
+        let want = real.join("data/latency-disk");
+        for spelt in [
+            "data/latency-disk",
+            "data/./latency-disk",
+            "link/latency-disk",
+            "data/new/../latency-disk",
+        ] {
+            assert_eq!(canonical(&real.join(spelt)), want, "{spelt}");
+        }
+        // Relative: from the working directory, as the process resolves it.
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(
+            canonical(Path::new("no-such-dir/x")),
+            canonical(&cwd).join("no-such-dir/x")
+        );
+        assert_eq!(
+            unescape_mount_field("/a\\040b\\011c"),
+            std::ffi::OsString::from("/a b\tc")
+        );
+        assert!(mount_points().contains(&PathBuf::from("/")));
+    }
 
     #[test]
     fn facts_of_this_machine_are_filled_in() {

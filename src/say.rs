@@ -55,7 +55,8 @@ macro_rules! show {
 
 /// `say!`'s body: stderr first (the user sees it even if keeping fails), then the log.
 pub fn line(args: fmt::Arguments<'_>) {
-    let text = args.to_string();
+    // A line may name a server's URL: never its password (`secret`).
+    let text = crate::secret::redact_text(&args.to_string());
     eprintln!("{text}");
     keep(&text);
 }
@@ -85,7 +86,7 @@ fn lock() -> std::sync::MutexGuard<'static, Keep> {
 }
 
 fn keep(text: &str) {
-    lock().line(text);
+    lock().line(&crate::secret::redact_text(text));
 }
 
 /// Hold every line from now on, for the run's log (`keep_in`): a run starts (an earlier

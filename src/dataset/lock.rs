@@ -46,12 +46,12 @@ fn lock_dir() -> PathBuf {
 /// The lock's file name for a dataset at `location`: readable, and unique by a hash
 /// of the whole (absolute) location.
 fn key_of(location: &Path) -> String {
-    let absolute = if location.is_relative() && !location.to_string_lossy().contains("://") {
-        std::env::current_dir()
-            .map(|d| d.join(location))
-            .unwrap_or_else(|_| location.to_path_buf())
-    } else {
+    // A file's lock is keyed by what it is (`machine::canonical`), not by its spelling:
+    // `data/x`, `./data/x` and a symbolic link to it are one dataset.
+    let absolute = if location.to_string_lossy().contains("://") {
         location.to_path_buf()
+    } else {
+        crate::machine::canonical(location)
     };
     let text = absolute.to_string_lossy();
     let readable: String = text
@@ -307,6 +307,7 @@ mod tests {
         let relative = key_of(Path::new("data/fs/1KiB-x8"));
         let cwd = std::env::current_dir().unwrap();
         assert_eq!(relative, key_of(&cwd.join("data/fs/1KiB-x8")));
+        assert_eq!(relative, key_of(Path::new("./data/../data/fs/1KiB-x8")));
         let server = key_of(Path::new("postgres://blobrace@127.0.0.1:15432/blobrace#t"));
         assert!(
             !server.contains(&*cwd.to_string_lossy().replace('/', "_")),

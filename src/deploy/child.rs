@@ -27,16 +27,45 @@ pub fn dies_with_this_thread(cmd: &mut Command) -> &mut Command {
 /// reads it to its end, which comes when the run lets go (`let_go`) or dies. In its own
 /// process group, so a terminal's Ctrl-C meant for the run does not reach it.
 pub fn watchdog(script: &str, name: &str, args: &[&Path]) -> std::io::Result<Child> {
-    Command::new("sh")
-        .process_group(0)
+    watchdog_command(script, name, args).spawn()
+}
+
+/// `watchdog`, holding `lock` (an open file with a flock on it) until the script ends:
+/// the resource it guards stays taken while the watchdog takes it down after the run
+/// died, so that no next run sets it up meanwhile, only for this script to undo it.
+pub fn watchdog_holding(
+    script: &str,
+    name: &str,
+    args: &[&Path],
+    lock: &std::fs::File,
+) -> std::io::Result<Child> {
+    use std::os::fd::AsRawFd;
+    let fd = lock.as_raw_fd();
+    let mut cmd = watchdog_command(script, name, args);
+    // SAFETY: fcntl in the child before exec (no allocation, no lock) clears the
+    // close-on-exec flag of the child's copy of the descriptor only.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn()
+}
+
+fn watchdog_command(script: &str, name: &str, args: &[&Path]) -> Command {
+    let mut cmd = Command::new("sh");
+    cmd.process_group(0)
         .arg("-c")
         .arg(script)
         .arg(name)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
+        .stderr(Stdio::null());
+    cmd
 }
 
 /// Close the watchdog's pipe and wait for it to do its work.

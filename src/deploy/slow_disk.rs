@@ -198,6 +198,8 @@ impl SlowDiskReport {
 /// process ends any other way).
 pub struct SlowDisk {
     watchdog: Child,
+    /// The disk's lock, held with the watchdog (`Places::lock`).
+    _lock: std::fs::File,
     /// The servers' list the watchdog reads (`WATCHDOG`'s `$4`).
     servers_list: PathBuf,
     pub report: SlowDiskReport,
@@ -260,10 +262,171 @@ fn run(cmd: &mut Command) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// The watchdog's `$0`: how a leftover one is told in the process table.
+const WATCHDOG_NAME: &str = "blobrace-slow-disk";
+
+/// Where one data directory's emulated disk lives, all under it (canonical).
+struct Places {
+    /// Its bytes: `<dir>/latency-disk.img`, with a file system from the start.
+    image: PathBuf,
+    /// An image being made: renamed to `image` once its file system is on it, so that a
+    /// run killed while making it leaves no image without one.
+    partial: PathBuf,
+    /// nbdfuse's mount point: the image as a file, `<fuse>/disk`.
+    fuse: PathBuf,
+    /// The ext4 on it: the run's data directory.
+    mount: PathBuf,
+    /// The servers' volumes bound onto it (read by the watchdog after the disk is gone).
+    servers_list: PathBuf,
+    /// Held (flock) by the run and its watchdog while the disk is set up.
+    lock: PathBuf,
+}
+
+impl Places {
+    fn of(dir: &Path) -> Places {
+        Places {
+            image: dir.join("latency-disk.img"),
+            partial: dir.join("latency-disk.img.partial"),
+            fuse: dir.join(".latency-disk-fuse"),
+            mount: dir.join("latency-disk"),
+            servers_list: dir.join(".latency-disk-servers"),
+            lock: dir.join(".latency-disk.lock"),
+        }
+    }
+}
+
+/// The disk's lock, or why another run has it.
+fn take_lock(path: &Path) -> Result<std::fs::File, String> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(format!(
+            "the emulated disk of {} is in use by another run (or its watchdog is taking it down after the run ended): wait for it, or give another --data-dir",
+            path.parent().unwrap_or(path).display()
+        )),
+        Err(std::fs::TryLockError::Error(e)) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+/// Take down what a killed run and its killed watchdog left: the servers' binds, the
+/// ext4 mount, the loop device over the FUSE file, the FUSE mount, a half-made image.
+/// Called with the lock held: nothing else uses them. What it cleared, or None.
+fn clear_leftovers(places: &Places) -> Result<Option<String>, String> {
+    let mounted = crate::machine::mount_points();
+    let fuse_file = places.fuse.join("disk");
+    let loops: Vec<String> = run(Command::new("losetup")
+        .arg("-n")
+        .arg("-O")
+        .arg("NAME,BACK-FILE")
+        .arg("-l"))
+    .unwrap_or_default()
+    .lines()
+    .filter_map(|l| {
+        let (name, back) = l.trim().split_once(char::is_whitespace)?;
+        (Path::new(back.trim().trim_end_matches(" (deleted)")) == fuse_file)
+            .then(|| name.to_string())
+    })
+    .collect();
+    let servers_left = std::fs::metadata(&places.servers_list).is_ok_and(|m| m.len() > 0);
+    let mut left: Vec<String> = Vec::new();
+    if mounted.contains(&places.mount) {
+        left.push(format!("{} mounted", places.mount.display()));
+    }
+    left.extend(loops.iter().map(|l| format!("{l} attached")));
+    if mounted.contains(&places.fuse) {
+        left.push(format!("{} (FUSE) mounted", places.fuse.display()));
+    }
+    if servers_left {
+        left.push("servers' volumes bound onto it".into());
+    }
+    if !left.is_empty() {
+        // The watchdog's own script, run now with nothing to wait for: the same steps
+        // in the same order, each loop device found.
+        let device = loops.first().cloned().unwrap_or_default();
+        let mut teardown = Command::new("sh");
+        teardown
+            .arg("-c")
+            .arg(WATCHDOG)
+            .arg(WATCHDOG_NAME)
+            .arg(&places.mount)
+            .arg(&device)
+            .arg(&places.fuse)
+            .arg(&places.servers_list);
+        let _ = teardown
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        for extra in loops.iter().skip(1) {
+            let _ = Command::new("losetup").args(["-d", extra]).status();
+        }
+        let still: Vec<PathBuf> = crate::machine::mount_points()
+            .into_iter()
+            .filter(|m| *m == places.mount || *m == places.fuse)
+            .collect();
+        if !still.is_empty() {
+            return Err(format!(
+                "a killed run's emulated disk is still mounted at {} and could not be taken down: umount it by hand (umount -l), then run again",
+                still
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ));
+        }
+    }
+    if places.partial.exists() {
+        std::fs::remove_file(&places.partial)
+            .map_err(|e| format!("{}: {e}", places.partial.display()))?;
+        left.push(format!("a half-made image {}", places.partial.display()));
+    }
+    Ok((!left.is_empty()).then(|| {
+        format!(
+            "the emulated disk of a run killed with its watchdog was left ({}): taken down; its datasets are kept in {}",
+            left.join(", "),
+            places.image.display()
+        )
+    }))
+}
+
+/// A new image at `image`: sparse, as large as the free space allows, ext4 made on the
+/// file itself (not through the slow stack), made under `partial` and renamed once it
+/// has its file system.
+fn make_image(dir: &Path, partial: &Path, image: &Path) -> Result<(), String> {
+    let free = crate::machine::available_bytes(dir).map_err(|e| e.to_string())?;
+    // Sparse: it takes on the real disk what is written to it.
+    let size = free / 100 * 95;
+    let file = std::fs::File::create(partial).map_err(|e| format!("{}: {e}", partial.display()))?;
+    file.set_len(size)
+        .map_err(|e| format!("{}: {e}", partial.display()))?;
+    drop(file);
+    if let Err(why) = run(Command::new("mkfs.ext4")
+        .args([
+            "-q",
+            "-F",
+            "-L",
+            "blobrace-slow",
+            "-E",
+            "lazy_itable_init=1,lazy_journal_init=1",
+        ])
+        .arg(partial))
+    {
+        let _ = std::fs::remove_file(partial);
+        return Err(format!("mkfs.ext4 on the emulated disk's image: {why}"));
+    }
+    std::fs::rename(partial, image).map_err(|e| format!("{}: {e}", image.display()))
+}
+
 impl SlowDisk {
     /// Mount the emulated disk holding `dir`'s datasets (its image `<dir>/latency-disk.img`,
     /// made sparse on first use, as large as the free space allows) at
-    /// `<dir>/latency-disk`. `Err`: one line, why and what to do.
+    /// `<dir>/latency-disk`; what a killed run left there is taken down first, saying so.
+    /// `Err`: one line, why and what to do.
     pub fn attach(dir: &Path, latency: DiskLatency) -> Result<SlowDisk, String> {
         // SAFETY: geteuid only reads the process's credentials.
         if unsafe { libc::geteuid() } != 0 {
@@ -290,39 +453,33 @@ impl SlowDisk {
             ));
         }
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let image = dir.join("latency-disk.img");
-        let fuse = dir.join(".latency-disk-fuse");
-        let mount = dir.join("latency-disk");
-        // On the machine's own disk: read by the watchdog after the emulated one is gone.
-        let servers_list = dir.join(".latency-disk-servers");
+        // Named by what it is: a relative and an absolute spelling of one directory are
+        // one disk (`machine::canonical`).
+        let dir = &crate::machine::canonical(dir);
+        let places = Places::of(dir);
+        // One run on the disk at a time, its watchdog included (`watchdog_holding`): a
+        // second is refused, whatever path it was given.
+        let lock = take_lock(&places.lock)?;
+        // What a run killed together with its watchdog left (its lock is free now):
+        // taken down, in one line, before anything is made.
+        if let Some(note) = clear_leftovers(&places)? {
+            say!("note: {note}");
+        }
+        let Places {
+            image,
+            partial,
+            fuse,
+            mount,
+            servers_list,
+            lock: _,
+        } = places;
         for d in [&fuse, &mount] {
             std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
         }
-        // A mount a killed run's watchdog could not take down: refused, not stacked.
-        let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
-        for d in [&fuse, &mount] {
-            if mounts
-                .split_whitespace()
-                .any(|m| Path::new(m) == d.as_path())
-            {
-                return Err(format!(
-                    "{} is still mounted (another run uses it, or one was killed without its watchdog): wait for it, or umount it",
-                    d.display()
-                ));
-            }
-        }
-        // Any list left is of binds no longer mounted (checked above): a fresh one.
         std::fs::write(&servers_list, "")
             .map_err(|e| format!("{}: {e}", servers_list.display()))?;
-        let new_image = !image.exists();
-        if new_image {
-            let free = crate::machine::available_bytes(dir).map_err(|e| e.to_string())?;
-            // Sparse: it takes on the real disk what is written to it.
-            let size = free / 100 * 95;
-            let file =
-                std::fs::File::create(&image).map_err(|e| format!("{}: {e}", image.display()))?;
-            file.set_len(size)
-                .map_err(|e| format!("{}: {e}", image.display()))?;
+        if !image.exists() {
+            make_image(dir, &partial, &image)?;
         }
         let delay = [
             format!("rdelay={}", latency.nbdkit_form()),
@@ -383,10 +540,11 @@ impl SlowDisk {
             }
         };
         // From here the watchdog takes everything down, whatever happens.
-        let mut watchdog = super::child::watchdog(
+        let mut watchdog = super::child::watchdog_holding(
             WATCHDOG,
-            "blobrace-slow-disk",
+            WATCHDOG_NAME,
             &[&mount, Path::new(&device), &fuse, &servers_list],
+            &lock,
         )
         .map_err(|e| {
             let _ = Command::new("losetup").args(["-d", &device]).status();
@@ -395,25 +553,12 @@ impl SlowDisk {
         })?;
         // The watchdog's unmount ends nbdfuse: it is the watchdog's to reap.
         std::mem::forget(fuse_child);
-        if new_image
-            && let Err(why) = run(Command::new("mkfs.ext4")
-                .args([
-                    "-q",
-                    "-F",
-                    "-L",
-                    "blobrace-slow",
-                    "-E",
-                    "lazy_itable_init=1,lazy_journal_init=1",
-                ])
-                .arg(&device))
-        {
-            super::child::let_go(&mut watchdog);
-            let _ = std::fs::remove_file(&image);
-            return Err(format!("mkfs.ext4 on the emulated disk: {why}"));
-        }
         if let Err(why) = run(Command::new("mount").arg(&device).arg(&mount)) {
             super::child::let_go(&mut watchdog);
-            return Err(format!("mounting the emulated disk: {why}"));
+            return Err(format!(
+                "mounting the emulated disk: {why}; its image {} holds no file system that mounts: remove it (its datasets go with it) and run again",
+                image.display()
+            ));
         }
         let stack = format!(
             "{} (file cache=none, delay {}) → {} → {device} (direct I/O) → ext4",
@@ -423,6 +568,7 @@ impl SlowDisk {
         );
         Ok(SlowDisk {
             watchdog,
+            _lock: lock,
             servers_list,
             report: SlowDiskReport {
                 asked: latency,

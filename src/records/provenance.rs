@@ -37,7 +37,7 @@ impl Provenance {
             variables: std::env::vars()
                 .filter(|(name, _)| name.starts_with("BLOBRACE_"))
                 .map(|(name, value)| {
-                    let value = redact(&name, &value);
+                    let value = crate::secret::redact_variable(&name, &value);
                     (name, value)
                 })
                 .collect(),
@@ -59,35 +59,9 @@ fn short(commit: &str) -> &str {
     &commit[..commit.len().min(12)]
 }
 
-/// A URL's password replaced; a variable named as a secret replaced whole.
-fn redact(name: &str, value: &str) -> String {
-    let secret = ["PASSWORD", "SECRET", "TOKEN"]
-        .iter()
-        .any(|word| name.contains(word));
-    if secret {
-        "<redacted>".into()
-    } else if value.contains("://") {
-        crate::db::server::redact_url(value)
-    } else {
-        value.to_string()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn passwords_and_secrets_are_never_written() {
-        let url = redact(
-            "BLOBRACE_POSTGRES_URL",
-            "postgres://blobrace:hunter2@db:5432/blobrace",
-        );
-        assert!(!url.contains("hunter2"), "{url}");
-        assert!(url.contains("db:5432"), "{url}");
-        assert_eq!(redact("S3_SECRET_KEY", "abc"), "<redacted>");
-        assert_eq!(redact("BLOBRACE_SIZES", "1KiB,64KiB"), "1KiB,64KiB");
-    }
 
     #[test]
     fn this_build_names_its_version_and_commit_or_says_it_is_unknown() {

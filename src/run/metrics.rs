@@ -39,14 +39,19 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    /// Listen on `addr` and answer scrapes from a thread of its own until the process
-    /// ends. An address that cannot be had is the run's error, before anything is done.
-    pub fn serve(addr: SocketAddr, run_id: &str) -> Result<Self> {
-        let listener = TcpListener::bind(addr).map_err(|e| crate::error::InputError::Value {
+    /// Listen on `addr`: first of all, so that an address that cannot be had is the
+    /// run's error before anything is set up (the cap, the readahead, an emulated disk).
+    pub fn bind(addr: SocketAddr) -> Result<TcpListener> {
+        Ok(TcpListener::bind(addr).map_err(|e| crate::error::InputError::Value {
             what: "--metrics-addr (BLOBRACE_METRICS_ADDR)",
             input: addr.to_string(),
             why: format!("cannot listen there ({e}): choose another port (in use?), an address of this machine, or port 0 for one the system picks"),
-        })?;
+        })?)
+    }
+
+    /// Answer scrapes on `listener` until the process ends, each on a thread of its
+    /// own: a client that stalls (cut off after 5 s) holds up no other scrape.
+    pub fn serve(listener: TcpListener, run_id: &str) -> Result<Self> {
         let addr = listener
             .local_addr()
             .context("the metrics listener's address")?;
@@ -59,8 +64,10 @@ impl Metrics {
             .name("metrics".into())
             .spawn(move || {
                 for stream in listener.incoming().flatten() {
-                    // One scrape at a time; a client that stalls is cut off.
-                    let _ = answer(stream, &shared);
+                    let shared = Arc::clone(&shared);
+                    let _ = std::thread::Builder::new()
+                        .name("metrics scrape".into())
+                        .spawn(move || answer(stream, &shared));
                 }
             })
             .context("cannot start the metrics thread")?;
@@ -284,7 +291,8 @@ mod tests {
 
     #[test]
     fn a_scrape_reads_the_state_and_anything_else_is_404() {
-        let metrics = Metrics::serve("127.0.0.1:0".parse().unwrap(), "run-1").unwrap();
+        let listener = Metrics::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let metrics = Metrics::serve(listener, "run-1").unwrap();
         metrics.update(|s| {
             s.cell = 2;
             s.cells = 5;

@@ -287,6 +287,11 @@ impl Run {
         // Every line from here on, into the run's run.log once it has its directory.
         crate::say::hold();
         check_results_dir(&config.results_dir)?;
+        // Every refusal before any side effect: the metrics address first.
+        let metrics_listener = config
+            .metrics_addr
+            .map(metrics::Metrics::bind)
+            .transpose()?;
         // Before the cap: the emulated disk's processes are the disk, not this process.
         let mut config = config;
         let slow_disk = slow_disk::attach(&mut config)?;
@@ -299,11 +304,8 @@ impl Run {
             cap.cpu_limit.unwrap_or(machine.logical_cpus.max(1) as f64),
         );
         let on_tmpfs = machine.data_filesystem == "tmpfs";
-        // URLs carry passwords: recorded without them.
-        let command = std::env::args()
-            .map(|a| crate::db::server::redact_url(&a))
-            .collect::<Vec<_>>()
-            .join(" ");
+        // URLs and flags carry passwords: recorded without them.
+        let command = crate::secret::redact_command(std::env::args()).join(" ");
         let resume_key = resume::resume_key(&config);
         let earlier_runs = resume::earlier_runs(&config.results_dir);
         let load_rates = resume::LoadRates::of(&earlier_runs);
@@ -362,8 +364,8 @@ impl Run {
             None => results,
         };
         let mut sinks = sinks::every_sink();
-        if let Some(addr) = results.config.metrics_addr {
-            let metrics = metrics::Metrics::serve(addr, &results.run_id)?;
+        if let Some(listener) = metrics_listener {
+            let metrics = metrics::Metrics::serve(listener, &results.run_id)?;
             say!(
                 "metrics: OpenMetrics at http://{}/metrics while the run goes",
                 metrics.addr

@@ -389,6 +389,54 @@ pub fn signal_at_bytes(root: &Path, args: &[&str], signal: i32, bytes: u64) -> b
     stopped
 }
 
+/// Start `blobrace <args>` uncapped on `root`'s data and send it `signal` once the
+/// server at `url` holds `rows` committed rows in `table`, unless it has finished
+/// first; whether it was stopped mid-way. A moment by progress, not by time: moments
+/// spread over one load timed beside other tests all fell before the first commit on a
+/// loaded 2-core machine (20 stops of a 396 ms MariaDB load, none left rows to resume).
+pub fn signal_at_rows(
+    root: &Path,
+    args: &[&str],
+    signal: i32,
+    url: &str,
+    table: &str,
+    rows: i64,
+) -> bool {
+    use sea_orm::{ConnectionTrait, Statement};
+    let mut child = spawn_uncapped(root, args);
+    let count = format!("SELECT COUNT(*) AS n FROM {table}");
+    let stopped = block_on(async {
+        let mut db: Option<sea_orm::DatabaseConnection> = None;
+        loop {
+            if child.try_wait().unwrap().is_some() {
+                return false;
+            }
+            if db.is_none() {
+                db = sea_orm::Database::connect(url).await.ok();
+            }
+            // No table yet (or no server answer yet): no rows.
+            let n = match &db {
+                Some(db) => db
+                    .query_one_raw(Statement::from_string(db.get_database_backend(), &count))
+                    .await
+                    .ok()
+                    .flatten()
+                    .and_then(|row| row.try_get::<i64>("", "n").ok())
+                    .unwrap_or(0),
+                None => 0,
+            };
+            if n >= rows {
+                // SAFETY: a plain kill(2) of our own child, which has not been reaped yet.
+                assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+                return true;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+    });
+    child.wait().unwrap();
+    stopped
+}
+
 /// `docker <args>`, its stdout trimmed; panics with its stderr when it fails.
 pub fn docker(args: &[&str]) -> String {
     let out = std::process::Command::new("docker")

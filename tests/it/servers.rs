@@ -395,44 +395,42 @@ fn loads_stopped_at_20_moments(sql: &Sql) {
     let load = servers.args(&[&["load"][..], &base].concat());
     let drop_args = servers.args(&[&["drop"][..], &base].concat());
     let verify_args = servers.args(&[&["verify"][..], &base].concat());
-    // The moments are spread over one whole load timed here, not fixed: in a CI run
-    // beside other tests a load took longer than the 800 ms a fixed list reached before
-    // it committed its first rows, and no stop left anything to resume.
-    assert!(run_s(root.path(), &drop_args).status.success());
-    let started = std::time::Instant::now();
-    let whole = run_s(root.path(), &load);
-    assert!(whole.status.success(), "{}", stderr(&whole));
-    let whole_ms = started.elapsed().as_millis() as u64;
-    let delays: Vec<u64> = (1..=10).map(|k| whole_ms * k / 11).collect();
+    // The moments are fractions of the rows committed, read from the server while the
+    // load goes: a load timed once beside other tests moved (396 ms whole on a loaded
+    // machine, every stop before the first commit), its rows do not.
+    let rows = 1552;
+    let moments: Vec<i64> = (1..=10).map(|k| rows * k / 11).collect();
+    let table = "blobs_64kib_x1552.blobs";
+    let url = servers.url(sql.server);
     let (mut stopped, mut resumed) = (0, 0);
     for signal in [libc::SIGTERM, libc::SIGKILL] {
-        for &delay_ms in &delays {
+        for &at in &moments {
             // Start from nothing, whatever the last moment (or an earlier run) left.
             let drop = run_s(root.path(), &drop_args);
             assert!(drop.status.success(), "{}", stderr(&drop));
             let args: Vec<&str> = load.iter().map(String::as_str).collect();
-            if crate::common::signal_after(root.path(), &args, signal, delay_ms) {
+            if crate::common::signal_at_rows(root.path(), &args, signal, url, table, at) {
                 stopped += 1;
             }
             let finish = run_s(root.path(), &load);
             let err = stderr(&finish);
             assert!(
                 finish.status.success(),
-                "signal {signal} after {delay_ms} ms, then load: {err}"
+                "signal {signal} at {at} rows, then load: {err}"
             );
             resumed += err.matches(": resumed ").count();
             let verify = run_s(root.path(), &verify_args);
             let verified = stderr(&verify);
             assert!(
                 verify.status.success(),
-                "signal {signal} after {delay_ms} ms: {verified}"
+                "signal {signal} at {at} rows: {verified}"
             );
             assert_eq!(verified.matches("ids 1..=1552").count(), 1, "{verified}");
         }
     }
     eprintln!(
-        "{stopped} of {} {} loads ({whole_ms} ms whole) stopped mid-way; the next load resumed {resumed} datasets",
-        2 * delays.len(),
+        "{stopped} of {} {} loads stopped mid-way; the next load resumed {resumed} datasets",
+        2 * moments.len(),
         sql.server
     );
     assert!(

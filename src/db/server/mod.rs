@@ -242,19 +242,8 @@ impl Deref for Server {
     }
 }
 
-/// `scheme://user:secret@host/db` → `scheme://user@host/db`.
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    match rest.rsplit_once('@') {
-        Some((creds, host)) => {
-            let user = creds.split(':').next().unwrap_or("");
-            format!("{scheme}://{user}@{host}")
-        }
-        None => url.to_string(),
-    }
-}
+/// Server URLs are recorded and said without their secrets (`crate::secret`).
+pub use crate::secret::redact_url;
 
 /// `host:port` of a server URL, with the scheme's default port where none is given;
 /// None where it cannot be read (then only the driver can tell).

@@ -18,6 +18,11 @@ pub enum InputError {
     #[error("unknown engine '{name}': choose from {known}")]
     UnknownEngine { name: String, known: String },
 
+    /// A part of the machine a valid flag asks for that cannot be had here or now
+    /// (the emulated disk in use, a tool missing): not the value's fault.
+    #[error("{what}: {why}")]
+    Unavailable { what: String, why: String },
+
     #[error("invalid {what} '{input}': {why}")]
     Value {
         what: &'static str,

@@ -18,7 +18,7 @@ use cli::{Command, EnvArgs};
 /// Run one subcommand to its end.
 pub fn run(command: Command) -> Result<()> {
     match command {
-        Command::Load(args) => load::load(args.resolve()?),
+        Command::Load(args) => load::load(serves_no_metrics(args.resolve()?, "load")?),
         Command::Measure(args) => measure_or_plan(args.run.resolve()?, args.dry_run),
         Command::Saturate(args) => {
             let mut config = args.run.resolve()?;
@@ -26,16 +26,20 @@ pub fn run(command: Command) -> Result<()> {
             measure_or_plan(config, args.dry_run)
         }
         Command::Verify(args) => {
-            let mut config = args.resolve()?;
+            let mut config = serves_no_metrics(args.resolve()?, "verify")?;
+            let mut disk = data_disk(&mut config)?;
             let rt = runtime()?;
             rt.block_on(reachable_engines(&mut config))?;
+            rt.block_on(servers_onto(&mut disk, &config));
             rt.block_on(crate::load::verify::verify(&config))
         }
         Command::Drop(args) => {
-            let mut config = args.resolve()?;
+            let mut config = serves_no_metrics(args.resolve()?, "drop")?;
+            let mut disk = data_disk(&mut config)?;
             let rt = runtime()?;
             // Default engines whose server is not up have nothing here to drop.
             rt.block_on(reachable_engines(&mut config))?;
+            rt.block_on(servers_onto(&mut disk, &config));
             rt.block_on(crate::load::drop::drop_datasets(&config))
         }
         Command::Report(args) => stored::report(args),
@@ -57,7 +61,51 @@ pub fn run(command: Command) -> Result<()> {
             compose_blkio: Some(device),
             run,
         }) => env::compose_blkio(&run.resolve()?, device),
-        Command::Env(EnvArgs { run, .. }) => env::env(&run.resolve()?),
+        Command::Env(EnvArgs { run, .. }) => {
+            let mut config = run.resolve()?;
+            let mut disk = data_disk(&mut config)?;
+            if disk.is_some() {
+                runtime()?.block_on(async {
+                    let mut reached = config.clone();
+                    reachable_engines(&mut reached).await?;
+                    servers_onto(&mut disk, &reached).await;
+                    anyhow::Ok(())
+                })?;
+            }
+            env::env(&config)
+        }
+    }
+}
+
+/// The data's disk as a run with the same flags has it: with `--disk-latency` (or a
+/// `--deployment` that has one), the emulated disk mounted and the data directory moved
+/// onto it, so that `load`, `verify`, `drop` and `env` work on the datasets that run
+/// reads, not on a directory it never reads. Before the cap: its processes are the
+/// disk's, not this one's. Taken down when dropped.
+fn data_disk(config: &mut RunConfig) -> Result<Option<crate::deploy::slow_disk::SlowDisk>> {
+    crate::run::slow_disk::attach(config)
+}
+
+/// The local servers' volumes onto the emulated disk, once they are reached.
+async fn servers_onto(disk: &mut Option<crate::deploy::slow_disk::SlowDisk>, config: &RunConfig) {
+    if let Some(disk) = disk.as_mut() {
+        crate::run::slow_disk::hold_servers(disk, config).await;
+    }
+}
+
+/// `--metrics-addr` promises a scrape endpoint, which only a run (measure, saturate,
+/// `cargo bench`) serves: refused where the command serves none, not ignored.
+fn serves_no_metrics(config: RunConfig, command: &str) -> Result<RunConfig> {
+    match config.metrics_addr {
+        Some(addr) => Err(crate::error::InputError::Value {
+            what: "--metrics-addr (BLOBRACE_METRICS_ADDR)",
+            input: addr.to_string(),
+            why: format!(
+                "`blobrace {command}` serves no metrics: a run's progress is served by `blobrace measure`, `blobrace saturate` and `cargo bench`; leave it out (unset BLOBRACE_METRICS_ADDR)"
+            ),
+        }
+        .into()),
+        None => Ok(config),
     }
 }
 

@@ -337,6 +337,12 @@ fn check_cpus_fit_machine(asked: f64) -> Result<(), InputError> {
 /// buffered read of any size asks of the disk at once), in IOs of that window.
 const DISK_CAP_UNIT: u64 = 128 << 10;
 
+/// The fewest IOs a second a disk cap may allow, whatever the blobs: a run queues
+/// several IOs at once (a file's metadata, readahead, the probe), and `riops=1` left a
+/// process waiting on them, unkillable, 7.6 s after SIGTERM. 50 is under the slowest
+/// disk a store is put on (a hard disk does about 100; a cloud volume's floor is 100).
+const MIN_DISK_CAP_IOPS: u64 = 50;
+
 /// A disk cap that cannot serve one read (or write) of the largest blob in a second is
 /// refused: a process whose I/O waits on such a throttle (`rbps=1`, a bare number read
 /// as bytes a second) sits in uninterruptible sleep that neither SIGTERM nor SIGKILL
@@ -348,7 +354,7 @@ fn check_disk_cap_serves_blobs(
 ) -> Result<(), InputError> {
     let largest = sizes.iter().map(|s| s.bytes()).max().unwrap_or(0);
     let bytes_needed = largest.max(DISK_CAP_UNIT);
-    let ios_needed = largest.div_ceil(DISK_CAP_UNIT).max(1);
+    let ios_needed = largest.div_ceil(DISK_CAP_UNIT).max(MIN_DISK_CAP_IOPS);
     let l = &disk.limits;
     let short = [
         ("rbps", l.read_bytes_per_s, bytes_needed, true, "read"),
@@ -377,7 +383,7 @@ fn check_disk_cap_serves_blobs(
         what: "disk cap",
         input: disk.asked.clone(),
         why: format!(
-            "{key} = {} cannot {side} one {} blob in a second ({} at least, in IOs of 128KiB, Linux's readahead); a process waiting on so slow a throttle cannot even be killed until it is lifted by hand. Raise {key} to {} or more (--disk-cap, BLOBRACE_DISK_CAP), or {fix}",
+            "{key} = {} cannot {side} one {} blob in a second ({} at least, in IOs of 128KiB, Linux's readahead, and never under {MIN_DISK_CAP_IOPS} IOPS); a process waiting on so slow a throttle cannot even be killed until it is lifted by hand. Raise {key} to {} or more (--disk-cap, BLOBRACE_DISK_CAP), or {fix}",
             show(limit),
             format_bytes(largest),
             show(needed),

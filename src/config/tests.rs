@@ -279,6 +279,9 @@ fn a_disk_cap_that_cannot_move_one_largest_blob_a_second_is_refused() {
         ("riops=100", "32MiB", "riops"),
         ("wbps=64KiB", "1KiB", "wbps"),
         ("io2:100", "32MiB", "rbps"),
+        // Enough for one small blob, not for the IOs a run queues at once.
+        ("riops=1", "4KiB", "riops"),
+        ("wiops=49", "1KiB", "wiops"),
     ] {
         let e = resolve(&["--disk-cap", asked, "--sizes", sizes]).unwrap_err();
         assert!(e.contains(&format!("{key} = ")), "{asked}: {e}");

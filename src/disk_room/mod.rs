@@ -291,6 +291,46 @@ impl Rooms {
         }
     }
 
+    /// A data directory in RAM (tmpfs, ramfs, named by `filesystem`): the pages a load
+    /// writes there are charged to the writer's memory cap and cannot be evicted (there
+    /// is no disk behind them), so loads larger than the cap leaves the process were a
+    /// bare kill inside its own cap (exit 137, no word), of `measure` and of `load`
+    /// alike. Refused before any load, with the ways out; no memory cap, or loads that
+    /// fit beside `min_cap`, go on. `at`: the data directory, whether the loads go one
+    /// size class at a time, and how many size classes there are.
+    pub fn check_in_ram(
+        &self,
+        filesystem: &str,
+        cap: Option<u64>,
+        min_cap: u64,
+        (data_dir, one_size_at_a_time, sizes): (&Path, bool, usize),
+    ) -> Result<(), InputError> {
+        let Some(cap) = cap else {
+            return Ok(());
+        };
+        if !matches!(filesystem, "tmpfs" | "ramfs") {
+            return Ok(());
+        }
+        let Some(room) = self.rooms.first() else {
+            return Ok(());
+        };
+        let needed = room.needed(one_size_at_a_time, &self.order(sizes));
+        let least = needed + min_cap;
+        if least <= cap {
+            return Ok(());
+        }
+        Err(InputError::Value {
+            what: "data-dir",
+            input: data_dir.display().to_string(),
+            why: format!(
+                "it is on {filesystem}, which is RAM: the {} loaded there would be charged to the {} memory cap and could not be evicted (no disk is behind them), so the kernel would kill the process inside its own cap. Put --data-dir (BLOBRACE_DATA_DIR) on a disk, raise --cap to {} or more, or load fewer or smaller datasets",
+                format_bytes_approx(needed),
+                crate::size::format_bytes(cap),
+                format_bytes_approx(least),
+            ),
+        })
+    }
+
     /// The order to measure `sizes` size classes in, one at a time: those already on
     /// disk whole first, then those in part (most bytes first), then the rest, each
     /// group in the run's order. Measured and dropped first, their bytes make room for

@@ -67,39 +67,16 @@ impl Run {
         self.loads_ended(failed, mark)
     }
 
-    /// A data directory in RAM (tmpfs, ramfs): the pages a load writes there are
-    /// charged to the writer's memory cap and cannot be evicted (there is no disk
-    /// behind them), so loads larger than the cap leaves the process were a bare kill
-    /// inside its own cap (exit 137, no word). Refused before any load, with the ways
-    /// out; a memory cap absent, or loads that fit beside it, go on (warned as RAM).
+    /// A data directory in RAM that the loads would overflow the cap with: refused
+    /// (`Rooms::check_in_ram`, which `blobrace load` asks too).
     fn check_data_in_ram_fits(&self, rooms: &crate::disk_room::Rooms, sizes: usize) -> Result<()> {
-        let fs = self.results.machine.data_filesystem.as_str();
-        let Some(cap) = self.config().cap.memory_bytes else {
-            return Ok(());
-        };
-        if !matches!(fs, "tmpfs" | "ramfs") {
-            return Ok(());
-        }
-        let Some(room) = rooms.rooms.first() else {
-            return Ok(());
-        };
-        let order = rooms.order(sizes);
-        let needed = room.needed(self.config().drop_after, &order);
-        let least = needed + crate::config::MIN_CAP_BYTES;
-        if least <= cap {
-            return Ok(());
-        }
-        Err(crate::error::InputError::Value {
-            what: "data-dir",
-            input: self.config().data_dir.display().to_string(),
-            why: format!(
-                "it is on {fs}, which is RAM: the {} this run loads there would be charged to the {} memory cap and could not be evicted (no disk is behind them), so the kernel would kill the run inside its own cap. Put --data-dir (BLOBRACE_DATA_DIR) on a disk, raise --cap to {} or more, or load fewer or smaller datasets",
-                format_bytes_approx(needed),
-                crate::size::format_bytes(cap),
-                format_bytes_approx(least),
-            ),
-        }
-        .into())
+        let config = self.config();
+        Ok(rooms.check_in_ram(
+            &self.results.machine.data_filesystem,
+            config.cap.memory_bytes,
+            crate::config::MIN_CAP_BYTES,
+            (&config.data_dir, config.drop_after, sizes),
+        )?)
     }
 
     /// One size class at a time, those already on disk go first (`Rooms::order`): the

@@ -22,7 +22,7 @@ mod readahead;
 mod record;
 pub mod resume;
 pub mod sinks;
-mod slow_disk;
+pub mod slow_disk;
 mod terminal;
 pub mod writer;
 

@@ -23,9 +23,8 @@ pub fn attach(config: &mut RunConfig) -> Result<Option<SlowDisk>> {
         return Ok(None);
     };
     let disk = SlowDisk::attach(&config.data_dir, latency).map_err(|why| {
-        anyhow::Error::from(InputError::Value {
-            what: "disk latency",
-            input: latency.to_string(),
+        anyhow::Error::from(InputError::Unavailable {
+            what: format!("the emulated disk of --disk-latency {latency}"),
             why,
         })
     })?;
@@ -41,10 +40,22 @@ impl super::Run {
     /// runner's view, no docker command for the watchdog) keeps its own disk: said and
     /// recorded as not controlled.
     pub(super) async fn servers_onto_slow_disk(&mut self) -> Result<()> {
-        let stores = super::stores_for(&self.results.config.engines);
         let Some(disk) = self.slow_disk.as_mut() else {
             return Ok(());
         };
+        hold_servers(disk, &self.results.config).await;
+        self.results.slow_disk = Some(disk.report.clone());
+        Ok(())
+    }
+}
+
+/// Each local server of `config`'s engines onto `disk` (`Run::servers_onto_slow_disk`;
+/// `blobrace load`, `verify`, `drop` and `env` call it too, so that they work on the
+/// datasets a run with the same flags reads); one that cannot be is said and noted in
+/// the disk's report.
+pub async fn hold_servers(disk: &mut SlowDisk, config: &RunConfig) {
+    let stores = super::stores_for(&config.engines);
+    {
         let docker_cli = std::env::var_os("PATH")
             .is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join("docker").is_file()));
         for store in stores {
@@ -71,8 +82,6 @@ impl super::Run {
                 disk.report.notes.push(note);
             }
         }
-        self.results.slow_disk = Some(disk.report.clone());
-        Ok(())
     }
 }
 

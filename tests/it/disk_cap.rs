@@ -117,7 +117,7 @@ fn the_floor_under_a_disk_cap_reads_at_the_capped_rate_and_its_results_say_so() 
 #[test]
 fn a_disk_cap_too_slow_to_read_one_blob_a_second_is_refused_before_any_work() {
     let root = tempfile::tempdir().unwrap();
-    for (cap, least) in [("rbps=1", "1MiB"), ("riops=2", "8")] {
+    for (cap, least) in [("rbps=1", "1MiB"), ("riops=2", "50"), ("riops=1", "50")] {
         let out = run(
             root.path(),
             &[

@@ -43,6 +43,7 @@ mod remote;
 mod report;
 mod resume;
 mod seaweedfs;
+mod secrets;
 mod servers;
 mod site;
 mod slow_disk;

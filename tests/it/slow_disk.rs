@@ -255,15 +255,29 @@ fn a_latency_below_a_millisecond_is_what_the_disk_answers_in() {
         "{}",
         json["slow_disk"]
     );
-    // 0.5 ms asked, the emulated path's own ~0.1-0.3 ms on top: not a whole ms, not 0.
+    // 0.5 ms asked, the emulated path's own cost on top: not 0, and less than the same
+    // disk at 1 ms, probed right after on the same dataset. Not against a fixed bound:
+    // the path's own cost, 0.1-0.3 ms on an idle machine, was 0.77 ms beside other
+    // tests on two cores (a p50 of 1.27 ms at 0.5 ms asked).
     let r = &json["results"][0];
     let probe = r["disk_probes"]["before"]["Ok"]["p50_ns"].as_u64().unwrap();
-    assert!(
-        (500_000..1_000_000).contains(&probe),
-        "probe p50 {probe} ns"
-    );
+    assert!(probe >= 500_000, "probe p50 {probe} ns");
     let p50 = r["measured"]["latency"]["p50_ns"].as_f64().unwrap();
-    assert!((5e5..1e6).contains(&p50), "fetch p50 {p50} ns");
+    assert!(p50 >= 5e5, "fetch p50 {p50} ns");
+    assert_eq!(left_behind(root.path()), Vec::<String>::new());
+    let one_ms = [&FLOOR[..], &["--measure", "300ms", "--disk-latency", "1ms"]].concat();
+    let out = run(root.path(), &one_ms);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let newest = crate::common::newest_run(root.path()).join("results.json");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(newest).unwrap()).unwrap();
+    assert_eq!(json["config"]["disk_latency"], "1ms");
+    let whole = json["results"][0]["disk_probes"]["before"]["Ok"]["p50_ns"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        probe < whole,
+        "0.5 ms probed at {probe} ns, 1 ms at {whole} ns: the half millisecond was not kept"
+    );
     assert_eq!(left_behind(root.path()), Vec::<String>::new());
 }
 
@@ -437,5 +451,225 @@ fn a_servers_volume_on_the_slow_disk_pays_it_and_comes_back_after_a_kill() {
             schemas()
         );
         std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// The processes whose command line names `root` and `what` (a watchdog's `$0`).
+fn processes_naming(root: &Path, what: &str) -> Vec<i32> {
+    let root = root.to_string_lossy().into_owned();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let line = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let line = String::from_utf8_lossy(&line);
+            line.contains(&root) && line.contains(what)
+        })
+        .collect()
+}
+
+fn mounted_under(path: &Path) -> bool {
+    blobrace::machine::mount_points().iter().any(|m| m == path)
+}
+
+/// SIGKILL at each step of the emulated disk's setup and use, its watchdog killed with
+/// the run (a `kill -9` of everything, an OOM kill of the session): the same command
+/// again finds what was left, says so in one line, takes it down and runs clean.
+#[test]
+fn a_disk_killed_with_its_watchdog_at_any_step_comes_back_clean_with_the_same_command() {
+    if let Err(why) = stack_here() {
+        eprintln!("skipped: the emulated disk cannot be had here ({why})");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    let data = root.join("data");
+    let real = std::fs::canonicalize(root).unwrap().join("data");
+    let args = |measure: &'static str| -> Vec<&'static str> {
+        [
+            &FLOOR[..],
+            &[
+                "--measure",
+                measure,
+                "--disk-latency",
+                "0",
+                "--cpus",
+                "none",
+            ],
+        ]
+        .concat()
+    };
+    // Each step as the machine shows it, in the order a run reaches them.
+    type Step = (&'static str, Box<dyn Fn() -> bool>);
+    let steps: Vec<Step> = vec![
+        ("the image being made", {
+            let p = real.join("latency-disk.img.partial");
+            Box::new(move || p.exists())
+        }),
+        ("the FUSE file served", {
+            let p = real.join(".latency-disk-fuse");
+            Box::new(move || mounted_under(&p))
+        }),
+        ("the loop device attached", {
+            let root = root.to_path_buf();
+            Box::new(move || {
+                left_behind(&root)
+                    .iter()
+                    .any(|l| l.starts_with("/dev/loop"))
+            })
+        }),
+        ("the ext4 mounted", {
+            let p = real.join("latency-disk");
+            Box::new(move || mounted_under(&p))
+        }),
+        ("the dataset loading", {
+            let p = real.join("latency-disk/floor");
+            Box::new(move || p.exists())
+        }),
+        ("measuring, the load recorded", {
+            let p = root.join("killed");
+            Box::new(move || {
+                std::fs::read_dir(&p)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .any(|run| run.path().join("results.json").is_file())
+            })
+        }),
+    ];
+    let (mut reached, mut clean, mut cleared) = (Vec::new(), 0, 0);
+    for (i, (name, step)) in steps.iter().enumerate() {
+        // The first step only exists while a new image is made.
+        if i == 0 {
+            let _ = std::fs::remove_file(real.join("latency-disk.img"));
+        }
+        let mut child = blobrace()
+            .args(args("60s"))
+            .arg("--data-dir")
+            .arg(&data)
+            .arg("--results-dir")
+            .arg(root.join("killed"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let hit = loop {
+            if child.try_wait().unwrap().is_some() {
+                break false;
+            }
+            if step() {
+                break true;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        // The watchdog first: killed after the run, it would already be at its work.
+        for pid in processes_naming(root, "blobrace-slow-disk") {
+            // SAFETY: kill(2) of a watchdog this test's run started.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        let _ = child.kill();
+        child.wait().unwrap();
+        if hit {
+            reached.push(*name);
+        }
+        let out = crate::common::run(root, &args("300ms"));
+        let said = stderr(&out);
+        assert!(out.status.success(), "after a kill at {name}: {said}");
+        cleared += said
+            .lines()
+            .filter(|l| l.contains("the emulated disk of a run killed with its watchdog was left"))
+            .count();
+        assert!(
+            said.lines()
+                .filter(|l| l.contains("killed with its watchdog"))
+                .count()
+                <= 1,
+            "{said}"
+        );
+        assert_eq!(
+            left_behind(root),
+            Vec::<String>::new(),
+            "after a kill at {name}"
+        );
+        clean += 1;
+    }
+    eprintln!(
+        "killed at {} of {} steps ({}); {clean} runs after them clean, {cleared} of them taking down what was left",
+        reached.len(),
+        steps.len(),
+        reached.join(", ")
+    );
+    assert!(reached.len() >= 4, "{reached:?}");
+    assert!(cleared >= 3, "{cleared} leftovers taken down");
+}
+
+/// One data directory typed two ways (relative, and absolute through a symbolic link)
+/// is one emulated disk: a second run on it is refused in one line while the first has
+/// it, instead of mounting its image a second time.
+#[test]
+fn a_second_run_on_the_same_disk_by_another_name_is_refused_in_one_line() {
+    if let Err(why) = stack_here() {
+        eprintln!("skipped: the emulated disk cannot be had here ({why})");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    std::os::unix::fs::symlink(root, root.join("link")).unwrap();
+    let args = [&FLOOR[..], &["--measure", "60s", "--disk-latency", "1ms"]].concat();
+    let mut first = blobrace()
+        .current_dir(root)
+        .args(&args)
+        .args([
+            "--cpus",
+            "none",
+            "--data-dir",
+            "data",
+            "--results-dir",
+            "first",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mount = std::fs::canonicalize(root)
+        .unwrap()
+        .join("data/latency-disk");
+    while !mounted_under(&mount) {
+        assert!(
+            first.try_wait().unwrap().is_none(),
+            "the first run ended before it mounted"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let second = blobrace()
+        .args(&args)
+        .args(["--cpus", "none", "--data-dir"])
+        .arg(root.join("link/./data"))
+        .arg("--results-dir")
+        .arg(root.join("second"))
+        .output()
+        .unwrap();
+    let said = stderr(&second);
+    // SAFETY: a plain kill(2) of our own child, which has not been reaped yet.
+    unsafe { libc::kill(first.id() as i32, libc::SIGTERM) };
+    first.wait().unwrap();
+    assert_eq!(second.status.code(), Some(2), "{said}");
+    assert!(said.contains("is in use by another run"), "{said}");
+    assert_eq!(
+        said.lines().filter(|l| l.starts_with("Error")).count(),
+        1,
+        "{said}"
+    );
+    let written = std::fs::read_dir(root.join("second")).map_or(0, |d| d.count());
+    assert_eq!(written, 0, "refused before writing anything: {said}");
+    let started = Instant::now();
+    while !left_behind(root).is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{:?}",
+            left_behind(root)
+        );
+        std::thread::sleep(Duration::from_millis(100));
     }
 }

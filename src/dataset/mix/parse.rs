@@ -322,7 +322,26 @@ fn directory(input: &str, dir: &Path) -> Result<Vec<(u64, f64)>, InputError> {
     if sizes.is_empty() {
         return Err(bad(input, format!("{} holds no files", dir.display())));
     }
+    refuse_under_min(input, &sizes, &format!("files under {}", dir.display()))?;
     Ok(grid(&sizes))
+}
+
+/// Sizes under the smallest blob (8 B: each blob's id is stamped in its first 8 bytes)
+/// refused, not raised to it: a directory of 1-byte files became 8-byte blobs without a
+/// word (8 MiB asked, 1,048,576 rows).
+fn refuse_under_min(input: &str, sizes: &[u64], what: &str) -> Result<(), InputError> {
+    let min = crate::size::SizeClass::MIN_BYTES;
+    let under = sizes.iter().filter(|&&s| s < min).count();
+    if under == 0 {
+        return Ok(());
+    }
+    Err(bad(
+        input,
+        format!(
+            "{under} of the {} {what} sampled are under {min} B, the smallest blob blobrace stores (its id is in its first {min} bytes); they would be measured as {min}-byte blobs, which they are not: leave them out of the source, or give the sizes as a mix (\"buckets:...\")",
+            sizes.len()
+        ),
+    ))
 }
 
 /// The mix of sizes sampled elsewhere (a table's column, `config::mix_source`), named
@@ -337,6 +356,7 @@ pub fn from_sampled_sizes(sizes: &[u64], source: &str) -> Result<SizeMix, InputE
         ));
     }
     let sizes = &sizes[..];
+    refuse_under_min(source, sizes, "values")?;
     SizeMix::new(Shape::Buckets(grid(sizes)), source.to_string()).map_err(|why| bad(source, why))
 }
 

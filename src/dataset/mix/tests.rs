@@ -137,18 +137,31 @@ fn a_directorys_file_sizes_make_a_mix_that_draws_like_them() {
     for i in 0..10 {
         std::fs::write(dir.path().join("sub").join(format!("b{i}")), vec![0u8; 3]).unwrap();
     }
+    // 3 B files are no 8 B blobs (a blob holds its 8-byte id): refused, not raised.
+    let why = error(&format!("dir:{}", dir.path().display()));
+    assert!(
+        why.contains("10 of the 40 files under") && why.contains("under 8 B"),
+        "{why}"
+    );
+    std::fs::remove_dir_all(dir.path().join("sub")).unwrap();
     let mix = parse(&format!("dir:{}", dir.path().display())).unwrap();
     let Shape::Buckets(buckets) = &mix.shape else {
         panic!("{:?}", mix.shape)
     };
-    // 3 B files count as 8 B (a blob holds its 8-byte id); 1000 B kept within 1.1%.
-    assert_eq!(buckets.len(), 2, "{buckets:?}");
-    assert_eq!(buckets[0], (8, 10.0));
+    // 1000 B kept within 1.1%.
+    assert_eq!(buckets.len(), 1, "{buckets:?}");
     assert!(
-        (buckets[1].0 as f64 / 1000.0 - 1.0).abs() < 0.011,
+        (buckets[0].0 as f64 / 1000.0 - 1.0).abs() < 0.011,
         "{buckets:?}"
     );
-    assert_eq!(buckets[1].1, 30.0);
+    assert_eq!(buckets[0].1, 30.0);
+    let why = from_sampled_sizes(&[1, 1000], "sqlite:x#t.c")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        why.contains("1 of the 2 values sampled are under 8 B"),
+        "{why}"
+    );
     let empty = tempfile::tempdir().unwrap();
     let why = error(&format!("dir:{}", empty.path().display()));
     assert!(why.contains("holds no files"), "{why}");

@@ -125,6 +125,12 @@ pub struct CompareArgs {
     /// than this, e.g. "10%".
     #[arg(long, value_name = "PCT", value_parser = parse_percent)]
     pub fail_on_regression: Option<f64>,
+    /// Exit non-zero (1) where a p50 or p99 cell could not be judged (too few fetches
+    /// or too short a measurement for an interval), naming each with its raw ratio.
+    /// Without it such cells are listed, those slower by more than the threshold by
+    /// their raw figures first, and the gate passes over them.
+    #[arg(long)]
+    pub fail_on_unjudged: bool,
     /// Where runs are stored.
     #[arg(long, env = "BLOBRACE_RESULTS_DIR", default_value = "charts")]
     pub results_dir: std::path::PathBuf,

@@ -38,7 +38,7 @@ pub(super) fn compare(args: CompareArgs) -> Result<()> {
         }
     }
     let threshold = args.fail_on_regression.unwrap_or(0.0);
-    let (mut slower, mut not_judged, mut cells) = (Vec::new(), 0, 0);
+    let (mut slower, mut not_judged, mut cells) = (Vec::new(), Vec::new(), 0);
     for (run, differ) in others.iter().zip(&differ) {
         for (dimension, a, b) in differ {
             say!("compare: {dimension} differs, as --vary asks: {a} | {b}");
@@ -62,7 +62,12 @@ pub(super) fn compare(args: CompareArgs) -> Result<()> {
             cells += comparison.changes.len();
             crate::say::show_text(&comparison.table());
             let (found, unjudged) = regressions(&comparison, threshold);
-            not_judged += unjudged;
+            not_judged.extend(unjudged.into_iter().map(|u| {
+                (
+                    u.ratio,
+                    format!("{} ({} cache, run {})", u.line(), cache.name(), run.run_id),
+                )
+            }));
             slower.extend(
                 found
                     .into_iter()
@@ -75,18 +80,43 @@ pub(super) fn compare(args: CompareArgs) -> Result<()> {
             "they have no cell in common (no engine measured at the same size and cache state in both): nothing to compare".into()
         ));
     }
-    if not_judged > 0 {
+    // What the gate could not judge is said cell by cell, those slower by more than the
+    // threshold by their raw figures first and loudly: a p99 10,690 times slower once
+    // passed the gate as one of "n cells not judged".
+    not_judged.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let suspect = not_judged
+        .iter()
+        .filter(|(ratio, _)| *ratio > 1.0 + threshold)
+        .count();
+    if !not_judged.is_empty() {
+        let list: Vec<&str> = not_judged.iter().map(|(_, line)| line.as_str()).collect();
         say!(
-            "compare: {not_judged} p50/p99 cell(s) not judged: too few fetches for an interval (measure longer, or --repeat)"
+            "compare: {} p50/p99 cell(s) not judged: too few fetches for an interval (measure longer, or --repeat){}:\n  {}",
+            not_judged.len(),
+            if suspect > 0 {
+                format!(
+                    "; WARNING: {suspect} of them slower than the baseline by more than {:.0}% by their raw figures, which the gate cannot see (--fail-on-unjudged fails on them)",
+                    threshold * 100.0
+                )
+            } else {
+                String::new()
+            },
+            list.join("\n  ")
         );
     }
+    let unjudged_fails = (args.fail_on_unjudged && !not_judged.is_empty()).then(|| {
+        anyhow::anyhow!(
+            "{} p50/p99 cell(s) not judged (--fail-on-unjudged): measure longer or with --repeat, so that each has an interval",
+            not_judged.len()
+        )
+    });
     let beyond = match args.fail_on_regression {
         Some(pct) => format!("beyond noise and by more than {:.0}%", pct * 100.0),
         None => "beyond noise".into(),
     };
     if slower.is_empty() {
         say!("compare: no cell slower {beyond}");
-        return Ok(());
+        return unjudged_fails.map_or(Ok(()), Err);
     }
     let list = slower.join("\n  ");
     if args.fail_on_regression.is_some() {
@@ -96,5 +126,5 @@ pub(super) fn compare(args: CompareArgs) -> Result<()> {
         "compare: {} cell(s) slower {beyond}:\n  {list}",
         slower.len()
     );
-    Ok(())
+    unjudged_fails.map_or(Ok(()), Err)
 }

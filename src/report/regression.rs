@@ -34,11 +34,34 @@ impl Regression {
     }
 }
 
+/// A p50 or p99 cell the gate could not judge (no interval in one run), with its raw
+/// ratio: what the gate passes over must be said, and a 10,000x one loudly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unjudged {
+    pub engine: EngineKind,
+    pub size_bytes: u64,
+    pub percentile: &'static str,
+    /// This run's figure ÷ the baseline's, unjudged.
+    pub ratio: f64,
+}
+
+impl Unjudged {
+    pub fn line(&self) -> String {
+        format!(
+            "{} {} {}: {:.2}x the baseline, not judged (no interval)",
+            self.engine.name(),
+            format_bytes(self.size_bytes),
+            self.percentile,
+            self.ratio
+        )
+    }
+}
+
 /// The gate's reading of one comparison: what got slower beyond noise and
-/// `threshold` (0.10: 10%), and how many p50/p99 cells could not be judged.
-pub fn regressions(c: &Comparison, threshold: f64) -> (Vec<Regression>, usize) {
+/// `threshold` (0.10: 10%), and the p50/p99 cells that could not be judged.
+pub fn regressions(c: &Comparison, threshold: f64) -> (Vec<Regression>, Vec<Unjudged>) {
     let mut found = Vec::new();
-    let mut not_judged = 0;
+    let mut not_judged = Vec::new();
     for change in c
         .changes
         .iter()
@@ -52,7 +75,12 @@ pub fn regressions(c: &Comparison, threshold: f64) -> (Vec<Regression>, usize) {
             ),
             _ => {
                 if change.judged_by == JudgedBy::NotJudged {
-                    not_judged += 1;
+                    not_judged.push(Unjudged {
+                        engine: change.engine,
+                        size_bytes: change.size_bytes,
+                        percentile: change.percentile,
+                        ratio: change.ratio,
+                    });
                     continue;
                 }
                 let floor = c.floor_moved(change);

@@ -25,7 +25,8 @@ pub struct Site {
 /// Every run under `dirs`: a folder with a results.json is a run; any other, the runs
 /// one level below it. A results.json that cannot be read is said and passed over.
 pub fn find_runs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, RunResults)>> {
-    let mut found = Vec::new();
+    let mut found: Vec<(PathBuf, RunResults)> = Vec::new();
+    let mut seen_dirs = std::collections::HashSet::new();
     for dir in dirs {
         let candidates: Vec<PathBuf> = if dir.join("results.json").is_file() {
             vec![dir.clone()]
@@ -45,8 +46,26 @@ pub fn find_runs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, RunResults)>> {
             below
         };
         for run_dir in candidates {
+            // One run given twice (a run directory and its results directory, a path
+            // and a link to it, a copy) is one run on the page, not two.
+            let real = crate::machine::canonical(&run_dir);
+            if !seen_dirs.insert(real) {
+                continue;
+            }
             match super::load_run(&run_dir) {
                 Ok(run) if run.merged_from.is_empty() || !run.results.is_empty() => {
+                    if let Some((first, _)) = found
+                        .iter()
+                        .find(|(_, r): &&(PathBuf, RunResults)| r.run_id == run.run_id)
+                    {
+                        say!(
+                            "site: {} is run {} again (as {}): counted once",
+                            run_dir.display(),
+                            run.run_id,
+                            first.display()
+                        );
+                        continue;
+                    }
                     found.push((run_dir, run))
                 }
                 Ok(_) => {}
@@ -68,6 +87,7 @@ pub fn find_runs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, RunResults)>> {
 
 /// Write the page of `runs` to `out/index.html`.
 pub fn write(runs: &[(PathBuf, RunResults)], out: &Path) -> Result<Site> {
+    refuse_output_over_another(out)?;
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let out_abs = std::path::absolute(out)?;
     let floor = EngineKind::floor();
@@ -195,6 +215,40 @@ pub fn write(runs: &[(PathBuf, RunResults)], out: &Path) -> Result<Site> {
         runs: n_runs,
         rows: n_rows,
     })
+}
+
+/// What marks a page as the site's own (its template's generator tag): only such a page
+/// is written over.
+const SITE_MARK: &str = r#"<meta name=generator content="blobrace site">"#;
+
+/// `out` holding another command's output is refused before anything is written: a
+/// run's directory (its results.json and report), or an index.html the site did not
+/// write (a run's report, a results directory's index). `--out` at a run's directory
+/// wrote the site over that run's report page.
+fn refuse_output_over_another(out: &Path) -> Result<(), crate::error::InputError> {
+    let refuse = |why: String| crate::error::InputError::Value {
+        what: "--out",
+        input: out.display().to_string(),
+        why: format!(
+            "{why}: choose a directory of its own for the site (a new one, or one an earlier `blobrace site` wrote)"
+        ),
+    };
+    if out.join("results.json").exists() {
+        return Err(refuse(
+            "it is a run's directory, and the site's index.html would replace that run's report"
+                .into(),
+        ));
+    }
+    let index = out.join("index.html");
+    if let Ok(page) = std::fs::read_to_string(&index)
+        && !page.contains(SITE_MARK)
+    {
+        return Err(refuse(format!(
+            "{} is a page `blobrace site` did not write (a report, a results directory's index), and would be replaced",
+            index.display()
+        )));
+    }
+    Ok(())
 }
 
 /// The dataset and how it was read, where not the default.

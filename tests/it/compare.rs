@@ -157,3 +157,53 @@ fn runs_are_compared_when_alike_refused_when_not_and_a_slower_disk_fails_the_gat
         stderr(&bogus)
     );
 }
+
+/// A cell one run measured too briefly for an interval is not judged, and the gate says
+/// so cell by cell with its raw ratio; `--fail-on-unjudged` fails on it.
+#[test]
+fn cells_the_gate_cannot_judge_are_named_and_fail_it_when_asked() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    let long = measure(root, "4KiB", &[]);
+    // Under one 200 ms window: no interval for any percentile.
+    let args = [
+        "measure",
+        "--engines",
+        "floor,sqlite",
+        "--sizes",
+        "4KiB",
+        "--dataset-bytes",
+        "32MiB",
+        "--warmup",
+        "100ms",
+        "--measure",
+        "100ms",
+        "--precision",
+        "off",
+    ];
+    let out = run(root, &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let short = newest_run(root);
+    assert_ne!(short, long);
+    let gate = |extra: &[&str]| {
+        compare(
+            root,
+            &[
+                &[name(&long), name(&short), "--fail-on-regression", "10%"][..],
+                extra,
+            ]
+            .concat(),
+        )
+    };
+    let passed = gate(&[]);
+    let said = stderr(&passed);
+    assert!(said.contains("not judged: too few fetches"), "{said}");
+    assert!(
+        said.contains("4KiB p99: ") && said.contains("x the baseline, not judged"),
+        "each cell named with its ratio: {said}"
+    );
+    let failed = gate(&["--fail-on-unjudged"]);
+    let said = stderr(&failed);
+    assert_eq!(failed.status.code(), Some(1), "{said}");
+    assert!(said.contains("not judged (--fail-on-unjudged)"), "{said}");
+}

@@ -93,3 +93,48 @@ fn many_runs_make_one_page_linked_to_each_runs_report() {
     assert!(stderr(&none).contains("no run found"), "{}", stderr(&none));
     assert!(!empty.path().join("site/index.html").exists());
 }
+
+/// The site is written over nothing another command wrote (a run's report, a results
+/// directory's index), and a run given twice, or by two names, is one run on it.
+#[test]
+fn the_site_writes_over_no_report_and_counts_a_run_given_twice_once() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    measure(root, "4KiB", &[]);
+    let run_dir = std::fs::read_dir(root.join("results"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("results.json").is_file())
+        .unwrap();
+    let report = std::fs::read(run_dir.join("index.html")).unwrap();
+    std::os::unix::fs::symlink(root.join("results"), root.join("link")).unwrap();
+    let site = |out: &Path, dirs: &[&Path]| {
+        blobrace()
+            .current_dir(root)
+            .arg("site")
+            .args(dirs)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    for out in [run_dir.as_path(), &root.join("results")] {
+        let refused = site(out, &[&root.join("results")]);
+        let said = stderr(&refused);
+        assert_eq!(refused.status.code(), Some(2), "{said}");
+        assert_eq!(said.lines().count(), 1, "one line: {said}");
+        assert!(said.contains("choose a directory of its own"), "{said}");
+    }
+    assert_eq!(std::fs::read(run_dir.join("index.html")).unwrap(), report);
+    // The run, its results directory and a link to it: one run.
+    let out = site(
+        &root.join("site"),
+        &[&run_dir, &root.join("results"), &root.join("link")],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("(1 runs"), "{}", stderr(&out));
+    // Its own page it writes again.
+    let again = site(&root.join("site"), &[&root.join("results")]);
+    assert!(again.status.success(), "{}", stderr(&again));
+}

@@ -21,7 +21,7 @@ use super::DEFAULT_TARGET_P99;
 use super::parse::{
     ClientList, EngineList, Limit, Precision, RateList, SizeList, parse_clients, parse_cpus,
     parse_disk_cap_flag, parse_duration, parse_duration_or_zero, parse_engines,
-    parse_max_in_flight, parse_memory_cap, parse_precision, parse_rates, parse_samples,
+    parse_max_in_flight, parse_memory_cap, parse_precision, parse_rates, parse_samples, parse_seed,
     parse_size_list_or_none, parse_sizes, precision_label,
 };
 use super::preset::{CacheChoice, Preset, duration_label, preset_help};
@@ -105,15 +105,15 @@ pub struct RunArgs {
           help = "This machine's share of the size classes when a run is split across n machines: i/n takes every n-th size from the i-th (1/2: the 1st, 3rd...; 2/2: the 2nd, 4th...). Join the runs with `blobrace merge`.")]
     pub share: Option<super::Share>,
 
-    #[arg(long, env = "BLOBRACE_DATASET_BYTES", value_parser = parse_bytes,
+    #[arg(long, env = "BLOBRACE_DATASET_BYTES", value_parser = parse_bytes, allow_hyphen_values = true,
           help = preset_help("Bytes of blobs per size class (whole blobs: rows = this / size).", |p| format_bytes(p.dataset_bytes)))]
     pub dataset_bytes: Option<u64>,
 
-    #[arg(long, env = "BLOBRACE_CAP", value_parser = parse_memory_cap,
+    #[arg(long, env = "BLOBRACE_CAP", value_parser = parse_memory_cap, allow_hyphen_values = true,
           help = preset_help("Memory cap of the measuring process, or \"none\".", |p| format_bytes(p.cap_bytes)))]
     pub cap: Option<Limit<u64>>,
 
-    #[arg(long, env = "BLOBRACE_CPUS", value_parser = parse_cpus,
+    #[arg(long, env = "BLOBRACE_CPUS", value_parser = parse_cpus, allow_hyphen_values = true,
           help = preset_help("CPU cap in CPUs, or \"none\".", |p| p.cpus.to_string()))]
     pub cpus: Option<Limit<f64>>,
 
@@ -127,12 +127,12 @@ pub struct RunArgs {
           long_help = format!("Readahead of the disk under --data-dir for the run (its queue/read_ahead_kb; the servers' volumes' disks too where they are seen from here): how much a cold buffered read or mmap page fault pulls in around what it asked for. LMDB's 64 KiB fetch read 6.5 MB from disk at 8192 KiB (a VM's setting) and 214 KiB at 128 KiB. Set as root before anything is read, read back, recorded, and put back at the end (a killed run's by a watchdog, or the next run); two runs at once must ask the same. Where it cannot be set (not root, a container's read-only /sys) the default is said and recorded, and a value asked for is refused. Default: {} KiB, Linux's own, so runs on different hosts compare. It takes {}.", crate::cap::readahead::DEFAULT_KB, crate::cap::readahead::FORMS))]
     pub readahead: Option<crate::cap::readahead::Readahead>,
 
-    #[arg(long, env = "BLOBRACE_NETWORK_RTT", value_parser = super::parse::parse_network_rtt_flag,
+    #[arg(long, env = "BLOBRACE_NETWORK_RTT", value_parser = super::parse::parse_network_rtt_flag, allow_hyphen_values = true,
           help = "A network between the engines and their servers: the round trip added, in whole ms (e.g. \"1ms\", \"2ms:1ms\" with jitter; \"0\": the proxy alone), or \"none\". Default: none (loopback).",
           long_help = format!("A network between the engines and their servers, as in production where the database is on another host: every server engine and the object store fetch through Toxiproxy (started by the run, killed with it), whose latency toxic adds the round trip, half each way; the round trip each result records is measured through it. The embedded stores are in the process and get none: that is the difference it shows. Loads, caps and cold restarts reach the servers directly. Default: none (loopback). It takes {}.", crate::deploy::network::FORMS))]
     pub network_rtt: Option<Limit<crate::deploy::network::NetworkRtt>>,
 
-    #[arg(long, env = "BLOBRACE_DISK_LATENCY", value_parser = super::parse::parse_disk_latency_flag,
+    #[arg(long, env = "BLOBRACE_DISK_LATENCY", value_parser = super::parse::parse_disk_latency_flag, allow_hyphen_values = true,
           help = "A disk that answers in milliseconds: each read and write of the data directory's disk (and the local servers' volumes) delayed this long (e.g. \"1ms\", \"0.5ms\", \"250us\"; \"0\": the emulated disk's own path), or \"none\". Default: none (the machine's own disk).",
           long_help = format!("A disk that answers in milliseconds, as a cloud block volume does on each cache miss: the run mounts its data directory (<data-dir>/latency-disk, its bytes in <data-dir>/latency-disk.img) on an emulated block device, nbdkit's delay filter through nbdfuse and a loop device in direct-I/O mode (no second page cache: the memory cap still holds), and takes it down when it ends, however it ends. Needs root, FUSE and Debian's nbdkit, libnbd-bin and fuse3 (scripts/setup.sh). Each local server's data volume goes onto it too: its container stopped, a directory of the emulated disk bound over the volume, started again (a server of its own there, which makes its database the first time and keeps its datasets in the image), and put back on its own volume at the end or after a kill; a remote server, or one whose volume is not seen from here (the compose runner), is said not controlled. Other runs using those servers meanwhile see the emulated disk's datasets. Default: none. It takes {}.", crate::deploy::slow_disk::FORMS))]
     pub disk_latency: Option<Limit<crate::deploy::slow_disk::DiskLatency>>,
@@ -143,7 +143,7 @@ pub struct RunArgs {
     pub deployment: Option<crate::deploy::presets::Deployment>,
 
     /// Seed of blob contents and fetch ids.
-    #[arg(long, env = "BLOBRACE_SEED")]
+    #[arg(long, env = "BLOBRACE_SEED", value_parser = parse_seed, allow_hyphen_values = true)]
     pub seed: Option<u64>,
 
     /// Where datasets are stored (reused across runs).
@@ -154,11 +154,11 @@ pub struct RunArgs {
     #[arg(long, env = "BLOBRACE_RESULTS_DIR", default_value = "charts")]
     pub results_dir: PathBuf,
 
-    #[arg(long, env = "BLOBRACE_WARMUP", value_parser = parse_duration,
+    #[arg(long, env = "BLOBRACE_WARMUP", value_parser = parse_duration, allow_hyphen_values = true,
           help = preset_help("Warm-up per engine and size after the cache is emptied, e.g. \"3s\", \"500ms\".", |p| duration_label(p.warmup)))]
     pub warmup: Option<Duration>,
 
-    #[arg(long, env = "BLOBRACE_MEASURE", value_parser = parse_duration,
+    #[arg(long, env = "BLOBRACE_MEASURE", value_parser = parse_duration, allow_hyphen_values = true,
           help = preset_help("A fixed measuring time per engine and size; given alone it turns the preset's --precision off, given with --precision it is the least time measured.", |p| duration_label(p.measure)))]
     pub measure: Option<Duration>,
 
@@ -166,7 +166,7 @@ pub struct RunArgs {
           help = preset_help("Measure each engine and size until its p50 and p99 are known to within these shares of their value (each 95% interval's half-width), for at least --measure (preset: 2s, quick 1s) and 1s (an interval needs five 200ms windows), at most --measure-limit. \"5%\" asks p99 four times as wide (±20%: it rests on 1% of the fetches, and p99 at ±5% takes minutes per cell); \"5%,10%\" sets both; \"off\": a fixed --measure. A wider precision stops sooner: its p99s are judged (compared, verdicts) from fewer fetches, so smaller differences between engines read as \"within noise\". A cell that hits the limit says how precise it got. Under cargo bench criterion's plan cannot stop early: its measuring time is projected from the warm-up's fetches, and where that plan falls short blobrace measures on past it, up to the limit (criterion's own figures cover its plan only).", |p| precision_label(p.precision)))]
     pub precision: Option<Precision>,
 
-    #[arg(long, env = "BLOBRACE_MEASURE_LIMIT", value_parser = parse_duration,
+    #[arg(long, env = "BLOBRACE_MEASURE_LIMIT", value_parser = parse_duration, allow_hyphen_values = true,
           help = preset_help("The most time one engine and size is measured for under --precision; twice that while its p99 still lacks the 500 fetches an interval needs.", |p| duration_label(p.measure_limit)))]
     pub measure_limit: Option<Duration>,
 
@@ -174,7 +174,7 @@ pub struct RunArgs {
           help = preset_help("Cache state each engine is measured in: cold (right after eviction), steady (prefilled until the cache is full, then warmed up until the hit ratio is stable), or both.", |p| p.cache.to_possible_value().expect("no skipped variants").get_name().to_string()))]
     pub cache: Option<CacheChoice>,
 
-    #[arg(long, env = "BLOBRACE_STEADY_LIMIT", value_parser = parse_duration,
+    #[arg(long, env = "BLOBRACE_STEADY_LIMIT", value_parser = parse_duration, allow_hyphen_values = true,
           help = preset_help("Time limit of each steady-state step (the prefill, then the settling); a result that did not settle in time says so.", |p| duration_label(p.steady_limit)))]
     pub steady_limit: Option<Duration>,
 
@@ -191,7 +191,7 @@ pub struct RunArgs {
     /// O_DIRECT random reads of the size class's block size from a local dataset file,
     /// before and after each engine, recorded with its result: the disk's own state in
     /// the same minutes (a run in which it changed says so). "0s" turns it off.
-    #[arg(long, env = "BLOBRACE_DISK_PROBE", value_parser = parse_duration_or_zero,
+    #[arg(long, env = "BLOBRACE_DISK_PROBE", value_parser = parse_duration_or_zero, allow_hyphen_values = true,
           help = preset_help("How long each O_DIRECT disk probe reads, before and after each engine (recorded with its result: the disk's own state in the same minutes); \"0s\" or \"off\" turns probes off.", |p| duration_label(p.disk_probe)))]
     pub disk_probe: Option<Duration>,
 
@@ -279,14 +279,14 @@ pub struct RunArgs {
     /// profiler: a flame graph per engine and size (profiles/ in the run directory,
     /// linked from the report) and where the client's time went (ORM, driver, SQLite,
     /// kernel, waiting). Off unless given, e.g. "5s".
-    #[arg(long, env = "BLOBRACE_PROFILE_FETCHES", value_parser = parse_duration)]
+    #[arg(long, env = "BLOBRACE_PROFILE_FETCHES", value_parser = parse_duration, allow_hyphen_values = true)]
     pub profile_fetches: Option<Duration>,
 
     /// The time to the first bytes of a large blob: after each engine's 1-client
     /// measurement at sizes of 1 MiB and more, fetch on for this long reading each blob
     /// in 64 KiB pieces, timed at the first piece and at the last (engines that read
     /// whole values only say so). "0s" turns it off.
-    #[arg(long, env = "BLOBRACE_FIRST_BYTES", value_parser = parse_duration_or_zero, default_value = "1s")]
+    #[arg(long, env = "BLOBRACE_FIRST_BYTES", value_parser = parse_duration_or_zero, allow_hyphen_values = true, default_value = "1s")]
     pub first_bytes: Duration,
 
     /// Which ids the fetches ask for: uniform (every blob alike), zipfian[:theta]

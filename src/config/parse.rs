@@ -287,20 +287,33 @@ pub fn parse_duration(text: &str) -> Result<Duration, InputError> {
         input: text.into(),
         why: why.into(),
     };
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| bad("add a unit: ms, s, m or h (like 250ms or 2s)"))?;
-    let (num, unit) = t.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| bad("give a number and a unit, like 250ms, 2s, 1m or 1h"))?;
-    let secs = match unit {
-        "ms" => value / 1000.0,
-        "s" => value,
-        "m" | "min" => value * 60.0,
-        "h" => value * 3600.0,
-        _ => return Err(bad("unknown unit (use ms, s, m or h)")),
+    // The unit is read off the end, the number is whatever is left (a sign and an
+    // exponent included): "1e30s" is too long, "-1s" not more than zero, "1ns" an
+    // unknown unit; each said as what it is.
+    let units: [(&str, f64); 5] = [
+        ("min", 60.0),
+        ("ms", 0.001),
+        ("s", 1.0),
+        ("m", 60.0),
+        ("h", 3600.0),
+    ];
+    let Some((num, per)) = units
+        .iter()
+        .find_map(|(unit, per)| Some((t.strip_suffix(unit)?, *per)))
+        .filter(|(num, _)| num.trim().parse::<f64>().is_ok())
+    else {
+        let letters = t.trim_start_matches(|c: char| !c.is_ascii_alphabetic());
+        return Err(if t.parse::<f64>().is_ok() {
+            bad("add a unit: ms, s, m or h (like 250ms or 2s)")
+        } else if !letters.is_empty() && t[..t.len() - letters.len()].trim().parse::<f64>().is_ok()
+        {
+            bad(&format!("unknown unit '{letters}' (use ms, s, m or h)"))
+        } else {
+            bad("give a number and a unit, like 250ms, 2s, 1m or 1h")
+        });
     };
+    let value: f64 = num.trim().parse().expect("checked above");
+    let secs = value * per;
     if secs <= 0.0 {
         return Err(bad("must be more than zero"));
     }
@@ -310,6 +323,15 @@ pub fn parse_duration(text: &str) -> Result<Duration, InputError> {
         return Err(bad("too long: at most a week (168h)"));
     }
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// `--seed`: a whole number from 0 to 2^64-1.
+pub fn parse_seed(text: &str) -> Result<u64, InputError> {
+    text.trim().parse().map_err(|_| InputError::Value {
+        what: "seed",
+        input: text.into(),
+        why: format!("a seed is a whole number from 0 to {}", u64::MAX),
+    })
 }
 
 /// The longest duration a flag takes.

@@ -300,3 +300,25 @@ fn a_disk_cap_that_cannot_move_one_largest_blob_a_second_is_refused() {
         assert!(ok.is_ok(), "{asked} {sizes}: {:?}", ok.err());
     }
 }
+
+#[test]
+fn bad_durations_and_seeds_are_named_for_what_is_wrong() {
+    use super::parse::{parse_duration, parse_seed};
+    for (text, says) in [
+        ("-1s", "more than zero"),
+        ("0s", "more than zero"),
+        ("1e30s", "too long"),
+        ("1ns", "unknown unit 'ns'"),
+        ("2", "add a unit"),
+        ("fast", "give a number and a unit"),
+    ] {
+        let why = parse_duration(text).unwrap_err().to_string();
+        assert!(why.contains(says), "{text}: {why}");
+    }
+    assert_eq!(parse_duration("1.5s").unwrap().as_millis(), 1500);
+    assert_eq!(parse_duration("2min").unwrap().as_secs(), 120);
+    assert_eq!(parse_duration("250ms").unwrap().as_millis(), 250);
+    let why = parse_seed("-1").unwrap_err().to_string();
+    assert!(why.contains("a whole number from 0"), "{why}");
+    assert_eq!(parse_seed("42").unwrap(), 42);
+}

@@ -115,7 +115,7 @@ impl Churn {
             .filter(|p| *p <= 100)
             .ok_or_else(|| {
                 format!(
-                    "--churn {text:?} is not a share of the rows between 0 and 100 (percent): 30 replaces 30% of them"
+                    "--churn {text:?} is not a whole percentage of the rows from 0 to 100: 30 replaces 30% of them"
                 )
             })
     }
@@ -326,7 +326,10 @@ mod tests {
         assert_eq!(Churn::parse_percent("none"), Ok(0));
         for bad in ["150", "-1", "abc", "30.5"] {
             let why = Churn::parse_percent(bad).unwrap_err();
-            assert!(why.contains("between 0 and 100"), "{why}");
+            assert!(
+                why.contains("whole percentage of the rows from 0 to 100"),
+                "{why}"
+            );
         }
         assert!(
             ChurnKind::parse("update")

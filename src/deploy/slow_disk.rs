@@ -113,14 +113,27 @@ pub fn parse_disk_latency(text: &str) -> Result<Option<DiskLatency>, InputError>
     } else if let Some(n) = t.strip_suffix("us") {
         (n, 1.0)
     } else {
-        return Err(bad(format!("'{t}' needs its unit, ms or us")));
+        let unit = t.trim_start_matches(|c: char| !c.is_ascii_alphabetic());
+        let number = &t[..t.len() - unit.len()];
+        return Err(bad(if unit.is_empty() {
+            format!("'{t}' needs its unit, ms or us")
+        } else if number.trim().parse::<f64>().is_ok() {
+            format!("unknown unit '{unit}' in '{t}': ms or us")
+        } else {
+            format!("'{t}' is not a number and a unit")
+        }));
     };
     let value: f64 = number
         .trim()
         .parse()
         .ok()
-        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+        .filter(|v: &f64| v.is_finite())
         .ok_or_else(|| bad(format!("'{t}' is not a number of {}", &t[number.len()..])))?;
+    if value < 0.0 {
+        return Err(bad(format!(
+            "'{t}' is negative: a disk cannot answer early"
+        )));
+    }
     let us = value * us_per;
     if us.fract() != 0.0 {
         return Err(bad(format!("'{t}' is not a whole number of microseconds")));

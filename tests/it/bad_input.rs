@@ -454,9 +454,9 @@ fn churn_shares_kinds_and_engines_that_cannot_change_rows() {
     for (args, says) in [
         (
             &["--churn", "150"][..],
-            "--churn \"150\" is not a share of the rows between 0 and 100",
+            "--churn \"150\" is not a whole percentage of the rows from 0 to 100",
         ),
-        (&["--churn=-1"][..], "between 0 and 100"),
+        (&["--churn=-1"][..], "from 0 to 100"),
         (
             &["--churn", "30", "--churn-kind", "update"][..],
             "is not one of: replace, delete-insert",

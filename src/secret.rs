@@ -191,7 +191,7 @@ mod tests {
         for name in [
             "S3_SECRET_KEY",
             "AWS_ACCESS_KEY_ID",
-            "BLOBRACE_DB_PASSWORD",
+            "APP_DB_PASSWORD",
             "PGPASSWORD",
             "API_KEY",
             "GITHUB_TOKEN",

@@ -308,19 +308,29 @@ impl Places {
     }
 }
 
-/// The disk's lock, or why another run has it.
-fn take_lock(path: &Path) -> Result<std::fs::File, String> {
+/// The disk's lock, waited for with a line where another run (or its teardown) has it,
+/// or refused (`wait` false: --no-wait).
+fn take_lock(path: &Path, wait: bool) -> Result<std::fs::File, String> {
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
+    let in_use = format!(
+        "the emulated disk of {} is in use by another run (or its watchdog is taking it down after the run ended)",
+        path.parent().unwrap_or(path).display()
+    );
     match file.try_lock() {
         Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) if wait => {
+            say!("waiting: {in_use} (Ctrl-C stops; --no-wait refuses instead)");
+            file.lock()
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok(file)
+        }
         Err(std::fs::TryLockError::WouldBlock) => Err(format!(
-            "the emulated disk of {} is in use by another run (or its watchdog is taking it down after the run ended): wait for it, or give another --data-dir",
-            path.parent().unwrap_or(path).display()
+            "{in_use}; refused (--no-wait): run again once it is done, or give another --data-dir"
         )),
         Err(std::fs::TryLockError::Error(e)) => Err(format!("{}: {e}", path.display())),
     }
@@ -440,7 +450,7 @@ impl SlowDisk {
     /// made sparse on first use, as large as the free space allows) at
     /// `<dir>/latency-disk`; what a killed run left there is taken down first, saying so.
     /// `Err`: one line, why and what to do.
-    pub fn attach(dir: &Path, latency: DiskLatency) -> Result<SlowDisk, String> {
+    pub fn attach(dir: &Path, latency: DiskLatency, wait: bool) -> Result<SlowDisk, String> {
         // SAFETY: geteuid only reads the process's credentials.
         if unsafe { libc::geteuid() } != 0 {
             return Err("an emulated disk (a loop device, a mount) needs root".into());
@@ -472,7 +482,7 @@ impl SlowDisk {
         let places = Places::of(dir);
         // One run on the disk at a time, its watchdog included (`watchdog_holding`): a
         // second is refused, whatever path it was given.
-        let lock = take_lock(&places.lock)?;
+        let lock = take_lock(&places.lock, wait)?;
         // What a run killed together with its watchdog left (its lock is free now):
         // taken down, in one line, before anything is made.
         if let Some(note) = clear_leftovers(&places)? {

@@ -82,6 +82,21 @@ pub fn merge(runs: Vec<RunResults>, results_dir: &std::path::Path) -> Result<Run
             ))
             .into());
         }
+        // What `compare` refuses as two experiments, merge refuses as two runs: one
+        // place decides (`comparable::differences`). The machine and the engines'
+        // versions may differ: a run's shares run on machines of their own.
+        if let Some((what, a, b)) = super::comparable::differences(&merged, &run)
+            .into_iter()
+            .find(|(what, _, _)| {
+                matches!(*what, "dataset" | "workload" | "disk-cap" | "deployment")
+            })
+        {
+            return Err(InputError::Merge(format!(
+                "run {} was measured with {what} {a}, run {} with {what} {b}: the parts of one run share its flags (give every machine the same ones, and each its own --share); set runs that differ in it side by side with `blobrace compare --vary {what}`",
+                merged.run_id, run.run_id
+            ))
+            .into());
+        }
         let (layout, theirs) = (merged.config.layout_label(), run.config.layout_label());
         if layout != theirs {
             return Err(InputError::Merge(format!(

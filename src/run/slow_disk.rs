@@ -22,7 +22,7 @@ pub fn attach(config: &mut RunConfig) -> Result<Option<SlowDisk>> {
     let Some(latency) = config.disk_latency else {
         return Ok(None);
     };
-    let disk = SlowDisk::attach(&config.data_dir, latency).map_err(|why| {
+    let disk = SlowDisk::attach(&config.data_dir, latency, !config.no_wait).map_err(|why| {
         anyhow::Error::from(InputError::Unavailable {
             what: format!("the emulated disk of --disk-latency {latency}"),
             why,

@@ -389,22 +389,25 @@ pub fn signal_at_bytes(root: &Path, args: &[&str], signal: i32, bytes: u64) -> b
     stopped
 }
 
-/// Start `blobrace <args>` uncapped on `root`'s data and send it `signal` once the
-/// server at `url` holds `rows` committed rows in `table`, unless it has finished
-/// first; whether it was stopped mid-way. A moment by progress, not by time: moments
+/// Start `blobrace <args>` uncapped on `root`'s data and send it `signal` once `server`
+/// at `url` holds `rows` rows in the `blobs` table of the dataset's `namespace` (read
+/// through blobrace's own connection to that server, as its loader sees it: Dolt 0.40
+/// answers no other client's setup), unless it has finished first; whether it was
+/// stopped mid-way. A moment by progress, not by time: moments
 /// spread over one load timed beside other tests all fell before the first commit on a
 /// loaded 2-core machine (20 stops of a 396 ms MariaDB load, none left rows to resume).
 pub fn signal_at_rows(
     root: &Path,
     args: &[&str],
     signal: i32,
-    url: &str,
-    table: &str,
+    (server, url): (&str, &str),
+    namespace: &str,
     rows: i64,
 ) -> bool {
     use sea_orm::{ConnectionTrait, Statement};
+    let server = blobrace::db::server::Server::named(server).expect("a server's name");
     let mut child = spawn_uncapped(root, args);
-    let count = format!("SELECT COUNT(*) AS n FROM {table}");
+    let count = "SELECT COUNT(*) AS n FROM blobs";
     let stopped = block_on(async {
         let mut db: Option<sea_orm::DatabaseConnection> = None;
         loop {
@@ -412,12 +415,13 @@ pub fn signal_at_rows(
                 return false;
             }
             if db.is_none() {
-                db = sea_orm::Database::connect(url).await.ok();
+                // The dataset's namespace may not be made yet: tried again.
+                db = server.connect(url, Some(namespace)).await.ok();
             }
             // No table yet (or no server answer yet): no rows.
             let n = match &db {
                 Some(db) => db
-                    .query_one_raw(Statement::from_string(db.get_database_backend(), &count))
+                    .query_one_raw(Statement::from_string(db.get_database_backend(), count))
                     .await
                     .ok()
                     .flatten()

@@ -342,8 +342,16 @@ fn dolt_loads_stopped_by_sigterm_or_sigkill_at_10_moments_resume_to_exactly_1_to
     for signal in [libc::SIGTERM, libc::SIGKILL] {
         for &at in &moments {
             dolt.ok(root.path(), &with_flags("drop", &base, &[]));
-            let table = "blobs_64kib_x1597.blobs";
-            if crate::common::signal_at_rows(root.path(), &with("load"), signal, url, table, at) {
+            let namespace = "blobs_64kib_x1597";
+            let load = with("load");
+            if crate::common::signal_at_rows(
+                root.path(),
+                &load,
+                signal,
+                ("dolt", url),
+                namespace,
+                at,
+            ) {
                 stopped += 1;
             }
             let finish = run(root.path(), &with("load"));

@@ -400,7 +400,7 @@ fn loads_stopped_at_20_moments(sql: &Sql) {
     // machine, every stop before the first commit), its rows do not.
     let rows = 1552;
     let moments: Vec<i64> = (1..=10).map(|k| rows * k / 11).collect();
-    let table = "blobs_64kib_x1552.blobs";
+    let namespace = "blobs_64kib_x1552";
     let url = servers.url(sql.server);
     let (mut stopped, mut resumed) = (0, 0);
     for signal in [libc::SIGTERM, libc::SIGKILL] {
@@ -409,7 +409,8 @@ fn loads_stopped_at_20_moments(sql: &Sql) {
             let drop = run_s(root.path(), &drop_args);
             assert!(drop.status.success(), "{}", stderr(&drop));
             let args: Vec<&str> = load.iter().map(String::as_str).collect();
-            if crate::common::signal_at_rows(root.path(), &args, signal, url, table, at) {
+            let server = (sql.server, url);
+            if crate::common::signal_at_rows(root.path(), &args, signal, server, namespace, at) {
                 stopped += 1;
             }
             let finish = run_s(root.path(), &load);

@@ -564,12 +564,22 @@ fn a_disk_killed_with_its_watchdog_at_any_step_comes_back_clean_with_the_same_co
             std::thread::sleep(Duration::from_millis(1));
         };
         // The watchdog first: killed after the run, it would already be at its work.
-        for pid in processes_naming(root, "blobrace-slow-disk") {
-            // SAFETY: kill(2) of a watchdog this test's run started.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
+        // Then again, until none is left: one the run started after the first look
+        // (it had just made its loop device) is killed too, wherever it had got to.
+        let kill_watchdogs = || {
+            let found = processes_naming(root, "blobrace-slow-disk");
+            for &pid in &found {
+                // SAFETY: kill(2) of a watchdog this test's run started.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            found.len()
+        };
+        kill_watchdogs();
         let _ = child.kill();
         child.wait().unwrap();
+        while kill_watchdogs() > 0 {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         if hit {
             reached.push(*name);
         }

@@ -42,8 +42,13 @@ fn main() {
         }
     } else {
         // A commit moves HEAD or a ref: where they live, for a linked worktree too.
+        // Only those that exist: cargo reruns a script every time for a path that is
+        // missing (a checkout without packed-refs), and compiles the crate again with
+        // it. A ref packed later leaves `refs`, which is watched.
         for name in ["HEAD", "refs", "packed-refs"] {
-            if let Some(path) = git(&["rev-parse", "--git-path", name]) {
+            if let Some(path) = git(&["rev-parse", "--git-path", name])
+                && std::path::Path::new(&path).exists()
+            {
                 rerun_if_changed(&path);
             }
         }

@@ -74,36 +74,8 @@ pub fn merge(runs: Vec<RunResults>, results_dir: &std::path::Path) -> Result<Run
     let mut sources = sources_of(&merged);
     name_cells(&mut merged);
     for mut run in runs {
-        let (mine, theirs) = (how_measured(&merged), how_measured(&run));
-        if let Some(((what, a), (_, b))) = mine.iter().zip(&theirs).find(|(a, b)| a != b) {
-            return Err(InputError::Merge(format!(
-                "run {} was measured with {what} {a}, run {} with {what} {b}: the parts of one run share its flags (give every machine the same ones, and each its own --share)",
-                merged.run_id, run.run_id
-            ))
-            .into());
-        }
-        // What `compare` refuses as two experiments, merge refuses as two runs: one
-        // place decides (`comparable::differences`). The machine and the engines'
-        // versions may differ: a run's shares run on machines of their own.
-        if let Some((what, a, b)) = super::comparable::differences(&merged, &run)
-            .into_iter()
-            .find(|(what, _, _)| {
-                matches!(*what, "dataset" | "workload" | "disk-cap" | "deployment")
-            })
-        {
-            return Err(InputError::Merge(format!(
-                "run {} was measured with {what} {a}, run {} with {what} {b}: the parts of one run share its flags (give every machine the same ones, and each its own --share); set runs that differ in it side by side with `blobrace compare --vary {what}`",
-                merged.run_id, run.run_id
-            ))
-            .into());
-        }
-        let (layout, theirs) = (merged.config.layout_label(), run.config.layout_label());
-        if layout != theirs {
-            return Err(InputError::Merge(format!(
-                "run {} read {layout}, but run {} read {theirs}: merge joins the parts of one run; set layouts and workloads side by side with `blobrace variants`",
-                merged.run_id, run.run_id
-            ))
-            .into());
+        if let Some(why) = why_not_one_run(&merged, &run) {
+            return Err(InputError::Merge(why).into());
         }
         for source in sources_of(&run) {
             if sources.iter().any(|s| s.run_id == source.run_id) {
@@ -142,6 +114,39 @@ pub fn merge(runs: Vec<RunResults>, results_dir: &std::path::Path) -> Result<Run
     // A merged run is never continued: its parts are runs of their own.
     merged.resume_key.clear();
     Ok(merged)
+}
+
+/// Why `run` cannot be a part of the same run as `merged` (flags, dataset, workload,
+/// disk cap, deployment, layout differ), or None. `blobrace merge` refuses on it, and
+/// `blobrace variants` advises a merge only where it is None.
+pub fn why_not_one_run(merged: &RunResults, run: &RunResults) -> Option<String> {
+    let (mine, theirs) = (how_measured(merged), how_measured(run));
+    if let Some(((what, a), (_, b))) = mine.iter().zip(&theirs).find(|(a, b)| a != b) {
+        return Some(format!(
+            "run {} was measured with {what} {a}, run {} with {what} {b}: the parts of one run share its flags (give every machine the same ones, and each its own --share)",
+            merged.run_id, run.run_id
+        ));
+    }
+    let (layout, theirs) = (merged.config.layout_label(), run.config.layout_label());
+    if layout != theirs {
+        return Some(format!(
+            "run {} read {layout}, but run {} read {theirs}: merge joins the parts of one run; set layouts and workloads side by side with `blobrace variants`",
+            merged.run_id, run.run_id
+        ));
+    }
+    // What `compare` refuses as two experiments, merge refuses as two runs: one
+    // place decides (`comparable::differences`). The machine and the engines'
+    // versions may differ: a run's shares run on machines of their own.
+    if let Some((what, a, b)) = super::comparable::differences(merged, run)
+        .into_iter()
+        .find(|(what, _, _)| matches!(*what, "dataset" | "workload" | "disk-cap" | "deployment"))
+    {
+        return Some(format!(
+            "run {} was measured with {what} {a}, run {} with {what} {b}: the parts of one run share its flags (give every machine the same ones, and each its own --share); set runs that differ in it side by side with `blobrace compare --vary {what}`",
+            merged.run_id, run.run_id
+        ));
+    }
+    None
 }
 
 /// What every part of one run shares (its flags but the sizes and engines), as

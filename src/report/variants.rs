@@ -42,8 +42,13 @@ pub fn write(runs: &[RunResults], dir: &Path) -> Result<Written> {
             .iter()
             .find(|b| b.config.layout_label() == a.config.layout_label())
         {
+            // A merge advised only where merge takes them (`why_not_one_run`).
+            let merge = match crate::records::merge::why_not_one_run(b, a) {
+                None => ", or `blobrace merge` them into one run and give that".to_string(),
+                Some(why) => format!(" (they cannot be merged into one: {why})"),
+            };
             bail!(
-                "runs {} and {} measured the same layout ({}): variants shows one run per layout. Compare the two with `blobrace report --run {} --baseline {}`, or `blobrace merge` them into one run and give that",
+                "runs {} and {} measured the same layout ({}): variants shows one run per layout. Compare the two with `blobrace report --run {} --baseline {}`{merge}",
                 b.run_id,
                 a.run_id,
                 a.config.layout_label(),

@@ -312,6 +312,17 @@ fn runs_of_other_data_or_loads_measured_twice_are_refused_saying_what_differs() 
         "{err}"
     );
 
+    // What compare refuses as two experiments (a disk cap), merge refuses as two runs
+    // (`merge::why_not_one_run`, which `variants` asks before it advises a merge).
+    let capped = measure(
+        root.path(),
+        &["--share", "2/2", "--disk-cap", "riops=20000"],
+    );
+    let out = merge(&root.path().join("results"), &[&first, &capped]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("disk cap riops=20000"), "{err}");
+
     let loads = |root: &Path| measure(root, &["--share", "2/2", "--clients", "2"]);
     let (a, b) = (loads(root.path()), loads(root.path()));
     let out = merge(&root.path().join("results"), &[&a, &b]);

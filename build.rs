@@ -52,9 +52,12 @@ fn main() {
                 rerun_if_changed(&path);
             }
         }
-        // Whether the tree differs from the commit: each tracked file, by name.
-        for path in git(&["ls-files"]).unwrap_or_default().lines() {
-            rerun_if_changed(path);
+        // Whether the tree differs from the commit: each tracked file, by name, where
+        // it exists (one deleted before a commit would rerun this on every build).
+        for path in git(&["ls-files", "-z"]).unwrap_or_default().split('\0') {
+            if !path.is_empty() && std::path::Path::new(path).exists() {
+                rerun_if_changed(path);
+            }
         }
     }
     // Tracked files only: a data directory or results inside the checkout are not code.

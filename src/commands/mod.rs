@@ -63,7 +63,10 @@ pub fn run(command: Command) -> Result<()> {
         }) => env::compose_blkio(&run.resolve()?, device),
         Command::Env(EnvArgs { run, .. }) => {
             let mut config = run.resolve()?;
+            // A look, not a run: a disk another run has is refused at once, not waited for.
+            let no_wait = std::mem::replace(&mut config.no_wait, true);
             let mut disk = data_disk(&mut config)?;
+            config.no_wait = no_wait;
             if disk.is_some() {
                 runtime()?.block_on(async {
                     let mut reached = config.clone();

@@ -322,7 +322,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, InputError> {
     if !secs.is_finite() || secs > MAX_DURATION_SECS {
         return Err(bad("too long: at most a week (168h)"));
     }
-    Ok(Duration::from_secs_f64(secs))
+    let duration = Duration::from_secs_f64(secs);
+    if duration.is_zero() {
+        return Err(bad("shorter than a nanosecond: must be more than zero"));
+    }
+    Ok(duration)
 }
 
 /// `--seed`: a whole number from 0 to 2^64-1.

@@ -374,7 +374,9 @@ fn check_disk_cap_serves_blobs(
             format!("{n} IOPS")
         }
     };
-    let fix = if mix {
+    let fix = if !bytes && largest.div_ceil(DISK_CAP_UNIT) < MIN_DISK_CAP_IOPS {
+        "the blobs' sizes are not the cause: no run reads under that"
+    } else if mix {
         "lower the size mix's largest blob (--size-mix)"
     } else {
         "leave the largest sizes out of --sizes (BLOBRACE_SIZES)"

@@ -339,7 +339,7 @@ fn take_lock(path: &Path, wait: bool) -> Result<std::fs::File, String> {
 /// Take down what a killed run and its killed watchdog left: the servers' binds, the
 /// ext4 mount, the loop device over the FUSE file, the FUSE mount, a half-made image.
 /// Called with the lock held: nothing else uses them. What it cleared, or None.
-fn clear_leftovers(places: &Places) -> Result<Option<String>, String> {
+fn clear_leftovers(places: &Places, lock: &std::fs::File) -> Result<Option<String>, String> {
     let mounted = crate::machine::mount_points();
     let fuse_file = places.fuse.join("disk");
     let loops: Vec<String> = run(Command::new("losetup")
@@ -368,23 +368,21 @@ fn clear_leftovers(places: &Places) -> Result<Option<String>, String> {
         left.push("servers' volumes bound onto it".into());
     }
     if !left.is_empty() {
-        // The watchdog's own script, run now with nothing to wait for: the same steps
-        // in the same order, each loop device found.
+        // The watchdog's own script, let go at once: the same steps in the same order,
+        // each loop device found, holding the disk's lock to its end (a run killed
+        // meanwhile leaves it working, and no next run sets the disk up under it).
         let device = loops.first().cloned().unwrap_or_default();
-        let mut teardown = Command::new("sh");
-        teardown
-            .arg("-c")
-            .arg(WATCHDOG)
-            .arg(WATCHDOG_NAME)
-            .arg(&places.mount)
-            .arg(&device)
-            .arg(&places.fuse)
-            .arg(&places.servers_list);
-        let _ = teardown
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        let args = [
+            places.mount.as_path(),
+            Path::new(&device),
+            places.fuse.as_path(),
+            places.servers_list.as_path(),
+        ];
+        if let Ok(mut teardown) =
+            super::child::watchdog_holding(WATCHDOG, WATCHDOG_NAME, &args, lock)
+        {
+            super::child::let_go(&mut teardown);
+        }
         for extra in loops.iter().skip(1) {
             let _ = Command::new("losetup").args(["-d", extra]).status();
         }
@@ -485,7 +483,7 @@ impl SlowDisk {
         let lock = take_lock(&places.lock, wait)?;
         // What a run killed together with its watchdog left (its lock is free now):
         // taken down, in one line, before anything is made.
-        if let Some(note) = clear_leftovers(&places)? {
+        if let Some(note) = clear_leftovers(&places, &lock)? {
             say!("note: {note}");
         }
         let Places {

@@ -240,11 +240,17 @@ fn refuse_output_over_another(out: &Path) -> Result<(), crate::error::InputError
         ));
     }
     let index = out.join("index.html");
-    if let Ok(page) = std::fs::read_to_string(&index)
-        && !page.contains(SITE_MARK)
-    {
+    if !index.exists() {
+        return Ok(());
+    }
+    // A site page written before the mark still carries its title.
+    let ours = std::fs::read(&index).is_ok_and(|page| {
+        let page = String::from_utf8_lossy(&page);
+        page.contains(SITE_MARK) || page.contains("<title>blobrace: runs side by side</title>")
+    });
+    if !ours {
         return Err(refuse(format!(
-            "{} is a page `blobrace site` did not write (a report, a results directory's index), and would be replaced",
+            "{} is a page `blobrace site` did not write (a report, a results directory's index), or one it cannot read, and would be replaced",
             index.display()
         )));
     }

@@ -63,11 +63,25 @@ impl Metrics {
         std::thread::Builder::new()
             .name("metrics".into())
             .spawn(move || {
+                // At most SCRAPES at once: a flood of clients on an open address cannot
+                // grow the run's memory inside its own cap.
+                let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
                 for stream in listener.incoming().flatten() {
-                    let shared = Arc::clone(&shared);
-                    let _ = std::thread::Builder::new()
+                    use std::sync::atomic::Ordering;
+                    if open.fetch_add(1, Ordering::AcqRel) >= SCRAPES {
+                        open.fetch_sub(1, Ordering::AcqRel);
+                        continue; // dropped: the client sees its connection closed
+                    }
+                    let (shared, done) = (Arc::clone(&shared), Arc::clone(&open));
+                    let spawned = std::thread::Builder::new()
                         .name("metrics scrape".into())
-                        .spawn(move || answer(stream, &shared));
+                        .spawn(move || {
+                            let _ = answer(stream, &shared);
+                            done.fetch_sub(1, Ordering::AcqRel);
+                        });
+                    if spawned.is_err() {
+                        open.fetch_sub(1, Ordering::AcqRel);
+                    }
                 }
             })
             .context("cannot start the metrics thread")?;
@@ -126,10 +140,16 @@ impl Sink for Metrics {
 }
 
 /// Answer one request: the metrics for `GET /metrics`, 404 for anything else.
+/// Scrapes answered at once; more are closed until one ends.
+const SCRAPES: usize = 8;
+
+/// The most of a request read: a scraper's request line and headers fit in far less.
+const REQUEST_BYTES: u64 = 16 << 10;
+
 fn answer(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(5)))?;
     stream.set_write_timeout(Some(Duration::from_secs(5)))?;
-    let mut reader = BufReader::new(&stream);
+    let mut reader = BufReader::new(std::io::Read::take(&stream, REQUEST_BYTES));
     let mut request = String::new();
     reader.read_line(&mut request)?;
     // The headers, up to the blank line (a scraper sends a few).

@@ -39,6 +39,12 @@ pub fn resume_key(config: &RunConfig) -> String {
         // key is taken before they are left out, and a run's recorded settings are
         // after, so a key computed again from them must put them back.
         map.insert("engines".into(), serde_json::json!(config.engines_asked()));
+        // The data directory by what it is (`machine::canonical`): `data`, `./data` and
+        // its absolute path are one, for the run to continue and the one still going.
+        map.insert(
+            "data_dir".into(),
+            serde_json::json!(crate::machine::canonical(&config.data_dir)),
+        );
     }
     value.to_string()
 }

@@ -275,7 +275,7 @@ fn histogram_file(input: &str, path: &Path) -> Result<Vec<(u64, f64)>, InputErro
 
 /// The sizes of the regular files under `dir` (the first `SAMPLE_ROWS` found), each kept
 /// to `STEPS_PER_DOUBLING` steps per doubling; empty files left out, others under 8 B
-/// counted as 8 B.
+/// refused (`refuse_under_min`).
 fn directory(input: &str, dir: &Path) -> Result<Vec<(u64, f64)>, InputError> {
     if !dir.is_dir() {
         return Err(bad(input, format!("{} is not a directory", dir.display())));

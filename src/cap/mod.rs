@@ -174,6 +174,10 @@ pub struct CapGuard {
     created: Vec<(PathBuf, PathBuf)>,
     /// Stale leaves removed on the way (`CapReport::housekeeping`).
     housekeeping: Vec<String>,
+    /// Where leaves were made, looked through again at the end: a killed run's leaf
+    /// still held its watchdogs (finishing their work) when this run began, and only
+    /// an empty cgroup can be removed.
+    parents: Vec<(PathBuf, Roots)>,
 }
 
 impl CapGuard {
@@ -193,6 +197,7 @@ impl CapGuard {
         fs::create_dir_all(&leaf)
             .map_err(|e| format!("cannot create cgroup {}: {e}", leaf.display()))?;
         self.created.push((leaf.clone(), return_to.to_path_buf()));
+        self.parents.push((parent.to_path_buf(), roots.clone()));
         Ok(leaf)
     }
 }
@@ -208,6 +213,9 @@ impl Drop for CapGuard {
         for (leaf, back) in self.created.iter().rev() {
             let _ = fs::write(back.join("cgroup.procs"), &pid);
             let _ = fs::remove_dir(leaf);
+        }
+        for (parent, roots) in &self.parents {
+            cgroupfs::remove_stale_leaves(parent, roots);
         }
     }
 }

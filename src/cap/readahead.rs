@@ -204,6 +204,7 @@ static HELD: Mutex<Vec<(PathBuf, String, PathBuf)>> = Mutex::new(Vec::new());
 const WATCHDOG: &str = r#"
 trap '' INT TERM HUP
 while read -r _; do :; done
+[ -d "$1" ] || exit 0
 exec 9>"$1/../lock" && flock 9 || exit 1
 rm -f "$1/$2"
 for h in "$1"/h-*; do
@@ -231,6 +232,31 @@ pub fn hold(
     ));
     let label = format!("{} ({})", device.name, device.major_minor);
     let mut notes = Vec::new();
+    let dir = state.join(device.major_minor.replace(':', "_"));
+    // Everything read and written under the lock: a killed run's watchdog puts the
+    // host's value back under it, so a value read before it would be its run's, not the
+    // host's (a next run then recorded 64 KiB as the host's, and found 4096 after
+    // writing 64).
+    let lock = match lock(state) {
+        Ok(lock) => lock,
+        Err(why) => {
+            let current = read_kb(&sys_file);
+            let mut report = DeviceReadahead {
+                device: label,
+                holds: Vec::new(),
+                host_kb: current,
+                in_force_kb: current,
+                // Without the state dir nothing can be put back after a kill: set nothing.
+                why_not: current
+                    .is_some_and(|c| asked != Readahead::Host && asked != Readahead::Kib(c))
+                    .then(|| format!("no state directory to keep the host's value in ({why})")),
+            };
+            if current.is_none() {
+                report.why_not = Some(format!("{} cannot be read", sys_file.display()));
+            }
+            return Ok((report, None, notes));
+        }
+    };
     let current = read_kb(&sys_file);
     let mut report = DeviceReadahead {
         device: label.clone(),
@@ -242,16 +268,6 @@ pub fn hold(
     let Some(current) = current else {
         report.why_not = Some(format!("{} cannot be read", sys_file.display()));
         return Ok((report, None, notes));
-    };
-    let dir = state.join(device.major_minor.replace(':', "_"));
-    let lock = match lock(state) {
-        Ok(lock) => lock,
-        Err(why) => {
-            // Without the state dir nothing can be put back after a kill: set nothing.
-            report.why_not = (asked != Readahead::Host && asked != Readahead::Kib(current))
-                .then(|| format!("no state directory to keep the host's value in ({why})"));
-            return Ok((report, None, notes));
-        }
     };
     let live = live_holders(&dir);
     let host = match read_kb(&dir.join("host")) {
@@ -276,30 +292,8 @@ pub fn hold(
             "another blobrace run (process {pid}) holds the readahead of {label} at {held} KiB, and this one asks {target} KiB: two runs on one disk must read at one readahead. Wait for it, or ask --readahead {held}"
         ));
     }
-    if target != current
-        && let Err(e) = fs::write(&sys_file, target.to_string())
-    {
-        report.why_not = Some(match e.raw_os_error() {
-            Some(libc::EACCES) | Some(libc::EPERM) => {
-                format!("writing {} needs root ({e})", sys_file.display())
-            }
-            Some(libc::EROFS) => format!(
-                "{} is read-only here (inside a container: set it on the host, as scripts/compose-run.sh does)",
-                sys_file.display()
-            ),
-            _ => format!("cannot write {}: {e}", sys_file.display()),
-        });
-        drop(lock);
-        return Ok((report, None, notes));
-    }
-    report.in_force_kb = read_kb(&sys_file);
-    if report.in_force_kb != Some(target) {
-        report.why_not = Some(format!(
-            "{} reads back {:?} after {target} was written",
-            sys_file.display(),
-            report.in_force_kb
-        ));
-    }
+    // The host's value and this run's holder are kept before the disk is changed: a
+    // kill after the write finds them, and the next run or the watchdog puts it back.
     let holder = format!(
         "h-{}-{}",
         std::process::id(),
@@ -314,11 +308,40 @@ pub fn hold(
         })
         .map_err(|e| format!("cannot keep the host's readahead in {}: {e}", dir.display()));
     if let Err(why) = kept {
-        // Put back at once: nothing would after a kill.
-        let _ = fs::write(&sys_file, current.to_string());
-        report.in_force_kb = read_kb(&sys_file);
-        report.why_not = Some(why);
+        // Nothing changed: nothing to put back, and nothing can be after a kill.
+        let _ = fs::remove_file(dir.join(&holder));
+        if live.is_empty() {
+            let _ = fs::remove_dir_all(&dir);
+        }
+        report.why_not = (target != current).then_some(why);
         return Ok((report, None, notes));
+    }
+    if target != current
+        && let Err(e) = fs::write(&sys_file, target.to_string())
+    {
+        report.why_not = Some(match e.raw_os_error() {
+            Some(libc::EACCES) | Some(libc::EPERM) => {
+                format!("writing {} needs root ({e})", sys_file.display())
+            }
+            Some(libc::EROFS) => format!(
+                "{} is read-only here (inside a container: set it on the host, as scripts/compose-run.sh does)",
+                sys_file.display()
+            ),
+            _ => format!("cannot write {}: {e}", sys_file.display()),
+        });
+        // Unchanged: let go of what was kept (the host's value back where no run holds
+        // the disk, which is the value it has).
+        drop(lock);
+        release(&dir, &holder, &sys_file);
+        return Ok((report, None, notes));
+    }
+    report.in_force_kb = read_kb(&sys_file);
+    if report.in_force_kb != Some(target) {
+        report.why_not = Some(format!(
+            "{} reads back {:?} after {target} was written",
+            sys_file.display(),
+            report.in_force_kb
+        ));
     }
     drop(lock);
     let watchdog = crate::deploy::child::watchdog(

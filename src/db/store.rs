@@ -286,6 +286,36 @@ pub fn allocated_bytes(path: &Path) -> std::io::Result<u64> {
 /// database file" or "disk I/O error". None where the folder looks writable with room.
 pub fn folder_trouble(file: &Path) -> Option<String> {
     let dir = file.parent()?;
+    if file.is_dir() {
+        return Some(format!(
+            "{} is a directory, where the store's file goes: move it away",
+            file.display()
+        ));
+    }
+    match std::fs::metadata(dir) {
+        Err(e) => return Some(format!("its folder {}: {e}", dir.display())),
+        Ok(m) if !m.is_dir() => {
+            return Some(format!("{} is not a directory", dir.display()));
+        }
+        Ok(_) => {}
+    }
+    // SAFETY: access(2) with a NUL-terminated path; it only reads.
+    let may = |path: &Path, mode: libc::c_int| {
+        std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+            .is_ok_and(|c| unsafe { libc::access(c.as_ptr(), mode) } == 0)
+    };
+    if !may(dir, libc::W_OK | libc::X_OK) {
+        return Some(format!(
+            "this user cannot write in {} (the store writes beside its file even to read: SQLite its -shm and -wal): give a --data-dir you can write in, or its permissions",
+            dir.display()
+        ));
+    }
+    if file.exists() && !may(file, libc::R_OK | libc::W_OK) {
+        return Some(format!(
+            "this user cannot read and write {}: its permissions",
+            file.display()
+        ));
+    }
     let st = crate::machine::statvfs(dir).ok()?;
     if st.f_flag & libc::ST_RDONLY != 0 {
         return Some(format!(
@@ -395,5 +425,30 @@ mod tests {
         // A directory is not a file to remove: said, with its path.
         let err = super::remove_if_present(dir.path()).unwrap_err();
         assert!(format!("{err:#}").contains("cannot remove"), "{err:#}");
+    }
+
+    #[test]
+    fn a_store_file_that_cannot_be_opened_is_said_why_by_its_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let trouble = |p: &std::path::Path| super::folder_trouble(p).unwrap_or_default();
+        // Writable, with room: nothing to say.
+        assert_eq!(super::folder_trouble(&dir.path().join("a.sqlite")), None);
+        let missing = dir.path().join("gone").join("a.sqlite");
+        assert!(trouble(&missing).contains("gone"), "{}", trouble(&missing));
+        let file = dir.path().join("plain");
+        std::fs::write(&file, b"x").unwrap();
+        let under_file = file.join("a.sqlite");
+        assert!(
+            trouble(&under_file).contains("is not a directory"),
+            "{}",
+            trouble(&under_file)
+        );
+        let a_dir = dir.path().join("b.sqlite");
+        std::fs::create_dir(&a_dir).unwrap();
+        assert!(
+            trouble(&a_dir).contains("is a directory"),
+            "{}",
+            trouble(&a_dir)
+        );
     }
 }

@@ -231,6 +231,13 @@ impl LoadFacts {
                 "the backlog reached the in-flight limit ({}) during the warm-up: the engine does not serve this rate",
                 self.max_in_flight
             )
+        } else if let Some(rate) = self.point.rate.filter(|r| r * self.measured_seconds < 1.0) {
+            // At a low rate the measurement can hold no arrival at all.
+            format!(
+                "at {rate}/s, {:.1} s of measurement holds less than one arrival: measure for {:.0} s or more (--measure), or offer a higher rate",
+                self.measured_seconds,
+                (5.0 / rate).ceil()
+            )
         } else {
             "no fetch started inside the measurement (every client was still busy with a fetch begun in the warm-up): measure longer (--measure)".to_string()
         }

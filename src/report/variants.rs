@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 
 use super::charts::{LayoutRatios, render};
 use super::page;
@@ -63,7 +63,12 @@ pub fn write(runs: &[RunResults], dir: &Path) -> Result<Written> {
             "none of these runs measured an engine with a layout choice (SQLite and the servers have them; fs and the floor do not)"
         );
     }
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(dir).with_context(|| {
+        format!(
+            "cannot create the variants page's directory {}: give a --results-dir you can write in",
+            dir.display()
+        )
+    })?;
     write_atomic(
         &dir.join("variants.json"),
         &serde_json::to_vec_pretty(&rows)?,

@@ -53,14 +53,17 @@ pub struct Run {
     clock: outlook::Clock,
     /// What the loads will take, and the disk plan where every dataset does not fit.
     load_plan: load_plan::LoadPlan,
-    _cap_guard: CapGuard,
     /// The readahead set for the run, put back when it ends.
     readahead_holds: Vec<crate::cap::readahead::Hold>,
     /// The latency proxy between the engines and their servers (`--network-rtt`).
     network: Option<crate::deploy::network::LatencyProxy>,
-    /// The emulated disk the data directory is on (`--disk-latency`), taken down last:
+    /// The emulated disk the data directory is on (`--disk-latency`), taken down
     /// after every store and the readahead let go of it.
     slow_disk: Option<crate::deploy::slow_disk::SlowDisk>,
+    /// Dropped last (fields drop in order): the watchdogs, the proxy and the disk's
+    /// servers are this process's children in its cgroups, and a cgroup with a
+    /// process in it cannot be removed (every run left its own behind).
+    _cap_guard: CapGuard,
 }
 
 /// Apply the run's whole cap (`cap::apply_whole`) and say it. Must run before any thread
@@ -451,6 +454,38 @@ impl Run {
                 "{} step(s) failed and were left out (the reasons are above, in results.json and in the report; everything else was measured): {}",
                 what.len(),
                 what.join(", ")
+            );
+        }
+        // A cell that measured no fetch has no figure to give: the run did not answer
+        // for it, whatever else it measured, so it does not end as if it had.
+        let empty: Vec<String> = self
+            .results
+            .results
+            .iter()
+            .filter(|r| r.measured.count == 0)
+            .map(|r| format!("{} {} {}", r.engine, r.size, r.scenario.cache.name()))
+            .chain(
+                self.results
+                    .load_results
+                    .iter()
+                    .filter(|l| l.result.measured.count == 0 && !l.load.limit_reached)
+                    .map(|l| {
+                        format!(
+                            "{} {} {} {} ({})",
+                            l.result.engine,
+                            l.result.size,
+                            l.result.scenario.cache.name(),
+                            l.load.point.label(),
+                            l.load.no_fetch_why()
+                        )
+                    }),
+            )
+            .collect();
+        if !empty.is_empty() {
+            anyhow::bail!(
+                "{} cell(s) measured no fetch, so the run has no figure for them (everything else is saved and reported): {}",
+                empty.len(),
+                empty.join("; ")
             );
         }
         if !unreachable.is_empty() {

@@ -3,7 +3,7 @@
 
 use crate::common::{blobrace, env_json, stderr};
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }

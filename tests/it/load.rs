@@ -107,6 +107,34 @@ fn a_rate_that_cannot_be_offered_fails_after_saving_what_was_measured() {
     assert_eq!(json["load_results"][0]["load"]["limit_reached"], true);
 }
 
+/// A cell with no fetch has no figure: the run saves and reports what it measured, names
+/// the cell and why, and does not end as if it had answered for it.
+#[test]
+fn a_cell_that_measured_no_fetch_fails_the_run_after_saving_the_rest() {
+    let root = tempfile::tempdir().unwrap();
+    // 0.2 fetches/s over 600 ms: the measurement holds no arrival.
+    let out = run(
+        root.path(),
+        &args(
+            "measure",
+            &["--engines", "floor", "--clients", "1", "--rate", "0.2"],
+        ),
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let last = err.lines().last().unwrap();
+    assert!(
+        last.contains("1 cell(s) measured no fetch")
+            && last.contains("floor 64KiB cold c1@0.2/s")
+            && last.contains("less than one arrival"),
+        "{err}"
+    );
+    let (dir, json) = only_run(root.path());
+    assert_eq!(json["complete"], true);
+    assert_eq!(json["load_results"][0]["result"]["measured"]["count"], 0);
+    assert!(dir.join("index.html").is_file());
+}
+
 #[test]
 fn saturate_finds_a_sustainable_rate_and_reports_it() {
     let root = tempfile::tempdir().unwrap();

@@ -45,6 +45,7 @@ mod resume;
 mod seaweedfs;
 mod secrets;
 mod servers;
+mod setup_kills;
 mod site;
 mod slow_disk;
 mod steady;

@@ -40,7 +40,7 @@ fn args(url: &str) -> Vec<String> {
 }
 
 /// toxiproxy-server processes whose parent is `pid`.
-fn proxies_of(pid: u32) -> Vec<u32> {
+pub(crate) fn proxies_of(pid: u32) -> Vec<u32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {

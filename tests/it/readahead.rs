@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use crate::common::{blobrace, only_run, run, stderr};
 
 /// An ext4 file system on a loop device, mounted; unmounted and detached when dropped.
-struct LoopDisk {
-    mount: PathBuf,
+pub(crate) struct LoopDisk {
+    pub(crate) mount: PathBuf,
     device: String,
     _root: tempfile::TempDir,
 }
@@ -19,7 +19,7 @@ struct LoopDisk {
 impl LoopDisk {
     /// None (with the reason printed) where this machine cannot make one: not root, no
     /// loop devices, no mkfs.ext4.
-    fn new() -> Option<Self> {
+    pub(crate) fn new() -> Option<Self> {
         let root = tempfile::tempdir().unwrap();
         let image = root.path().join("disk.img");
         let mount = root.path().join("mnt");
@@ -70,7 +70,7 @@ impl LoopDisk {
         PathBuf::from(format!("/sys/block/{name}/queue/read_ahead_kb"))
     }
 
-    fn readahead(&self) -> u64 {
+    pub(crate) fn readahead(&self) -> u64 {
         std::fs::read_to_string(self.sys_file())
             .unwrap()
             .trim()
@@ -78,7 +78,7 @@ impl LoopDisk {
             .unwrap()
     }
 
-    fn set_readahead(&self, kb: u64) {
+    pub(crate) fn set_readahead(&self, kb: u64) {
         std::fs::write(self.sys_file(), kb.to_string()).unwrap();
     }
 }

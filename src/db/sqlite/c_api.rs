@@ -49,7 +49,8 @@ impl Connection {
         };
         let conn = Self { db };
         if rc != ffi::SQLITE_OK {
-            bail!("cannot open {}: {}", path.display(), conn.message(rc));
+            // SQLite says only "unable to open database file": the folder says why.
+            bail!("{}: {}", super::cannot_open(path), conn.message(rc));
         }
         Ok(conn)
     }

@@ -33,7 +33,7 @@ async fn connect(
     );
     let db = Database::connect(options)
         .await
-        .with_context(|| format!("cannot open {}", path.display()))?;
+        .with_context(|| super::cannot_open(path))?;
     let mut settings = read_settings(&db, SETTINGS).await?;
     settings.insert("file".into(), path.display().to_string());
     Ok((db, settings))

@@ -14,6 +14,9 @@ command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
 # CI checks histograms.hlog with HdrHistogram's own (Java) log processor.
 command -v java >/dev/null 2>&1 || need_apt+=(default-jre-headless)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+# The report's accessibility is checked in that browser by axe-core (Deque's, the field's
+# own check), fetched from the npm registry below.
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 # The disk cap is checked against fio, the field's own tool, under the same throttle
 # (tests/it/disk_cap.rs).
 command -v fio >/dev/null 2>&1 || need_apt+=(fio)
@@ -51,6 +54,17 @@ if ! command -v toxiproxy-server >/dev/null 2>&1; then
 fi
 
 bash "$(dirname "$0")/build-nbdkit.sh"
+
+# axe-core for tests/it/report.rs, pinned; npm checks the registry's integrity hash.
+axe_version=4.10.3
+axe_dir=$HOME/.cache/blobrace/axe-core-$axe_version
+if [ ! -f "$axe_dir/axe.min.js" ]; then
+  axe_tmp=$(mktemp -d)
+  (cd "$axe_tmp" && npm pack --silent "axe-core@$axe_version" >/dev/null && tar xzf "axe-core-$axe_version.tgz")
+  mkdir -p "$axe_dir"
+  cp "$axe_tmp/package/axe.min.js" "$axe_tmp/package/LICENSE" "$axe_dir/"
+  rm -rf "$axe_tmp"
+fi
 
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: cargo not found: install Rust >= 1.94 (https://rustup.rs) and re-run" >&2

@@ -281,7 +281,7 @@ pub fn allocated_bytes(path: &Path) -> std::io::Result<u64> {
 /// (redb sizes its file and writes its header with the magic number zeroed, syncs, and
 /// only then writes the magic: a kill in between leaves zeros where the magic goes).
 /// Why a store's file may fail to open or read for its folder's sake, where that can be
-/// seen: a read-only mount or a full disk. SQLite in WAL mode writes its `-shm` (and may
+/// seen: a folder missing or not one, a read-only mount, a full disk, permissions. SQLite in WAL mode writes its `-shm` (and may
 /// write its `-wal`) beside the file even to read, and only said "unable to open
 /// database file" or "disk I/O error". None where the folder looks writable with room.
 pub fn folder_trouble(file: &Path) -> Option<String> {
@@ -299,6 +299,21 @@ pub fn folder_trouble(file: &Path) -> Option<String> {
         }
         Ok(_) => {}
     }
+    let st = crate::machine::statvfs(dir).ok()?;
+    if st.f_flag & libc::ST_RDONLY != 0 {
+        return Some(format!(
+            "{} is on a read-only mount: the store writes beside its file even to read (SQLite its -shm), so mount it writable or work on a writable copy",
+            dir.display()
+        ));
+    }
+    let free = st.f_bavail as u64 * st.f_frsize as u64;
+    if free < 1 << 20 {
+        return Some(format!(
+            "the disk holding {} is full ({free} bytes free): the store writes beside its file even to read (SQLite its -shm and -wal); make room there",
+            dir.display()
+        ));
+    }
+    // After the mount's own flags: access(2) says EROFS for a read-only mount too.
     // SAFETY: access(2) with a NUL-terminated path; it only reads.
     let may = |path: &Path, mode: libc::c_int| {
         std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
@@ -316,20 +331,7 @@ pub fn folder_trouble(file: &Path) -> Option<String> {
             file.display()
         ));
     }
-    let st = crate::machine::statvfs(dir).ok()?;
-    if st.f_flag & libc::ST_RDONLY != 0 {
-        return Some(format!(
-            "{} is on a read-only mount: the store writes beside its file even to read (SQLite its -shm), so mount it writable or work on a writable copy",
-            dir.display()
-        ));
-    }
-    let free = st.f_bavail as u64 * st.f_frsize as u64;
-    (free < 1 << 20).then(|| {
-        format!(
-            "the disk holding {} is full ({free} bytes free): the store writes beside its file even to read (SQLite its -shm and -wal); make room there",
-            dir.display()
-        )
-    })
+    None
 }
 
 pub(crate) fn written_head(path: &Path, len: usize) -> Result<Option<Vec<u8>>> {

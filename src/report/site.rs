@@ -176,23 +176,36 @@ pub fn write(runs: &[(PathBuf, RunResults)], out: &Path) -> Result<Site> {
         }
         for ((engine, cache), xs) in ratios {
             let geomean = (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp();
-            scores.push(SiteScore {
-                run: run_ref.clone(),
-                engine: engine.name(),
-                cache,
-                score: format!("{geomean:.2}"),
-                sizes: xs.len(),
+            // A failure names the store (a load, a drop) or the engine's cell
+            // ("sqlite-raw.cold"): either leaves cells out of this score.
+            let failed = run.failures.iter().any(|f| {
+                let cell = f.who.split(['.', ' ']).next().unwrap_or_default();
+                cell == engine.name() || f.who == engine.store().name()
             });
+            scores.push((
+                geomean,
+                SiteScore {
+                    run: run_ref.clone(),
+                    engine: engine.name(),
+                    cache,
+                    score: format!("{geomean:.2}"),
+                    sizes: xs.len(),
+                    bar: 0,
+                    shade: "",
+                    failed,
+                },
+            ));
         }
     }
-    scores.sort_by(|a, b| {
-        (a.engine, a.cache).cmp(&(b.engine, b.cache)).then(
-            a.score
-                .parse::<f64>()
-                .unwrap_or(f64::MAX)
-                .total_cmp(&b.score.parse().unwrap_or(f64::MAX)),
-        )
+    // Per cache state, the best first: the bars read as a ranking, as ClickBench's do.
+    scores.sort_by(|(a, sa), (b, sb)| {
+        sa.cache
+            .cmp(sb.cache)
+            .then(a.total_cmp(b))
+            .then(sa.engine.cmp(sb.engine))
     });
+    let (values, mut scores): (Vec<f64>, Vec<SiteScore>) = scores.into_iter().unzip();
+    super::page::site::bars(&mut scores, &values);
     let distinct = |f: fn(&SiteRun) -> &String| {
         let mut v: Vec<String> = site_runs.iter().map(|r| f(r).clone()).collect();
         v.sort();

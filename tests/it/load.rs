@@ -164,6 +164,15 @@ fn saturate_finds_a_sustainable_rate_and_reports_it() {
         html.contains("<h2 id=sustainable>Sustainable rate</h2>"),
         "second verdict"
     );
+    // Drawn as bars first, the table folded under them.
+    let section = html.split("<h2 id=sustainable>").nth(1).unwrap();
+    let chart = section
+        .find("src=\"sustainable.svg\"")
+        .expect("the rates drawn");
+    let table = section.find("<details id=sustainable-details>").unwrap();
+    assert!(chart < table, "the chart before the table");
+    let svg = std::fs::read_to_string(dir.join("sustainable.svg")).unwrap();
+    assert!(svg.contains("floor") && svg.contains("/s"), "{svg}");
 }
 
 #[test]

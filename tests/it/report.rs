@@ -45,7 +45,7 @@ fn quick_run_with(root: &Path, sizes: &str, extra: &[&str]) -> (PathBuf, serde_j
 
 /// Debian's chromium (scripts/setup.sh installs it), or None after saying why;
 /// under CI it must be there.
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     let found = std::env::var_os("BLOBRACE_CHROMIUM")
         .map(PathBuf::from)
         .into_iter()
@@ -61,7 +61,7 @@ fn chromium() -> Option<PathBuf> {
     found
 }
 
-fn headless(chromium: &Path, args: &[&str], page: &Path) -> std::process::Output {
+pub(crate) fn headless(chromium: &Path, args: &[&str], page: &Path) -> std::process::Output {
     Command::new(chromium)
         .args([
             "--headless",
@@ -158,6 +158,229 @@ fn the_report_opens_in_chromium_with_every_chart_drawn() {
             share * 100.0
         );
     }
+}
+
+/// axe-core's script, as scripts/setup.sh installs it, or None after saying why; under
+/// CI it must be there.
+pub(crate) fn axe_script() -> Option<PathBuf> {
+    let found = std::env::var_os("BLOBRACE_AXE")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|h| PathBuf::from(h).join(".cache/blobrace/axe-core-4.10.3/axe.min.js"))
+        })
+        .filter(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI: no axe-core; scripts/setup.sh installs it"
+        );
+        eprintln!(
+            "skipped the accessibility check: no axe-core (scripts/setup.sh, or set BLOBRACE_AXE)"
+        );
+    }
+    found
+}
+
+/// axe-core's violations of `page` (WCAG 2 A and AA), run in Chromium on a copy of the
+/// page beside it (its charts resolve the same): (rule, impact, elements).
+pub(crate) fn axe_violations(
+    chromium: &Path,
+    axe: &Path,
+    page: &Path,
+) -> Vec<(String, String, u64)> {
+    let html = std::fs::read_to_string(page).unwrap();
+    let runner = format!(
+        "<script src=\"file://{}\"></script><script>axe.run(document,{{runOnly:{{type:'tag',values:['wcag2a','wcag2aa']}}}}).then(r=>{{document.body.dataset.axe=JSON.stringify(r.violations.map(v=>[v.id,v.impact||'',v.nodes.length]))}},e=>{{document.body.dataset.axe=JSON.stringify([['axe failed: '+e,'critical',0]])}});</script></body>",
+        axe.display()
+    );
+    let copy = page.with_file_name("axe-check.html");
+    std::fs::write(&copy, html.replacen("</body>", &runner, 1)).unwrap();
+    let dom = headless(
+        chromium,
+        &[
+            "--window-size=1280,800",
+            "--allow-file-access-from-files",
+            "--dump-dom",
+        ],
+        &copy,
+    );
+    std::fs::remove_file(&copy).unwrap();
+    let out = stdout(&dom);
+    let json = out
+        .split("data-axe=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap_or_else(|| {
+            panic!(
+                "axe-core did not finish on {}: {}",
+                page.display(),
+                stderr(&dom)
+            )
+        })
+        .replace("&quot;", "\"");
+    let found: Vec<(String, String, u64)> = serde_json::from_str(&json).unwrap();
+    found
+}
+
+/// The serious and critical ones of `axe_violations`, said whole where any.
+pub(crate) fn assert_accessible(chromium: &Path, page: &Path) {
+    let Some(axe) = axe_script() else { return };
+    let found = axe_violations(chromium, &axe, page);
+    eprintln!("axe-core on {}: {found:?}", page.display());
+    let bad: Vec<_> = found
+        .iter()
+        .filter(|(_, impact, _)| impact == "serious" || impact == "critical")
+        .collect();
+    assert!(bad.is_empty(), "{}: {bad:?}", page.display());
+}
+
+/// The page's own account of where its parts landed (`data-first-screen`, written by
+/// its load script): the verdict table's and the headline's tops, the page's size.
+fn first_screen(chromium: &Path, page: &Path, width: u32, height: u32) -> serde_json::Value {
+    let dom = headless(
+        chromium,
+        &[&format!("--window-size={width},{height}"), "--dump-dom"],
+        page,
+    );
+    assert!(dom.status.success(), "{}", stderr(&dom));
+    let html = stdout(&dom);
+    let json = html
+        .split("data-first-screen=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .expect("the page reports its first screen")
+        .replace("&quot;", "\"");
+    serde_json::from_str(&json).unwrap()
+}
+
+/// How wide `page` lays out in a phone's 390 px (headless Chromium's window is 500 px
+/// at least, so the page is opened in a 390 px frame beside it): (its width, the
+/// frame's). The wider, the more the page itself scrolls sideways.
+pub(crate) fn phone_width(chromium: &Path, page: &Path) -> (i64, i64) {
+    let name = page.file_name().unwrap().to_string_lossy().into_owned();
+    let frame = page.with_file_name("phone-check.html");
+    std::fs::write(
+        &frame,
+        format!(
+            "<!doctype html><body><iframe id=f src=\"{name}\" style=\"width:390px;height:844px;border:0\"></iframe><script>f.onload=()=>{{const d=f.contentDocument.documentElement;document.body.dataset.phone=JSON.stringify([d.scrollWidth,d.clientWidth])}}</script></body>"
+        ),
+    )
+    .unwrap();
+    let dom = headless(
+        chromium,
+        &[
+            "--window-size=500,900",
+            "--allow-file-access-from-files",
+            "--dump-dom",
+        ],
+        &frame,
+    );
+    std::fs::remove_file(&frame).unwrap();
+    let out = stdout(&dom);
+    let json = out
+        .split("data-phone=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap_or_else(|| panic!("the frame did not load {name}: {}", stderr(&dom)));
+    let [width, viewport]: [i64; 2] = serde_json::from_str(json).unwrap();
+    (width, viewport)
+}
+
+/// The answer in the first screen: at 1280x800 the verdict table and the top of the
+/// headline chart are in view before any scrolling, with the caveats below the chart;
+/// at a phone's 390 px the page itself never scrolls sideways (a wide table scrolls in
+/// its own box). A run of eight engines, each cell with its caveats (uncapped, in
+/// memory), like the report a newcomer's first run writes. Screenshots of both are
+/// kept under the target directory for a person to look at.
+#[test]
+fn the_reports_first_screen_answers_and_a_phone_never_scrolls_sideways() {
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let out = run(
+        root.path(),
+        &[
+            "measure",
+            "--engines",
+            "sqlite,sqlite-raw,sqlite-blobio,lmdb,redb,rocksdb,fs,floor",
+            "--sizes",
+            "4KiB,64KiB",
+            "--dataset-bytes",
+            "2MiB",
+            "--warmup",
+            "50ms",
+            "--measure",
+            "300ms",
+            "--precision",
+            "off",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (dir, _) = only_run(root.path());
+    let page = dir.join("index.html").canonicalize().unwrap();
+    let html = std::fs::read_to_string(&page).unwrap();
+    // The caveats are there, severe first and open, each one line with its detail folded.
+    let caveats = html.split("id=warnings>").nth(1).unwrap();
+    let caveats = caveats.split("</div>").next().unwrap();
+    let items: Vec<&str> = caveats.lines().filter(|l| l.starts_with("<li")).collect();
+    assert!(!items.is_empty(), "{caveats}");
+    assert!(items.iter().all(|l| l.contains("<details")), "{caveats}");
+    let severe = items
+        .iter()
+        .take_while(|l| l.starts_with("<li class=severe>"));
+    assert!(
+        severe.clone().all(|l| l.contains("<details open>")),
+        "{caveats}"
+    );
+    assert!(
+        items[severe.count()..]
+            .iter()
+            .all(|l| !l.contains("severe") && !l.contains("<details open>")),
+        "severe ones first: {caveats}"
+    );
+
+    let wide = first_screen(&chromium, &page, 1280, 800);
+    let top = |key: &str| wide[key].as_i64().unwrap();
+    assert!(
+        (0..700).contains(&top("verdict")),
+        "the verdict table starts at {} px: {wide}",
+        top("verdict")
+    );
+    // The headline's heading, and below it at least the top of its chart, in view.
+    assert!(
+        (0..700).contains(&top("headline")),
+        "the headline chart starts at {} px: {wide}",
+        top("headline")
+    );
+    assert!(top("warnings") > top("headline"), "{wide}");
+    let narrow = phone_width(&chromium, &page);
+    assert!(
+        narrow.0 <= narrow.1,
+        "the page scrolls sideways at 390 px: {} px wide in {} px",
+        narrow.0,
+        narrow.1
+    );
+
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-shots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let shot = shots.join("report-1280x800.png");
+    let out = headless(
+        &chromium,
+        &[
+            "--window-size=1280,800",
+            &format!("--screenshot={}", shot.display()),
+        ],
+        &page,
+    );
+    assert!(shot.is_file(), "no screenshot: {}", stderr(&out));
+    eprintln!("the report at 1280x800: {}", shot.display());
+    eprintln!(
+        "first screen at 1280x800: {wide}; at 390 px the page is {} px wide",
+        narrow.0
+    );
+    assert_accessible(&chromium, &page);
 }
 
 #[test]

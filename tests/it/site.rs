@@ -79,6 +79,37 @@ fn many_runs_make_one_page_linked_to_each_runs_report() {
     // The floor's own ratio to itself is 1; SQLite's is above it, scored.
     assert!(page.contains("<td>1.00</td>"), "the floor beside itself");
     assert!(page.contains("<h2 id=scores>"), "scores");
+    // As bars, the best first (one cache state here), the longest bar the worst.
+    let scores = page.split("id=scores-table>").nth(1).unwrap();
+    let scores = scores.split("</table>").next().unwrap();
+    let values: Vec<(f64, u32)> = scores
+        .lines()
+        .filter(|l| l.starts_with("<tr data-"))
+        .map(|l| {
+            let bar = l.split("style=\"width:").nth(1).unwrap();
+            let width = bar.split('%').next().unwrap().parse().unwrap();
+            let score = bar.split("</span></span>").nth(1).unwrap();
+            (score.split('<').next().unwrap().parse().unwrap(), width)
+        })
+        .collect();
+    assert_eq!(values.len(), 3, "{scores}");
+    assert!(
+        values
+            .windows(2)
+            .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1),
+        "{values:?}"
+    );
+    assert_eq!(values.last().unwrap().1, 100, "{values:?}");
+    // Read in a real browser: axe-core finds nothing serious (bars, colours, links).
+    if let Some(chromium) = crate::report::chromium() {
+        let site = root.join("site/index.html").canonicalize().unwrap();
+        crate::report::assert_accessible(&chromium, &site);
+    }
+    // The run whose sqlite failed marks its score so.
+    assert!(
+        scores.contains("<td class=l>sqlite <span class=bad>failed</span></td>"),
+        "{scores}"
+    );
 
     // Nothing to read: one line, not an empty page.
     let empty = tempfile::tempdir().unwrap();

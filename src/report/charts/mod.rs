@@ -14,6 +14,7 @@ mod headline;
 mod load;
 mod mix_histogram;
 mod response;
+mod sustainable;
 mod throughput;
 mod timeline;
 mod variants;
@@ -39,6 +40,7 @@ pub use headline::Headline;
 pub use load::LoadThroughput;
 pub use mix_histogram::MixHistogram;
 pub use response::ResponseCdf;
+pub use sustainable::SustainableRates;
 pub use throughput::ThroughputLatency;
 pub use timeline::Timeline;
 pub use variants::LayoutRatios;
@@ -63,6 +65,8 @@ pub use crate::report::palette::engine_color;
 pub enum Section {
     /// Right after the verdict: the one chart of the whole run.
     Headline,
+    /// The sustainable rate's section (`--mode saturate`), above its table.
+    Sustainable,
     /// Under its size class's heading, above that size's table.
     Size(u64),
     /// "Disk reads and loading", above the load table.
@@ -159,6 +163,7 @@ pub enum AnyChart {
     Clients(ClientsThroughput),
     Response(ResponseCdf),
     Timeline(Timeline),
+    Sustainable(SustainableRates),
 }
 
 macro_rules! each_chart {
@@ -177,6 +182,7 @@ macro_rules! each_chart {
             AnyChart::Clients($c) => $body,
             AnyChart::Response($c) => $body,
             AnyChart::Timeline($c) => $body,
+            AnyChart::Sustainable($c) => $body,
         }
     };
 }
@@ -196,6 +202,11 @@ impl AnyChart {
             ],
             None => vec![AnyChart::Headline(Headline { target_p99_ns })],
         };
+        if !run.saturations.is_empty() {
+            charts.push(AnyChart::Sustainable(SustainableRates {
+                rows: run.saturations.len(),
+            }));
+        }
         for size in super::data::sizes(run) {
             let label = super::data::size_name(run, size);
             let rows = Distribution::rows(run, size).len();

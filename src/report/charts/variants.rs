@@ -45,7 +45,8 @@ impl Chart for LayoutRatios {
     }
 
     fn height(&self) -> u32 {
-        520
+        // Room under the bars for labels up to `LABEL_CHARS`, turned upright.
+        640
     }
 
     fn draw<DB: DrawingBackend>(
@@ -56,6 +57,9 @@ impl Chart for LayoutRatios {
         draw_on(&self.rows(rows), self.size, self.cache, area)
     }
 }
+
+/// The most characters of a layout's name under its bars.
+const LABEL_CHARS: usize = 30;
 
 /// A layout's name on the chart's axis: `uuidv7`, `page 16K`, `mmap 4GiB`.
 fn short_layout(layout: &str) -> String {
@@ -89,6 +93,18 @@ fn draw_on<DB: DrawingBackend>(
             n => format!("{} ×{n}", short_layout(&r.layout)),
         })
         .collect();
+    // A deployment's or workload's name can be long: cut to LABEL_CHARS (the tables
+    // have it whole), and the label area sized for the longest, so no label runs into
+    // the axis title or off the picture.
+    let labels: Vec<String> = labels
+        .into_iter()
+        .map(|l| match l.char_indices().nth(LABEL_CHARS) {
+            Some((at, _)) => format!("{}…", &l[..at]),
+            None => l,
+        })
+        .collect();
+    let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as u32;
+    let label_area = (longest * 9 + 16).clamp(90, LABEL_CHARS as u32 * 9 + 25);
     let n = rows.len();
     let mut chart = ChartBuilder::on(area)
         .caption(
@@ -100,7 +116,7 @@ fn draw_on<DB: DrawingBackend>(
             (FONT, TITLE_SIZE),
         )
         .margin(12)
-        .x_label_area_size(90)
+        .x_label_area_size(label_area)
         .y_label_area_size(60)
         .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), (lo..hi).log_scale())
         .map_err(plot_err)?;

@@ -86,6 +86,10 @@ struct Page {
     /// The disk the in-process stores were read from: the machine's own, or a disk cap.
     read_from: String,
     cache: CacheState,
+    /// What was measured, in one line above the verdict (`measured_line`).
+    measured: String,
+    /// The yellow box's caveats and how many of them are severe, for that line.
+    caveats: Option<(usize, usize)>,
     other_pages: Vec<OtherPage>,
     /// The verdict per engine across the size classes, or a size mix's (`mix.rs`).
     verdict: String,
@@ -136,7 +140,10 @@ pub fn page(
             cache: c.name(),
         })
         .collect();
+    let warnings = warnings::Warnings::of(run);
     let page = Page {
+        measured: measured_line(run, context.cache),
+        caveats: warnings.as_ref().map(warnings::Warnings::counts),
         run_id: run.run_id.clone(),
         started: run.started_at.clone(),
         finished: run
@@ -207,8 +214,8 @@ pub fn page(
             Some(mix) => mix.render()?,
             None => verdict::Verdict::of(run, options).render()?,
         },
-        sustainable: verdict::Sustainable::of(run, options),
-        warnings: warnings::Warnings::of(run),
+        sustainable: verdict::Sustainable::of(run, options, charts),
+        warnings,
         baseline: comparison.map(baseline::AgainstBaseline::of),
         headline: Figures::of(charts, Section::Headline),
         sizes: sizes(run)
@@ -244,4 +251,43 @@ pub fn page(
         memory: memory::Memory::of(run),
     };
     Ok(page.render()?)
+}
+
+/// What a run measured, in one line: its sizes and data, its cap, its cache, its bytes
+/// and where it ran. The reader's question is "for what?", before any verdict.
+fn measured_line(run: &RunResults, cache: CacheState) -> String {
+    let measured = sizes(run);
+    let sized = match (run.config.size_mix, measured.first(), measured.last()) {
+        (Some(mix), ..) => format!(
+            "the size mix {mix}, {} in one dataset",
+            format_bytes(run.config.dataset_bytes)
+        ),
+        (None, Some(a), Some(b)) if a == b => format!(
+            "{} blobs, {} of them",
+            format_bytes(*a),
+            format_bytes(run.config.dataset_bytes)
+        ),
+        (None, Some(a), Some(b)) => format!(
+            "{} sizes from {} to {}, {} of each",
+            measured.len(),
+            format_bytes(*a),
+            format_bytes(*b),
+            format_bytes(run.config.dataset_bytes)
+        ),
+        _ => "no size".to_string(),
+    };
+    let cap = match (run.cap.memory_limit_bytes, run.cap.cpu_limit) {
+        (None, None) => "uncapped (no memory or CPU limit)".to_string(),
+        (Some(b), Some(c)) => format!("under {} of memory and {c} CPUs", format_bytes(b)),
+        (Some(b), None) => format!("under {} of memory, CPUs unlimited", format_bytes(b)),
+        (None, Some(c)) => format!("memory uncapped, under {c} CPUs"),
+    };
+    let place = match &run.config.deployment {
+        Some(d) => format!("as deployed on {}", d.name),
+        None => "on this machine".to_string(),
+    };
+    format!(
+        "{sized} · {cap} · {} cache · incompressible bytes · {place}",
+        cache.name()
+    )
 }

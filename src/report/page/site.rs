@@ -48,6 +48,33 @@ pub struct SiteScore {
     /// The geometric mean of p50 ÷ floor over the sizes both measured.
     pub score: String,
     pub sizes: usize,
+    /// Its bar's length, in percent of the longest (`bars`).
+    pub bar: u32,
+    /// How far from the disk it is, for the bar's colour: `near` (within 1.5x of the
+    /// floor), `mid` (within 4x), `far`.
+    pub shade: &'static str,
+    /// The run recorded a failure of this engine: its score leaves those cells out.
+    pub failed: bool,
+}
+
+/// Each score's bar: on a log scale from the best score to the worst (ratios span
+/// decades; a linear bar would flatten all but the slowest), never under 3%.
+pub fn bars(scores: &mut [SiteScore], values: &[f64]) {
+    let lo = values.iter().copied().fold(f64::MAX, f64::min).min(1.0);
+    let hi = values.iter().copied().fold(f64::MIN, f64::max);
+    for (s, &v) in scores.iter_mut().zip(values) {
+        let share = if hi > lo {
+            (v.ln() - lo.ln()) / (hi.ln() - lo.ln())
+        } else {
+            1.0
+        };
+        s.bar = (3.0 + 97.0 * share).round().clamp(3.0, 100.0) as u32;
+        s.shade = match v {
+            v if v <= 1.5 => "near",
+            v if v <= 4.0 => "mid",
+            _ => "far",
+        };
+    }
 }
 
 #[derive(Template)]

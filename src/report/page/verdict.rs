@@ -154,12 +154,18 @@ pub(super) struct SustainableRow {
 #[template(path = "report/sustainable.html")]
 pub(super) struct Sustainable {
     target: String,
+    /// The rates as bars (`charts::SustainableRates`), above the table.
+    figures: super::markup::Figures,
     sizes: Vec<String>,
     rows: Vec<SustainableRow>,
 }
 
 impl Sustainable {
-    pub fn of(run: &RunResults, options: &ReportOptions) -> Option<Self> {
+    pub fn of(
+        run: &RunResults,
+        options: &ReportOptions,
+        charts: &[crate::report::charts::AnyChart],
+    ) -> Option<Self> {
         if run.saturations.is_empty() {
             return None;
         }
@@ -209,6 +215,10 @@ impl Sustainable {
             .collect();
         Some(Sustainable {
             target: format_ns(options.target_p99.as_nanos() as f64),
+            figures: super::markup::Figures::of(
+                charts,
+                crate::report::charts::Section::Sustainable,
+            ),
             sizes: sizes.into_iter().map(format_bytes).collect(),
             rows,
         })

@@ -30,6 +30,41 @@ pub(super) enum Note {
     KernelLeft(String),
 }
 
+impl Note {
+    /// The note in a few words, for its line in the box (its whole text folded under it).
+    pub(super) fn headline(&self) -> &'static str {
+        match self {
+            Note::CapUnavailable => "The cap is <b>unavailable</b>",
+            Note::Uncapped(_) => "Ran <b>uncapped</b>",
+            Note::CapNotes(_) => "Notes on their cap",
+            Note::DiskUnavailable(_) => {
+                "Disk bytes per fetch and hits/misses are <b>unavailable</b>"
+            }
+            Note::ProbeChanged(_) => "The disk's own speed changed while they were measured",
+            Note::ProbeUnavailable(_) => "The disk probe is <b>unavailable</b>",
+            Note::Steady(_) => "Not in a steady state when measured",
+            Note::FitsInMemory(..) => {
+                "The dataset <b>fits in memory</b>: this measures the cache, not the disk"
+            }
+            Note::Remote(..) => {
+                "A <b>remote server</b>: its memory and CPUs are <b>not controlled</b>"
+            }
+            Note::RemotePod(..) => {
+                "A <b>server in a Kubernetes pod</b>, capped by the pod's own limits"
+            }
+            Note::KernelLeft(_) => "Kernel memory stayed charged to the cap",
+        }
+    }
+
+    /// The numbers do not answer the question asked (under the cap, from the disk).
+    fn severe(&self) -> bool {
+        matches!(
+            self,
+            Note::CapUnavailable | Note::Uncapped(_) | Note::FitsInMemory(..) | Note::Remote(..)
+        )
+    }
+}
+
 pub(super) enum Warning {
     /// Stage, who, size, why.
     Failed(String, String, String, String),
@@ -43,21 +78,47 @@ pub(super) enum Warning {
     Uncapped(String),
     CapNotes(String),
     /// The results it holds for, and the note.
-    Results(String, Note),
+    Results(Vec<String>, Note),
+}
+
+impl Warning {
+    /// Read first, and open: what was measured is not what the page claims (a failure,
+    /// a cell left out or on data that fits in memory, an engine that beat the floor,
+    /// no cap). The rest is folded under its one line.
+    pub(super) fn severe(&self) -> bool {
+        match self {
+            Warning::Failed(..)
+            | Warning::LeftOut(..)
+            | Warning::BeatFloor(..)
+            | Warning::Incomplete
+            | Warning::Uncapped(_) => true,
+            Warning::Imprecise(..) | Warning::Pressed(..) | Warning::CapNotes(_) => false,
+            Warning::Results(_, note) => note.severe(),
+        }
+    }
 }
 
 /// What must be read before any number.
 #[derive(Template)]
 #[template(path = "report/warnings.html")]
 pub(super) struct Warnings {
+    /// The severe first, each kind in the order found.
     items: Vec<Warning>,
+    severe: usize,
 }
 
 impl Warnings {
     /// Nothing to warn of: no box.
     pub fn of(run: &RunResults) -> Option<Self> {
-        let items = warnings(run);
-        (!items.is_empty()).then_some(Warnings { items })
+        let mut items = warnings(run);
+        items.sort_by_key(|w| !w.severe());
+        let severe = items.iter().filter(|w| w.severe()).count();
+        (!items.is_empty()).then_some(Warnings { items, severe })
+    }
+
+    /// How many there are, and how many of them severe: for the line above the fold.
+    pub fn counts(&self) -> (usize, usize) {
+        (self.items.len(), self.severe)
     }
 }
 
@@ -194,7 +255,7 @@ fn warnings(run: &RunResults) -> Vec<Warning> {
         }
     }
     for (n, whos) in per_result {
-        w.push(Warning::Results(whos.join(", "), n));
+        w.push(Warning::Results(whos, n));
     }
     w
 }

@@ -64,6 +64,10 @@ pub const OTHER_VARIABLES: &[(&str, &str)] = &[
         "BLOBRACE_CHROMIUM",
         "tests: the browser that opens the report",
     ),
+    (
+        "BLOBRACE_AXE",
+        "tests: axe-core's axe.min.js, the report's accessibility check",
+    ),
     ("BLOBRACE_V2_VM", "tests: run the cgroup v2 VM test"),
     (
         "BLOBRACE_CLIENTS_ROUNDS",

@@ -6,28 +6,81 @@
 
 use crate::db::registry::EngineKind;
 use crate::records::results::{EngineResult, RunResults};
-use crate::records::summary::interval_label;
-use crate::stats::format_ns;
+use crate::stats::Interval;
 
 /// Hit ratios further apart than this explain a difference by the cache.
 const HIT_RATIO_GAP: f64 = 0.05;
 /// Without intervals, a p50 below this share of the floor's is called beating it.
 const POINT_RATIO: f64 = 0.8;
 
+/// One result whose p50 was below its round's floor beyond noise, with the figures
+/// and the first explanation the results support. The words are the report's
+/// (`report::words::floor`): here only what was measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BeatFloor {
     /// "sqlite-blobio 4MiB cold": whose result.
     pub who: String,
-    /// "p50 2.41ms (2.35ms–2.47ms) against the floor's 3.98ms (3.90ms–4.05ms)".
-    pub by: String,
-    /// What the results say about why.
-    pub why: String,
+    pub p50_ns: f64,
+    pub interval: Option<Interval>,
+    pub floor_p50_ns: f64,
+    pub floor_interval: Option<Interval>,
+    pub why: Why,
 }
 
-impl BeatFloor {
-    pub fn line(&self) -> String {
-        format!("{} beat the floor: {}; {}", self.who, self.by, self.why)
-    }
+/// Why an engine could read faster than the floor, the first the results support.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Why {
+    /// A continued run measured it and its floor in different parts (0-based), hours
+    /// apart; the command measures both again in one run.
+    OtherPart {
+        part: u32,
+        started: String,
+        floor_part: u32,
+        floor_started: String,
+        command: String,
+    },
+    /// It kept more of its dataset cached: its hit ratio against the floor's.
+    MoreHits { hits: f64, floor_hits: f64 },
+    /// The disk's probes before and after a cell differ (`DiskProbes::changed`).
+    DiskMoved { change: String, who: String },
+    /// At equal fill (the same number of fetches from a cold start) it did not beat the
+    /// floor; its cell ran longer and filled its cache further.
+    FullerCache(EqualFill),
+    /// Its own files read `ratio` times faster than the floor's file just after its
+    /// cell (`probe`: the figures): the floor's file was slow then.
+    OwnFilesFaster { ratio: f64, probe: String },
+    /// The floor read with one pattern, pinned and not timed against the others.
+    PatternPinned { pattern: String, measured: String },
+    /// This disk serves the engine's reads faster than any pattern the floor timed.
+    FasterReads {
+        disk_per_fetch: Option<f64>,
+        pattern: String,
+        measured: Option<String>,
+        own_files: OwnFiles,
+    },
+}
+
+/// The engine's first fetches from its cold start against the floor's, at equal fill.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EqualFill {
+    pub fetches: u64,
+    pub floor_fetches: u64,
+    pub p50_ns: f64,
+    pub floor_p50_ns: f64,
+    pub cell_fetches: u64,
+    pub floor_cell_fetches: u64,
+    pub hit_ratio: Option<f64>,
+    pub floor_hit_ratio: Option<f64>,
+}
+
+/// How the engine's own files read against the floor's, probed after its cell.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OwnFiles {
+    Slower(String),
+    Alike(String),
+    /// Not probed, and why.
+    Unknown(String),
+    NotProbed,
 }
 
 /// Every result that beat its round's floor beyond noise, in the run's order.
@@ -49,7 +102,7 @@ fn fuller_cache(
     r: &EngineResult,
     floor: &EngineResult,
     fills: &[crate::records::cold_fill::EqualFillRound],
-) -> Option<String> {
+) -> Option<EqualFill> {
     let round = fills.iter().find(|f| {
         r.scenario.cache == crate::workload::steady::CacheState::Cold
             && f.size_bytes == r.size_bytes
@@ -62,24 +115,16 @@ fn fuller_cache(
     let judged = round.fetches >= crate::records::cold_fill::P99_FETCHES
         && e.cell_fetches > f.cell_fetches
         && e.p50_ns >= f.p50_ns;
-    judged.then(|| {
-        format!(
-            "over its first {} fetches from its cold start against the floor's first {} (equal fill, the same ids) its p50 is {} against the floor's {}: on the same number of fetches it did not beat the floor. Its cell ran {} fetches against the floor's {} (hit ratio {} against {}): its figure is of a cache filled by more fetches",
-            e.fetches,
-            f.fetches,
-            format_ns(e.p50_ns),
-            format_ns(f.p50_ns),
-            e.cell_fetches,
-            f.cell_fetches,
-            ratio_label(e.cell_hit_ratio),
-            ratio_label(f.cell_hit_ratio),
-        )
+    judged.then_some(EqualFill {
+        fetches: e.fetches,
+        floor_fetches: f.fetches,
+        p50_ns: e.p50_ns,
+        floor_p50_ns: f.p50_ns,
+        cell_fetches: e.cell_fetches,
+        floor_cell_fetches: f.cell_fetches,
+        hit_ratio: e.cell_hit_ratio,
+        floor_hit_ratio: f.cell_hit_ratio,
     })
-}
-
-fn ratio_label(r: Option<f64>) -> String {
-    r.map(|r| format!("{:.1}%", r * 100.0))
-        .unwrap_or_else(|| "unavailable".into())
 }
 
 fn judge(
@@ -98,16 +143,12 @@ fn judge(
     if !beaten {
         return None;
     }
-    let by = format!(
-        "p50 {} ({}) against the floor's {} ({})",
-        format_ns(e50 as f64),
-        interval_label(interval(e)),
-        format_ns(f50 as f64),
-        interval_label(interval(f))
-    );
     Some(BeatFloor {
         who: format!("{} {} {}", r.engine, r.size, r.scenario.cache.name()),
-        by,
+        p50_ns: e50 as f64,
+        interval: interval(e),
+        floor_p50_ns: f50 as f64,
+        floor_interval: interval(f),
         why: other_part(run, r, floor).unwrap_or_else(|| why(r, floor, fills)),
     })
 }
@@ -116,18 +157,20 @@ fn judge(
 /// on a disk whose speed moves within the hour (a 64 KiB O_DIRECT p99 went from 0.5 to
 /// 33 ms here within one), so the two figures are not of one disk. A full run's 1 KiB
 /// cells measured again three hours after the floor's gave sqlite-raw 0.58 of the floor.
-fn other_part(run: &RunResults, r: &EngineResult, floor: &EngineResult) -> Option<String> {
+fn other_part(run: &RunResults, r: &EngineResult, floor: &EngineResult) -> Option<Why> {
     let (mine, floors) = crate::records::summary::floor_from_another_part(run, r)?;
-    Some(format!(
-        "it was measured by part {} of this run (from {}), the floor by part {} (from {}): not on the disk of the same hour, and this comparison says nothing until both are measured in one run (`blobrace measure --engines {},floor --sizes {} --cache {}`)",
-        mine + 1,
-        r.started_at,
-        floors + 1,
-        floor.started_at,
-        r.engine,
-        r.size,
-        r.scenario.cache.name()
-    ))
+    Some(Why::OtherPart {
+        part: mine,
+        started: r.started_at.to_string(),
+        floor_part: floors,
+        floor_started: floor.started_at.to_string(),
+        command: format!(
+            "blobrace measure --engines {},floor --sizes {} --cache {}",
+            r.engine,
+            r.size,
+            r.scenario.cache.name()
+        ),
+    })
 }
 
 /// The first explanation the results support: more cache hits, a disk that moved,
@@ -136,62 +179,65 @@ fn why(
     r: &EngineResult,
     floor: &EngineResult,
     fills: &[crate::records::cold_fill::EqualFillRound],
-) -> String {
+) -> Why {
     let (e, f) = (&r.measured, &floor.measured);
     if let (Some(eh), Some(fh)) = (e.hit_ratio, f.hit_ratio)
         && eh > fh + HIT_RATIO_GAP
     {
-        return format!(
-            "{:.0}% of its fetches were page-cache hits against the floor's {:.0}%: it kept more of its dataset cached",
-            eh * 100.0,
-            fh * 100.0
-        );
+        return Why::MoreHits {
+            hits: eh,
+            floor_hits: fh,
+        };
     }
     for (who, x) in [(r.engine.name(), r), ("the floor", floor)] {
-        if let Some(changed) = x.disk_probes.as_ref().and_then(|p| p.changed()) {
-            return format!("{changed} of {who}: compare them again in a calmer minute");
+        if let Some(change) = x.disk_probes.as_ref().and_then(|p| p.changed()) {
+            return Why::DiskMoved {
+                change,
+                who: who.to_string(),
+            };
         }
     }
-    if let Some(line) = fuller_cache(r, floor, fills) {
-        return line;
+    if let Some(fill) = fuller_cache(r, floor, fills) {
+        return Why::FullerCache(fill);
     }
     // Measured, not guessed: the engine's own files against the floor's file, read
     // the same way in the same minute.
     let own = r.disk_probes.as_ref().and_then(|p| p.own_against_floor());
-    if let Some((ratio, line)) = &own
+    if let Some((ratio, probe)) = &own
         && *ratio > crate::disk::probe::OWN_FASTER_FACTOR
     {
-        return format!(
-            "this disk served its dataset {ratio:.1}x faster than the floor's file ({line}): the floor's file was slower to read then, not its way of reading; compare them again with the floor measured on a disk that reads its file as fast (another order, a calmer minute, or files read before)"
-        );
+        return Why::OwnFilesFaster {
+            ratio: *ratio,
+            probe: probe.clone(),
+        };
     }
-    let same_disk = match (
-        &own,
+    let own_files = match (
+        own,
         r.disk_probes.as_ref().and_then(|p| p.own_after.as_ref()),
     ) {
-        (Some((ratio, line)), _) if *ratio < 1.0 / crate::disk::probe::OWN_FASTER_FACTOR => {
-            format!(" Its own files read slower than the floor's ({line}).")
+        (Some((ratio, line)), _) if ratio < 1.0 / crate::disk::probe::OWN_FASTER_FACTOR => {
+            OwnFiles::Slower(line)
         }
-        (Some((_, line)), _) => format!(" Its own files read like the floor's ({line})."),
-        (None, Some(Err(why))) => format!(
-            " Whether this disk serves its files as fast as the floor's is unknown (its own files were not probed: {why})."
-        ),
-        _ => String::new(),
+        (Some((_, line)), _) => OwnFiles::Alike(line),
+        (None, Some(Err(why))) => OwnFiles::Unknown(why.to_string()),
+        _ => OwnFiles::NotProbed,
     };
     let pattern = floor
         .settings
         .get("read pattern")
-        .map(String::as_str)
-        .unwrap_or("an unrecorded pattern");
-    let measured = floor.settings.get("read patterns measured");
-    if let Some(m) = measured.filter(|m| m.starts_with("not measured")) {
-        return format!(
-            "the floor read with {pattern}, pinned and not timed ({m}): run it again without the pin so the floor takes the fastest way this disk reads"
-        );
+        .cloned()
+        .unwrap_or_else(|| "an unrecorded pattern".into());
+    let measured = floor.settings.get("read patterns measured").cloned();
+    if let Some(m) = measured.as_ref().filter(|m| m.starts_with("not measured")) {
+        return Why::PatternPinned {
+            pattern,
+            measured: m.clone(),
+        };
     }
-    let measured = measured.map(|m| format!(" ({m})")).unwrap_or_default();
-    format!(
-        "its reads ({} from disk per fetch) were served faster than the floor's {pattern}, the fastest of the patterns it timed{measured}: this disk rewards a way of reading the floor does not try.{same_disk}",
-        crate::stats::disk_per_fetch_label(e.disk_bytes_per_fetch)
-    )
+    Why::FasterReads {
+        disk_per_fetch: e.disk_bytes_per_fetch,
+        pattern,
+        measured,
+        own_files,
+    }
 }

@@ -13,6 +13,7 @@ pub mod regression;
 pub mod site;
 pub mod variant_rows;
 pub mod variants;
+pub mod words;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -78,7 +78,7 @@ impl Run {
         // own).
         let kernel_before = cap::cgroup_kernel_bytes(&self.results.cap);
         if scenario.repeat <= 1
-            && let Some(why) = crate::records::fs_pressure::pressure(
+            && let Some(pressure) = crate::records::fs_pressure::pressure(
                 engine,
                 spec.rows,
                 spec.mean_blob_bytes(),
@@ -88,7 +88,7 @@ impl Run {
             self.progress(Progress::MetadataPressure {
                 engine,
                 size: spec.size_label(),
-                why: &why,
+                why: &crate::report::words::fs_pressure::why(&pressure),
             });
         }
         let mut store = engine.store().open(&at, spec);

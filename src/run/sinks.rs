@@ -206,7 +206,7 @@ impl Sink for Terminal {
             say!("LEFT OUT: {}: {}", left.engines.join(", "), left.why);
         }
         for beat in crate::records::floor_check::beating_the_floor(run) {
-            say!("NOTE: {}", beat.line());
+            say!("NOTE: {}", crate::report::words::floor::line(&beat));
         }
         say!("results: {}", run.dir().join("results.json").display());
         Ok(())

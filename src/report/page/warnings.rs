@@ -70,6 +70,8 @@ pub(super) enum Warning {
     Failed(String, String, String, String),
     /// Engines, why.
     LeftOut(String, String),
+    /// Who with the two p50s and the reason in a few words; the figures and the whole
+    /// explanation (`report::words::floor`).
     BeatFloor(String, String),
     /// How many results, of how many, which.
     Imprecise(usize, usize, String),
@@ -142,8 +144,8 @@ fn warnings(run: &RunResults) -> Vec<Warning> {
     }
     for beat in crate::records::floor_check::beating_the_floor(run) {
         w.push(Warning::BeatFloor(
-            format!("{} {}", beat.who, beat.by),
-            beat.why,
+            crate::report::words::floor::summary(&beat),
+            crate::report::words::floor::detail(&beat),
         ));
     }
     let short: Vec<String> = run
@@ -168,13 +170,23 @@ fn warnings(run: &RunResults) -> Vec<Warning> {
         ));
     }
     for pressed in crate::records::fs_pressure::pressed(run) {
-        w.push(Warning::Pressed(pressed.who, pressed.why));
+        w.push(Warning::Pressed(
+            pressed.who.clone(),
+            crate::report::words::fs_pressure::pressed(&pressed),
+        ));
     }
     if !run.complete {
         w.push(Warning::Incomplete);
     }
     if run.cap.memory_limit_bytes.is_none() {
-        w.push(Warning::Uncapped(run.cap.notes.join("; ")));
+        // Its folded detail says why: the notes where the cap failed, else that none
+        // was asked (an empty fold opened onto nothing).
+        let why = match (run.cap.notes.is_empty(), run.cap.requested.memory_bytes) {
+            (false, _) => run.cap.notes.join("; "),
+            (true, None) => "no memory cap was asked (--cap none): the engines in this process could cache their whole dataset, so these are not figures under a cap; leave --cap out for the preset's cap, or give one".into(),
+            (true, Some(_)) => "a cap was asked but none is in force, and nothing was recorded of why: `blobrace env` says what this machine allows".into(),
+        };
+        w.push(Warning::Uncapped(why));
     } else if !run.cap.notes.is_empty() {
         w.push(Warning::CapNotes(run.cap.notes.join("; ")));
     }

@@ -56,8 +56,8 @@ pub enum Command {
     /// How should I store my blobs? Runs of the same engines under different dataset
     /// layouts (--key, --sqlite-page-size, --sqlite-mmap-size, --pg-storage: one run
     /// each, see scripts/variants.sh) side by side: each layout's p50, p99, load MB/s
-    /// and bytes on disk as a ratio to the engine's default layout, a table per engine
-    /// and a chart per size.
+    /// and bytes on disk as a ratio to the engine's default layout, a table per engine;
+    /// first, a chart per size of each engine's p50 and p99 per layout.
     Variants(VariantsArgs),
     /// One run and report from runs made apart: the shares of a split run
     /// (`--share i/n` on each machine), or the same cells measured at different

@@ -2,7 +2,7 @@
 //! dataset layouts (`--key`, `--sqlite-page-size`, `--sqlite-mmap-size`,
 //! `--pg-storage`) or workloads (`--access`, `--churn`, `--write-rate`), one run each, each figure also as a ratio to the engine's
 //! default layout. The page (`report::variants`) and its chart
-//! (`charts::LayoutRatios`) are drawn from these.
+//! (`charts::VariantLatencies`) are drawn from these.
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! The page of `blobrace variants` (how should I store my blobs?): the same engines
 //! under different dataset layouts side by side (`variant_rows`), per engine and size,
 //! each layout's p50 and p99, load MB/s and bytes on disk, and each as a ratio to the
-//! engine's default layout; a `LayoutRatios` chart per size and cache state.
+//! engine's default layout; a `VariantLatencies` chart per size and cache state.
 //!
 //! A layout is a dataset of its own, so each is one run (`scripts/variants.sh` runs
 //! them back to back); `blobrace variants RUN...` reads their results. The disk drifts
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use super::charts::{LayoutRatios, render};
+use super::charts::{VariantLatencies, render};
 use super::page;
 use super::variant_rows::rows;
 use crate::atomic_file::write_atomic;
@@ -81,10 +81,7 @@ pub fn write(runs: &[RunResults], dir: &Path) -> Result<Written> {
         g
     };
     for (size, cache) in groups {
-        let chart = LayoutRatios { size, cache };
-        if chart.rows(&rows).is_empty() {
-            continue;
-        }
+        let chart = VariantLatencies::new(size, cache, &rows);
         render(&chart, &rows, dir)?;
         charts.push(chart);
     }

@@ -43,7 +43,7 @@ pub use response::ResponseCdf;
 pub use sustainable::SustainableRates;
 pub use throughput::ThroughputLatency;
 pub use timeline::Timeline;
-pub use variants::LayoutRatios;
+pub use variants::VariantLatencies;
 
 pub const WIDTH: u32 = 1000;
 pub const FONT: &str = "sans-serif";

@@ -1,12 +1,12 @@
 //! The page of `blobrace variants` (`templates/report/variants.html`): the runs
 //! compared, then per engine each layout's figures and their ratios to the default
-//! layout, then the `LayoutRatios` charts.
+//! layout, then the `VariantLatencies` charts.
 
 use askama::Template;
 
 use crate::db::registry::EngineKind;
 use crate::records::results::RunResults;
-use crate::report::charts::{Chart, LayoutRatios};
+use crate::report::charts::{Chart, VariantLatencies};
 use crate::report::variant_rows::VariantRow;
 use crate::size::{disk_label, format_bytes};
 use crate::stats::format_ns;
@@ -88,7 +88,7 @@ impl LayoutRow {
 pub fn variants(
     runs: &[RunResults],
     rows: &[VariantRow],
-    charts: &[LayoutRatios],
+    charts: &[VariantLatencies],
 ) -> anyhow::Result<String> {
     let runs = runs
         .iter()

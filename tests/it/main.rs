@@ -15,6 +15,7 @@ mod common;
 
 mod architecture;
 mod bad_input;
+mod browser;
 mod cap;
 mod churn;
 mod compare;
@@ -49,3 +50,4 @@ mod setup_kills;
 mod site;
 mod slow_disk;
 mod steady;
+mod variants_page;

@@ -3,8 +3,11 @@
 //! of `blobrace report`.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use crate::browser::{
+    assert_accessible, assert_everything_opens, chromium, dom_json, headless, page_says,
+    phone_width, screenshot,
+};
 use crate::common::{blobrace, only_run, run, stderr, stdout};
 
 /// A small real run (two sizes, two engines) whose report `measure` wrote.
@@ -41,40 +44,6 @@ fn quick_run_with(root: &Path, sizes: &str, extra: &[&str]) -> (PathBuf, serde_j
         "measure ends with a report: {err}"
     );
     only_run(root)
-}
-
-/// Debian's chromium (scripts/setup.sh installs it), or None after saying why;
-/// under CI it must be there.
-pub(crate) fn chromium() -> Option<PathBuf> {
-    let found = std::env::var_os("BLOBRACE_CHROMIUM")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain(["/usr/bin/chromium", "/usr/bin/chromium-browser"].map(PathBuf::from))
-        .find(|p| p.is_file());
-    if found.is_none() {
-        assert!(
-            std::env::var("CI").is_err(),
-            "CI: no chromium; scripts/setup.sh installs Debian's chromium"
-        );
-        eprintln!("skipped: no chromium (apt-get install chromium, or set BLOBRACE_CHROMIUM)");
-    }
-    found
-}
-
-pub(crate) fn headless(chromium: &Path, args: &[&str], page: &Path) -> std::process::Output {
-    Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-            "--force-device-scale-factor=1",
-            "--virtual-time-budget=10000",
-        ])
-        .args(args)
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("chromium runs")
 }
 
 /// Share of pixels in a box that are not (near) white.
@@ -119,13 +88,8 @@ fn the_report_opens_in_chromium_with_every_chart_drawn() {
             .nth(1)
             .unwrap_or("(attribute missing)")
     );
-    let boxes_json = html
-        .split("data-chart-boxes=\"")
-        .nth(1)
-        .and_then(|s| s.split('"').next())
-        .expect("chart boxes")
-        .replace("&quot;", "\"");
-    let boxes: Vec<[i64; 4]> = serde_json::from_str(&boxes_json).unwrap();
+    let boxes: Vec<[i64; 4]> =
+        serde_json::from_value(dom_json(&dom, "chart-boxes", &page)).unwrap();
     assert_eq!(boxes.len(), 9);
 
     // 2. A screenshot tall enough for the whole page: every chart area has ink.
@@ -158,133 +122,6 @@ fn the_report_opens_in_chromium_with_every_chart_drawn() {
             share * 100.0
         );
     }
-}
-
-/// axe-core's script, as scripts/setup.sh installs it, or None after saying why; under
-/// CI it must be there.
-pub(crate) fn axe_script() -> Option<PathBuf> {
-    let found = std::env::var_os("BLOBRACE_AXE")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(|h| PathBuf::from(h).join(".cache/blobrace/axe-core-4.10.3/axe.min.js"))
-        })
-        .filter(|p| p.is_file());
-    if found.is_none() {
-        assert!(
-            std::env::var("CI").is_err(),
-            "CI: no axe-core; scripts/setup.sh installs it"
-        );
-        eprintln!(
-            "skipped the accessibility check: no axe-core (scripts/setup.sh, or set BLOBRACE_AXE)"
-        );
-    }
-    found
-}
-
-/// axe-core's violations of `page` (WCAG 2 A and AA), run in Chromium on a copy of the
-/// page beside it (its charts resolve the same): (rule, impact, elements).
-pub(crate) fn axe_violations(
-    chromium: &Path,
-    axe: &Path,
-    page: &Path,
-) -> Vec<(String, String, u64)> {
-    let html = std::fs::read_to_string(page).unwrap();
-    let runner = format!(
-        "<script src=\"file://{}\"></script><script>axe.run(document,{{runOnly:{{type:'tag',values:['wcag2a','wcag2aa']}}}}).then(r=>{{document.body.dataset.axe=JSON.stringify(r.violations.map(v=>[v.id,v.impact||'',v.nodes.length]))}},e=>{{document.body.dataset.axe=JSON.stringify([['axe failed: '+e,'critical',0]])}});</script></body>",
-        axe.display()
-    );
-    let copy = page.with_file_name("axe-check.html");
-    std::fs::write(&copy, html.replacen("</body>", &runner, 1)).unwrap();
-    let dom = headless(
-        chromium,
-        &[
-            "--window-size=1280,800",
-            "--allow-file-access-from-files",
-            "--dump-dom",
-        ],
-        &copy,
-    );
-    std::fs::remove_file(&copy).unwrap();
-    let out = stdout(&dom);
-    let json = out
-        .split("data-axe=\"")
-        .nth(1)
-        .and_then(|s| s.split('"').next())
-        .unwrap_or_else(|| {
-            panic!(
-                "axe-core did not finish on {}: {}",
-                page.display(),
-                stderr(&dom)
-            )
-        })
-        .replace("&quot;", "\"");
-    let found: Vec<(String, String, u64)> = serde_json::from_str(&json).unwrap();
-    found
-}
-
-/// The serious and critical ones of `axe_violations`, said whole where any.
-pub(crate) fn assert_accessible(chromium: &Path, page: &Path) {
-    let Some(axe) = axe_script() else { return };
-    let found = axe_violations(chromium, &axe, page);
-    eprintln!("axe-core on {}: {found:?}", page.display());
-    let bad: Vec<_> = found
-        .iter()
-        .filter(|(_, impact, _)| impact == "serious" || impact == "critical")
-        .collect();
-    assert!(bad.is_empty(), "{}: {bad:?}", page.display());
-}
-
-/// The page's own account of where its parts landed (`data-first-screen`, written by
-/// its load script): the verdict table's and the headline's tops, the page's size.
-fn first_screen(chromium: &Path, page: &Path, width: u32, height: u32) -> serde_json::Value {
-    let dom = headless(
-        chromium,
-        &[&format!("--window-size={width},{height}"), "--dump-dom"],
-        page,
-    );
-    assert!(dom.status.success(), "{}", stderr(&dom));
-    let html = stdout(&dom);
-    let json = html
-        .split("data-first-screen=\"")
-        .nth(1)
-        .and_then(|s| s.split('"').next())
-        .expect("the page reports its first screen")
-        .replace("&quot;", "\"");
-    serde_json::from_str(&json).unwrap()
-}
-
-/// How wide `page` lays out in a phone's 390 px (headless Chromium's window is 500 px
-/// at least, so the page is opened in a 390 px frame beside it): (its width, the
-/// frame's). The wider, the more the page itself scrolls sideways.
-pub(crate) fn phone_width(chromium: &Path, page: &Path) -> (i64, i64) {
-    let name = page.file_name().unwrap().to_string_lossy().into_owned();
-    let frame = page.with_file_name("phone-check.html");
-    std::fs::write(
-        &frame,
-        format!(
-            "<!doctype html><body><iframe id=f src=\"{name}\" style=\"width:390px;height:844px;border:0\"></iframe><script>f.onload=()=>{{const d=f.contentDocument.documentElement;document.body.dataset.phone=JSON.stringify([d.scrollWidth,d.clientWidth])}}</script></body>"
-        ),
-    )
-    .unwrap();
-    let dom = headless(
-        chromium,
-        &[
-            "--window-size=500,900",
-            "--allow-file-access-from-files",
-            "--dump-dom",
-        ],
-        &frame,
-    );
-    std::fs::remove_file(&frame).unwrap();
-    let out = stdout(&dom);
-    let json = out
-        .split("data-phone=\"")
-        .nth(1)
-        .and_then(|s| s.split('"').next())
-        .unwrap_or_else(|| panic!("the frame did not load {name}: {}", stderr(&dom)));
-    let [width, viewport]: [i64; 2] = serde_json::from_str(json).unwrap();
-    (width, viewport)
 }
 
 /// The answer in the first screen: at 1280x800 the verdict table and the top of the
@@ -341,7 +178,7 @@ fn the_reports_first_screen_answers_and_a_phone_never_scrolls_sideways() {
         "severe ones first: {caveats}"
     );
 
-    let wide = first_screen(&chromium, &page, 1280, 800);
+    let wide = page_says(&chromium, &page, "first-screen", 1280, 800);
     let top = |key: &str| wide[key].as_i64().unwrap();
     assert!(
         (0..700).contains(&top("verdict")),
@@ -354,6 +191,12 @@ fn the_reports_first_screen_answers_and_a_phone_never_scrolls_sideways() {
         "the headline chart starts at {} px: {wide}",
         top("headline")
     );
+    // The chart's own top, with 100 px of it in view.
+    assert!(
+        (0..700).contains(&top("headline_chart")),
+        "the headline chart's picture starts at {} px: {wide}",
+        top("headline_chart")
+    );
     assert!(top("warnings") > top("headline"), "{wide}");
     let narrow = phone_width(&chromium, &page);
     assert!(
@@ -363,19 +206,10 @@ fn the_reports_first_screen_answers_and_a_phone_never_scrolls_sideways() {
         narrow.1
     );
 
-    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-shots");
-    std::fs::create_dir_all(&shots).unwrap();
-    let shot = shots.join("report-1280x800.png");
-    let out = headless(
-        &chromium,
-        &[
-            "--window-size=1280,800",
-            &format!("--screenshot={}", shot.display()),
-        ],
-        &page,
-    );
-    assert!(shot.is_file(), "no screenshot: {}", stderr(&out));
-    eprintln!("the report at 1280x800: {}", shot.display());
+    screenshot(&chromium, &page, "report-1280x800", 1280, 800);
+    screenshot(&chromium, &page, "report-390x844", 390, 844);
+    let opened = assert_everything_opens(&chromium, &page);
+    assert!(opened["details"].as_u64().unwrap() > 0, "{opened}");
     eprintln!(
         "first screen at 1280x800: {wide}; at 390 px the page is {} px wide",
         narrow.0

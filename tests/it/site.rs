@@ -101,9 +101,16 @@ fn many_runs_make_one_page_linked_to_each_runs_report() {
     );
     assert_eq!(values.last().unwrap().1, 100, "{values:?}");
     // Read in a real browser: axe-core finds nothing serious (bars, colours, links).
-    if let Some(chromium) = crate::report::chromium() {
+    if let Some(chromium) = crate::browser::chromium() {
         let site = root.join("site/index.html").canonicalize().unwrap();
-        crate::report::assert_accessible(&chromium, &site);
+        crate::browser::assert_accessible(&chromium, &site);
+        crate::browser::screenshot(&chromium, &site, "site-1280x800", 1280, 800);
+        crate::browser::assert_everything_opens(&chromium, &site);
+        let (width, viewport) = crate::browser::phone_width(&chromium, &site);
+        assert!(
+            width <= viewport,
+            "the site page: {width} px wide in {viewport} px"
+        );
     }
     // The run whose sqlite failed marks its score so.
     assert!(

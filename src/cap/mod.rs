@@ -174,10 +174,10 @@ pub struct CapGuard {
     created: Vec<(PathBuf, PathBuf)>,
     /// Stale leaves removed on the way (`CapReport::housekeeping`).
     housekeeping: Vec<String>,
-    /// Where leaves were made, looked through again at the end: a killed run's leaf
-    /// still held its watchdogs (finishing their work) when this run began, and only
-    /// an empty cgroup can be removed.
-    parents: Vec<(PathBuf, Roots)>,
+    /// The hierarchies the leaves were made in. Their parents are looked through
+    /// again at the end: a killed run's leaf still held its watchdogs (finishing their
+    /// work) when this run began, and only an empty cgroup can be removed.
+    roots: Option<Roots>,
 }
 
 impl CapGuard {
@@ -197,7 +197,7 @@ impl CapGuard {
         fs::create_dir_all(&leaf)
             .map_err(|e| format!("cannot create cgroup {}: {e}", leaf.display()))?;
         self.created.push((leaf.clone(), return_to.to_path_buf()));
-        self.parents.push((parent.to_path_buf(), roots.clone()));
+        self.roots.get_or_insert_with(|| roots.clone());
         Ok(leaf)
     }
 }
@@ -214,8 +214,10 @@ impl Drop for CapGuard {
             let _ = fs::write(back.join("cgroup.procs"), &pid);
             let _ = fs::remove_dir(leaf);
         }
-        for (parent, roots) in &self.parents {
-            cgroupfs::remove_stale_leaves(parent, roots);
+        if let Some(roots) = &self.roots {
+            for parent in self.created.iter().filter_map(|(leaf, _)| leaf.parent()) {
+                cgroupfs::remove_stale_leaves(parent, roots);
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! What a run starts beside itself and must not outlive it, however it ends: a helper
 //! program killed with the run (`dies_with_this_thread`), and a watchdog shell that
 //! waits on a pipe for the run's end and then undoes what the run set up (`watchdog`).
-//! The readahead (`cap/readahead.rs`), the latency proxy and the emulated disk use them.
+//! The readahead (`cap/readahead/`), the latency proxy and the emulated disk use them.
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;

@@ -613,3 +613,19 @@ pub fn kill_once_ready<T>(
     child.wait().unwrap();
     found
 }
+
+/// A server engine measured briefly and alone: one client, no saturation search, and
+/// steady only (a cold start restarts the container, which the next test holding the
+/// server would find still starting).
+pub const ONE_STEADY_CLIENT: [&str; 10] = [
+    "--precision",
+    "off",
+    "--clients",
+    "1",
+    "--saturate-sizes",
+    "none",
+    "--cache",
+    "steady",
+    "--steady-limit",
+    "2s",
+];

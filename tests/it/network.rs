@@ -19,22 +19,11 @@ fn args(url: &str) -> Vec<String> {
         "8MiB",
         "--warmup",
         "100ms",
-        "--precision",
-        "off",
-        "--clients",
-        "1",
-        "--saturate-sizes",
-        "none",
-        // Steady: no cold start restarts the container, which the next test holding
-        // PostgreSQL would otherwise find still starting.
-        "--cache",
-        "steady",
-        "--steady-limit",
-        "2s",
         "--postgres-url",
         url,
     ]
     .iter()
+    .chain(&crate::common::ONE_STEADY_CLIENT)
     .map(|s| s.to_string())
     .collect()
 }

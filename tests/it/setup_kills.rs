@@ -19,7 +19,8 @@ use crate::readahead::LoopDisk;
 const HOST_READAHEAD_KB: u64 = 4096;
 
 fn args(url: &str, data: &Path, results: &Path, measure: &str) -> Vec<String> {
-    let mut args: Vec<String> = [
+    let (data, results) = (data.display().to_string(), results.display().to_string());
+    [
         "measure",
         "--engines",
         "floor,postgres-raw",
@@ -38,35 +39,22 @@ fn args(url: &str, data: &Path, results: &Path, measure: &str) -> Vec<String> {
         "0ms",
         "--disk-cap",
         "riops=5000",
-        // Steady: no cold start restarts the container between the steps.
-        "--cache",
-        "steady",
-        "--steady-limit",
-        "2s",
         "--warmup",
         "50ms",
-        "--precision",
-        "off",
-        "--clients",
-        "1",
-        "--saturate-sizes",
-        "none",
         "--no-wait",
         "--measure",
         measure,
         "--postgres-url",
         url,
+        "--data-dir",
+        &data,
+        "--results-dir",
+        &results,
     ]
     .iter()
+    .chain(&crate::common::ONE_STEADY_CLIENT)
     .map(|s| s.to_string())
-    .collect();
-    args.extend([
-        "--data-dir".into(),
-        data.display().to_string(),
-        "--results-dir".into(),
-        results.display().to_string(),
-    ]);
-    args
+    .collect()
 }
 
 /// The cgroups named for one of `pids` (`blobrace-<pid>`, a run's own) anywhere in the

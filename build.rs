@@ -41,11 +41,15 @@ fn main() {
             rerun_if_changed(path);
         }
     } else {
-        // A commit moves HEAD or a ref: where they live, for a linked worktree too.
+        // A commit moves HEAD or the branch it names: where they live, for a linked
+        // worktree too. Only this branch's ref, not all of `refs` (a commit on another
+        // branch or worktree, or a fetch, compiled the crate again, about 4 minutes).
         // Only those that exist: cargo reruns a script every time for a path that is
         // missing (a checkout without packed-refs), and compiles the crate again with
-        // it. A ref packed later leaves `refs`, which is watched.
-        for name in ["HEAD", "refs", "packed-refs"] {
+        // it. A ref packed later is gone from its file, which reruns this once, and
+        // lives in packed-refs from then on.
+        let branch = git(&["symbolic-ref", "-q", "HEAD"]);
+        for name in ["HEAD", "packed-refs"].into_iter().chain(branch.as_deref()) {
             if let Some(path) = git(&["rev-parse", "--git-path", name])
                 && std::path::Path::new(&path).exists()
             {

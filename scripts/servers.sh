@@ -217,6 +217,16 @@ wait_healthy() {
     if [ "$status" != healthy ]; then
       echo "servers: $service is $status after 120s; its log:" >&2
       docker logs --tail 30 "$id" >&2
+      # A health check refused its password: the volume holds the passwords of the env
+      # file that created it (found 2026-12-06 with an env file from another clone:
+      # two minutes of "Access denied" and no word of why).
+      # Read whole before grep: `grep -q` stops early, and under pipefail the log's
+      # SIGPIPE made the test false.
+      if grep -qE "Access denied for user|password authentication failed" <<<"$(docker logs --tail 200 "$id" 2>&1)"; then
+        echo "servers: $service refuses the password in $env_file: its data volume was created with another env file's." >&2
+        echo "  Put that env file back, or drop the volumes and their loaded data with" >&2
+        echo "  BLOBRACE_COMPOSE_PROJECT=$project scripts/servers.sh purge" >&2
+      fi
       exit 1
     fi
   done

@@ -101,6 +101,16 @@ pub struct RunArgs {
           help = "Blobs of many sizes in one dataset instead of size classes: 4KiB:67,8KiB:10,1MiB:3 (sizes and weights; fio's 4k/67:8k/10 too), uniform:LOW,HIGH, lognormal:MEDIAN,SIGMA,LARGEST, hist:FILE (a YCSB histogram file), dir:DIR (the sizes of a directory's files, nothing read), a table's column sampled by size (sqlite:FILE#TABLE.COLUMN, postgres://USER:PASS@HOST/DB#[SCHEMA.]TABLE.COLUMN, mysql://USER:PASS@HOST/DB#TABLE.COLUMN; up to 200,000 values' lengths, no content copied) or file:FILE (a mix a run saved). Each row's size comes from the seed and its id; the dataset holds --dataset-bytes.")]
     pub size_mix: Option<crate::dataset::mix::MixRef>,
 
+    /// What the blobs hold: random (incompressible bytes, the default), text (prose-like
+    /// words), json (records with nested objects and arrays), html (pages of tags and
+    /// text), or ratio:R (bytes built to compress about R:1 under a general compressor,
+    /// 1 < R <= 100, for a sweep). A dataset of its own (`-text` in its name), loaded
+    /// beside the random one; PostgreSQL then loads with its default compression (pglz)
+    /// as its users' documents are.
+    #[arg(long, env = "BLOBRACE_CONTENT", default_value = "random",
+          value_parser = |s: &str| s.parse::<crate::dataset::documents::Content>())]
+    pub content: crate::dataset::documents::Content,
+
     #[arg(long, env = "BLOBRACE_SHARE", value_parser = super::share::parse_share,
           help = "This machine's share of the size classes when a run is split across n machines: i/n takes every n-th size from the i-th (1/2: the 1st, 3rd...; 2/2: the 2nd, 4th...). Join the runs with `blobrace merge`.")]
     pub share: Option<super::Share>,

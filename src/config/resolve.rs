@@ -261,6 +261,7 @@ impl RunArgs {
             samples: self.samples,
             database_knobs: self.database_knobs,
             key: self.key,
+            content: self.content,
             target_p99: self.target_p99.unwrap_or(DEFAULT_TARGET_P99),
             drop_after: self.drop_after,
             keep_all: self.keep_all,

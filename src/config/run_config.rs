@@ -112,6 +112,12 @@ pub struct RunConfig {
     pub database_knobs: DatabaseKnobs,
     #[serde(default)]
     pub key: KeyType,
+    /// What the blobs hold (`--content`); random in results from before it existed.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::dataset::documents::Content::is_random_ref"
+    )]
+    pub content: crate::dataset::documents::Content,
     #[serde(default = "default_target_p99")]
     pub target_p99: Duration,
     #[serde(default)]
@@ -256,6 +262,10 @@ impl RunConfig {
     /// writer` or `disk cap gp3`.
     pub fn workload(&self) -> Vec<String> {
         let mut parts = Vec::new();
+        // Documents instead of random bytes: `variants` sets the contents side by side.
+        if !self.content.is_random() {
+            parts.push(format!("content {}", self.content));
+        }
         if self.access != crate::workload::access::Access::Uniform {
             parts.push(format!("access {}", self.access));
         }
@@ -334,12 +344,10 @@ impl RunConfig {
 
     pub fn datasets(&self) -> Vec<DatasetSpec> {
         if let Some(mix) = self.size_mix {
-            return vec![DatasetSpec::of_mix(
-                mix,
-                self.dataset_bytes,
-                self.seed,
-                self.key,
-            )];
+            return vec![DatasetSpec {
+                content: self.content,
+                ..DatasetSpec::of_mix(mix, self.dataset_bytes, self.seed, self.key)
+            }];
         }
         self.sizes
             .iter()
@@ -348,6 +356,7 @@ impl RunConfig {
                 DatasetSpec {
                     churn: self.churn,
                     live: self.write_rate.is_some(),
+                    content: self.content,
                     ..spec.expect("validated")
                 }
             })

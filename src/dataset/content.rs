@@ -3,9 +3,10 @@
 //! fetch can be checked cheaply and any row regenerated to check it fully. A row is at
 //! version 0 when loaded; `--churn` writes version 1 over some (`churn.rs`).
 
+use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
-use rand::{Rng, SeedableRng};
 
+use crate::dataset::documents::Content;
 use crate::size::SizeClass;
 
 /// Bytes at the start of every blob that hold its id, little endian.
@@ -30,14 +31,23 @@ fn row_seed(seed: u64, size: SizeClass, id: u64, version: u32) -> u64 {
 /// Fill `buf` (exactly one blob long: the size class's, or the row's own in a mix,
 /// `DatasetSpec::blob_bytes`) with the content of row `id` as loaded. `size` is the
 /// dataset's size class (a mix's largest blob): part of the row's seed.
-pub fn fill_blob(seed: u64, size: SizeClass, id: u64, buf: &mut [u8]) {
-    fill_blob_version(seed, size, id, 0, buf);
+pub fn fill_blob(seed: u64, size: SizeClass, content: Content, id: u64, buf: &mut [u8]) {
+    fill_blob_version(seed, size, content, id, 0, buf);
 }
 
 /// Fill `buf` with the content of row `id` at `version`.
-pub fn fill_blob_version(seed: u64, size: SizeClass, id: u64, version: u32, buf: &mut [u8]) {
+/// The stamp is written over the content's first 8 bytes: what a compressor sees
+/// differs from the content's own by those bytes only.
+pub fn fill_blob_version(
+    seed: u64,
+    size: SizeClass,
+    content: Content,
+    id: u64,
+    version: u32,
+    buf: &mut [u8],
+) {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(row_seed(seed, size, id, version));
-    rng.fill_bytes(buf);
+    content.fill(&mut rng, buf);
     buf[..STAMP_BYTES].copy_from_slice(&id.to_le_bytes());
 }
 
@@ -53,6 +63,7 @@ pub fn stamp_of(blob: &[u8]) -> Option<u64> {
 pub fn check_blob(
     seed: u64,
     size: SizeClass,
+    content: Content,
     (id, len): (u64, u64),
     blob: &[u8],
     full: Option<u32>,
@@ -68,10 +79,10 @@ pub fn check_blob(
     }
     if let Some(version) = full {
         scratch.resize(len as usize, 0);
-        fill_blob_version(seed, size, id, version, scratch);
+        fill_blob_version(seed, size, content, id, version, scratch);
         if let Some(pos) = blob.iter().zip(scratch.iter()).position(|(a, b)| a != b) {
             let other = if version == 0 { 1 } else { 0 };
-            fill_blob_version(seed, size, id, other, scratch);
+            fill_blob_version(seed, size, content, id, other, scratch);
             let which = if blob == &scratch[..] {
                 format!("holds version {other} of the row instead of version {version}")
             } else {
@@ -90,7 +101,7 @@ mod tests {
     fn blob(seed: u64, size: u64, id: u64) -> Vec<u8> {
         let size = SizeClass::new(size).unwrap();
         let mut buf = vec![0; size.as_usize()];
-        fill_blob(seed, size, id, &mut buf);
+        fill_blob(seed, size, Content::Random, id, &mut buf);
         buf
     }
 
@@ -132,44 +143,139 @@ mod tests {
         let mut scratch = Vec::new();
         let good = blob(3, 64, 9);
         assert_eq!(
-            check_blob(3, size, (9, 64), &good, Some(0), &mut scratch),
+            check_blob(
+                3,
+                size,
+                Content::Random,
+                (9, 64),
+                &good,
+                Some(0),
+                &mut scratch
+            ),
             None
         );
         assert!(
-            check_blob(3, size, (10, 64), &good, None, &mut scratch)
-                .unwrap()
-                .contains("id stamp 9")
+            check_blob(
+                3,
+                size,
+                Content::Random,
+                (10, 64),
+                &good,
+                None,
+                &mut scratch
+            )
+            .unwrap()
+            .contains("id stamp 9")
         );
         assert!(
-            check_blob(3, size, (9, 64), &good[..63], None, &mut scratch)
-                .unwrap()
-                .contains("length 63")
+            check_blob(
+                3,
+                size,
+                Content::Random,
+                (9, 64),
+                &good[..63],
+                None,
+                &mut scratch
+            )
+            .unwrap()
+            .contains("length 63")
         );
         let mut flipped = good.clone();
         flipped[40] ^= 1;
         assert_eq!(
-            check_blob(3, size, (9, 64), &flipped, None, &mut scratch),
+            check_blob(
+                3,
+                size,
+                Content::Random,
+                (9, 64),
+                &flipped,
+                None,
+                &mut scratch
+            ),
             None,
             "stamp-only check"
         );
         assert!(
-            check_blob(3, size, (9, 64), &flipped, Some(0), &mut scratch)
-                .unwrap()
-                .contains("byte 40")
+            check_blob(
+                3,
+                size,
+                Content::Random,
+                (9, 64),
+                &flipped,
+                Some(0),
+                &mut scratch
+            )
+            .unwrap()
+            .contains("byte 40")
         );
         // A row at the other version is named as such: an update lost or not yet applied.
         let mut changed = vec![0; 64];
-        fill_blob_version(3, size, 9, 1, &mut changed);
+        fill_blob_version(3, size, Content::Random, 9, 1, &mut changed);
         assert_eq!(changed[..STAMP_BYTES], good[..STAMP_BYTES]);
         assert_ne!(changed, good);
         assert_eq!(
-            check_blob(3, size, (9, 64), &changed, Some(1), &mut scratch),
+            check_blob(
+                3,
+                size,
+                Content::Random,
+                (9, 64),
+                &changed,
+                Some(1),
+                &mut scratch
+            ),
             None
         );
         assert!(
-            check_blob(3, size, (9, 64), &changed, Some(0), &mut scratch)
-                .unwrap()
-                .contains("holds version 1 of the row instead of version 0")
+            check_blob(
+                3,
+                size,
+                Content::Random,
+                (9, 64),
+                &changed,
+                Some(0),
+                &mut scratch
+            )
+            .unwrap()
+            .contains("holds version 1 of the row instead of version 0")
+        );
+    }
+
+    #[test]
+    fn a_document_row_is_stamped_and_checked_whole_like_a_random_one() {
+        let size = SizeClass::new(4096).unwrap();
+        let mut text = vec![0; 4096];
+        fill_blob(3, size, Content::Text, 9, &mut text);
+        assert_eq!(stamp_of(&text), Some(9));
+        assert!(
+            text[8..].iter().all(|b| b.is_ascii()),
+            "text after the stamp"
+        );
+        let mut scratch = Vec::new();
+        assert_eq!(
+            check_blob(
+                3,
+                size,
+                Content::Text,
+                (9, 4096),
+                &text,
+                Some(0),
+                &mut scratch
+            ),
+            None
+        );
+        // The same row of another content is not this dataset's.
+        assert!(
+            check_blob(
+                3,
+                size,
+                Content::Json,
+                (9, 4096),
+                &text,
+                Some(0),
+                &mut scratch
+            )
+            .unwrap()
+            .contains("content differs")
         );
     }
 }

@@ -2,7 +2,9 @@
 //! from `seed`, stored under the ids themselves or under a key per id (`key`). Every store records this in a manifest and refuses to mix datasets.
 
 pub mod churn;
+pub mod compressibility;
 pub mod content;
+pub mod documents;
 pub mod key;
 pub mod lock;
 pub mod mix;
@@ -13,6 +15,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::dataset::churn::Churn;
+use crate::dataset::documents::Content;
 use crate::dataset::key::{KEY_BYTES, KeyType};
 use crate::dataset::mix::MixRef;
 use crate::error::InputError;
@@ -43,6 +46,10 @@ pub struct DatasetSpec {
     /// batches and the memory checks are sized for).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mix: Option<MixRef>,
+    /// What the blobs hold (`--content`): random bytes, or documents that compress; a
+    /// dataset of its own (`-text` in its name).
+    #[serde(default, skip_serializing_if = "Content::is_random_ref")]
+    pub content: Content,
 }
 
 impl DatasetSpec {
@@ -60,6 +67,7 @@ impl DatasetSpec {
             churn: None,
             live: false,
             mix: None,
+            content: Content::Random,
         })
     }
 
@@ -75,6 +83,7 @@ impl DatasetSpec {
             churn: None,
             live: false,
             mix: Some(mix),
+            content: Content::Random,
         }
     }
 
@@ -212,18 +221,19 @@ impl DatasetSpec {
     /// File or directory stem shared by every store: `64KiB-x49152`, with the key
     /// type where it is not the integer id (`64KiB-x49152-kuuidv7`), the churn where
     /// there is one (`64KiB-x49152-churn30`) and `-live` for a dataset written while
-    /// measured.
+    /// measured, and the content where it is not random (`64KiB-x49152-text`).
     pub fn stem(&self) -> String {
         let size = match self.mix {
             Some(mix) => mix.get().stem(),
             None => self.size.to_string(),
         };
         format!(
-            "{}-x{}{}{}",
+            "{}-x{}{}{}{}",
             size,
             self.rows,
             self.key_suffix("-k"),
-            self.churn_suffix("-")
+            self.churn_suffix("-"),
+            self.content.suffix()
         )
     }
 
@@ -265,6 +275,9 @@ impl fmt::Display for DatasetSpec {
         )?;
         if self.live {
             f.write_str(", written while measured")?;
+        }
+        if !self.content.is_random() {
+            write!(f, ", {} content", self.content)?;
         }
         Ok(())
     }

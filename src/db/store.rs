@@ -383,6 +383,7 @@ pub(crate) mod checks {
                 churn: None,
                 live: false,
                 mix: None,
+                content: Default::default(),
             };
             let mut store = make(root.path(), spec);
             let (estimate, taken) = rt.block_on(async {

@@ -286,7 +286,7 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
                 batch[n] = Vec::new();
             }
             batch[n].resize(len as usize, 0);
-            fill_blob(spec.seed, spec.size, id, &mut batch[n]);
+            fill_blob(spec.seed, spec.size, spec.content, id, &mut batch[n]);
             batch_bytes += len;
             n += 1;
         }
@@ -374,7 +374,7 @@ async fn churn(store: &mut AnyStore) -> Result<Option<ChurnReport>> {
             if i == batch.len() {
                 batch.push(vec![0; spec.size.as_usize()]);
             }
-            fill_blob_version(spec.seed, spec.size, id, 1, &mut batch[i]);
+            fill_blob_version(spec.seed, spec.size, spec.content, id, 1, &mut batch[i]);
         }
         store
             .churning()?

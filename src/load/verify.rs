@@ -211,6 +211,7 @@ async fn read_in_batches(
             if let Some(what) = check_blob(
                 spec.seed,
                 spec.size,
+                spec.content,
                 (id, spec.blob_bytes(id)),
                 blob,
                 Some(version),
@@ -294,6 +295,7 @@ async fn read_every(
         if let Some(what) = check_blob(
             spec.seed,
             spec.size,
+            spec.content,
             (id, len),
             &out,
             Some(version),

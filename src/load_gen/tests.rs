@@ -40,7 +40,7 @@ impl Engine for SlowEngine {
             };
         std::thread::sleep(wait);
         out.resize(self.spec.blob_bytes(id) as usize, 0);
-        fill_blob(self.spec.seed, self.spec.size, id, out);
+        fill_blob(self.spec.seed, self.spec.size, self.spec.content, id, out);
         Ok(())
     }
     fn settings(&self) -> EngineSettings {
@@ -57,6 +57,7 @@ fn spec() -> DatasetSpec {
         churn: None,
         live: false,
         mix: None,
+        content: Default::default(),
     }
 }
 

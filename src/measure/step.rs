@@ -149,18 +149,27 @@ impl FetchStep {
                 (v, v)
             }
         };
-        let (seed, size) = (self.spec.seed, self.spec.size);
+        let (seed, size, content) = (self.spec.seed, self.spec.size, self.spec.content);
         let row = (id, self.spec.blob_bytes(id));
         let mut wrong = check_blob(
             seed,
             size,
+            content,
             row,
             &self.out,
             full.then_some(low),
             &mut self.scratch,
         );
         if wrong.is_some() && full && high != low {
-            wrong = check_blob(seed, size, row, &self.out, Some(high), &mut self.scratch);
+            wrong = check_blob(
+                seed,
+                size,
+                content,
+                row,
+                &self.out,
+                Some(high),
+                &mut self.scratch,
+            );
         }
         if let Some(what) = wrong {
             return Err(FetchMismatch {

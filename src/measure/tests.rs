@@ -22,7 +22,7 @@ impl Engine for MemoryEngine {
             tokio::time::sleep(self.delay).await;
         }
         out.resize(self.spec.blob_bytes(id) as usize, 0);
-        fill_blob(self.spec.seed, self.spec.size, id, out);
+        fill_blob(self.spec.seed, self.spec.size, self.spec.content, id, out);
         if self.corrupt_id == Some(id) {
             out[20] ^= 0xff;
         }
@@ -42,6 +42,7 @@ fn spec() -> DatasetSpec {
         churn: None,
         live: false,
         mix: None,
+        content: Default::default(),
     }
 }
 
@@ -147,6 +148,7 @@ fn ids_are_uniform_over_the_whole_range() {
         churn: None,
         live: false,
         mix: None,
+        content: Default::default(),
     };
     let mut ids = id_sequence(&s);
     let mut seen = [0u32; 11];

@@ -11,7 +11,7 @@ use crate::size::format_bytes;
 
 /// Every dimension, as `--vary` names it, and what it covers.
 pub const DIMENSIONS: [(&str, &str); 8] = [
-    ("dataset", "seed, bytes per size class, size mix"),
+    ("dataset", "seed, bytes per size class, size mix, content"),
     (
         "layout",
         "key type, SQLite page and mmap_size, PostgreSQL storage, RocksDB blob files",
@@ -42,10 +42,11 @@ pub fn dimensions(run: &RunResults) -> Vec<(&'static str, String)> {
         (
             "dataset",
             format!(
-                "seed {}, {} per size class, size mix {}",
+                "seed {}, {} per size class, size mix {}, content {}",
                 c.seed,
                 format_bytes(c.dataset_bytes),
-                or_none(c.size_mix.map(|mix| mix.get().canonical()))
+                or_none(c.size_mix.map(|mix| mix.get().canonical())),
+                c.content
             ),
         ),
         (

@@ -156,6 +156,8 @@ fn how_measured(run: &RunResults) -> Vec<(&'static str, String)> {
     vec![
         ("seed", c.seed.to_string()),
         ("dataset bytes", c.dataset_bytes.to_string()),
+        // Text and random bytes are two datasets, never halves of one run.
+        ("content", c.content.to_string()),
         ("warm-up", format!("{:?}", c.warmup)),
         ("measuring time", format!("{:?}", c.measure)),
         ("precision", format!("{:?}", c.precision)),

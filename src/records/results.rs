@@ -57,6 +57,10 @@ pub struct RunResults {
     #[serde(default)]
     pub server_fits: Vec<crate::server_caps::ServerFit>,
     pub loads: Vec<LoadReport>,
+    /// What deflate makes of each dataset's blobs, sampled when the run began (none in
+    /// results from before it was measured).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compressibility: Vec<crate::dataset::compressibility::Compressibility>,
     /// One client, closed loop: criterion's (or `measure`'s) fetches.
     pub results: Vec<EngineResult>,
     /// More clients, or a rate offered: the load generator's (`load_gen`).
@@ -300,6 +304,12 @@ pub struct DatasetFacts {
     pub bytes: u64,
     pub seed: u64,
     pub location: String,
+    /// What its blobs hold (`--content`); random where not said.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::dataset::documents::Content::is_random_ref"
+    )]
+    pub content: crate::dataset::documents::Content,
 }
 
 /// Which measurement of an engine at a size this is: its cache state, and which

@@ -330,6 +330,11 @@ impl Run {
             );
         }
         let part = resume::new_part(&command, &machine.hostname);
+        let compressibility = config
+            .datasets()
+            .iter()
+            .map(crate::dataset::compressibility::Compressibility::of)
+            .collect();
         let results = RunResults {
             schema_version: RESULTS_SCHEMA_VERSION,
             run_id: new_run_id(),
@@ -345,6 +350,7 @@ impl Run {
             runner_image: None,
             server_fits: Vec::new(),
             loads: Vec::new(),
+            compressibility,
             results: Vec::new(),
             load_results: Vec::new(),
             saturations: Vec::new(),

@@ -113,6 +113,7 @@ impl Run {
                 bytes: spec.bytes(),
                 seed: spec.seed,
                 location,
+                content: spec.content,
             },
             settings,
             // A remote server's memory is unknown unless its pod's memory limit was

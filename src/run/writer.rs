@@ -165,7 +165,14 @@ async fn write(
         }
         most_behind = most_behind.max(now - due);
         let (id, version) = order.change_at(applied);
-        fill_blob_version(spec.seed, spec.size, id, version, &mut blobs[0]);
+        fill_blob_version(
+            spec.seed,
+            spec.size,
+            spec.content,
+            id,
+            version,
+            &mut blobs[0],
+        );
         count.begin(applied);
         let t0 = Instant::now();
         store

@@ -19,6 +19,7 @@ mod browser;
 mod cap;
 mod churn;
 mod compare;
+mod content;
 mod damage;
 mod disk_cap;
 mod disk_plan;

@@ -373,6 +373,7 @@ mod tests {
             churn: None,
             live: false,
             mix: None,
+            content: Default::default(),
         };
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()

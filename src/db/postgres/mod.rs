@@ -7,6 +7,7 @@ pub mod knobs;
 
 pub use knobs::{PgStorage, PostgresKnobs};
 
+use crate::dataset::documents::Content;
 use sea_orm::{ConnectOptions, DbBackend};
 
 use crate::db::knobs::Knobs;
@@ -228,8 +229,11 @@ impl Loading for Postgres {
     /// EXTENDED vs 211 MB/s EXTERNAL, and the same bytes on disk (3.13 GiB each).
     /// An EXTENDED dataset gets its own setting back before it is marked complete
     /// (`after_load_sql`), so what is measured and recorded is PostgreSQL's default.
-    fn table_setup_sql(&self, options: &Knobs) -> Vec<String> {
+    /// That shortcut holds for random bytes only: documents that compress (`--content`)
+    /// load EXTENDED, so pglz compresses them as it would a user's.
+    fn table_setup_sql(&self, options: &Knobs, content: Content) -> Vec<String> {
         match options.get::<PostgresKnobs>().storage {
+            PgStorage::Extended if !content.is_random() => Vec::new(),
             PgStorage::Extended | PgStorage::External => {
                 vec!["ALTER TABLE blobs ALTER COLUMN data SET STORAGE EXTERNAL".into()]
             }

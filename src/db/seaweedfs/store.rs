@@ -11,7 +11,9 @@ use anyhow::{Context, Result, bail};
 use futures_util::StreamExt;
 use object_store::aws::AmazonS3;
 use object_store::path::Path as ObjectPath;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{
+    Attribute, AttributeValue, Attributes, ObjectStore, ObjectStoreExt, PutOptions, PutPayload,
+};
 use tokio::task::JoinSet;
 
 use super::admin;
@@ -277,8 +279,22 @@ impl Store for S3Store {
             object_name_into(&self.spec, id, &mut name);
             let path = ObjectPath::from(name.as_str());
             let client = client.clone();
-            in_flight
-                .spawn(async move { client.put(&path, PutPayload::from(data)).await.map(|_| id) });
+            // The content type a user uploading such documents sends: SeaweedFS gzips
+            // text, JSON and HTML where that saves 10% or more, and stores octet-streams
+            // as sent (random bytes keep the request they always made).
+            let options = match self.spec.content.is_random() {
+                true => PutOptions::default(),
+                false => PutOptions::from(Attributes::from_iter([(
+                    Attribute::ContentType,
+                    AttributeValue::from(self.spec.content.mime()),
+                )])),
+            };
+            in_flight.spawn(async move {
+                client
+                    .put_opts(&path, PutPayload::from(data), options)
+                    .await
+                    .map(|_| id)
+            });
             if in_flight.len() >= requests_in_flight(self.spec.size.bytes())
                 && let Some(done) = in_flight.join_next().await
                 && let Err(e) = done.context("a PUT task failed")?

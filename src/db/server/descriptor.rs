@@ -252,7 +252,11 @@ pub trait Loading {
     }
 
     /// Statements run in the dataset's namespace once the tables exist, before any row.
-    fn table_setup_sql(&self, _options: &Knobs) -> Vec<String> {
+    fn table_setup_sql(
+        &self,
+        _options: &Knobs,
+        _content: crate::dataset::documents::Content,
+    ) -> Vec<String> {
         Vec::new()
     }
 

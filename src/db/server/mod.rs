@@ -210,7 +210,7 @@ impl Server {
     /// Namespace of a dataset: only [a-z0-9_], so it can be inlined in SQL safely.
     pub fn namespace(self, spec: &crate::dataset::DatasetSpec, options: &Knobs) -> String {
         format!(
-            "blobs_{}_x{}{}{}{}",
+            "blobs_{}_x{}{}{}{}{}",
             match spec.mix {
                 // A mix's name can be long: its kind and a hash of its text.
                 Some(mix) => mix.get().short_id(),
@@ -219,6 +219,7 @@ impl Server {
             spec.rows,
             spec.key_suffix("_"),
             spec.churn_suffix("_").replace('-', "_"),
+            spec.content.suffix().replace('-', "_"),
             self.sql().map_or("", |sql| sql.namespace_suffix(options))
         )
     }

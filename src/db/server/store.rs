@@ -220,7 +220,7 @@ impl Store for ServerStore {
         admin.close().await?;
         let spec = self.spec;
         let location = self.location.clone();
-        let setup = self.sql.table_setup_sql(&self.options);
+        let setup = self.sql.table_setup_sql(&self.options, spec.content);
         let parallel = self.parallel_batches();
         if parallel > 1 && self.db.is_none() {
             let url = self.server.require_url(self.url.as_deref())?;

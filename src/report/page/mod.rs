@@ -286,8 +286,19 @@ fn measured_line(run: &RunResults, cache: CacheState) -> String {
         Some(d) => format!("as deployed on {}", d.name),
         None => "on this machine".to_string(),
     };
+    // What deflate made of the blobs where the run measured it (every dataset's the
+    // same content; the first sampled, said as measured).
+    let deflate = run
+        .compressibility
+        .first()
+        .map(|c| format!(", {}", c.label()))
+        .unwrap_or_default();
+    let bytes = match run.config.content {
+        crate::dataset::documents::Content::Random => format!("random bytes{deflate}"),
+        content => format!("{content} content{deflate}"),
+    };
     format!(
-        "{sized} · {cap} · {} cache · incompressible bytes · {place}",
+        "{sized} · {cap} · {} cache · {bytes} · {place}",
         cache.name()
     )
 }

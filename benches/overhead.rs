@@ -16,6 +16,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 
 use blobrace::dataset::DatasetSpec;
 use blobrace::dataset::content::{check_blob, fill_blob};
+use blobrace::dataset::documents::Content;
 use blobrace::db::engine::{Engine, EngineSettings};
 use blobrace::disk::io::DiskReadCounter;
 use blobrace::measure::{FetchLoop, Phase};
@@ -49,11 +50,12 @@ fn overhead(c: &mut Criterion) {
         churn: None,
         live: false,
         mix: None,
+        content: Content::Random,
     };
     let blobs = (1..=spec.rows)
         .map(|id| {
             let mut b = vec![0; spec.size.as_usize()];
-            fill_blob(spec.seed, spec.size, id, &mut b);
+            fill_blob(spec.seed, spec.size, spec.content, id, &mut b);
             b
         })
         .collect();
@@ -93,11 +95,19 @@ fn full_check(c: &mut Criterion) {
     for bytes in [1u64 << 10, 64 << 10, 4 << 20] {
         let size = SizeClass::new(bytes).unwrap();
         let mut blob = vec![0; size.as_usize()];
-        fill_blob(1, size, 7, &mut blob);
+        fill_blob(1, size, Content::Random, 7, &mut blob);
         let mut scratch = Vec::with_capacity(size.as_usize());
         c.bench_function(&format!("harness/full-check/{size}"), |b| {
             b.iter(|| {
-                let wrong = check_blob(1, size, (7, bytes), &blob, Some(0), &mut scratch);
+                let wrong = check_blob(
+                    1,
+                    size,
+                    Content::Random,
+                    (7, bytes),
+                    &blob,
+                    Some(0),
+                    &mut scratch,
+                );
                 assert!(wrong.is_none());
             })
         });

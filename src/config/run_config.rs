@@ -115,7 +115,7 @@ pub struct RunConfig {
     /// What the blobs hold (`--content`); random in results from before it existed.
     #[serde(
         default,
-        skip_serializing_if = "crate::dataset::documents::Content::is_random_ref"
+        skip_serializing_if = "crate::dataset::documents::Content::is_random"
     )]
     pub content: crate::dataset::documents::Content,
     #[serde(default = "default_target_p99")]

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 pub const MAX_RATIO: f64 = 100.0;
 
 /// A dataset's content.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub enum Content {
     #[default]
@@ -27,26 +27,14 @@ pub enum Content {
     Text,
     Json,
     Html,
-    /// Compresses about R:1 (1 < R <= `MAX_RATIO`), in hundredths so the type is Eq.
+    /// Compresses about R:1 (1 < R <= `MAX_RATIO`), in hundredths (an exact name).
     Ratio(u32),
 }
 
-impl Eq for Content {}
-
-impl std::hash::Hash for Content {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.to_string().hash(state)
-    }
-}
-
 impl Content {
-    pub fn is_random(self) -> bool {
-        self == Content::Random
-    }
-
-    /// `is_random` for serde's `skip_serializing_if`.
-    pub fn is_random_ref(&self) -> bool {
-        self.is_random()
+    /// By reference, for serde's `skip_serializing_if` too.
+    pub fn is_random(&self) -> bool {
+        *self == Content::Random
     }
 
     /// What a store would be told the bytes are (SeaweedFS gzips text, JSON and HTML).
@@ -154,7 +142,7 @@ fn fill_ratio(rng: &mut Xoshiro256PlusPlus, buf: &mut [u8], ratio: f64) {
 /// machine and run), drawn by rank with a Zipf-like frequency (the r-th word about
 /// 1/r as often as the first), as words are in prose.
 struct Vocabulary {
-    words: Vec<&'static str>,
+    words: Vec<String>,
     /// The cumulative weights, scaled to u64, for drawing a rank.
     cumulative: Vec<u64>,
 }
@@ -180,7 +168,7 @@ fn vocabulary() -> &'static Vocabulary {
                 .map(|_| SYLLABLES[rng.random_range(0..SYLLABLES.len())])
                 .collect();
             if seen.insert(word.clone()) {
-                words.push(&*Box::leak(word.into_boxed_str()));
+                words.push(word);
             }
         }
         let weights: Vec<f64> = (1..=WORDS).map(|r| 1.0 / r as f64).collect();
@@ -198,10 +186,10 @@ fn vocabulary() -> &'static Vocabulary {
 }
 
 impl Vocabulary {
-    fn word(&self, rng: &mut Xoshiro256PlusPlus) -> &'static str {
+    fn word(&self, rng: &mut Xoshiro256PlusPlus) -> &str {
         let u = rng.next_u64();
         let at = self.cumulative.partition_point(|&c| c < u);
-        self.words[at.min(WORDS - 1)]
+        &self.words[at.min(WORDS - 1)]
     }
 }
 

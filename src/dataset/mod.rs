@@ -48,7 +48,7 @@ pub struct DatasetSpec {
     pub mix: Option<MixRef>,
     /// What the blobs hold (`--content`): random bytes, or documents that compress; a
     /// dataset of its own (`-text` in its name).
-    #[serde(default, skip_serializing_if = "Content::is_random_ref")]
+    #[serde(default, skip_serializing_if = "Content::is_random")]
     pub content: Content,
 }
 

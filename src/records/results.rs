@@ -307,7 +307,7 @@ pub struct DatasetFacts {
     /// What its blobs hold (`--content`); random where not said.
     #[serde(
         default,
-        skip_serializing_if = "crate::dataset::documents::Content::is_random_ref"
+        skip_serializing_if = "crate::dataset::documents::Content::is_random"
     )]
     pub content: crate::dataset::documents::Content,
 }

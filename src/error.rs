@@ -23,6 +23,10 @@ pub enum InputError {
     #[error("{what}: {why}")]
     Unavailable { what: String, why: String },
 
+    /// Settings that are each valid but cannot go together: the line names the fix.
+    #[error("these settings do not go together: {0}")]
+    Settings(String),
+
     #[error("invalid {what} '{input}': {why}")]
     Value {
         what: &'static str,

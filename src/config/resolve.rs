@@ -17,6 +17,7 @@ impl RunArgs {
     /// Fill in the profile's presets and check what involves two flags at once.
     pub fn resolve(&self) -> Result<RunConfig, InputError> {
         let preset = self.preset.values();
+        self.database_knobs.check().map_err(InputError::Settings)?;
         let sizes = match (&self.sizes, self.size_mix) {
             (_, Some(mix)) => vec![SizeClass::new(mix.get().largest())?],
             (Some(SizeList(list)), None) => list.clone(),

@@ -14,6 +14,8 @@ use rand::rngs::Xoshiro256PlusPlus;
 use rand::{Rng, RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
 
+use super::corpus::{Corpus, CorpusRef};
+
 /// The most `ratio:` takes: past it the bytes are one short run repeated, nothing a
 /// store holds.
 pub const MAX_RATIO: f64 = 100.0;
@@ -29,6 +31,8 @@ pub enum Content {
     Html,
     /// Compresses about R:1 (1 < R <= `MAX_RATIO`), in hundredths (an exact name).
     Ratio(u32),
+    /// The bytes of the user's own files (`dir:PATH`, `corpus.rs`).
+    Dir(CorpusRef),
 }
 
 impl Content {
@@ -44,6 +48,7 @@ impl Content {
             Content::Json => "application/json",
             Content::Html => "text/html; charset=utf-8",
             Content::Random | Content::Ratio(_) => "application/octet-stream",
+            Content::Dir(corpus) => corpus.get().mime,
         }
     }
 
@@ -53,6 +58,8 @@ impl Content {
             Content::Random => String::new(),
             Content::Ratio(h) if h % 100 == 0 => format!("-r{}", h / 100),
             Content::Ratio(h) => format!("-r{}p{:02}", h / 100, h % 100),
+            // The bytes it was cut from: a folder that changed is another dataset.
+            Content::Dir(corpus) => format!("-dir{:08x}", corpus.get().digest >> 32),
             other => format!("-{other}"),
         }
     }
@@ -65,6 +72,7 @@ impl Content {
             Content::Json => Writer::new(buf).json(rng),
             Content::Html => Writer::new(buf).html(rng),
             Content::Ratio(h) => fill_ratio(rng, buf, f64::from(h) / 100.0),
+            Content::Dir(corpus) => corpus.get().fill(rng, buf),
         }
     }
 }
@@ -78,19 +86,34 @@ impl fmt::Display for Content {
             Content::Html => f.write_str("html"),
             Content::Ratio(h) if h % 100 == 0 => write!(f, "ratio:{}", h / 100),
             Content::Ratio(h) => write!(f, "ratio:{}.{:02}", h / 100, h % 100),
+            Content::Dir(corpus) => write!(f, "dir:{}", corpus.get().source),
         }
     }
 }
 
+/// As results hold it: a folder's content with the digest of the bytes it was cut from
+/// (`dir:PATH@<16 hex>`), so it reads back without the folder.
 impl From<Content> for String {
     fn from(c: Content) -> String {
-        c.to_string()
+        match c {
+            Content::Dir(corpus) => format!("{c}@{:016x}", corpus.get().digest),
+            _ => c.to_string(),
+        }
     }
 }
 
 impl TryFrom<String> for Content {
     type Error = String;
     fn try_from(s: String) -> Result<Self, String> {
+        if let Some(rest) = s.strip_prefix("dir:")
+            && let Some((source, hex)) = rest.rsplit_once('@')
+            && hex.len() == 16
+            && let Ok(digest) = u64::from_str_radix(hex, 16)
+        {
+            return Ok(Content::Dir(super::corpus::intern(Corpus::described(
+                source, digest,
+            ))));
+        }
         s.parse()
     }
 }
@@ -106,9 +129,17 @@ impl FromStr for Content {
             "html" => return Ok(Content::Html),
             _ => {}
         }
+        if let Some(dir) = t.strip_prefix("dir:") {
+            if dir.is_empty() {
+                return Err(
+                    "dir: names no folder: write dir:PATH, the folder whose files the blobs should hold".into(),
+                );
+            }
+            return Ok(Content::Dir(super::corpus::intern(Corpus::read(dir)?)));
+        }
         let Some(r) = t.strip_prefix("ratio:") else {
             return Err(format!(
-                "unknown content {t:?}: choose random (the default, incompressible), text, json, html or ratio:R (bytes that compress about R:1, 1 < R <= {MAX_RATIO})"
+                "unknown content {t:?}: choose random (the default, incompressible), text, json, html, ratio:R (bytes that compress about R:1, 1 < R <= {MAX_RATIO}) or dir:PATH (your own files' bytes)"
             ));
         };
         let ratio: f64 = r.trim().parse().map_err(|_| {

@@ -4,6 +4,7 @@
 pub mod churn;
 pub mod compressibility;
 pub mod content;
+pub mod corpus;
 pub mod documents;
 pub mod key;
 pub mod lock;

@@ -12,6 +12,12 @@ pub trait KnobSet: Any + Send + Sync + std::fmt::Debug {
     /// How the report and `blobrace compare` name these settings:
     /// `SQLite page 4096 B, mmap_size 0`.
     fn label(&self) -> String;
+
+    /// Why these settings cannot go together (one line naming the fix), before anything
+    /// is made.
+    fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Every database's knobs of a run, each read by its own database.

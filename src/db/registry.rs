@@ -66,6 +66,12 @@ macro_rules! database_knobs {
             pub fn label(&self) -> String {
                 [$(KnobSet::label(&self.$name)),+].join(" · ")
             }
+
+            /// The first database whose knobs cannot go together, and why.
+            pub fn check(&self) -> Result<(), String> {
+                $(KnobSet::check(&self.$name)?;)+
+                Ok(())
+            }
         }
     };
 }
@@ -74,6 +80,7 @@ database_knobs! {
     sqlite: super::sqlite::SqliteKnobs,
     postgres: super::postgres::PostgresKnobs,
     rocksdb: super::rocksdb::RocksdbKnobs,
+    mariadb: super::mariadb::MariadbKnobs,
 }
 
 /// One database's store (its place in `DATABASES`): one dataset per size class, in
@@ -383,7 +390,10 @@ mod tests {
         assert_eq!(
             names,
             [
+                "mariadb_compression",
+                "pg_compression",
                 "pg_storage",
+                "rocksdb_compression",
                 "rocksdb_min_blob_size",
                 "sqlite_mmap_size",
                 "sqlite_page_size"

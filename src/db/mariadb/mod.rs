@@ -3,6 +3,10 @@
 //! packet: sqlx splits packets over 16 MiB, but the server refuses anything over
 //! `max_allowed_packet` (error 1153), so that limit is checked before loading.
 
+pub mod knobs;
+
+pub use knobs::{MariadbCompression, MariadbKnobs};
+
 use crate::db::knobs::Knobs;
 use crate::db::server::mysql_wire;
 use crate::db::server::{
@@ -62,6 +66,14 @@ impl SqlServer for Mariadb {
     fn prefill_settings(&self) -> &'static [(&'static str, &'static str)] {
         &mysql_wire::INNODB_PREFILL
     }
+
+    /// A compressed column is a different dataset: its own database.
+    fn namespace_suffix(&self, options: &Knobs) -> &'static str {
+        match options.get::<MariadbKnobs>().compression {
+            MariadbCompression::None => "",
+            MariadbCompression::Zlib => "_zlib",
+        }
+    }
 }
 
 /// What Mariadb records with each result, and how its bytes on disk are read.
@@ -85,7 +97,7 @@ impl Recording for Mariadb {
     }
 
     fn settings_queries(&self) -> &'static [(&'static str, &'static str)] {
-        &mysql_wire::INNODB_SETTINGS
+        &SETTINGS
     }
 }
 
@@ -100,6 +112,21 @@ impl Loading for Mariadb {
 
     fn cleanup_off_sql(&self) -> Result<Vec<String>, &'static str> {
         Err(mysql_wire::INNODB_CLEANUP_ALWAYS_ON)
+    }
+
+    /// The column declared COMPRESSED before the first row (an ALTER of a column
+    /// already so declared changes nothing, so a resumed load is not rebuilt).
+    fn table_setup_sql(
+        &self,
+        options: &Knobs,
+        _content: crate::dataset::documents::Content,
+    ) -> Vec<String> {
+        match options.get::<MariadbKnobs>().compression {
+            MariadbCompression::None => Vec::new(),
+            MariadbCompression::Zlib => {
+                vec!["ALTER TABLE blobs MODIFY data LONGBLOB COMPRESSED NOT NULL".into()]
+            }
+        }
     }
 
     fn compaction_sql(&self) -> Result<Vec<String>, &'static str> {
@@ -152,6 +179,23 @@ impl MemoryModel for Mariadb {
         )
     }
 }
+
+/// InnoDB's settings, and the blob column's type (`longblob /*M!100301 COMPRESSED*/`
+/// where compressed) with the compression level.
+const SETTINGS: [(&str, &str); 6] = [
+    mysql_wire::INNODB_SETTINGS[0],
+    mysql_wire::INNODB_SETTINGS[1],
+    mysql_wire::INNODB_SETTINGS[2],
+    mysql_wire::INNODB_SETTINGS[3],
+    (
+        "data_column",
+        "SELECT CAST(COLUMN_TYPE AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'blobs' AND COLUMN_NAME = 'data'",
+    ),
+    (
+        "column_compression_zlib_level",
+        "SELECT CAST(@@column_compression_zlib_level AS CHAR)",
+    ),
+];
 
 /// The smallest buffer pool the suite gives MariaDB (its pool at a 256 MiB cap).
 const MIN_POOL_BYTES: u64 = 96 << 20;

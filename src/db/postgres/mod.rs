@@ -5,7 +5,7 @@
 
 pub mod knobs;
 
-pub use knobs::{PgStorage, PostgresKnobs};
+pub use knobs::{PgCompression, PgStorage, PostgresKnobs};
 
 use crate::dataset::documents::Content;
 use sea_orm::{ConnectOptions, DbBackend};
@@ -74,9 +74,12 @@ impl SqlServer for Postgres {
         "schema"
     }
 
-    /// A dataset stored EXTERNAL is a different dataset: its own schema.
+    /// A dataset stored EXTERNAL, or compressed with lz4, is a different dataset: its
+    /// own schema.
     fn namespace_suffix(&self, options: &Knobs) -> &'static str {
-        match options.get::<PostgresKnobs>().storage {
+        let knobs = options.get::<PostgresKnobs>();
+        match knobs.storage {
+            PgStorage::Extended if knobs.lz4() => "_lz4",
             PgStorage::Extended => "",
             PgStorage::External => "_external",
             PgStorage::LargeObject => "_lo",
@@ -170,6 +173,15 @@ impl Recording for Postgres {
                 "data_storage",
                 "SELECT attstorage::text FROM pg_attribute WHERE attrelid = 'blobs'::regclass AND attname = 'data'",
             ),
+            // The column's own compression (empty: the server's default, below).
+            (
+                "data_compression",
+                "SELECT CASE attcompression WHEN 'l' THEN 'lz4' WHEN 'p' THEN 'pglz' ELSE 'default' END FROM pg_attribute WHERE attrelid = 'blobs'::regclass AND attname = 'data'",
+            ),
+            (
+                "default_toast_compression",
+                "SHOW default_toast_compression",
+            ),
         ]
     }
 }
@@ -231,15 +243,25 @@ impl Loading for Postgres {
     /// (`after_load_sql`), so what is measured and recorded is PostgreSQL's default.
     /// That shortcut holds for random bytes only: documents that compress (`--content`)
     /// load EXTENDED, so pglz compresses them as it would a user's.
+    ///
+    /// lz4 is the column's own COMPRESSION, which is what `default_toast_compression`
+    /// would give a column created under it; set on the column, it holds whatever the
+    /// server's default.
     fn table_setup_sql(&self, options: &Knobs, content: Content) -> Vec<String> {
-        match options.get::<PostgresKnobs>().storage {
-            PgStorage::Extended if !content.is_random() => Vec::new(),
+        let knobs = options.get::<PostgresKnobs>();
+        let mut sql = Vec::new();
+        if knobs.lz4() {
+            sql.push("ALTER TABLE blobs ALTER COLUMN data SET COMPRESSION lz4".into());
+        }
+        match knobs.storage {
+            PgStorage::Extended if !content.is_random() => {}
             PgStorage::Extended | PgStorage::External => {
-                vec!["ALTER TABLE blobs ALTER COLUMN data SET STORAGE EXTERNAL".into()]
+                sql.push("ALTER TABLE blobs ALTER COLUMN data SET STORAGE EXTERNAL".into())
             }
             // An oid column is stored as it is: nothing to set.
-            PgStorage::LargeObject => Vec::new(),
+            PgStorage::LargeObject => {}
         }
+        sql
     }
 
     /// An EXTENDED dataset's own storage back, then a VACUUM ANALYZE, as pgbench runs

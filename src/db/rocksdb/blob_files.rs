@@ -63,15 +63,13 @@ impl BlobFiles {
     /// The setting as recorded with each result.
     pub fn setting(self, blob_file_size: u64) -> String {
         match self {
-            BlobFiles::Off => {
-                "off (every value in the SST files' data blocks, uncompressed)".into()
-            }
+            BlobFiles::Off => "off (every value in the SST files' data blocks)".into(),
             BlobFiles::From(0) => format!(
-                "on (enable_blob_files; min_blob_size 0: every value in a blob file; blob_file_size {}), uncompressed",
+                "on (enable_blob_files; min_blob_size 0: every value in a blob file; blob_file_size {})",
                 format_bytes(blob_file_size)
             ),
             BlobFiles::From(bytes) => format!(
-                "on (enable_blob_files; min_blob_size {}: smaller values in the SST files; blob_file_size {}), uncompressed",
+                "on (enable_blob_files; min_blob_size {}: smaller values in the SST files; blob_file_size {})",
                 format_bytes(bytes),
                 format_bytes(blob_file_size)
             ),

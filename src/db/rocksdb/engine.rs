@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use anyhow::{Result, anyhow};
 
-use super::blob_files::BlobFiles;
 use super::handle::{BLOB_FILE_SIZE, Db, ReadOptions, reader, reader_cache};
+use super::knobs::RocksdbKnobs;
 use super::store::dataset_dir;
 use crate::dataset::DatasetSpec;
 use crate::dataset::key::KEY_BYTES;
@@ -20,16 +20,13 @@ pub struct RocksdbEngine {
     spec: DatasetSpec,
     cache: String,
     dir: PathBuf,
-    blobs: BlobFiles,
+    layout: RocksdbKnobs,
 }
 
 impl RocksdbEngine {
     pub fn open(at: &Locations, spec: DatasetSpec) -> Result<Self> {
-        let dir = dataset_dir(
-            &at.data_dir,
-            &spec,
-            at.knobs.get::<super::RocksdbKnobs>().blob_files,
-        );
+        let layout = at.knobs.get::<RocksdbKnobs>();
+        let dir = dataset_dir(&at.data_dir, &spec, layout);
         if !dir.join("CURRENT").is_file() {
             // Its text, not the input error: one engine not loaded fails that engine alone.
             return Err(anyhow!(
@@ -45,7 +42,7 @@ impl RocksdbEngine {
             spec,
             cache,
             dir,
-            blobs: at.knobs.get::<super::RocksdbKnobs>().blob_files,
+            layout,
         })
     }
 }
@@ -65,7 +62,17 @@ impl Engine for RocksdbEngine {
         EngineSettings::from([
             ("rocksdb".into(), self.db.lib.release()),
             ("library".into(), self.db.lib.file.display().to_string()),
-            ("blob files".into(), self.blobs.setting(BLOB_FILE_SIZE)),
+            (
+                "blob files".into(),
+                self.layout.blob_files.setting(BLOB_FILE_SIZE),
+            ),
+            (
+                "compression".into(),
+                format!(
+                    "{} (blob_compression_type and compression alike)",
+                    self.layout.compression.setting()
+                ),
+            ),
             ("cache".into(), self.cache.clone()),
             (
                 "access".into(),

@@ -55,6 +55,7 @@ api! {
     rocksdb_options_destroy(Ptr);
     rocksdb_options_set_create_if_missing(Ptr, c_uchar);
     rocksdb_options_set_compression(Ptr, c_int);
+    rocksdb_options_set_blob_compression_type(Ptr, c_int);
     rocksdb_options_set_enable_blob_files(Ptr, c_uchar);
     rocksdb_options_set_min_blob_size(Ptr, u64);
     rocksdb_options_set_blob_file_size(Ptr, u64);

@@ -12,8 +12,8 @@
 //!
 //! The writer's handle puts values in blob files or not as the dataset's layout says
 //! (`BlobFiles`: by default every value, `min_blob_size` 0); readers follow the blob
-//! references whatever their own options say. Nothing is compressed: the blobs are
-//! random bytes.
+//! references whatever their own options say, and decompress what the writer
+//! compressed (`--rocksdb-compression`; nothing by default).
 
 use std::ffi::{CString, c_char};
 use std::path::{Path, PathBuf};
@@ -23,6 +23,7 @@ use anyhow::{Result, anyhow};
 
 use super::blob_files::BlobFiles;
 use super::ffi::{Library, Ptr, library};
+use super::knobs::RocksdbKnobs;
 use crate::db::locations::Locations;
 use crate::db::shared_handles::SharedHandles;
 use crate::size::format_bytes;
@@ -48,8 +49,6 @@ const DEFAULT_MEMTABLE_BYTES: u64 = 64 << 20;
 const MEMTABLE_SHARE_OF_CAP: u64 = 16;
 /// Never less: a memtable this small flushes every few batches.
 const MIN_MEMTABLE_BYTES: u64 = 4 << 20;
-/// `rocksdb_options_set_compression`: kNoCompression.
-const NO_COMPRESSION: i32 = 0;
 /// `rocksdb_options_set_info_log_level`: FATAL (and the header each open writes). Not
 /// WARN: Debian's librocksdb keeps its assertions, and once a line to the LOG failed
 /// for want of disk, its next line (the error handler's, from a background thread)
@@ -125,7 +124,7 @@ impl Drop for Db {
 pub enum Mode {
     /// Read-write, created if missing, its values put as the layout says, with a
     /// memtable of this many bytes: the loader's.
-    Write(BlobFiles, u64),
+    Write(RocksdbKnobs, u64),
     /// To read, with a cache of this many bytes for blocks and blobs: never created,
     /// never compacted (the engines').
     Read(u64),
@@ -147,15 +146,18 @@ impl Db {
         // shares (the cache, by reference count) what it keeps.
         let mut db = unsafe {
             let options = (api.rocksdb_options_create)();
-            (api.rocksdb_options_set_compression)(options, NO_COMPRESSION);
             // Only the writer's choice counts: a reader follows a blob reference whatever
-            // its own options say, and the engines' handle never flushes or compacts.
-            // Readers keep the default's options, as every handle had before layouts.
-            let blobs = match mode {
-                Mode::Write(blobs, _) => blobs,
-                Mode::Read(_) | Mode::Inspect => BlobFiles::default(),
+            // its own options say, and reads the compression each block and blob
+            // records; the engines' handle never flushes or compacts. Readers keep the
+            // default's options, as every handle had before layouts.
+            let layout = match mode {
+                Mode::Write(layout, _) => layout,
+                Mode::Read(_) | Mode::Inspect => RocksdbKnobs::default(),
             };
-            match blobs {
+            let compression = layout.compression.code();
+            (api.rocksdb_options_set_compression)(options, compression);
+            (api.rocksdb_options_set_blob_compression_type)(options, compression);
+            match layout.blob_files {
                 BlobFiles::Off => (api.rocksdb_options_set_enable_blob_files)(options, 0),
                 BlobFiles::From(min) => {
                     (api.rocksdb_options_set_enable_blob_files)(options, 1);

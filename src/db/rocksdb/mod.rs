@@ -6,6 +6,7 @@
 //! with the line saying how to install it.
 
 pub mod blob_files;
+pub mod compression;
 pub mod engine;
 mod ffi;
 mod handle;
@@ -55,18 +56,19 @@ impl Database for Rocksdb {
         boxed(store::RocksdbStore::new(
             &at.data_dir,
             spec,
-            at.knobs.get::<RocksdbKnobs>().blob_files,
+            at.knobs.get::<RocksdbKnobs>(),
             handle::writer_memtable(at),
         ))
     }
 
-    /// Blob files off, or from another `min_blob_size` than 0.
+    /// Blob files off, or from another `min_blob_size` than 0; its values compressed.
     fn layout(&self, at: &Locations) -> Vec<String> {
-        at.knobs
-            .get::<RocksdbKnobs>()
+        let knobs = at.knobs.get::<RocksdbKnobs>();
+        knobs
             .blob_files
             .layout()
             .into_iter()
+            .chain(knobs.compression.layout())
             .collect()
     }
 

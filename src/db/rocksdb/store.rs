@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use super::blob_files::BlobFiles;
 use super::handle::{Db, Mode, reader_is_open};
+use super::knobs::RocksdbKnobs;
 use crate::dataset::key::KEY_BYTES;
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
 use crate::db::store::{
@@ -35,11 +35,14 @@ const BATCH_BYTES: u64 = 16 << 20;
 const MAX_ROWS_PER_BATCH: u64 = 16384;
 
 /// The folder of a dataset under the data directory: `rocksdb/<stem>`, then its layout
-/// where that is not the default (`-noblob`, `-mb65536`).
-pub fn dataset_dir(data_dir: &Path, spec: &DatasetSpec, blobs: BlobFiles) -> PathBuf {
-    data_dir
-        .join(super::NAME)
-        .join(format!("{}{}", spec.stem(), blobs.dir_suffix()))
+/// where that is not the default (`-noblob`, `-mb65536`, `-lz4`).
+pub fn dataset_dir(data_dir: &Path, spec: &DatasetSpec, layout: RocksdbKnobs) -> PathBuf {
+    data_dir.join(super::NAME).join(format!(
+        "{}{}{}",
+        spec.stem(),
+        layout.blob_files.dir_suffix(),
+        layout.compression.dir_suffix()
+    ))
 }
 
 /// A file RocksDB makes in its directory: what a load killed before CURRENT existed
@@ -61,19 +64,24 @@ pub struct RocksdbStore {
     /// read what it wrote.
     db: Option<Db>,
     manifest: Option<Manifest>,
-    blobs: BlobFiles,
+    layout: RocksdbKnobs,
     /// The writer's memtable (`handle::writer_memtable`: sized from the cap).
     memtable_bytes: u64,
 }
 
 impl RocksdbStore {
-    pub fn new(data_dir: &Path, spec: DatasetSpec, blobs: BlobFiles, memtable_bytes: u64) -> Self {
+    pub fn new(
+        data_dir: &Path,
+        spec: DatasetSpec,
+        layout: RocksdbKnobs,
+        memtable_bytes: u64,
+    ) -> Self {
         Self {
-            dir: dataset_dir(data_dir, &spec, blobs),
+            dir: dataset_dir(data_dir, &spec, layout),
             spec,
             db: None,
             manifest: None,
-            blobs,
+            layout,
             memtable_bytes,
         }
     }
@@ -213,7 +221,7 @@ impl Store for RocksdbStore {
             .with_context(|| format!("cannot create {}", self.dir.display()))?;
         self.db = Some(Db::open(
             &self.dir,
-            Mode::Write(self.blobs, self.memtable_bytes),
+            Mode::Write(self.layout, self.memtable_bytes),
         )?);
         let manifest = match self.read_manifest()? {
             Some(m) => m,
@@ -421,13 +429,22 @@ mod tests {
             assert!(std::env::var("CI").is_err(), "CI installs RocksDB: {why}");
             return;
         }
-        use super::{BlobFiles, RocksdbStore};
+        use super::{RocksdbKnobs, RocksdbStore};
+        use crate::db::rocksdb::BlobFiles;
         crate::db::store::checks::assert_disk_estimate_holds(|dir, spec| {
-            RocksdbStore::new(dir, spec, BlobFiles::default(), 4 << 20)
+            RocksdbStore::new(dir, spec, RocksdbKnobs::default(), 4 << 20)
         });
         // Every value in the SST files: their blocks and index instead of blob files.
         crate::db::store::checks::assert_disk_estimate_holds(|dir, spec| {
-            RocksdbStore::new(dir, spec, BlobFiles::Off, 4 << 20)
+            RocksdbStore::new(
+                dir,
+                spec,
+                RocksdbKnobs {
+                    blob_files: BlobFiles::Off,
+                    ..Default::default()
+                },
+                4 << 20,
+            )
         });
     }
 

@@ -13,6 +13,9 @@ use super::store::BoxedStore;
 use crate::dataset::DatasetSpec;
 use crate::db::locations::Locations;
 
+/// What a store without compression says of its blobs.
+pub const NO_COMPRESSION: &str = "none: it keeps the bytes as given";
+
 /// One database: the core every database implements, and its capabilities.
 pub trait Database: Sync {
     /// Its store's name in results and on disk: `sqlite`, `postgres`.
@@ -37,6 +40,11 @@ pub trait Database: Sync {
     /// A key type is every keyed store's choice, said apart.
     fn layout(&self, _at: &Locations) -> Vec<String> {
         Vec::new()
+    }
+    /// Capability: what compresses the blobs it stores under `knobs`, in a few words
+    /// for the report ("pglz, PostgreSQL's default"); the default: nothing does.
+    fn compression(&self, _knobs: &crate::db::knobs::Knobs) -> String {
+        NO_COMPRESSION.into()
     }
     /// Capability: `engine`'s cold reads are page faults on a memory map, which the
     /// kernel widens by the disk's readahead (LMDB's default, SQLite with mmap_size):

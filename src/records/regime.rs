@@ -12,6 +12,10 @@ use crate::size::format_bytes;
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Regime {
     pub dataset_bytes: u64,
+    /// What the store keeps of them, where measured: what memory has to hold (fewer
+    /// bytes where it compresses, more where pages hold each blob with room to spare).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stored_bytes: Option<u64>,
     /// The cap if there is one, else the machine's RAM.
     pub effective_memory_bytes: u64,
     pub basis: MemoryBasis,
@@ -64,14 +68,23 @@ impl fmt::Display for RegimeVerdict {
 }
 
 impl Regime {
-    pub fn of(dataset_bytes: u64, cap: Option<&CapReport>, ram_bytes: u64) -> Self {
+    /// The ratio and verdict count the bytes the store keeps where they were measured,
+    /// else its blobs' bytes.
+    pub fn of(
+        dataset_bytes: u64,
+        stored_bytes: Option<u64>,
+        cap: Option<&CapReport>,
+        ram_bytes: u64,
+    ) -> Self {
         let (effective, basis) = match cap.and_then(|c| c.memory_limit_bytes) {
             Some(limit) => (limit, MemoryBasis::Cap),
             None => (ram_bytes, MemoryBasis::RamUncapped),
         };
-        let ratio = dataset_bytes as f64 / effective.max(1) as f64;
+        let held = stored_bytes.unwrap_or(dataset_bytes);
+        let ratio = held as f64 / effective.max(1) as f64;
         Self {
             dataset_bytes,
+            stored_bytes,
             effective_memory_bytes: effective,
             basis,
             ratio,
@@ -87,6 +100,7 @@ impl Regime {
     pub fn not_controlled(dataset_bytes: u64) -> Self {
         Self {
             dataset_bytes,
+            stored_bytes: None,
             effective_memory_bytes: 0,
             basis: MemoryBasis::NotControlled,
             ratio: f64::NAN,
@@ -102,17 +116,23 @@ impl Regime {
         format!("{} ({:.1}x {})", self.verdict, self.ratio, self.basis)
     }
 
-    /// `3GiB (3.0x, disk-bound)`.
+    /// `3GiB (3.0x, disk-bound)`; `3GiB, 1.3GiB stored (1.3x, disk-bound)` where the
+    /// store keeps a tenth fewer or more bytes than its blobs'.
     pub fn data_label(&self) -> String {
+        let data = match self.stored_bytes {
+            Some(stored) if stored.abs_diff(self.dataset_bytes) * 10 > self.dataset_bytes => {
+                format!(
+                    "{}, {} stored",
+                    format_bytes(self.dataset_bytes),
+                    format_bytes(stored)
+                )
+            }
+            _ => format_bytes(self.dataset_bytes),
+        };
         if self.verdict == RegimeVerdict::Unknown {
-            return format!("{} ({})", format_bytes(self.dataset_bytes), self.basis);
+            return format!("{data} ({})", self.basis);
         }
-        format!(
-            "{} ({:.1}x, {})",
-            format_bytes(self.dataset_bytes),
-            self.ratio,
-            self.verdict
-        )
+        format!("{data} ({:.1}x, {})", self.ratio, self.verdict)
     }
 }
 
@@ -146,13 +166,13 @@ mod tests {
 
     #[test]
     fn regime_compares_data_with_the_cap_or_ram() {
-        let r = Regime::of(3 << 30, Some(&cap(Some(1 << 30))), 24 << 30);
+        let r = Regime::of(3 << 30, None, Some(&cap(Some(1 << 30))), 24 << 30);
         assert_eq!(
             (r.ratio, r.verdict, r.basis),
             (3.0, RegimeVerdict::DiskBound, MemoryBasis::Cap)
         );
         assert_eq!(r.label(), "disk-bound (3.0x cap)");
-        let r = Regime::of(3 << 30, Some(&cap(None)), 24 << 30);
+        let r = Regime::of(3 << 30, None, Some(&cap(None)), 24 << 30);
         assert_eq!(r.verdict, RegimeVerdict::FitsInMemory);
         assert_eq!(r.basis, MemoryBasis::RamUncapped);
         assert_eq!(r.ratio, 0.125);
@@ -160,5 +180,31 @@ mod tests {
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["verdict"], "fits-in-memory");
         assert_eq!(json["basis"], "ram (uncapped)");
+        assert!(
+            json.get("stored_bytes").is_none(),
+            "not measured: not written"
+        );
+    }
+
+    /// A store that compresses keeps fewer bytes than its blobs': what memory has to
+    /// hold is what it keeps. 3 GiB of documents kept in 800 MiB fit a 1 GiB cap.
+    #[test]
+    fn the_regime_counts_the_bytes_the_store_keeps() {
+        let capped = cap(Some(1 << 30));
+        let r = Regime::of(3 << 30, Some(800 << 20), Some(&capped), 24 << 30);
+        assert_eq!(r.verdict, RegimeVerdict::FitsInMemory);
+        assert_eq!(r.data_label(), "3GiB, 800MiB stored (0.8x, fits-in-memory)");
+        let r = Regime::of(
+            3 << 30,
+            Some((3 << 30) + (100 << 20)),
+            Some(&capped),
+            24 << 30,
+        );
+        assert_eq!(r.verdict, RegimeVerdict::DiskBound);
+        assert!(
+            r.data_label().starts_with("3GiB (3.1x"),
+            "{}",
+            r.data_label()
+        );
     }
 }

@@ -310,6 +310,11 @@ pub struct DatasetFacts {
         skip_serializing_if = "crate::dataset::documents::Content::is_random"
     )]
     pub content: crate::dataset::documents::Content,
+    /// The bytes the store keeps for the dataset, measured when the result was recorded
+    /// (a server's own count, a local store's blocks on disk); absent where it could not
+    /// be read. Below `bytes` where the store compressed the blobs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stored_bytes: Option<u64>,
 }
 
 /// Which measurement of an engine at a size this is: its cache state, and which

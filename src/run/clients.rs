@@ -307,7 +307,13 @@ impl Run {
                 .map(|r| r * spec.mean_blob_bytes() as f64 / 1e6),
             search,
             settings: prepared.fetch_loop.engine().settings(),
-            regime: Regime::of(spec.bytes(), cap.as_ref(), self.results.machine.ram_bytes),
+            regime: Regime::of(
+                spec.bytes(),
+                // Not measured for a rate search: its blobs' bytes.
+                None,
+                cap.as_ref(),
+                self.results.machine.ram_bytes,
+            ),
             cap,
             started_at: prepared.started_at.clone(),
             finished_at: crate::now_rfc3339(),

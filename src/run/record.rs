@@ -74,12 +74,10 @@ impl Run {
         measured: crate::stats::Summary,
         criterion_samples: Option<u64>,
     ) -> EngineResult {
-        let location = engine
-            .store()
-            .open(&self.config().locations(), spec)
-            .location()
-            .display()
-            .to_string();
+        let mut store = engine.store().open(&self.config().locations(), spec);
+        let location = store.location().display().to_string();
+        let stored_bytes = crate::workload::steady::measured_stored_bytes(&mut store).await;
+        drop(store);
         let disk_probes = prepared.disk_before.clone().map(|before| DiskProbes {
             before,
             after: self
@@ -114,13 +112,19 @@ impl Run {
                 seed: spec.seed,
                 location,
                 content: spec.content,
+                stored_bytes,
             },
             settings,
             // A remote server's memory is unknown unless its pod's memory limit was
             // read: never judged against this machine's RAM.
             regime: match (&remote, cap.as_ref().and_then(|c| c.memory_limit_bytes)) {
                 (Some(_), None) => Regime::not_controlled(spec.bytes()),
-                _ => Regime::of(spec.bytes(), cap.as_ref(), self.results.machine.ram_bytes),
+                _ => Regime::of(
+                    spec.bytes(),
+                    stored_bytes,
+                    cap.as_ref(),
+                    self.results.machine.ram_bytes,
+                ),
             },
             remote,
             round_trip: prepared.round_trip.clone(),

@@ -430,21 +430,59 @@ pub fn model_hit_ratio(
 /// say. The cache holds pages, not blob bytes: a 64 KiB blob takes five 16 KiB pages in
 /// InnoDB (3.8 GiB for 3 GiB), and the model over the blob bytes said 20.0% where the
 /// pool held 16% of the pages.
+/// Measured where it can be (`measured_stored_bytes`): a store that compresses keeps
+/// fewer bytes than its blobs', and its cache holds a larger share of them.
 pub async fn stored_bytes(store: &mut AnyStore) -> u64 {
     let spec = *store.spec();
+    if let Some(bytes) = measured_stored_bytes(store).await {
+        return bytes;
+    }
+    match (
+        store.kind().is_server(),
+        store.estimated_disk_bytes(spec.rows),
+    ) {
+        (false, estimate) if estimate > 0 => estimate,
+        _ => spec.bytes(),
+    }
+}
+
+/// The bytes a store keeps for its dataset, measured: a server's own count, a local
+/// store's blocks on disk (its file, or every file under its directory). None where
+/// neither can be read.
+pub async fn measured_stored_bytes(store: &mut AnyStore) -> Option<u64> {
     if store.kind().is_server() {
         return match store.disk_bytes().await {
-            Ok(Some(bytes)) if bytes > 0 => bytes,
-            _ => spec.bytes(),
+            Ok(Some(bytes)) if bytes > 0 => Some(bytes),
+            _ => None,
         };
     }
-    match std::fs::metadata(store.location()) {
-        Ok(m) if m.is_file() => m.len(),
-        _ => match store.estimated_disk_bytes(spec.rows) {
-            0 => spec.bytes(),
-            estimate => estimate,
-        },
+    allocated_bytes(store.location()).filter(|&bytes| bytes > 0)
+}
+
+/// The blocks a file takes, or every file under a directory (not its sub-directories'
+/// own blocks): what the disk holds for it.
+fn allocated_bytes(path: &std::path::Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if meta.is_file() {
+        return Some(meta.blocks() * 512);
     }
+    if !meta.is_dir() {
+        return None;
+    }
+    let mut total = 0;
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).ok()?.flatten() {
+            let meta = entry.metadata().ok()?;
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else if meta.is_file() {
+                total += meta.blocks() * 512;
+            }
+        }
+    }
+    Some(total)
 }
 
 #[cfg(test)]

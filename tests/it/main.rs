@@ -20,6 +20,7 @@ mod cap;
 mod churn;
 mod compare;
 mod content;
+mod content_stores;
 mod damage;
 mod disk_cap;
 mod disk_plan;

@@ -26,7 +26,7 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 
 #[test]
 fn a_row_is_cut_from_a_file_of_about_its_size_and_the_same_from_the_same_seed() {
-    let small = b"small file, thirty-two bytes...!".repeat(1);
+    let small = b"small file, thirty-two bytes...!".to_vec();
     let mid: Vec<u8> = (0..300u32)
         .flat_map(|i| format!("{i:04} ").into_bytes())
         .collect();

@@ -78,6 +78,15 @@ impl SqlServer for Mariadb {
 
 /// What Mariadb records with each result, and how its bytes on disk are read.
 impl Recording for Mariadb {
+    fn compression(&self, options: &Knobs) -> String {
+        match options.get::<MariadbKnobs>().compression {
+            MariadbCompression::None => {
+                "none: a plain LONGBLOB (COMPRESSED columns with --mariadb-compression zlib)".into()
+            }
+            MariadbCompression::Zlib => "zlib: the column declared COMPRESSED".into(),
+        }
+    }
+
     /// The table's own tablespace file (innodb_file_per_table, the default): its
     /// clustered index with the rows, off-page blob pages and any secondary index.
     /// ALLOCATED_SIZE is the file's blocks on disk.

@@ -141,6 +141,20 @@ impl SqlServer for Postgres {
 
 /// What Postgres records with each result, and how its bytes on disk are read.
 impl Recording for Postgres {
+    /// EXTENDED compresses a value over ~2 kB before TOASTing it, and gives up where the
+    /// first ~1 kB does not compress (random bytes).
+    fn compression(&self, options: &Knobs) -> String {
+        let knobs = options.get::<PostgresKnobs>();
+        match knobs.storage {
+            PgStorage::Extended if knobs.lz4() => {
+                "lz4 (the column's COMPRESSION) on values over ~2 kB".into()
+            }
+            PgStorage::Extended => "pglz, PostgreSQL's default, on values over ~2 kB".into(),
+            PgStorage::External => "none: EXTERNAL storage never compresses".into(),
+            PgStorage::LargeObject => "none: large objects are stored as given".into(),
+        }
+    }
+
     /// The heap, its TOAST table and every index (the primary key's). Large objects
     /// live in pg_largeobject, shared by every large object of the database, and it
     /// keeps the space of unlinked ones (a dropped dataset's: 8.07 GiB measured for a

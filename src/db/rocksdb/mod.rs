@@ -72,6 +72,15 @@ impl Database for Rocksdb {
             .collect()
     }
 
+    fn compression(&self, knobs: &crate::db::knobs::Knobs) -> String {
+        match knobs.get::<RocksdbKnobs>().compression {
+            compression::Compression::None => {
+                "none (--rocksdb-compression lz4 or zstd compresses)".into()
+            }
+            other => format!("{} in blob and SST files", other.name()),
+        }
+    }
+
     fn unavailable(&self) -> Option<String> {
         ffi::library().err()
     }

@@ -55,6 +55,10 @@ impl<T: SqlServer> Db for T {
         ))
     }
 
+    fn compression(&self, knobs: &crate::db::knobs::Knobs) -> String {
+        crate::db::server::Recording::compression(self, knobs)
+    }
+
     /// What makes a server's dataset another one is what names its namespace.
     fn layout(&self, at: &Locations) -> Vec<String> {
         let suffix = SqlServer::namespace_suffix(self, &at.knobs);

@@ -338,6 +338,11 @@ pub trait Loading {
 
 /// What a server records with each result, and how its bytes on disk are read.
 pub trait Recording {
+    /// What compresses the blobs it stores under `options` (`Database::compression`).
+    fn compression(&self, _options: &Knobs) -> String {
+        crate::db::database::NO_COMPRESSION.into()
+    }
+
     /// A query returning, as `n`, the bytes the namespace's `blobs` table takes on
     /// disk (rows, TOAST, indexes; NULL where it cannot say this time); None where the
     /// server has no such figure.

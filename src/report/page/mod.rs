@@ -20,6 +20,7 @@ mod object_store;
 mod profiles;
 pub mod site;
 mod steady;
+mod stored;
 mod variants;
 mod verdict;
 mod warnings;
@@ -115,6 +116,7 @@ struct Page {
     has_log: bool,
     environment: environment::Environment,
     memory: Option<memory::Memory>,
+    stored: Option<stored::Stored>,
 }
 
 pub fn page(
@@ -249,6 +251,7 @@ pub fn page(
         has_log: run_dir.join(crate::say::RUN_LOG).is_file(),
         environment: environment::Environment::of(run, run_dir),
         memory: memory::Memory::of(run),
+        stored: stored::Stored::of(run),
     };
     Ok(page.render()?)
 }

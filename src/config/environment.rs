@@ -52,6 +52,10 @@ pub const OTHER_VARIABLES: &[(&str, &str)] = &[
         "scripts/deployments.sh: the deployments it measures, in order",
     ),
     (
+        "BLOBRACE_CONTENTS",
+        "scripts/contents.sh: the contents it measures, in order (random first: the reference)",
+    ),
+    (
         "BLOBRACE_PUBLISHED_SCALE",
         "scripts/published.sh: the share of the pages' data sizes it measures",
     ),

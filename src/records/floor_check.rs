@@ -30,6 +30,10 @@ pub struct BeatFloor {
 /// Why an engine could read faster than the floor, the first the results support.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Why {
+    /// It keeps the blobs compressed: `kept` of the bytes the floor reads from (its
+    /// stored bytes ÷ the floor's file), so its reads fetch fewer bytes than the floor's
+    /// uncompressed ones. Not a fault: what compression buys on documents.
+    Compressed { kept: f64 },
     /// A continued run measured it and its floor in different parts (0-based), hours
     /// apart; the command measures both again in one run.
     OtherPart {
@@ -173,6 +177,10 @@ fn other_part(run: &RunResults, r: &EngineResult, floor: &EngineResult) -> Optio
     })
 }
 
+/// A store keeping its dataset in under this share of the floor's bytes compressed it
+/// (InnoDB's and TOAST's pages keep random bytes in 1.0-1.2 of them).
+const COMPRESSED_BELOW: f64 = 0.9;
+
 /// The first explanation the results support: more cache hits, a disk that moved,
 /// or reads this disk serves faster than any pattern the floor timed.
 fn why(
@@ -181,6 +189,13 @@ fn why(
     fills: &[crate::records::cold_fill::EqualFillRound],
 ) -> Why {
     let (e, f) = (&r.measured, &floor.measured);
+    if let (Some(own), Some(floors)) = (r.dataset.stored_bytes, floor.dataset.stored_bytes)
+        && (own as f64) < floors as f64 * COMPRESSED_BELOW
+    {
+        return Why::Compressed {
+            kept: own as f64 / floors.max(1) as f64,
+        };
+    }
     if let (Some(eh), Some(fh)) = (e.hit_ratio, f.hit_ratio)
         && eh > fh + HIT_RATIO_GAP
     {

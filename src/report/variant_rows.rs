@@ -53,8 +53,15 @@ pub struct VariantRow {
     /// MB/s of the load, where this run loaded it (None: it was loaded before).
     pub load_mb_per_s: Option<f64>,
     pub load_ratio: Option<f64>,
+    /// The bytes the store kept for the dataset (measured with the result, else the
+    /// load's figure).
     pub disk_bytes: Option<u64>,
     pub disk_ratio: Option<f64>,
+    /// `disk_bytes` per byte of its blobs: under 1 where the store compressed them.
+    pub per_blob_byte: Option<f64>,
+    /// The share of fetches served without a disk read, and the bytes read per fetch.
+    pub hit_ratio: Option<f64>,
+    pub disk_per_fetch: Option<f64>,
     /// The row the others of its engine, size, cache state and clients are divided by.
     pub reference: bool,
 }
@@ -72,6 +79,8 @@ type Cell = (EngineKind, u64, CacheState, u32);
 /// included. The first run given wins where two measured the same; rows come in
 /// engine, size, cache, clients order, the default layout first.
 pub fn rows(runs: &[RunResults]) -> Vec<VariantRow> {
+    // What blobs hold is a choice for every store, fs and the floor too.
+    let contents = runs.iter().any(|run| !run.config.content.is_random());
     let mut by_key: BTreeMap<(Cell, bool, String), VariantRow> = BTreeMap::new();
     for run in runs {
         let one = run.results.iter().map(|r| (r, 1));
@@ -85,7 +94,7 @@ pub fn rows(runs: &[RunResults]) -> Vec<VariantRow> {
             let store = r.engine.store();
             // Keys are a layout choice of every store that has them; fs and the
             // floor have neither keys nor layout choices.
-            if !store.has_keys() {
+            if !store.has_keys() && !contents {
                 continue;
             }
             let parts = layout_of(run, store);
@@ -128,8 +137,15 @@ pub fn rows(runs: &[RunResults]) -> Vec<VariantRow> {
                     .filter(|l| l.outcome != LoadOutcome::AlreadyLoaded)
                     .and_then(|l| l.mb_per_s),
                 load_ratio: None,
-                disk_bytes: load.and_then(|l| l.disk_bytes),
+                disk_bytes: r.dataset.stored_bytes.or(load.and_then(|l| l.disk_bytes)),
                 disk_ratio: None,
+                per_blob_byte: r
+                    .dataset
+                    .stored_bytes
+                    .or(load.and_then(|l| l.disk_bytes))
+                    .map(|b| b as f64 / r.dataset.bytes.max(1) as f64),
+                hit_ratio: r.measured.hit_ratio,
+                disk_per_fetch: r.measured.disk_bytes_per_fetch,
                 reference: false,
             });
         }
@@ -151,8 +167,26 @@ pub fn rows(runs: &[RunResults]) -> Vec<VariantRow> {
         (Some(a), Some(b)) if b > 0.0 => Some(a / b),
         _ => None,
     };
+    // A content's row is divided by the same layout's random one ("content text, LZ4
+    // compression" by "LZ4 compression"), so a sweep of contents under one store's
+    // setting has its reference too.
+    let by_layout: BTreeMap<(Cell, String), VariantRow> = rows
+        .iter()
+        .map(|r| {
+            (
+                (r.engine, r.size_bytes, r.cache, r.clients),
+                r.layout.clone(),
+            )
+        })
+        .zip(rows.iter().cloned())
+        .collect();
     for row in &mut rows {
-        let Some(d) = defaults.get(&(row.engine, row.size_bytes, row.cache, row.clients)) else {
+        let cell = (row.engine, row.size_bytes, row.cache, row.clients);
+        let random = without_content(&row.layout);
+        let same_layout = (random != row.layout)
+            .then(|| by_layout.get(&(cell, random)))
+            .flatten();
+        let Some(d) = same_layout.or_else(|| defaults.get(&cell)) else {
             continue;
         };
         row.reference = row.layout == d.layout;
@@ -165,4 +199,18 @@ pub fn rows(runs: &[RunResults]) -> Vec<VariantRow> {
         );
     }
     rows
+}
+
+/// A layout's label without its content ("content text, LZ4 compression" ->
+/// "LZ4 compression"; "content text" -> "default").
+fn without_content(layout: &str) -> String {
+    let parts: Vec<&str> = layout
+        .split(", ")
+        .filter(|p| !p.starts_with("content "))
+        .collect();
+    if parts.is_empty() {
+        "default".into()
+    } else {
+        parts.join(", ")
+    }
 }

@@ -323,3 +323,66 @@ fn psql(sql: &str) -> String {
     );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
+
+/// `scripts/contents.sh` as docs/content.md gives it: one run per content, then the
+/// variants page, where each content's row is divided by the same layout's random one
+/// (RocksDB's "content text, LZ4 compression" by "LZ4 compression") and says the bytes
+/// kept per blob byte; fs and the floor are there too (content is their choice as well).
+#[test]
+fn the_contents_script_sets_each_content_beside_random_bytes_on_one_page() {
+    let root = tempfile::tempdir().unwrap();
+    let results = root.path().join("results");
+    let out = std::process::Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/contents.sh"))
+        .args([
+            "--engines",
+            "floor,fs,rocksdb",
+            "--sizes",
+            "64KiB",
+            "--dataset-bytes",
+            "16MiB",
+            "--warmup",
+            "50ms",
+            "--measure",
+            "200ms",
+            "--precision",
+            "off",
+            "--cache",
+            "cold",
+            "--rocksdb-compression",
+            "lz4",
+            "--cap",
+            "none",
+            "--cpus",
+            "none",
+            "--data-dir",
+        ])
+        .arg(root.path().join("data"))
+        .env("BLOBRACE_BIN", env!("CARGO_BIN_EXE_blobrace"))
+        .env("BLOBRACE_RESULTS_DIR", &results)
+        .env("BLOBRACE_CONTENTS", "random text")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = crate::common::newest_variants(root.path()).join("index.html");
+    let html = std::fs::read_to_string(page).unwrap();
+    for engine in ["floor", "fs", "rocksdb"] {
+        assert!(
+            html.contains(&format!("<h2>{engine}</h2>")),
+            "{engine} on the page"
+        );
+    }
+    let row = html
+        .lines()
+        .find(|l| l.contains("content text, LZ4 compression"))
+        .expect("RocksDB's text row");
+    assert!(
+        row.contains("x</td>"),
+        "a ratio to LZ4 on random bytes: {row}"
+    );
+    assert!(
+        html.contains("per blob byte"),
+        "the bytes kept per blob byte"
+    );
+    assert!(!html.contains("NaN"), "a figure left unsaid");
+}

@@ -34,6 +34,9 @@ pub(super) struct LayoutRow {
     load_ratio: String,
     on_disk: String,
     on_disk_ratio: String,
+    per_blob_byte: String,
+    hit_ratio: String,
+    disk_per_fetch: String,
     run_id: String,
 }
 
@@ -79,6 +82,15 @@ impl LayoutRow {
             load_ratio: ratio_cell(r.load_ratio),
             on_disk: disk_label(r.disk_bytes),
             on_disk_ratio: ratio_cell(r.disk_ratio),
+            per_blob_byte: r
+                .per_blob_byte
+                .map(|x| format!("{x:.2}"))
+                .unwrap_or_else(|| "unavailable".into()),
+            hit_ratio: r
+                .hit_ratio
+                .map(|h| format!("{:.1}%", h * 100.0))
+                .unwrap_or_else(|| "unavailable".into()),
+            disk_per_fetch: crate::stats::disk_per_fetch_label(r.disk_per_fetch),
             run_id: r.run_id.clone(),
         }
     }

@@ -71,8 +71,9 @@ pub(super) enum Warning {
     /// Engines, why.
     LeftOut(String, String),
     /// Who with the two p50s and the reason in a few words; the figures and the whole
-    /// explanation (`report::words::floor`).
-    BeatFloor(String, String),
+    /// explanation (`report::words::floor`), and whether it is a fault (not where the
+    /// store compressed the blobs: what compression buys).
+    BeatFloor(String, String, bool),
     /// How many results, of how many, which.
     Imprecise(usize, usize, String),
     Pressed(String, String),
@@ -91,10 +92,13 @@ impl Warning {
         match self {
             Warning::Failed(..)
             | Warning::LeftOut(..)
-            | Warning::BeatFloor(..)
+            | Warning::BeatFloor(.., true)
             | Warning::Incomplete
             | Warning::Uncapped(_) => true,
-            Warning::Imprecise(..) | Warning::Pressed(..) | Warning::CapNotes(_) => false,
+            Warning::BeatFloor(.., false)
+            | Warning::Imprecise(..)
+            | Warning::Pressed(..)
+            | Warning::CapNotes(_) => false,
             Warning::Results(_, note) => note.severe(),
         }
     }
@@ -146,6 +150,10 @@ fn warnings(run: &RunResults) -> Vec<Warning> {
         w.push(Warning::BeatFloor(
             crate::report::words::floor::summary(&beat),
             crate::report::words::floor::detail(&beat),
+            !matches!(
+                beat.why,
+                crate::records::floor_check::Why::Compressed { .. }
+            ),
         ));
     }
     let short: Vec<String> = run

@@ -21,6 +21,7 @@ pub fn summary(beat: &BeatFloor) -> String {
 /// The reason in a few words, what the detail explains.
 fn reason(why: &Why) -> &'static str {
     match why {
+        Why::Compressed { .. } => "it keeps the blobs compressed: fewer bytes to read",
         Why::OtherPart { .. } => "measured in another part of the run than the floor",
         Why::MoreHits { .. } => "more of its fetches were cache hits",
         Why::DiskMoved { .. } => "the disk's speed moved during the round",
@@ -60,6 +61,10 @@ fn explanation(why: &Why) -> String {
             "it was measured by part {} of this run (from {started}), the floor by part {} (from {floor_started}): not on the disk of the same hour, and this comparison says nothing until both are measured in one run (`{command}`)",
             part + 1,
             floor_part + 1,
+        ),
+        Why::Compressed { kept } => format!(
+            "it keeps the blobs compressed in {:.0}% of the bytes the floor reads them from (which stores them as given), so a miss reads fewer bytes from the disk and its cache holds more of the data: what compression buys on this content, not a fault of the floor",
+            kept * 100.0
         ),
         Why::MoreHits { hits, floor_hits } => format!(
             "{:.0}% of its fetches were page-cache hits against the floor's {:.0}%: it kept more of its dataset cached",

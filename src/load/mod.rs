@@ -13,7 +13,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::dataset::content::{fill_blob, fill_blob_version};
+use crate::dataset::content::{fill_blob_version, fill_rows};
 use crate::dataset::lock::{Access, release, take};
 use crate::dataset::{DatasetSpec, DatasetState};
 use crate::db::locations::Locations;
@@ -286,11 +286,11 @@ pub async fn load(store: &mut AnyStore, state: DatasetState) -> Result<LoadRepor
                 batch[n] = Vec::new();
             }
             batch[n].resize(len as usize, 0);
-            fill_blob(spec.seed, spec.size, spec.content, id, &mut batch[n]);
             batch_bytes += len;
             n += 1;
         }
         batch.truncate(n);
+        fill_rows(&spec, next, &mut batch);
         store
             .append(next, &mut batch)
             .await

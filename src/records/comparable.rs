@@ -10,8 +10,12 @@ use super::results::RunResults;
 use crate::size::format_bytes;
 
 /// Every dimension, as `--vary` names it, and what it covers.
-pub const DIMENSIONS: [(&str, &str); 8] = [
-    ("dataset", "seed, bytes per size class, size mix, content"),
+pub const DIMENSIONS: [(&str, &str); 9] = [
+    ("dataset", "seed, bytes per size class, size mix"),
+    (
+        "content",
+        "what the blobs hold (--content: random bytes, text, JSON, HTML, a ratio, a folder's files)",
+    ),
     (
         "layout",
         "key type, SQLite page and mmap_size, PostgreSQL storage, RocksDB blob files",
@@ -42,13 +46,15 @@ pub fn dimensions(run: &RunResults) -> Vec<(&'static str, String)> {
         (
             "dataset",
             format!(
-                "seed {}, {} per size class, size mix {}, content {}",
+                "seed {}, {} per size class, size mix {}",
                 c.seed,
                 format_bytes(c.dataset_bytes),
                 or_none(c.size_mix.map(|mix| mix.get().canonical())),
-                c.content
             ),
         ),
+        // A folder's content with the digest of its bytes: the same folder changed is
+        // another content.
+        ("content", String::from(c.content)),
         (
             "layout",
             format!("key {} · {}", c.key, c.database_knobs.label()),

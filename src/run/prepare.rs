@@ -145,7 +145,7 @@ impl Run {
                     size: spec.size_label(),
                     prefill: &prefill,
                 });
-                let stored = crate::workload::steady::stored_bytes(&mut store).await;
+                let stored = crate::workload::stored::stored_bytes(&mut store).await;
                 Some((gauge, limit, prefill, stored))
             }
         };

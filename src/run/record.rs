@@ -76,7 +76,7 @@ impl Run {
     ) -> EngineResult {
         let mut store = engine.store().open(&self.config().locations(), spec);
         let location = store.location().display().to_string();
-        let stored_bytes = crate::workload::steady::measured_stored_bytes(&mut store).await;
+        let stored_bytes = crate::workload::stored::measured_stored_bytes(&mut store).await;
         drop(store);
         let disk_probes = prepared.disk_before.clone().map(|before| DiskProbes {
             before,

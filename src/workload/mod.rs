@@ -5,3 +5,4 @@
 pub mod access;
 pub mod live;
 pub mod steady;
+pub mod stored;

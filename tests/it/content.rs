@@ -5,7 +5,7 @@
 
 use crate::common::{only_run, run, run_s, server_url_or_skip, stderr};
 
-fn small(content: &str, engines: &str) -> Vec<String> {
+pub(crate) fn small(content: &str, engines: &str) -> Vec<String> {
     [
         "--engines",
         engines,
@@ -27,9 +27,11 @@ fn small(content: &str, engines: &str) -> Vec<String> {
     .collect()
 }
 
-fn with(command: &str, args: &[String]) -> Vec<String> {
+/// `command` with `args`, then `more`.
+pub(crate) fn with(command: &str, args: &[String], more: &[&str]) -> Vec<String> {
     std::iter::once(command.to_string())
         .chain(args.iter().cloned())
+        .chain(more.iter().map(|s| s.to_string()))
         .collect()
 }
 
@@ -37,7 +39,7 @@ fn with(command: &str, args: &[String]) -> Vec<String> {
 fn a_text_dataset_is_its_own_loaded_verified_and_measured_and_the_run_says_so() {
     let root = tempfile::tempdir().unwrap();
     let args = small("text", "floor,sqlite-raw,fs");
-    let out = run_s(root.path(), &with("measure", &args));
+    let out = run_s(root.path(), &with("measure", &args, &[]));
     assert!(out.status.success(), "{}", stderr(&out));
     let (dir, json) = only_run(root.path());
     assert_eq!(json["config"]["content"], "text", "{}", json["config"]);
@@ -76,12 +78,15 @@ fn a_text_dataset_is_its_own_loaded_verified_and_measured_and_the_run_says_so() 
     // Verified whole, every row against its regenerated text.
     let out = run_s(
         root.path(),
-        &with("verify", &small("text", "sqlite-raw,fs")),
+        &with("verify", &small("text", "sqlite-raw,fs"), &[]),
     );
     assert!(out.status.success(), "{}", stderr(&out));
 
     // The random dataset of the same size is another, loaded beside it.
-    let out = run_s(root.path(), &with("load", &small("random", "sqlite-raw")));
+    let out = run_s(
+        root.path(),
+        &with("load", &small("random", "sqlite-raw"), &[]),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let sqlite: Vec<String> = std::fs::read_dir(data.join("sqlite"))
         .unwrap()
@@ -143,26 +148,32 @@ fn postgres_compresses_a_text_dataset_with_its_default() {
         return;
     };
     let root = tempfile::tempdir().unwrap();
-    let mut args = with("load", &small("text", "postgres-raw"));
+    let mut args = with("load", &small("text", "postgres-raw"), &[]);
     args.extend(["--postgres-url".to_string(), url]);
     let out = run_s(root.path(), &args);
     assert!(out.status.success(), "{}", stderr(&out));
+    let said = psql(
+        "select pg_column_compression(data), sum(pg_column_size(data))::float / sum(octet_length(data)) from blobs_4kib_x256_text.blobs group by 1",
+    );
+    let (method, share) = said.split_once('|').expect(&said);
+    assert_eq!(method, "pglz", "{said}");
+    let share: f64 = share.parse().unwrap();
+    assert!(share < 0.7, "text stored in {share} of its bytes");
+}
+
+/// What `psql` says to `sql` inside the compose PostgreSQL, trimmed.
+pub(crate) fn psql(sql: &str) -> String {
     let container = crate::common::service_container("postgres");
-    let sql = "select pg_column_compression(data), sum(pg_column_size(data))::float / sum(octet_length(data)) from blobs_4kib_x256_text.blobs group by 1";
     let out = std::process::Command::new("docker")
         .args([
             "exec", &container, "psql", "-U", "blobrace", "-d", "blobrace", "-Atc", sql,
         ])
         .output()
         .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let (method, share) = said.split_once('|').expect(&said);
-    assert_eq!(method, "pglz", "{said}");
-    let share: f64 = share.parse().unwrap();
-    assert!(share < 0.7, "text stored in {share} of its bytes");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }

@@ -5,6 +5,7 @@
 //! refused before anything is made.
 
 use crate::common::{only_run, run_s, server_url_or_skip, stderr};
+use crate::content::{psql, small, with};
 
 /// 16 MiB of 64 KiB blobs: enough that a store's fixed files (RocksDB's SST and
 /// MANIFEST, PostgreSQL's index and free pages) do not hide what compression saved.
@@ -13,35 +14,6 @@ fn larger(content: &str, engines: &str) -> Vec<String> {
     args[3] = "64KiB".into();
     args[5] = "16MiB".into();
     args
-}
-
-fn small(content: &str, engines: &str) -> Vec<String> {
-    [
-        "--engines",
-        engines,
-        "--sizes",
-        "4KiB",
-        "--dataset-bytes",
-        "1MiB",
-        "--warmup",
-        "50ms",
-        "--measure",
-        "200ms",
-        "--precision",
-        "off",
-        "--content",
-        content,
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
-}
-
-fn with(command: &str, args: &[String], more: &[&str]) -> Vec<String> {
-    std::iter::once(command.to_string())
-        .chain(args.iter().cloned())
-        .chain(more.iter().map(|s| s.to_string()))
-        .collect()
 }
 
 /// A few documents of a user's: nested, of several sizes, one empty (left out).
@@ -306,22 +278,6 @@ fn mariadb_stores_text_in_a_compressed_column_when_asked() {
             .ends_with("_text_zlib")
     );
     assert!(r["measured"]["count"].as_u64().unwrap() > 0);
-}
-
-fn psql(sql: &str) -> String {
-    let container = crate::common::service_container("postgres");
-    let out = std::process::Command::new("docker")
-        .args([
-            "exec", &container, "psql", "-U", "blobrace", "-d", "blobrace", "-Atc", sql,
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// `scripts/contents.sh` as docs/content.md gives it: one run per content, then the

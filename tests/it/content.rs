@@ -74,6 +74,7 @@ fn a_text_dataset_is_its_own_loaded_verified_and_measured_and_the_run_says_so() 
     let measured = &json["compressibility"][0];
     assert_eq!(measured["content"], "text", "{measured}");
     assert!(measured["deflate6"].as_f64().unwrap() > 2.0, "{measured}");
+    assert!(measured["zstd3"].as_f64().unwrap() > 2.0, "{measured}");
 
     // Verified whole, every row against its regenerated text.
     let out = run_s(

@@ -289,8 +289,8 @@ fn measured_line(run: &RunResults, cache: CacheState) -> String {
         Some(d) => format!("as deployed on {}", d.name),
         None => "on this machine".to_string(),
     };
-    // What deflate made of the blobs where the run measured it (every dataset's the
-    // same content; the first sampled, said as measured).
+    // What deflate and zstd made of the blobs where the run measured it (every
+    // dataset's the same content; the first sampled, said as measured).
     let deflate = run
         .compressibility
         .first()

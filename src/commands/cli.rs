@@ -11,7 +11,7 @@ use crate::config::{RunArgs, parse_duration, parse_percent};
     version,
     about = "How fast can I fetch a blob of size S from database E when the database has far less RAM than data?",
     long_about = "How fast can I fetch a blob of size S from database E when the database has far less RAM than data?\n\n\
-Each size class is a dataset of uniformly random blobs (ids 1..N, 3GiB by default, three times the 1GiB cap). \
+Each size class is a dataset of blobs (ids 1..N, uniformly random bytes unless --content says otherwise, 3GiB by default, three times the 1GiB cap). \
 A fetch is one random-id read of one whole blob, timed alone. The main job is `cargo bench` (criterion); \
 this tool loads, measures without criterion, verifies and drops datasets with the same settings. \
 Every flag can also be set through the BLOBRACE_* environment variable named in its help.",
@@ -76,6 +76,11 @@ pub enum Command {
     /// filters by machine, deployment and date, every run's failures, each figure linked
     /// to its run's report. No server: a folder to publish.
     Site(SiteArgs),
+    /// Write the tables of README.md and docs/ that come from results (each between a
+    /// `<!-- table KIND results=... -->` marker and `<!-- /table -->`: verdict, engines,
+    /// sizes, side-by-side), or with --check fail naming each that no longer matches.
+    /// --add-run keeps a run's results (without histograms) for a page to cite.
+    Tables(super::tables::TablesArgs),
 }
 
 #[derive(clap::Args)]

@@ -6,6 +6,7 @@ mod compare;
 mod env;
 mod load;
 mod stored;
+pub mod tables;
 
 use anyhow::{Context, Result};
 
@@ -46,6 +47,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::Variants(args) => stored::variants(args),
         Command::Merge(args) => stored::merge(args),
         Command::Compare(args) => compare::compare(args),
+        Command::Tables(args) => tables::tables(args),
         Command::Site(args) => {
             let runs = crate::report::site::find_runs(&args.dirs)?;
             let site = crate::report::site::write(&runs, &args.out)?;

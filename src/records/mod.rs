@@ -14,4 +14,5 @@ pub mod regime;
 pub mod results;
 pub mod run_id;
 pub mod run_parts;
+pub mod slim;
 pub mod summary;

@@ -57,7 +57,7 @@ pub struct RunResults {
     #[serde(default)]
     pub server_fits: Vec<crate::server_caps::ServerFit>,
     pub loads: Vec<LoadReport>,
-    /// What deflate makes of each dataset's blobs, sampled when the run began (none in
+    /// What deflate and zstd make of each dataset's blobs, sampled when the run began (none in
     /// results from before it was measured).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub compressibility: Vec<crate::dataset::compressibility::Compressibility>,

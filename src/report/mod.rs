@@ -7,6 +7,7 @@ pub mod charts;
 pub mod compare;
 pub mod data;
 pub mod export;
+pub mod front_page;
 mod page;
 pub mod palette;
 pub mod regression;

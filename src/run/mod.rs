@@ -24,6 +24,7 @@ pub mod resume;
 pub mod sinks;
 pub mod slow_disk;
 mod terminal;
+pub mod time_spent;
 pub mod writer;
 
 use std::path::PathBuf;

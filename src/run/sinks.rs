@@ -199,6 +199,9 @@ impl Sink for Terminal {
                 )
             );
         }
+        for line in super::time_spent::lines(run) {
+            say!("{line}");
+        }
         for failure in &run.failures {
             say!("FAILED: {}", failure.line());
         }

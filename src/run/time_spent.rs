@@ -14,8 +14,9 @@ use crate::records::results::RunResults;
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct CellPhases {
     pub cells: u64,
-    /// From each cell's start to its end.
-    pub wall: f64,
+    /// The run's measuring time (its parts' `measure_seconds`: every cell from its
+    /// eviction to its record); None in a merged run, which keeps no parts.
+    pub wall: Option<f64>,
     pub eviction: f64,
     pub prefill: f64,
     pub settle: f64,
@@ -24,13 +25,15 @@ pub struct CellPhases {
 
 impl CellPhases {
     pub fn of(run: &RunResults) -> Self {
-        let time = |at: &str| chrono::DateTime::parse_from_rfc3339(at).ok();
-        let mut p = CellPhases::default();
+        let mut p = CellPhases {
+            // A cell's own start and end stamps bracket its fetches only, not its
+            // eviction or prefill: the parts' clock holds the whole.
+            wall: (!run.parts.is_empty())
+                .then(|| run.parts.iter().map(|part| part.measure_seconds).sum()),
+            ..CellPhases::default()
+        };
         for r in &run.results {
             p.cells += 1;
-            if let (Some(a), Some(b)) = (time(&r.started_at), time(&r.finished_at)) {
-                p.wall += (b - a).as_seconds_f64().max(0.0);
-            }
             p.eviction += r.eviction.seconds;
             if let Some(s) = &r.steady {
                 p.prefill += s.prefill.seconds;
@@ -42,8 +45,9 @@ impl CellPhases {
     }
 
     /// The rest of the cells' time: opening, warm-up, checks after the clock, profiles.
-    pub fn rest(&self) -> f64 {
-        (self.wall - self.eviction - self.prefill - self.settle - self.measuring).max(0.0)
+    pub fn rest(&self) -> Option<f64> {
+        self.wall
+            .map(|w| (w - self.eviction - self.prefill - self.settle - self.measuring).max(0.0))
     }
 }
 
@@ -51,7 +55,7 @@ fn d(seconds: f64) -> String {
     format_duration(Duration::from_secs_f64(seconds.max(0.0)))
 }
 
-/// "cells (32): 12 min 01 s: eviction 1 min 02 s, prefill 40 s, settling 1 min 36 s,
+/// "cells (32) 12 min 01 s: eviction 1 min 02 s, prefill 40 s, settling 1 min 36 s,
 /// measuring 6 min 00 s, the rest 2 min 43 s", then "loads: 12 min 30 s, the longest:
 /// seaweedfs 4KiB 5 min 30 s, dolt 4KiB 2 min 06 s, ..."; nothing where the run
 /// measured or loaded nothing.
@@ -59,15 +63,20 @@ pub fn lines(run: &RunResults) -> Vec<String> {
     let mut lines = Vec::new();
     let p = CellPhases::of(run);
     if p.cells > 0 {
+        let (total, rest) = match (p.wall, p.rest()) {
+            (Some(w), Some(r)) => (
+                format!(" {}", d(w)),
+                format!(", the rest (opening, warm-up, checks) {}", d(r)),
+            ),
+            _ => (String::new(), String::new()),
+        };
         lines.push(format!(
-            "cells ({}): {}: eviction {}, steady prefill {}, settling {}, measuring {}, the rest (opening, warm-up, checks) {}",
+            "cells ({}){total}: eviction {}, steady prefill {}, settling {}, measuring {}{rest}",
             p.cells,
-            d(p.wall),
             d(p.eviction),
             d(p.prefill),
             d(p.settle),
             d(p.measuring),
-            d(p.rest())
         ));
     }
     let mut loads: Vec<(String, f64)> = run
@@ -105,13 +114,16 @@ mod tests {
         let mut run: RunResults =
             serde_json::from_str(include_str!("../../tests/fixtures/one-cold-round.json")).unwrap();
         for r in &mut run.results {
-            r.started_at = "2026-12-07T05:00:00Z".into();
-            r.finished_at = "2026-12-07T05:00:30Z".into();
             r.eviction.seconds = 2.0;
         }
+        assert!(!run.parts.is_empty(), "the fixture keeps its part");
+        run.parts
+            .iter_mut()
+            .for_each(|part| part.measure_seconds = 0.0);
+        run.parts[0].measure_seconds = 60.0;
         let p = CellPhases::of(&run);
         assert_eq!(p.cells, 2);
-        assert_eq!(p.wall, 60.0);
+        assert_eq!(p.wall, Some(60.0));
         assert_eq!(p.eviction, 4.0);
         let measuring: f64 = run
             .results
@@ -119,11 +131,16 @@ mod tests {
             .filter_map(|r| r.precision.as_ref().map(|x| x.seconds))
             .sum();
         assert_eq!(p.measuring, measuring);
-        assert!((p.rest() - (60.0 - 4.0 - measuring)).abs() < 1e-9);
-        let lines = lines(&run);
+        assert!((p.rest().unwrap() - (60.0 - 4.0 - measuring)).abs() < 1e-9);
+        let said = lines(&run);
         assert!(
-            lines[0].starts_with("cells (2): 1 min 00 s: eviction 4 s"),
-            "{lines:?}"
+            said[0].starts_with("cells (2) 1 min 00 s: eviction 4 s"),
+            "{said:?}"
         );
+        // A merged run keeps no parts: the phases, no total to take them from.
+        run.parts.clear();
+        let said = lines(&run);
+        assert!(said[0].starts_with("cells (2): eviction 4 s"), "{said:?}");
+        assert!(!said[0].contains("the rest"), "{said:?}");
     }
 }

@@ -122,6 +122,12 @@ async fn restart_pod_cold(
     })
 }
 
+/// One listed file `$f` dropped from the page cache. A file gone since `find` listed it
+/// has nothing cached: a server deletes files while it runs (SeaweedFS its dropped
+/// buckets' volumes, after `--drop-after`: an 8 KiB cold cell failed so, 2026-12-07).
+/// Any other failure of dd fails the eviction.
+const DROP_ONE: &str = r#"dd if="$f" iflag=nocache count=0 status=none || [ ! -e "$f" ] || exit 1"#;
+
 /// Flush and drop a container's data files from the page cache; says how it did.
 /// Inside the container where its `dd` is coreutils' (`iflag=nocache count=0` is a
 /// posix_fadvise(DONTNEED) of the whole file). An Alpine image's busybox dd has no
@@ -137,9 +143,8 @@ async fn drop_data_files(
 ) -> Result<&'static str> {
     let gnu_dd = "dd if=/dev/null iflag=nocache count=0 status=none 2>/dev/null";
     if crate::docker::exec_succeeds(docker, id, gnu_dd).await? {
-        let script = format!(
-            "sync && find {data_dir} -type f | while IFS= read -r f; do dd if=\"$f\" iflag=nocache count=0 status=none || exit 1; done"
-        );
+        let script =
+            format!("sync && find {data_dir} -type f | while IFS= read -r f; do {DROP_ONE}; done");
         crate::docker::exec_sh(docker, id, &script).await?;
         return Ok("sync + dd iflag=nocache count=0 (posix_fadvise DONTNEED) inside it");
     }
@@ -172,8 +177,12 @@ fn drop_tree(dir: &std::path::Path) -> Result<()> {
         let kind = entry.file_type()?;
         if kind.is_dir() {
             drop_tree(&entry.path())?;
-        } else if kind.is_file() {
-            crate::disk::evict::evict_flushed_file(&entry.path())?;
+        } else if kind.is_file()
+            && let Err(e) = crate::disk::evict::evict_flushed_file(&entry.path())
+            && entry.path().exists()
+        {
+            // A file gone since it was listed had nothing cached (see DROP_ONE).
+            return Err(e);
         }
     }
     Ok(())
@@ -181,7 +190,39 @@ fn drop_tree(dir: &std::path::Path) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::drop_tree;
+    use super::{DROP_ONE, drop_tree};
+
+    /// DROP_ONE run by sh over the paths given, as the container's loop runs it.
+    fn drop_listed(paths: &[&std::path::Path]) -> bool {
+        // Each path on its own line, the last one too, as find prints them.
+        let list: String = paths.iter().map(|p| format!("{}\n", p.display())).collect();
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("while IFS= read -r f; do {DROP_ONE}; done"))
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write;
+                child.stdin.take().unwrap().write_all(list.as_bytes())?;
+                child.wait()
+            })
+            .unwrap()
+            .success()
+    }
+
+    #[test]
+    fn a_file_gone_since_it_was_listed_is_skipped_and_any_other_failure_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let kept = dir.path().join("kept.dat");
+        std::fs::write(&kept, [1u8; 4096]).unwrap();
+        let gone = dir.path().join("gone.dat");
+        assert!(drop_listed(&[&kept, &gone, &kept]));
+        // A path that exists but dd cannot open (a socket) still fails it.
+        let socket = dir.path().join("sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        assert!(!drop_listed(&[&kept, &socket]));
+    }
 
     #[test]
     fn a_tree_reached_through_proc_root_leaves_the_page_cache() {

@@ -61,6 +61,11 @@ fn run() -> RunResults {
     run
 }
 
+/// The written page holds `row` (the page is said where it does not).
+fn has(text: &str, row: &str) {
+    assert!(text.contains(row), "no {row:?} in:\n{text}");
+}
+
 fn page(dir: &Path, body: &str) -> String {
     std::fs::write(dir.join("r.json"), serde_json::to_vec(&run()).unwrap()).unwrap();
     std::fs::write(dir.join("page.md"), body).unwrap();
@@ -92,15 +97,15 @@ fn a_verdict_table_walks_each_engine_up_its_sizes() {
     let text = std::fs::read_to_string(dir.path().join("page.md")).unwrap();
     assert!(text.starts_with("# Answer\n\n<!-- table verdict"), "{text}");
     assert!(text.ends_with("<!-- /table -->\n\nAfter.\n"), "{text}");
-    assert!(
-        text.contains("| engine | p99 ≤ 50.0 ms up to | where it stops | p50 at 64 KiB |"),
-        "{text}"
+    has(
+        &text,
+        "| engine | p99 ≤ 50.0 ms up to | where it stops | p50 at 64 KiB |",
     );
-    assert!(
-        text.contains("| sqlite-raw | 64 KiB | 4 MiB: p99 70.0 ms | 290 µs |"),
-        "{text}"
+    has(
+        &text,
+        "| sqlite-raw | 64 KiB | 4 MiB: p99 70.0 ms | 290 µs |",
     );
-    assert!(text.contains("| floor | 4 MiB |  | 120 µs |"), "{text}");
+    has(&text, "| floor | 4 MiB |  | 120 µs |");
     assert!(
         text.contains("run `") && text.contains("[results](r.json)"),
         "{text}"
@@ -127,26 +132,17 @@ fn engines_sizes_and_side_by_side_tables_say_each_cell() {
     );
     tables(dir.path(), std::slice::from_ref(&name), false).unwrap();
     let text = std::fs::read_to_string(dir.path().join("page.md")).unwrap();
-    assert!(
-        text.contains("| engine | cold p50 / p99 | steady p50 / p99 |"),
-        "{text}"
+    has(&text, "| engine | cold p50 / p99 | steady p50 / p99 |");
+    has(
+        &text,
+        "| sqlite-raw | 3.34 ms / 60.0 ms | 3.00 ms / 70.0 ms |",
     );
-    assert!(
-        text.contains("| sqlite-raw | 3.34 ms / 60.0 ms | 3.00 ms / 70.0 ms |"),
-        "{text}"
-    );
-    assert!(
-        text.contains("| size | floor cold | sqlite-raw steady |"),
-        "{text}"
-    );
-    assert!(
-        text.contains("| 64 KiB | 121 µs / 350 µs | 290 µs / 900 µs |"),
-        "{text}"
-    );
-    assert!(text.contains("| engine | random | random |"), "{text}");
-    assert!(
-        text.contains("| floor | 121 µs / 350 µs (133 µs) | 121 µs / 350 µs (133 µs) |"),
-        "{text}"
+    has(&text, "| size | floor cold | sqlite-raw steady |");
+    has(&text, "| 64 KiB | 121 µs / 350 µs | 290 µs / 900 µs |");
+    has(&text, "| engine | random | random |");
+    has(
+        &text,
+        "| floor | 121 µs / 350 µs (133 µs) | 121 µs / 350 µs (133 µs) |",
     );
 }
 

@@ -34,9 +34,19 @@ fn two_loads_of_one_dataset_at_once_take_turns_and_verify() {
         "--dataset-bytes",
         "96MiB",
     ];
-    let first = spawn_on(root.path(), &load);
-    std::thread::sleep(Duration::from_millis(300));
+    let mut first = spawn_on(root.path(), &load);
+    // The second starts once the first is writing its first dataset (progress, not a
+    // time): the fs and floor datasets are still ahead of the first then, so the second
+    // meets the first's lock whichever dataset it reaches it on.
+    let sqlite = root.path().join("data/sqlite/1KiB-x98304.sqlite");
+    while !sqlite.exists() {
+        if let Some(status) = first.try_wait().unwrap() {
+            panic!("the first load ended ({status}) before writing {sqlite:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let second = spawn_on(root.path(), &load);
+    let first_id = first.id();
     let (first, second) = (
         first.wait_with_output().unwrap(),
         second.wait_with_output().unwrap(),
@@ -48,7 +58,13 @@ fn two_loads_of_one_dataset_at_once_take_turns_and_verify() {
         waited.contains("waiting:") && waited.contains("is in use by process"),
         "the second load said it waited:\n{waited}"
     );
-    assert!(waited.contains("(loading: "), "and for whom:\n{waited}");
+    // For whom: the first process, by pid and command, loading the dataset or, once it
+    // has loaded it, reading it (a load keeps what it loaded from changing under it).
+    let first_pid = format!("is in use by process {first_id} (");
+    assert!(
+        waited.contains(&first_pid) && waited.contains("blobrace load)"),
+        "and for whom ({first_pid}... blobrace load)):\n{waited}"
+    );
     // What the first loaded, the second found loaded: nothing written twice.
     assert!(
         waited.contains("0 dataset(s) loaded, 3 already complete"),

@@ -152,7 +152,14 @@ pub struct EngineDef {
     /// thread keeps its own malloc arena with the row, the driver's read buffer and
     /// `out`; the floor and fs 9 MiB (the read buffer and `out`).
     pub client_copies: u64,
-    /// Open it on a loaded dataset of its database (`server`: the database, where it
-    /// is a server).
-    pub open: for<'a> fn(Option<Server>, &'a Locations, DatasetSpec) -> Opened<'a>,
+    /// Open it on a loaded dataset of its database.
+    pub open: Open,
+}
+
+/// How an engine opens on a loaded dataset: an embedded database from the dataset's
+/// files alone, a server's engine through the server it is handed.
+#[derive(Clone, Copy)]
+pub enum Open {
+    Embedded(for<'a> fn(&'a Locations, DatasetSpec) -> Opened<'a>),
+    Server(for<'a> fn(Server, &'a Locations, DatasetSpec) -> Opened<'a>),
 }

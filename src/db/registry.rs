@@ -13,7 +13,7 @@ use super::any_engine::AnyEngine;
 use super::engine::Client;
 use super::server::Server;
 
-use super::database::{Database, EngineDef};
+use super::database::{Database, EngineDef, Open};
 use super::knobs::{KnobSet, Knobs};
 use super::store::{BoxedStore, Churn, Store};
 use crate::dataset::DatasetSpec;
@@ -287,7 +287,13 @@ impl EngineKind {
 
     /// Open the engine on a loaded dataset.
     pub async fn open(self, at: &Locations, spec: DatasetSpec) -> Result<AnyEngine> {
-        (self.def().open)(self.store().server(), at, spec).await
+        match (self.def().open, self.store().server()) {
+            (Open::Embedded(open), _) => open(at, spec).await,
+            (Open::Server(open), Some(server)) => open(server, at, spec).await,
+            (Open::Server(_), None) => {
+                unreachable!("{self} opens through a server, and its store has none")
+            }
+        }
     }
 
     pub fn known_names() -> String {

@@ -1,13 +1,15 @@
 //! What the stores of one data file in a folder of their own share (LMDB's data.mdb,
 //! redb's blobs.redb): the states told apart before the file is looked into, the id
-//! range of big-endian id keys, and the file itself as the store's own file.
+//! range of big-endian id keys, the folder's bytes on disk, the file's eviction, and the
+//! file itself as the store's own file.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::store::IdRange;
+use super::store::{IdRange, allocated_bytes};
 use crate::dataset::DatasetState;
+use crate::disk::evict::{EvictionReport, evict_file, resident_bytes};
 use crate::error::InputError;
 
 /// Before a store looks inside its file: Absent where its folder is not there; a load
@@ -58,6 +60,31 @@ pub fn id_range_of_keys(
         count,
         ids: Some((first.unwrap_or(0), last.unwrap_or(0))),
     })
+}
+
+/// The folder's allocated blocks: both libraries grow their file and never shrink it,
+/// so free pages count (space amplification the report shows).
+pub fn disk_bytes(dir: &Path) -> Result<Option<u64>> {
+    let bytes = allocated_bytes(dir)
+        .with_context(|| format!("cannot count the bytes of {}", dir.display()))?;
+    Ok(Some(bytes))
+}
+
+/// The file's pages written back and dropped from the page cache, `method` saying what
+/// the store closed first (its library's own cache, a map) and what stays.
+pub fn evict(file: &Path, method: String) -> Result<EvictionReport> {
+    let started = std::time::Instant::now();
+    let mut report = EvictionReport {
+        method,
+        ..Default::default()
+    };
+    if file.exists() {
+        report.bytes = evict_file(file)?;
+        report.files = 1;
+        report.resident_after_bytes = Some(resident_bytes(file)?);
+    }
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
 }
 
 /// The file as the store's own file for the disk probe, or why there is none.

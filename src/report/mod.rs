@@ -14,6 +14,7 @@ pub mod regression;
 pub mod site;
 pub mod variant_rows;
 pub mod variants;
+pub mod verdict;
 pub mod words;
 
 use std::path::{Path, PathBuf};

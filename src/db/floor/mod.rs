@@ -9,7 +9,7 @@ mod pattern;
 pub mod store;
 
 use super::any_engine::AnyEngine;
-use super::database::{Database, EngineDef};
+use super::database::{Database, EngineDef, Open};
 use super::engine::Client;
 use super::store::{BoxedStore, boxed};
 use crate::dataset::DatasetSpec;
@@ -36,14 +36,14 @@ impl Database for Floor {
             client_copies: 2,
             help: "the row's bytes from a packed file, read the way this disk serves fastest at that size (one pread, 4KiB preads in order, WILLNEED + pread or 4 threads, timed on cold reads when the floor opens; BLOBRACE_FLOOR_READ=pread pins one): the physical floor",
             client: Client::Direct,
-            open: |_, at, spec| {
+            open: Open::Embedded(|at, spec| {
                 Box::pin(async move {
                     Ok(AnyEngine::Floor(engine::FloorEngine::open(
                         &at.data_dir,
                         spec,
                     )?))
                 })
-            },
+            }),
         }]
     }
 

@@ -5,7 +5,7 @@ pub mod engine;
 pub mod store;
 
 use super::any_engine::AnyEngine;
-use super::database::{Database, EngineDef};
+use super::database::{Database, EngineDef, Open};
 use super::engine::Client;
 use super::store::{BoxedStore, boxed};
 use crate::dataset::DatasetSpec;
@@ -35,11 +35,11 @@ impl Database for Fs {
             client_copies: 2,
             help: "one file per blob: open, read, close",
             client: Client::Direct,
-            open: |_, at, spec| {
+            open: Open::Embedded(|at, spec| {
                 Box::pin(
                     async move { Ok(AnyEngine::Fs(engine::FsEngine::open(&at.data_dir, spec)?)) },
                 )
-            },
+            }),
         }]
     }
 

@@ -9,7 +9,7 @@ mod handle;
 pub mod store;
 
 use super::any_engine::AnyEngine;
-use super::database::{Database, EngineDef};
+use super::database::{Database, EngineDef, Open};
 use super::engine::Client;
 use super::store::{BoxedStore, boxed};
 use crate::dataset::DatasetSpec;
@@ -36,7 +36,7 @@ impl Database for Lmdb {
                 client_copies: 2,
                 help: "LMDB (memory-mapped B+tree, via heed): a read transaction and a get by key per fetch, the kernel's read-ahead on the map (LMDB's default)",
                 client: Client::Direct,
-                open: |_, at, spec| {
+                open: Open::Embedded(|at, spec| {
                     Box::pin(async move {
                         Ok(AnyEngine::Lmdb(engine::LmdbEngine::open(
                             at,
@@ -44,14 +44,14 @@ impl Database for Lmdb {
                             ReadAhead::Kernel,
                         )?))
                     })
-                },
+                }),
             },
             EngineDef {
                 name: "lmdb-nordahead",
                 client_copies: 2,
                 help: "the same LMDB fetch with read-ahead off (MDB_NORDAHEAD, LMDB's advice for a database larger than memory): a page fault reads its one page",
                 client: Client::Direct,
-                open: |_, at, spec| {
+                open: Open::Embedded(|at, spec| {
                     Box::pin(async move {
                         Ok(AnyEngine::Lmdb(engine::LmdbEngine::open(
                             at,
@@ -59,7 +59,7 @@ impl Database for Lmdb {
                             ReadAhead::Off,
                         )?))
                     })
-                },
+                }),
             },
         ]
     }

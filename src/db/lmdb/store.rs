@@ -7,7 +7,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
 
 use anyhow::{Context, Result};
 use heed::{Env, PutFlags};
@@ -17,12 +16,12 @@ use super::handle::{
 };
 use crate::dataset::key::KEY_BYTES;
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
-use crate::db::single_file::{id_range_of_keys, own_file, state_before_file};
+use crate::db::single_file::{self, id_range_of_keys, own_file, state_before_file};
 use crate::db::store::{
-    IdRange, Store, allocated_bytes, delete_dir, remove_dataset_dir, remove_leftover_dir,
-    rows_for_batch, written_head,
+    IdRange, Store, delete_dir, remove_dataset_dir, remove_leftover_dir, rows_for_batch,
+    written_head,
 };
-use crate::disk::evict::{EvictionReport, evict_file, resident_bytes};
+use crate::disk::evict::EvictionReport;
 use crate::error::InputError;
 
 /// LMDB's data file in a dataset's folder.
@@ -253,12 +252,10 @@ impl Store for LmdbStore {
         Ok(())
     }
 
-    /// The folder's allocated blocks: LMDB grows its data file as pages are written
-    /// and reuses freed pages, never shrinking it (space amplification the report shows).
+    /// LMDB grows its data file as pages are written and reuses freed pages, never
+    /// shrinking it.
     async fn disk_bytes(&mut self) -> Result<Option<u64>> {
-        let bytes = allocated_bytes(&self.dir)
-            .with_context(|| format!("cannot count the bytes of {}", self.dir.display()))?;
-        Ok(Some(bytes))
+        single_file::disk_bytes(&self.dir)
     }
 
     fn estimated_disk_bytes(&self, rows: u64) -> u64 {
@@ -283,23 +280,12 @@ impl Store for LmdbStore {
 
     async fn evict(&mut self) -> Result<EvictionReport> {
         drop(self.open.take());
-        let started = Instant::now();
-        let mapped = is_open(&self.dir);
-        let mut report = EvictionReport {
-            method: if mapped {
-                "fdatasync + posix_fadvise(DONTNEED); pages an engine of this process still maps stay cached".into()
-            } else {
-                "environment closed (map gone), then fdatasync + posix_fadvise(DONTNEED)".into()
-            },
-            ..Default::default()
+        let method = if is_open(&self.dir) {
+            "fdatasync + posix_fadvise(DONTNEED); pages an engine of this process still maps stay cached"
+        } else {
+            "environment closed (map gone), then fdatasync + posix_fadvise(DONTNEED)"
         };
-        if self.file.exists() {
-            report.bytes = evict_file(&self.file)?;
-            report.files = 1;
-            report.resident_after_bytes = Some(resident_bytes(&self.file)?);
-        }
-        report.seconds = started.elapsed().as_secs_f64();
-        Ok(report)
+        single_file::evict(&self.file, method.into())
     }
 
     async fn id_range(&mut self) -> Result<IdRange> {

@@ -8,7 +8,7 @@ mod handle;
 pub mod store;
 
 use super::any_engine::AnyEngine;
-use super::database::{Database, EngineDef};
+use super::database::{Database, EngineDef, Open};
 use super::engine::Client;
 use super::store::{BoxedStore, boxed};
 use crate::dataset::DatasetSpec;
@@ -34,9 +34,9 @@ impl Database for Redb {
             client_copies: 5,
             help: "redb (pure-Rust B-tree file): a read transaction and a get by key per fetch",
             client: Client::Direct,
-            open: |_, at, spec| {
+            open: Open::Embedded(|at, spec| {
                 Box::pin(async move { Ok(AnyEngine::Redb(engine::RedbEngine::open(at, spec)?)) })
-            },
+            }),
         }]
     }
 

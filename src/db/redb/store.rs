@@ -6,7 +6,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
 
 use anyhow::{Context, Result};
 use redb::{Database, ReadOnlyDatabase, ReadTransaction, ReadableDatabase, ReadableTable};
@@ -15,12 +14,12 @@ use redb::{ReadableTableMetadata, TableError};
 use super::handle::{BLOBS, MANIFEST, MANIFEST_KEY, guarded, reader_is_open, writer};
 use crate::dataset::key::KEY_BYTES;
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
-use crate::db::single_file::{id_range_of_keys, own_file, state_before_file};
+use crate::db::single_file::{self, id_range_of_keys, own_file, state_before_file};
 use crate::db::store::{
-    IdRange, Store, allocated_bytes, delete_dir, remove_dataset_dir, remove_leftover_dir,
-    rows_for_batch, written_head,
+    IdRange, Store, delete_dir, remove_dataset_dir, remove_leftover_dir, rows_for_batch,
+    written_head,
 };
-use crate::disk::evict::{EvictionReport, evict_file, resident_bytes};
+use crate::disk::evict::EvictionReport;
 use crate::error::InputError;
 
 /// The dataset's file in its folder.
@@ -254,12 +253,9 @@ impl Store for RedbStore {
         Ok(())
     }
 
-    /// The file's allocated blocks: redb grows it in regions, so a file holds free
-    /// pages beside its rows (space amplification the report shows).
+    /// redb grows its file in regions, so the file holds free pages beside its rows.
     async fn disk_bytes(&mut self) -> Result<Option<u64>> {
-        let bytes = allocated_bytes(&self.dir)
-            .with_context(|| format!("cannot count the bytes of {}", self.dir.display()))?;
-        Ok(Some(bytes))
+        single_file::disk_bytes(&self.dir)
     }
 
     fn estimated_disk_bytes(&self, rows: u64) -> u64 {
@@ -284,24 +280,12 @@ impl Store for RedbStore {
     async fn evict(&mut self) -> Result<EvictionReport> {
         // Our writer's cache goes with it; an engine's handle keeps its own.
         drop(self.db.take());
-        let started = Instant::now();
-        let engine_open = reader_is_open(&self.file);
-        let mut report = EvictionReport {
-            method: if engine_open {
-                "fdatasync + posix_fadvise(DONTNEED); redb's own cache was kept: an engine of this process held the file open".into()
-            } else {
-                "fdatasync + posix_fadvise(DONTNEED); redb's own cache closed with its handle"
-                    .into()
-            },
-            ..Default::default()
+        let method = if reader_is_open(&self.file) {
+            "fdatasync + posix_fadvise(DONTNEED); redb's own cache was kept: an engine of this process held the file open"
+        } else {
+            "fdatasync + posix_fadvise(DONTNEED); redb's own cache closed with its handle"
         };
-        if self.file.exists() {
-            report.bytes = evict_file(&self.file)?;
-            report.files = 1;
-            report.resident_after_bytes = Some(resident_bytes(&self.file)?);
-        }
-        report.seconds = started.elapsed().as_secs_f64();
-        Ok(report)
+        single_file::evict(&self.file, method.into())
     }
 
     async fn id_range(&mut self) -> Result<IdRange> {

@@ -14,7 +14,7 @@ pub mod knobs;
 pub mod store;
 
 use super::any_engine::AnyEngine;
-use super::database::{Database, EngineDef};
+use super::database::{Database, EngineDef, Open};
 use super::engine::Client;
 use super::store::{BoxedStore, boxed};
 use crate::dataset::DatasetSpec;
@@ -44,11 +44,11 @@ impl Database for Rocksdb {
             client_copies: 3,
             help: "RocksDB with blob files (the system's librocksdb): a Get by key per fetch, blocks and blobs cached in 1/8 of the cap",
             client: Client::Direct,
-            open: |_, at, spec| {
+            open: Open::Embedded(|at, spec| {
                 Box::pin(
                     async move { Ok(AnyEngine::Rocksdb(engine::RocksdbEngine::open(at, spec)?)) },
                 )
-            },
+            }),
         }]
     }
 

@@ -14,7 +14,7 @@ mod s3_admin;
 pub mod store;
 
 use super::any_engine::AnyEngine;
-use super::database::{Database, EngineDef};
+use super::database::{Database, EngineDef, Open};
 use super::engine::Client;
 use super::server::{
     CacheSetting, ComposeEnv, Listing, MemoryModel, Recording, Server, ServerDb, SqlServer,
@@ -172,14 +172,13 @@ impl Database for Seaweedfs {
             help: "GET the blob's object from a SeaweedFS bucket through an S3 client (object_store), body streamed into a reused buffer: the object store",
             client: Client::S3,
             client_copies: 3,
-            open: |server, at, spec| {
+            open: Open::Server(|server, at, spec| {
                 Box::pin(async move {
-                    let server = server.expect("the seaweedfs engine is opened with its server");
                     Ok(AnyEngine::S3(
                         engine::S3Engine::open(server, at, spec).await?,
                     ))
                 })
-            },
+            }),
         }]
     }
 

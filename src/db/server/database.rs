@@ -4,7 +4,7 @@
 use super::{Server, ServerDb, SqlServer, engines, store};
 use crate::dataset::DatasetSpec;
 use crate::db::any_engine::AnyEngine;
-use crate::db::database::{Database as Db, EngineDef};
+use crate::db::database::{Database as Db, EngineDef, Open};
 use crate::db::engine::Client;
 use crate::db::locations::Locations;
 use crate::db::store::{BoxedStore, boxed};
@@ -28,11 +28,11 @@ impl<T: SqlServer> Db for T {
                 help: orm_help,
                 client: Client::Orm,
                 client_copies: SQLX_CLIENT_COPIES,
-                open: |server, at, spec| {
+                open: Open::Server(|server, at, spec| {
                     Box::pin(async move {
                         Ok(AnyEngine::Orm(engines::open_orm(server, at, spec).await?))
                     })
-                },
+                }),
             },
             EngineDef {
                 // Once per process, for the life of the process.
@@ -40,7 +40,9 @@ impl<T: SqlServer> Db for T {
                 help: raw_help,
                 client: Client::Raw,
                 client_copies: SQLX_CLIENT_COPIES,
-                open: |server, at, spec| Box::pin(engines::open_raw(server, at, spec)),
+                open: Open::Server(|server, at, spec| {
+                    Box::pin(engines::open_raw(server, at, spec))
+                }),
             },
         ]
     }

@@ -27,23 +27,13 @@ async fn connect(
     Ok((db, settings))
 }
 
-pub async fn open_orm(
-    server: Option<Server>,
-    at: &Locations,
-    spec: DatasetSpec,
-) -> Result<OrmEngine> {
-    let server = server.expect("a server engine is opened with its server");
+pub async fn open_orm(server: Server, at: &Locations, spec: DatasetSpec) -> Result<OrmEngine> {
     let (db, settings) = connect(server, at, spec).await?;
     let data = server.require_sql()?.data_read_expr(&at.knobs);
     Ok(OrmEngine::new(db, spec, settings).reading(data))
 }
 
-pub async fn open_raw(
-    server: Option<Server>,
-    at: &Locations,
-    spec: DatasetSpec,
-) -> Result<AnyEngine> {
-    let server = server.expect("a server engine is opened with its server");
+pub async fn open_raw(server: Server, at: &Locations, spec: DatasetSpec) -> Result<AnyEngine> {
     let (db, settings) = connect(server, at, spec).await?;
     let sql_server = server.require_sql()?;
     let sql = sql_server.fetch_sql(&at.knobs);

@@ -15,7 +15,7 @@ pub mod store;
 mod writer;
 
 use super::any_engine::AnyEngine;
-use super::database::{Database, EngineDef};
+use super::database::{Database, EngineDef, Open};
 use super::engine::Client;
 use super::store::{BoxedStore, boxed};
 use crate::dataset::DatasetSpec;
@@ -49,9 +49,9 @@ impl Database for Sqlite {
                 client_copies: 5,
                 help: "SQLite through SeaORM: blob::Entity::find_by_id(id).one(&db)",
                 client: Client::Orm,
-                open: |_, at, spec| {
+                open: Open::Embedded(|at, spec| {
                     Box::pin(async move { Ok(AnyEngine::Orm(orm::open(at, spec).await?)) })
-                },
+                }),
             },
             EngineDef {
                 name: "sqlite-raw",
@@ -61,9 +61,9 @@ impl Database for Sqlite {
                 client_copies: 4,
                 help: "the same SQLite file and query as a prepared statement through SQLite's C API in this thread (as Python's sqlite3 runs it; sqlx's worker thread and row copy cost 20% at 4 MiB)",
                 client: Client::Raw,
-                open: |_, at, spec| {
+                open: Open::Embedded(|at, spec| {
                     Box::pin(async move { Ok(AnyEngine::SqliteStmt(stmt::open(at, spec).await?)) })
-                },
+                }),
             },
             EngineDef {
                 name: "sqlite-blobio",
@@ -73,11 +73,11 @@ impl Database for Sqlite {
                 client_copies: 3,
                 help: "the same SQLite file through incremental blob I/O (sqlite3_blob_reopen + sqlite3_blob_read into the reused buffer), no SQL per fetch",
                 client: Client::Direct,
-                open: |_, at, spec| {
+                open: Open::Embedded(|at, spec| {
                     Box::pin(
                         async move { Ok(AnyEngine::SqliteBlobIo(blobio::open(at, spec).await?)) },
                     )
-                },
+                }),
             },
         ]
     }

@@ -2,7 +2,7 @@
 //!
 //! - `verdict results=F cache=C target=T [p50-at=S]`: each engine's largest size up to
 //!   which every size's p99 meets the target, where the walk stopped and why (the
-//!   report's verdict, `report::data::verdict`), and its p50 at one size;
+//!   report's verdict, `report::verdict::verdict`), and its p50 at one size;
 //! - `engines results=F size=S`: each engine's p50 / p99 at one size, a column per
 //!   cache state the run measured;
 //! - `sizes results=F columns=ENGINE:CACHE,...`: p50 / p99 per size, a column each;
@@ -21,7 +21,8 @@ use anyhow::{Result, anyhow, bail};
 use super::Marker;
 use crate::db::registry::EngineKind;
 use crate::records::results::{EngineResult, RunResults};
-use crate::report::data::{self, SizeJudgement};
+use crate::report::data;
+use crate::report::verdict::{self, SizeJudgement};
 use crate::workload::steady::CacheState;
 
 /// Each kind and the settings it takes; `results` is every kind's.
@@ -211,7 +212,7 @@ fn verdict(marker: &Marker, run: &RunResults) -> Result<Vec<String>> {
     cells.extend(p50_at.map(|s| format!("p50 at {}", size_label(s))));
     let mut lines = header(&cells);
     for engine in data::engines(&view) {
-        let v = data::verdict(&view, engine, target_ns);
+        let v = verdict::verdict(&view, engine, target_ns);
         let largest = v.largest.map_or("none".to_string(), size_label);
         let mut stops: Vec<String> = match &v.stopped {
             Some((size, SizeJudgement::Misses { p99_ns })) => {

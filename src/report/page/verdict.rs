@@ -7,7 +7,8 @@ use crate::db::registry::EngineKind;
 use crate::records::results::RunResults;
 use crate::records::summary::floor_ratio;
 use crate::report::ReportOptions;
-use crate::report::data::{SizeJudgement, engines, verdict as engine_verdict};
+use crate::report::data::engines;
+use crate::report::verdict::{SizeJudgement, verdict as engine_verdict};
 use crate::size::format_bytes;
 use crate::stats::format_ns;
 

@@ -130,7 +130,7 @@ pub struct CapReport {
 }
 
 impl CapReport {
-    /// Whether this cap is a Kubernetes pod's limits (`db::server::place::remote_cap`),
+    /// Whether this cap is a Kubernetes pod's limits (`db::server::place::Places::remote_cap`),
     /// with a memory limit or without (then its method is `None`).
     pub fn is_pod_limits(&self) -> bool {
         self.cgroup_version == "kubernetes"

@@ -29,11 +29,14 @@ pub(super) fn compose_blkio(config: &RunConfig, device: String) -> Result<()> {
 
 /// Shows what is in force even when the asked-for cap cannot be had, then fails.
 pub(super) fn env(config: &RunConfig) -> Result<()> {
-    let (cap, _guard, unavailable) =
-        match crate::cap::apply_whole(config.cap, config.disk_cap.as_ref(), &config.data_dir) {
-            Ok((cap, guard)) => (cap, Some(guard), None),
-            Err(e) => (*e.report.clone(), None, Some(e)),
-        };
+    let (cap, _guard, unavailable) = match crate::cap::apply_whole(
+        config.process_cap(),
+        config.disk_cap.as_ref(),
+        &config.data_dir,
+    ) {
+        Ok((cap, guard)) => (cap, Some(guard), None),
+        Err(e) => (*e.report.clone(), None, Some(e)),
+    };
     print_cap(&cap);
     let machine = MachineFacts::collect(&config.data_dir);
     let servers = super::runtime()?.block_on(server_caps(config));
@@ -98,12 +101,13 @@ async fn datasets(config: &RunConfig) -> Result<()> {
 async fn server_caps(config: &RunConfig) -> serde_json::Value {
     let mut servers = serde_json::Map::new();
     let at = config.locations();
+    let mut places = crate::db::server::place::Places::default();
     for server in Server::all() {
         if let Some(url) = at.server_url(server)
             && let crate::db::server::place::Place::Remote { why } =
-                crate::db::server::place::locate(server, url).await
+                places.locate(server, url).await
         {
-            let value = match crate::db::server::place::remote_cap(server, config.cap) {
+            let value = match places.remote_cap(server, config.cap) {
                 Some(cap) => serde_json::to_value(cap).unwrap_or_default(),
                 None => serde_json::json!(format!("not controlled: remote ({why})")),
             };

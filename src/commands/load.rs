@@ -64,7 +64,7 @@ fn refuse_in_ram(config: &RunConfig, rt: &tokio::runtime::Runtime) -> Result<()>
     let (filesystem, _) = crate::machine::filesystem_of(&config.data_dir);
     Ok(rooms.check_in_ram(
         &filesystem,
-        config.cap.memory_bytes,
+        config.process_cap().memory_bytes,
         crate::config::MIN_CAP_BYTES,
         (&config.data_dir, false, datasets.len()),
     )?)

@@ -127,6 +127,14 @@ pub struct RunArgs {
           help = preset_help("CPU cap in CPUs, or \"none\".", |p| p.cpus.to_string()))]
     pub cpus: Option<Limit<f64>>,
 
+    /// The seed's post's conditions: --cap and --cpus on the servers' containers only.
+    /// This process, and with it the embedded stores, one file per blob and the floor,
+    /// runs uncapped: it reads from the machine's whole page cache, as the post's
+    /// SQLite did beside its capped PostgreSQL. Not a fair race (each result says the
+    /// cap it ran under); docs/seed.md sets its figures beside the post's.
+    #[arg(long, env = "BLOBRACE_UNCAPPED_IN_PROCESS", value_parser = BoolishValueParser::new())]
+    pub uncapped_in_process: bool,
+
     #[arg(long, env = "BLOBRACE_DISK_CAP", value_parser = parse_disk_cap_flag,
           help = "Disk cap of the measuring process on the disk of --data-dir: the rates of the volume the blobs will be served from, applied by the kernel's block throttle (cgroup v1 blkio, v2 io.max) and read back. Default: none (the dev box's own disk).",
           long_help = format!("Disk cap of the measuring process on the disk of --data-dir: the rates of the volume the blobs will be served from, applied by the kernel's block throttle (cgroup v1 blkio, v2 io.max) and read back; what cannot be capped is said and recorded as not capped. It caps the embedded stores, one file per blob and the floor, and each server's container (written into its cgroup on the disk of its data volume, again after every restart, taken off at the end). A preset is the volume's own published rate, its source recorded with the run; a VM's own disk limits and burst credits are not modelled. Default: none (the dev box's own disk). It takes {}.", crate::cap::disk::disk_cap_forms()))]

@@ -58,6 +58,13 @@ impl RunArgs {
             check_cpus_fit_machine(asked)?;
         }
         let cpus = self.cpus.unwrap_or(Limit::Some(preset.cpus)).into_option();
+        if self.uncapped_in_process && memory_bytes.is_none() && cpus.is_none() {
+            return Err(InputError::Value {
+                what: "uncapped-in-process",
+                input: "true".into(),
+                why: "it caps the servers alone, and --cap none --cpus none caps nothing: every store would run uncapped either way; give the servers' cap with --cap and --cpus, or leave --uncapped-in-process out".into(),
+            });
+        }
         let clients = match &self.clients {
             Some(ClientList(list)) => list.clone(),
             None => preset.clients.to_vec(),
@@ -235,11 +242,13 @@ impl RunArgs {
             size_mix: self.size_mix,
             dataset_bytes,
             cap: CapRequest { memory_bytes, cpus },
+            uncapped_in_process: self.uncapped_in_process,
             disk_cap: deployed.disk_cap,
             readahead: deployed.readahead,
             readahead_explicit: deployed.readahead_explicit,
             network_rtt: deployed.network_rtt,
             fetch_urls: Default::default(),
+            places: Default::default(),
             disk_latency: deployed.disk_latency,
             deployment: self
                 .deployment

@@ -53,7 +53,13 @@ pub struct RunConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_mix: Option<crate::dataset::mix::MixRef>,
     pub dataset_bytes: u64,
+    /// The cap asked for the servers' containers, and for this process unless
+    /// `uncapped_in_process` (`process_cap`).
     pub cap: CapRequest,
+    /// `--uncapped-in-process`: `cap` holds for the servers only (the seed's post's
+    /// conditions).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub uncapped_in_process: bool,
     /// The disk cap of the measuring process (`--disk-cap`), None for none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk_cap: Option<DiskCap>,
@@ -73,6 +79,10 @@ pub struct RunConfig {
     /// passwords: never recorded).
     #[serde(skip)]
     pub fetch_urls: BTreeMap<Server, String>,
+    /// Where each server was found once the run saw it answer (`reachable_engines`):
+    /// its compose container or remote. Results record it per result (`remote`).
+    #[serde(skip)]
+    pub places: crate::db::server::place::Places,
     /// Each read and write of the data's disk delayed (`--disk-latency`): the data
     /// directory on an emulated disk; None for the machine's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -213,13 +223,27 @@ impl RunConfig {
         self.sizes.iter().map(|s| s.bytes()).max().unwrap_or(0)
     }
 
+    /// The cap asked for this process, and so for every store read in it: the run's,
+    /// or none under `--uncapped-in-process`.
+    pub fn process_cap(&self) -> CapRequest {
+        if self.uncapped_in_process {
+            CapRequest {
+                memory_bytes: None,
+                cpus: None,
+            }
+        } else {
+            self.cap
+        }
+    }
+
     pub fn locations(&self) -> Locations {
         Locations {
             data_dir: self.data_dir.clone(),
             server_urls: self.server_urls.clone(),
             fetch_urls: self.fetch_urls.clone(),
+            places: self.places.clone(),
             knobs: self.database_knobs.knobs(),
-            memory_cap_bytes: self.cap.memory_bytes,
+            memory_cap_bytes: self.process_cap().memory_bytes,
             lock_waiting: if self.no_wait {
                 Waiting::Refuse
             } else {

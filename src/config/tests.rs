@@ -330,3 +330,38 @@ fn bad_durations_and_seeds_are_named_for_what_is_wrong() {
     assert!(why.contains("a whole number from 0"), "{why}");
     assert_eq!(parse_seed("42").unwrap(), 42);
 }
+
+#[test]
+fn uncapped_in_process_caps_the_servers_alone_and_refuses_where_nothing_is_capped() {
+    let post = resolve(&["--uncapped-in-process", "--cap", "1GiB", "--cpus", "2"]).unwrap();
+    assert!(post.uncapped_in_process);
+    assert_eq!(
+        post.cap,
+        CapRequest {
+            memory_bytes: Some(1 << 30),
+            cpus: Some(2.0)
+        },
+        "the servers' cap"
+    );
+    assert_eq!(
+        post.process_cap(),
+        CapRequest {
+            memory_bytes: None,
+            cpus: None
+        }
+    );
+    assert_eq!(
+        post.locations().memory_cap_bytes,
+        None,
+        "redb's cache sizing"
+    );
+    let fair = resolve(&["--cap", "1GiB"]).unwrap();
+    assert_eq!(fair.process_cap(), fair.cap);
+    assert_eq!(fair.locations().memory_cap_bytes, Some(1 << 30));
+    let nothing = resolve(&["--uncapped-in-process", "--cap", "none", "--cpus", "none"]);
+    let err = nothing.unwrap_err();
+    assert!(
+        err.contains("uncapped-in-process") && err.contains("caps nothing"),
+        "{err}"
+    );
+}

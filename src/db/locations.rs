@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use crate::dataset::lock::Waiting;
 use crate::db::knobs::Knobs;
 use crate::db::server::Server;
+use crate::db::server::place::Places;
 
 #[derive(Debug, Clone)]
 pub struct Locations {
@@ -17,6 +18,10 @@ pub struct Locations {
     /// Where the engines fetch from, where it is not the server's URL: through the
     /// latency proxy of `--network-rtt` (loads, caps and placement use `server_urls`).
     pub fetch_urls: BTreeMap<Server, String>,
+    /// Where the run found each server (`place`): what acts on a server beyond its URL
+    /// (its container's cap, restarts, files) acts only on one found in its compose
+    /// container.
+    pub places: Places,
     /// Each database's own knobs (a layout such as SQLite's page size, a read setting
     /// such as its mmap_size, PostgreSQL's storage), each read by its own database.
     pub knobs: Knobs,
@@ -49,6 +54,7 @@ impl Default for Locations {
             data_dir: PathBuf::new(),
             server_urls: BTreeMap::new(),
             fetch_urls: BTreeMap::new(),
+            places: Places::default(),
             knobs: Knobs::default(),
             memory_cap_bytes: None,
             lock_waiting: Waiting::Wait,

@@ -192,7 +192,11 @@ impl Rooms {
     /// its volume's, which is the data directory's where both have one device, or
     /// both are Docker volumes under one root (the compose runner's data directory is
     /// one); a file system of its own otherwise.
-    pub async fn find(data_dir: &Path, stores: &[StoreKind]) -> Self {
+    pub async fn find(
+        data_dir: &Path,
+        stores: &[StoreKind],
+        places: &crate::db::server::place::Places,
+    ) -> Self {
         let local_dev = std::fs::metadata(data_dir).ok().map(|m| m.dev());
         let mut rooms = Self {
             rooms: vec![Room::new(
@@ -211,7 +215,7 @@ impl Rooms {
                 None => 0,
                 Some(server) => {
                     // A remote server's disk is not the compose volume's.
-                    let source = match crate::db::server::place::remote(server) {
+                    let source = match places.remote(server) {
                         Some(_) => None,
                         None => crate::docker::service_data_source(
                             server.name(),

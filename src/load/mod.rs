@@ -159,7 +159,7 @@ pub async fn rooms_of(
 ) -> Result<(Vec<(AnyStore, Result<DatasetState>)>, Rooms)> {
     let data_dir = at.data_dir.as_path();
     check_data_dir(data_dir)?;
-    let mut rooms = Rooms::find(data_dir, stores).await;
+    let mut rooms = Rooms::find(data_dir, stores, &at.places).await;
     let mut planned = Vec::new();
     for (size_index, spec) in datasets.iter().enumerate() {
         for kind in wanted.stores_at(stores, *spec) {

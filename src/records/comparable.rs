@@ -71,9 +71,22 @@ pub fn dimensions(run: &RunResults) -> Vec<(&'static str, String)> {
         (
             "cap",
             format!(
-                "memory {}, CPU {}",
+                "memory {}, CPU {}{}",
                 run.cap.memory_label(),
-                run.cap.cpu_label()
+                run.cap.cpu_label(),
+                if c.uncapped_in_process {
+                    // The servers' cap differs from this process's: said, so that two
+                    // such runs compare and a fair one does not pass for one.
+                    format!(
+                        " in process; the servers' memory {}, CPU {}",
+                        c.cap
+                            .memory_bytes
+                            .map_or("none".into(), crate::size::format_bytes),
+                        c.cap.cpus.map_or("none".into(), |c| c.to_string())
+                    )
+                } else {
+                    String::new()
+                }
             ),
         ),
         (

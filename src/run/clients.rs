@@ -121,7 +121,7 @@ impl Run {
         let at = self.config().locations();
         let counter = || match engine.store().server() {
             None => DiskReadCounter::open_self(),
-            Some(server) if crate::db::server::place::remote(server).is_some() => {
+            Some(server) if at.places.remote(server).is_some() => {
                 Err(crate::db::server::place::NO_DISK_COUNTER.into())
             }
             Some(server) => match rt.block_on(crate::docker::container::attach(

@@ -73,7 +73,7 @@ impl Run {
         let config = self.config();
         Ok(rooms.check_in_ram(
             &self.results.machine.data_filesystem,
-            config.cap.memory_bytes,
+            config.process_cap().memory_bytes,
             crate::config::MIN_CAP_BYTES,
             (&config.data_dir, config.drop_after, sizes),
         )?)

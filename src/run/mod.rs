@@ -72,8 +72,14 @@ pub struct Run {
 /// charged to the cap. A requested memory cap that cannot be had stops the run (exit
 /// code 2), after saying what is in force instead.
 pub fn apply_cap(config: &RunConfig) -> Result<(CapReport, CapGuard)> {
-    match crate::cap::apply_whole(config.cap, config.disk_cap.as_ref(), &config.data_dir) {
-        Ok((report, guard)) => {
+    let process = config.process_cap();
+    match crate::cap::apply_whole(process, config.disk_cap.as_ref(), &config.data_dir) {
+        Ok((mut report, guard)) => {
+            if config.uncapped_in_process {
+                report
+                    .notes
+                    .push(uncapped_in_process_note(config, report.memory_limit_bytes));
+            }
             print_cap(&report);
             Ok((report, guard))
         }
@@ -81,6 +87,28 @@ pub fn apply_cap(config: &RunConfig) -> Result<(CapReport, CapGuard)> {
             print_cap(&unavailable.report);
             Err(InputError::from(unavailable).into())
         }
+    }
+}
+
+/// What `--uncapped-in-process` leaves out of the cap. `in_force`: a memory limit this
+/// process holds anyway, from a cgroup it started in (the compose runner's container).
+fn uncapped_in_process_note(config: &RunConfig, in_force: Option<u64>) -> String {
+    let memory = config
+        .cap
+        .memory_bytes
+        .map_or("no memory cap".into(), crate::size::format_bytes);
+    let cpus = config
+        .cap
+        .cpus
+        .map_or("no CPU cap".into(), |c| format!("{c} CPUs"));
+    match in_force {
+        None => format!(
+            "--uncapped-in-process (the seed's post's conditions): this process is not capped, so the embedded stores, one file per blob and the floor read from the machine's whole page cache; only the servers' containers run under {memory} and {cpus}"
+        ),
+        Some(limit) => format!(
+            "--uncapped-in-process was asked, but this process started in a cgroup limited to {} that it cannot leave (a container's own limit: the compose runner's is BLOBRACE_CAP): the embedded stores ran under it after all; run on the host (`blobrace measure`, `cargo bench`) for the post's conditions. The servers' containers run under {memory} and {cpus}",
+            crate::size::format_bytes(limit)
+        ),
     }
 }
 
@@ -108,16 +136,16 @@ pub async fn reachable_engines(config: &mut RunConfig) -> Result<()> {
         let probe = async {
             let url = server.require_url(at.server_url(server))?;
             server.probe(&url).await?;
+            anyhow::Ok(url)
+        };
+        match probe.await {
             // Whether it is the compose container, before anything acts on that
             // (`verify` and `drop` too: SeaweedFS's buckets are dropped inside it).
-            crate::db::server::place::locate(server, &url).await;
-            anyhow::Ok(())
-        };
-        if let Err(e) = probe.await {
-            if config.engines_explicit {
-                return Err(e);
+            Ok(url) => {
+                config.places.locate(server, &url).await;
             }
-            unreachable.push((store, format!("{e:#}")));
+            Err(e) if config.engines_explicit => return Err(e),
+            Err(e) => unreachable.push((store, format!("{e:#}"))),
         }
     }
     for (store, why) in unreachable {
@@ -162,7 +190,7 @@ pub fn leave_out_servers_over_cap(config: &mut RunConfig) {
         let Some(server) = store.server() else {
             continue;
         };
-        if crate::db::server::place::remote(server).is_some() {
+        if config.places.remote(server).is_some() {
             continue; // The run's cap is not its.
         }
         let min = server.memory().min_cap_bytes(largest_blob);
@@ -195,10 +223,10 @@ pub async fn fit_servers(config: &mut RunConfig) -> Result<ServerCaps> {
             continue;
         };
         if let crate::db::server::place::Place::Remote { why } =
-            crate::db::server::place::locate(server, url).await
+            config.places.locate(server, url).await
         {
             const FRESH: &str = "cold = a fresh connection (its caches are not emptied)";
-            let cap = match crate::db::server::place::pod_limits(server) {
+            let cap = match config.places.pod_limits(server) {
                 None => format!("measured without a cap (not controlled), {FRESH}"),
                 Some(Err(e)) => format!(
                     "measured without a cap (not controlled: its pod's limits cannot be read: {e}), {FRESH}"
@@ -225,7 +253,7 @@ pub async fn fit_servers(config: &mut RunConfig) -> Result<ServerCaps> {
     let servers: Vec<_> = stores_for(&config.engines)
         .into_iter()
         .filter_map(|s| s.server())
-        .filter(|server| crate::db::server::place::remote(*server).is_none())
+        .filter(|server| config.places.remote(*server).is_none())
         .filter_map(|server| Some((server, at.server_url(server)?.to_string())))
         .collect();
     let largest_blob = config.largest_blob();

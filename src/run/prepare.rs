@@ -156,7 +156,7 @@ impl Run {
         // server process serving our connection is among them.
         let (disk, container) = match engine.store().server() {
             None => (DiskReadCounter::open_self(), None),
-            Some(server) if crate::db::server::place::remote(server).is_some() => {
+            Some(server) if at.places.remote(server).is_some() => {
                 (Err(crate::db::server::place::NO_DISK_COUNTER.into()), None)
             }
             Some(server) => {
@@ -239,7 +239,7 @@ impl Run {
             let limit = cap.memory_limit_bytes.unwrap_or(ram);
             return Ok((AnyGauge::Cgroup(CgroupGauge(cap.clone())), Some(limit)));
         };
-        if crate::db::server::place::remote(server).is_some() {
+        if self.config().places.remote(server).is_some() {
             // Its cache cannot be read from here; its pod's limit, where read, bounds it.
             let limit = self.cap_of(engine).await.and_then(|c| c.memory_limit_bytes);
             return Ok((AnyGauge::Unreadable, limit));
@@ -351,8 +351,8 @@ impl Run {
             None => Some(self.results.cap.clone()),
             // Not controlled: the compose container's cap would not be its. A server's
             // pod in a cluster has limits the API gives.
-            Some(server) if crate::db::server::place::remote(server).is_some() => {
-                crate::db::server::place::remote_cap(server, self.results.config.cap)
+            Some(server) if self.config().places.remote(server).is_some() => {
+                (self.config().places).remote_cap(server, self.results.config.cap)
             }
             Some(server) => {
                 crate::docker::container::service_cap_or_note(

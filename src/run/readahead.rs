@@ -124,7 +124,7 @@ impl super::Run {
             let Some(server) = store.server() else {
                 continue;
             };
-            if crate::db::server::place::remote(server).is_some() {
+            if config.places.remote(server).is_some() {
                 continue; // Not a disk of this machine.
             }
             let what = format!("{}'s volume", server.name());

@@ -89,7 +89,7 @@ impl Run {
         let remote = engine
             .store()
             .server()
-            .and_then(crate::db::server::place::remote);
+            .and_then(|server| self.config().places.remote(server));
         let container = match &prepared.container {
             Some(watch) => watch.finish_or_note().await,
             None => None,

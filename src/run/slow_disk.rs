@@ -62,7 +62,7 @@ pub async fn hold_servers(disk: &mut SlowDisk, config: &RunConfig) {
             let Some(server) = store.server() else {
                 continue;
             };
-            let not_here = if let Some(why) = crate::db::server::place::remote(server) {
+            let not_here = if let Some(why) = config.places.remote(server) {
                 Some(format!("a server elsewhere ({why})"))
             } else if !docker_cli {
                 Some("no docker command for the watchdog that puts it back after a kill (Debian's docker.io)".into())

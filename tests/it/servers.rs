@@ -701,6 +701,81 @@ fn a_run_sets_the_servers_containers_and_caches_to_its_cap() {
     }
 }
 
+/// The seed's post's conditions (`scripts/post-conditions.sh`, which runs with
+/// `--uncapped-in-process`): the servers' containers run under the run's cap, this
+/// process and its embedded store under none, and each result records the cap it ran
+/// under, the process's saying why it has none.
+#[test]
+fn the_posts_conditions_cap_the_servers_alone_and_each_result_says_its_cap() {
+    let Some(servers) = servers_or_skip("the post's conditions") else {
+        return;
+    };
+    let (memory, cpus) = server_limits("postgres");
+    let root = tempfile::tempdir().unwrap();
+    let flags = servers.args(&[
+        "--engines",
+        "postgres-raw,sqlite-raw",
+        "--sizes",
+        "64KiB",
+        "--dataset-bytes",
+        "1MiB",
+        "--cap",
+        "320MiB",
+        "--cpus",
+        "1.5",
+        "--warmup",
+        "50ms",
+        "--measure",
+        "100ms",
+        "--data-dir",
+        root.path().join("data").to_str().unwrap(),
+        "--results-dir",
+        root.path().join("results").to_str().unwrap(),
+    ]);
+    let out = std::process::Command::new("bash")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/post-conditions.sh"
+        ))
+        .args(&flags)
+        .env("BLOBRACE_BIN", env!("CARGO_BIN_EXE_blobrace"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("-> memory 320MiB, 1.5 CPUs, shared_buffers 40MiB"),
+        "{err}"
+    );
+    assert_eq!(server_limits("postgres"), (memory, cpus), "put back");
+    let (_, json) = only_run(root.path());
+    assert_eq!(json["config"]["uncapped_in_process"], true);
+    // Where this test itself runs in a capped cgroup (a container), the process stays
+    // capped and its note says so instead: either way the note names the flag.
+    let process_limit = json["cap"]["memory_limit_bytes"].clone();
+    let notes = json["cap"]["notes"].to_string();
+    assert!(notes.contains("--uncapped-in-process"), "{notes}");
+    let cap_of = |engine: &str| {
+        json["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["engine"] == engine)
+            .map(|r| r["cap"].clone())
+            .unwrap_or_else(|| panic!("no {engine} result: {json}"))
+    };
+    assert_eq!(cap_of("postgres-raw")["memory_limit_bytes"], 320u64 << 20);
+    assert_eq!(cap_of("postgres-raw")["cpu_limit"], 1.5);
+    assert_eq!(cap_of("sqlite-raw")["memory_limit_bytes"], process_limit);
+    if process_limit.is_null() {
+        assert!(
+            notes.contains("read from the machine's whole page cache"),
+            "{notes}"
+        );
+        assert!(cap_of("sqlite-raw")["cpu_limit"].is_null());
+    }
+}
+
 #[test]
 fn a_cap_too_small_for_the_servers_largest_blob_is_refused_before_anything_changes() {
     let Some(servers) = servers_or_skip("the servers' smallest caps") else {

@@ -2,7 +2,7 @@
 //! container (`weed shell`, through `docker exec`): make and drop a bucket (the shell
 //! drops the bucket's collection, its volumes, at once, and trims the filer's log
 //! after it), and count a bucket's bytes on disk (its collection's volume files). A
-//! store blobrace does not manage (`place::remote`) has no container to run it in: its
+//! store blobrace does not manage (`Places::remote`) has no container to run it in: its
 //! buckets are made and dropped through S3 (s3_admin.rs) and its bytes on disk are
 //! unavailable.
 
@@ -10,12 +10,12 @@ use anyhow::{Context, Result, bail};
 
 use super::s3::S3Url;
 use super::s3_admin;
+use crate::db::server::place::Places;
 
 /// The S3 URL of a store blobrace does not manage; None for the compose store (or
 /// where no URL is given, which is the compose store's).
-fn remote_s3(service: &str, url: Option<&str>) -> Result<Option<S3Url>> {
-    let remote =
-        crate::db::server::Server::named(service).and_then(crate::db::server::place::remote);
+fn remote_s3(places: &Places, service: &str, url: Option<&str>) -> Result<Option<S3Url>> {
+    let remote = crate::db::server::Server::named(service).and_then(|s| places.remote(s));
     match (remote, url) {
         (Some(_), Some(url)) => Ok(Some(S3Url::parse(url)?)),
         _ => Ok(None),
@@ -26,10 +26,8 @@ fn remote_s3(service: &str, url: Option<&str>) -> Result<Option<S3Url>> {
 const MASTER: &str = "127.0.0.1:9333";
 
 /// The compose container of the store: (docker, id, name).
-async fn container(service: &str) -> Result<(bollard::Docker, String, String)> {
-    if let Some(why) =
-        crate::db::server::Server::named(service).and_then(crate::db::server::place::remote)
-    {
+async fn container(places: &Places, service: &str) -> Result<(bollard::Docker, String, String)> {
+    if let Some(why) = crate::db::server::Server::named(service).and_then(|s| places.remote(s)) {
         bail!(
             "{service} is remote ({why}): its own tools (`weed shell`) and files are in no container blobrace manages"
         );
@@ -56,8 +54,8 @@ const LEADER_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 const RESTART_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Run one `weed shell` command (lines joined with `\n`); its output.
-async fn shell(service: &str, command: &str) -> Result<String> {
-    let (docker, id, name) = container(service).await?;
+async fn shell(places: &Places, service: &str, command: &str) -> Result<String> {
+    let (docker, id, name) = container(places, service).await?;
     let script = format!("printf '{command}\\n' | weed shell -master={MASTER} 2>&1");
     let cmd = vec!["sh".to_string(), "-c".to_string(), script];
     let started = std::time::Instant::now();
@@ -84,8 +82,8 @@ fn no_leader_yet(out: &str) -> bool {
 }
 
 /// The buckets the store has.
-pub async fn buckets(service: &str) -> Result<Vec<String>> {
-    let out = shell(service, "s3.bucket.list").await?;
+pub async fn buckets(places: &Places, service: &str) -> Result<Vec<String>> {
+    let out = shell(places, service, "s3.bucket.list").await?;
     // Lines "  <name>\tsize:… chunk:…" after the shell's banner.
     Ok(out
         .lines()
@@ -96,19 +94,29 @@ pub async fn buckets(service: &str) -> Result<Vec<String>> {
 }
 
 /// Whether the bucket exists: through S3 for a remote store (`url`).
-pub async fn bucket_exists(service: &str, url: Option<&str>, bucket: &str) -> Result<bool> {
-    if let Some(s3) = remote_s3(service, url)? {
+pub async fn bucket_exists(
+    places: &Places,
+    service: &str,
+    url: Option<&str>,
+    bucket: &str,
+) -> Result<bool> {
+    if let Some(s3) = remote_s3(places, service, url)? {
         return s3_admin::bucket_exists(&s3, bucket).await;
     }
-    Ok(buckets(service).await?.iter().any(|b| b == bucket))
+    Ok(buckets(places, service).await?.iter().any(|b| b == bucket))
 }
 
-pub async fn create_bucket(service: &str, url: Option<&str>, bucket: &str) -> Result<()> {
-    if let Some(s3) = remote_s3(service, url)? {
+pub async fn create_bucket(
+    places: &Places,
+    service: &str,
+    url: Option<&str>,
+    bucket: &str,
+) -> Result<()> {
+    if let Some(s3) = remote_s3(places, service, url)? {
         return s3_admin::create_bucket(&s3, bucket).await;
     }
-    let out = shell(service, &format!("s3.bucket.create -name {bucket}")).await?;
-    if !out.contains("created bucket") && !bucket_exists(service, None, bucket).await? {
+    let out = shell(places, service, &format!("s3.bucket.create -name {bucket}")).await?;
+    if !out.contains("created bucket") && !bucket_exists(places, service, None, bucket).await? {
         bail!("{service}: cannot create bucket {bucket}: {}", out.trim());
     }
     Ok(())
@@ -124,25 +132,31 @@ const DELETE_MEMORY: u64 = 4 << 30;
 /// memory, the rest its LevelDB's page cache), and under the run's 1 GiB cap the kernel
 /// killed the whole store (2026-11-28), so the container's cap is lifted for it and
 /// put back after. A drop is not measured; the next cell restarts the store cold.
-pub async fn delete_bucket(service: &str, url: Option<&str>, bucket: &str) -> Result<()> {
-    if let Some(s3) = remote_s3(service, url)? {
+pub async fn delete_bucket(
+    places: &Places,
+    service: &str,
+    url: Option<&str>,
+    bucket: &str,
+) -> Result<()> {
+    if let Some(s3) = remote_s3(places, service, url)? {
         return s3_admin::delete_bucket(&s3, bucket).await;
     }
-    if !bucket_exists(service, None, bucket).await? {
+    if !bucket_exists(places, service, None, bucket).await? {
         return Ok(());
     }
     shell(
+        places,
         service,
         &format!("lock\ncollection.delete -collection {bucket} -apply\nunlock"),
     )
     .await?;
-    let (docker, id, name) = container(service).await?;
+    let (docker, id, name) = container(places, service).await?;
     let (memory, cpus) = crate::docker::container_limits(&docker, &id).await?;
     let lifted = memory.filter(|&m| m < DELETE_MEMORY);
     if lifted.is_some() {
         crate::docker::update_limits(&docker, &id, DELETE_MEMORY, cpus).await?;
     }
-    let out = shell(service, &format!("s3.bucket.delete -name {bucket}")).await;
+    let out = shell(places, service, &format!("s3.bucket.delete -name {bucket}")).await;
     if let Some(memory) = lifted {
         // Lowering the cap reclaims the page cache; where the server holds more than
         // the cap, it is restarted under it instead.
@@ -156,7 +170,7 @@ pub async fn delete_bucket(service: &str, url: Option<&str>, bucket: &str) -> Re
         }
     }
     let out = out?;
-    if bucket_exists(service, None, bucket).await? {
+    if bucket_exists(places, service, None, bucket).await? {
         bail!(
             "{service}: bucket {bucket} is still there after s3.bucket.delete: {}",
             out.trim()
@@ -168,6 +182,7 @@ pub async fn delete_bucket(service: &str, url: Option<&str>, bucket: &str) -> Re
     // and kept after their buckets went. Nothing here reads it (no filer.sync): trimmed
     // with the bucket, and the volumes vacuumed so the disk gets the bytes back.
     shell(
+        places,
         service,
         "lock\nfs.rm -r /topics/.system/log\nvolume.vacuum -garbageThreshold 0.01\nunlock",
     )
@@ -183,16 +198,17 @@ pub async fn delete_bucket(service: &str, url: Option<&str>, bucket: &str) -> Re
 /// filer's entries for the bucket (its object names, in the filer's LevelDB) are
 /// shared with every bucket and not counted.
 pub async fn bucket_disk_bytes(
+    places: &Places,
     service: &str,
     url: Option<&str>,
     data_dir: &str,
     bucket: &str,
 ) -> Result<Option<u64>> {
     // A remote store's files are not seen from here: unavailable, not 0.
-    if remote_s3(service, url)?.is_some() {
+    if remote_s3(places, service, url)?.is_some() {
         return Ok(None);
     }
-    let (docker, id, name) = container(service).await?;
+    let (docker, id, name) = container(places, service).await?;
     let script = format!(
         "find {data_dir} -maxdepth 1 -type f -name '{bucket}_*' -exec du -ck {{}} + | tail -1"
     );
@@ -223,13 +239,13 @@ pub async fn bucket_disk_bytes(
 /// is a collection of its own volumes; CI's 38th bucket failed when a bucket took seven
 /// at once) and the disk under the 1% it keeps free. `None` where neither shows, or the
 /// store cannot be asked.
-pub async fn why_writes_fail(service: &str, data_dir: &str) -> Option<String> {
+pub async fn why_writes_fail(places: &Places, service: &str, data_dir: &str) -> Option<String> {
     let mut reasons = Vec::new();
-    if let Ok(out) = shell(service, "volume.list").await
+    if let Ok(out) = shell(places, service, "volume.list").await
         && let Some(slots) = VolumeSlots::parse(&out)
         && slots.free == 0
     {
-        let buckets = buckets(service).await.map(|b| b.len()).ok();
+        let buckets = buckets(places, service).await.map(|b| b.len()).ok();
         reasons.push(format!(
             "its volume slots are all taken ({} of {}{}; a bucket takes one, and one more per GiB): drop the datasets you no longer need (`blobrace drop --engines {service} --sizes ...`), or start the store over with `scripts/servers.sh purge` then `scripts/servers.sh up`",
             slots.used,
@@ -237,7 +253,7 @@ pub async fn why_writes_fail(service: &str, data_dir: &str) -> Option<String> {
             buckets.map(|n| format!(", by {n} buckets")).unwrap_or_default()
         ));
     }
-    if let Ok((docker, id, _)) = container(service).await {
+    if let Ok((docker, id, _)) = container(places, service).await {
         let cmd = vec!["df".to_string(), "-P".to_string(), data_dir.to_string()];
         if let Ok((Some(0), out)) = crate::docker::exec_output(&docker, &id, cmd).await
             && let Some(free) = disk_free_share(&String::from_utf8_lossy(&out))
@@ -291,19 +307,19 @@ fn disk_free_share(df: &str) -> Option<f64> {
 /// The store's own version (`weed version` in its container), asked once per process:
 /// each of 16 clients opening an engine at once would start a `weed` process in the
 /// container, and 16 of them outgrow a 256 MiB cap.
-pub async fn version_once(service: &str, url: Option<&str>) -> String {
+pub async fn version_once(places: &Places, service: &str, url: Option<&str>) -> String {
     static VERSION: std::sync::LazyLock<futures_util::lock::Mutex<Option<String>>> =
         std::sync::LazyLock::new(|| futures_util::lock::Mutex::new(None));
     let mut known = VERSION.lock().await;
     if let Some(version) = known.as_ref() {
         return version.clone();
     }
-    let asked = match remote_s3(service, url) {
+    let asked = match remote_s3(places, service, url) {
         // Its S3 answers carry no version (no Server header, 4.53).
         Ok(Some(_)) => Err(anyhow::anyhow!(
             "a remote store: `weed version` runs in no container blobrace manages"
         )),
-        Ok(None) => version(service).await,
+        Ok(None) => version(places, service).await,
         Err(e) => Err(e),
     };
     match asked {
@@ -315,8 +331,8 @@ pub async fn version_once(service: &str, url: Option<&str>) -> String {
     }
 }
 
-async fn version(service: &str) -> Result<String> {
-    let (docker, id, _) = container(service).await?;
+async fn version(places: &Places, service: &str) -> Result<String> {
+    let (docker, id, _) = container(places, service).await?;
     let cmd = vec!["weed".to_string(), "version".to_string()];
     let (_, out) = crate::docker::exec_output(&docker, &id, cmd).await?;
     Ok(String::from_utf8_lossy(&out)

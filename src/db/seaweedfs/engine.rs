@@ -33,7 +33,7 @@ impl S3Engine {
         let parsed = S3Url::parse(&url)?;
         let bucket = bucket_name(server, &spec);
         // The manifest alone, over S3: no `weed shell` per client (see `version_once`).
-        let mut store = super::store::S3Store::new(server, Some(&url), spec);
+        let mut store = super::store::S3Store::new(server, Some(&url), spec, at.places.clone());
         if !store.is_complete().await? {
             let path = crate::db::store::Store::location(&store).to_path_buf();
             // Its text, not the input error: one engine not loaded fails that engine alone.
@@ -42,7 +42,7 @@ impl S3Engine {
                 crate::error::InputError::NotLoaded { path }
             ));
         }
-        let version = super::admin::version_once(server.name(), Some(&url)).await;
+        let version = super::admin::version_once(&at.places, server.name(), Some(&url)).await;
         let settings = EngineSettings::from([
             ("server_version".into(), version),
             ("bucket".into(), bucket.clone()),

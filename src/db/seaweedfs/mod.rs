@@ -23,6 +23,7 @@ use super::server::{
 use super::store::{BoxedStore, boxed};
 use crate::dataset::DatasetSpec;
 use crate::db::locations::Locations;
+use crate::db::server::place::Places;
 
 pub struct Seaweedfs;
 
@@ -77,12 +78,15 @@ impl ServerDb for Seaweedfs {
         let (service, data_dir) = (ServerDb::name(self), self.container_data_dir());
         Some(Box::pin(async move {
             let mut found = Vec::new();
-            for bucket in admin::buckets(service).await? {
+            // The compose container's own buckets: no run located it elsewhere.
+            let compose = Places::default();
+            for bucket in admin::buckets(&compose, service).await? {
                 if bucket.starts_with("blobs-") {
-                    let bytes = admin::bucket_disk_bytes(service, None, data_dir, &bucket)
-                        .await
-                        .ok()
-                        .flatten();
+                    let bytes =
+                        admin::bucket_disk_bytes(&compose, service, None, data_dir, &bucket)
+                            .await
+                            .ok()
+                            .flatten();
                     found.push((bucket, bytes));
                 }
             }
@@ -184,7 +188,12 @@ impl Database for Seaweedfs {
 
     fn open_store(&self, at: &Locations, spec: DatasetSpec) -> BoxedStore {
         let server = Server::named(Database::name(self)).expect("every server is registered");
-        boxed(store::S3Store::new(server, at.server_url(server), spec))
+        boxed(store::S3Store::new(
+            server,
+            at.server_url(server),
+            spec,
+            at.places.clone(),
+        ))
     }
 
     fn server(&self) -> Option<&dyn ServerDb> {

@@ -1,5 +1,5 @@
 //! A bucket made, checked and dropped through the S3 API itself, for a store blobrace
-//! does not manage (`place::remote`: a SeaweedFS in a Kubernetes pod, on another host):
+//! does not manage (`Places::remote`: a SeaweedFS in a Kubernetes pod, on another host):
 //! there is no container to run `weed shell` in (admin.rs). object_store has no bucket
 //! calls, so these three requests are signed with its own SigV4 signer
 //! (`AwsAuthorizer`) and sent with the reqwest it already builds.

@@ -19,6 +19,7 @@ use tokio::task::JoinSet;
 use super::admin;
 use super::s3::{S3Url, explain};
 use crate::dataset::{DatasetSpec, DatasetState, Manifest};
+use crate::db::server::place::Places;
 use crate::db::server::{Server, redact_url};
 use crate::db::store::{IdRange, Store, rows_for_batch};
 use crate::disk::evict::EvictionReport;
@@ -78,6 +79,8 @@ pub struct S3Store {
     server: Server,
     spec: DatasetSpec,
     url: Option<String>,
+    /// Where the run found the store (`place`): its compose container, or remote.
+    places: Places,
     bucket: String,
     location: PathBuf,
     client: Option<Arc<AmazonS3>>,
@@ -86,7 +89,7 @@ pub struct S3Store {
 }
 
 impl S3Store {
-    pub fn new(server: Server, url: Option<&str>, spec: DatasetSpec) -> Self {
+    pub fn new(server: Server, url: Option<&str>, spec: DatasetSpec, places: Places) -> Self {
         let bucket = bucket_name(server, &spec);
         let location = PathBuf::from(format!(
             "{}/{bucket}",
@@ -97,6 +100,7 @@ impl S3Store {
             server,
             spec,
             url: url.map(str::to_string),
+            places,
             bucket,
             location,
             client: None,
@@ -129,7 +133,13 @@ impl S3Store {
         if !refused {
             return error;
         }
-        match admin::why_writes_fail(self.server.name(), self.server.container_data_dir()).await {
+        match admin::why_writes_fail(
+            &self.places,
+            self.server.name(),
+            self.server.container_data_dir(),
+        )
+        .await
+        {
             Some(why) => error.context(format!("{} refuses writes: {why}", self.server.name())),
             None => error,
         }
@@ -226,7 +236,14 @@ impl Store for S3Store {
         // The manifest first, over S3: wrong credentials or a store that does not
         // answer are said here, before anything is made in it.
         let Some(manifest) = self.read_manifest().await? else {
-            if !admin::bucket_exists(self.server.name(), self.url.as_deref(), &self.bucket).await? {
+            if !admin::bucket_exists(
+                &self.places,
+                self.server.name(),
+                self.url.as_deref(),
+                &self.bucket,
+            )
+            .await?
+            {
                 return Ok(DatasetState::Absent);
             }
             if self.has_objects().await? {
@@ -243,7 +260,13 @@ impl Store for S3Store {
 
     async fn begin(&mut self) -> Result<u64> {
         if let DatasetState::Absent = self.state().await? {
-            admin::create_bucket(self.server.name(), self.url.as_deref(), &self.bucket).await?;
+            admin::create_bucket(
+                &self.places,
+                self.server.name(),
+                self.url.as_deref(),
+                &self.bucket,
+            )
+            .await?;
         }
         let manifest = match self.read_manifest().await? {
             Some(m) => m,
@@ -338,7 +361,8 @@ impl Store for S3Store {
         // Connections to a restarted store are dead: open new ones after it.
         self.client = None;
         let mut report =
-            crate::db::server::cold::restart_cold(self.server, self.url.as_deref()).await?;
+            crate::db::server::cold::restart_cold(self.server, self.url.as_deref(), &self.places)
+                .await?;
         // Healthy is its S3 port answering; its master and filer may take a few more
         // seconds: wait (up to 60 s) until the dataset reads as complete again.
         let started = std::time::Instant::now();
@@ -396,7 +420,13 @@ impl Store for S3Store {
 
     async fn remove(&mut self) -> Result<()> {
         self.client = None;
-        admin::delete_bucket(self.server.name(), self.url.as_deref(), &self.bucket).await
+        admin::delete_bucket(
+            &self.places,
+            self.server.name(),
+            self.url.as_deref(),
+            &self.bucket,
+        )
+        .await
     }
 
     /// Whole objects of consecutive ids, read through the store as a GET reads them
@@ -435,6 +465,7 @@ impl Store for S3Store {
     /// metadata is not counted).
     async fn disk_bytes(&mut self) -> Result<Option<u64>> {
         admin::bucket_disk_bytes(
+            &self.places,
             self.server.name(),
             self.url.as_deref(),
             self.server.container_data_dir(),

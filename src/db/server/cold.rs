@@ -11,12 +11,16 @@ use crate::disk::evict::EvictionReport;
 
 /// Restart `server`'s compose container and drop its data files' pages; a cache
 /// setting lost by the restart is set back first (`url`: where to reach it).
-pub async fn restart_cold(server: Server, url: Option<&str>) -> Result<EvictionReport> {
+pub async fn restart_cold(
+    server: Server,
+    url: Option<&str>,
+    places: &super::place::Places,
+) -> Result<EvictionReport> {
     let started = std::time::Instant::now();
     // A server blobrace does not manage is neither restarted nor reached for its
     // files: restarting the compose container would start another server cold.
-    if super::place::remote(server).is_some() {
-        let pod = super::place::pod_limits(server).and_then(Result::ok);
+    if places.remote(server).is_some() {
+        let pod = places.pod_limits(server).and_then(Result::ok);
         if let (Some(pod), Some(url)) = (&pod, url)
             && pod.restartable.is_ok()
         {

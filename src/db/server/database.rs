@@ -54,6 +54,7 @@ impl<T: SqlServer> Db for T {
             at.server_url(server),
             spec,
             at.knobs.clone(),
+            at.places.clone(),
         ))
     }
 

@@ -5,7 +5,7 @@
 //! for a cold start, counting its disk reads, reading its page cache. Done to a
 //! container the URL does not reach, each of those would be recorded as the measured
 //! server's while it was another's. So each run first matches the URL against the
-//! container (`locate`), and a server it does not reach is measured as *remote*: no
+//! container (`Places::locate`), and a server it does not reach is measured as *remote*: no
 //! cap set or claimed ("not controlled"), a cold start that is only a fresh connection
 //! (its caches are not emptied, and the result says so), disk bytes per fetch
 //! "unavailable", and the round trip measured beside every result (`round_trip`).
@@ -18,7 +18,6 @@
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::sync::{LazyLock, Mutex};
 
 use anyhow::Context;
 use bollard::query_parameters::InspectContainerOptions;
@@ -40,34 +39,65 @@ pub enum Place {
     Remote { why: String },
 }
 
-/// The places found by this process's run, by server: read where a server is acted
-/// on outside its URL's reach (its container's cap, reads, volume).
-static PLACES: LazyLock<Mutex<BTreeMap<Server, Place>>> =
-    LazyLock::new(|| Mutex::new(BTreeMap::new()));
+/// Where a run found each of its servers, and the limits of the pod serving a remote
+/// one: found once, when the run sees which servers answer (`Places::locate`), then
+/// handed (in `Locations`) to what acts on a server outside its URL's reach: its
+/// container's cap, restarts, reads and volume.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Places(BTreeMap<Server, Found>);
 
-/// The limits of the pod that serves a remote server, read through the Kubernetes API
-/// (`kube`), by server: only where this process runs in a pod; the error says why not.
-static POD_LIMITS: LazyLock<Mutex<BTreeMap<Server, Result<PodLimits, String>>>> =
-    LazyLock::new(|| Mutex::new(BTreeMap::new()));
+#[derive(Debug, Clone, PartialEq)]
+struct Found {
+    place: Place,
+    /// Read through the Kubernetes API (`kube`) only where this process runs in a pod
+    /// and the server is remote; the error says why they could not be read.
+    pod: Option<Result<PodLimits, String>>,
+}
 
-/// Find where `url` leads and remember it for the rest of the run; for a remote server
-/// seen from inside a Kubernetes pod, the limits of the pod that serves it too.
-pub async fn locate(server: Server, url: &str) -> Place {
-    let place = find(server, url).await;
-    let pod = match place {
-        Place::Remote { .. } => pod_serving(url).await,
-        Place::Compose { .. } => None,
-    };
-    let mut limits = POD_LIMITS.lock().unwrap_or_else(|e| e.into_inner());
-    match pod {
-        Some(pod) => limits.insert(server, pod),
-        None => limits.remove(&server),
-    };
-    PLACES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(server, place.clone());
-    place
+impl Places {
+    /// Find where `url` leads and keep it; for a remote server seen from inside a
+    /// Kubernetes pod, the limits of the pod that serves it too.
+    pub async fn locate(&mut self, server: Server, url: &str) -> Place {
+        let place = find(server, url).await;
+        let pod = match place {
+            Place::Remote { .. } => pod_serving(url).await,
+            Place::Compose { .. } => None,
+        };
+        self.0.insert(
+            server,
+            Found {
+                place: place.clone(),
+                pod,
+            },
+        );
+        place
+    }
+
+    /// Why `server` is remote; None where it is the compose container or was not
+    /// located (commands that only manage the compose servers).
+    pub fn remote(&self, server: Server) -> Option<String> {
+        match self.0.get(&server) {
+            Some(Found {
+                place: Place::Remote { why },
+                ..
+            }) => Some(why.clone()),
+            _ => None,
+        }
+    }
+
+    /// A remote server's pod limits: Some(Err) says why they could not be read; None
+    /// where it is not remote or this process is not in a pod.
+    pub fn pod_limits(&self, server: Server) -> Option<Result<PodLimits, String>> {
+        self.remote(server)?;
+        self.0.get(&server)?.pod.clone()
+    }
+
+    /// The cap a remote server runs under where its pod's limits were read: Kubernetes
+    /// enforces them (blobrace set nothing), compared with the run's requested cap.
+    pub fn remote_cap(&self, server: Server, requested: CapRequest) -> Option<CapReport> {
+        let limits = self.pod_limits(server)?.ok()?;
+        Some(pod_cap(&limits, requested))
+    }
 }
 
 /// The pod behind `url` and its limits; None outside a pod.
@@ -85,21 +115,8 @@ async fn pod_serving(url: &str) -> Option<Result<PodLimits, String>> {
     Some(read.await.map_err(|e| format!("{e:#}")))
 }
 
-/// A remote server's pod limits as read in this run: Some(Err) says why they could
-/// not be; None where it is not remote or this process is not in a pod.
-pub fn pod_limits(server: Server) -> Option<Result<PodLimits, String>> {
-    remote(server)?;
-    POD_LIMITS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&server)
-        .cloned()
-}
-
-/// The cap a remote server runs under where its pod's limits were read: Kubernetes
-/// enforces them (blobrace set nothing), compared with the run's requested cap.
-pub fn remote_cap(server: Server, requested: CapRequest) -> Option<CapReport> {
-    let limits = pod_limits(server)?.ok()?;
+/// A pod's limits as the cap its server runs under.
+fn pod_cap(limits: &PodLimits, requested: CapRequest) -> CapReport {
     let mut notes = cap_notes(&requested, limits.memory_bytes, limits.cpus);
     notes.push(format!(
         "read from the Kubernetes API: the limits of pod {}/{}'s container {}, which its kubelet enforces (blobrace did not set them){}",
@@ -117,7 +134,7 @@ pub fn remote_cap(server: Server, requested: CapRequest) -> Option<CapReport> {
     } else {
         CapMethod::None
     };
-    Some(CapReport {
+    CapReport {
         requested,
         memory_limit_bytes: limits.memory_bytes,
         cpu_limit: limits.cpus,
@@ -131,19 +148,6 @@ pub fn remote_cap(server: Server, requested: CapRequest) -> Option<CapReport> {
         notes,
         housekeeping: Vec::new(),
         disk: None,
-    })
-}
-
-/// Why `server` is remote in this run; None where it is the compose container or
-/// was not located (commands that only manage the compose servers).
-pub fn remote(server: Server) -> Option<String> {
-    match PLACES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&server)
-    {
-        Some(Place::Remote { why }) => Some(why.clone()),
-        _ => None,
     }
 }
 

@@ -17,12 +17,13 @@ pub type HeldSettings = Vec<(&'static str, String)>;
 pub async fn hold(
     server: Server,
     admin: &DatabaseConnection,
+    places: &super::place::Places,
 ) -> Result<(HeldSettings, Option<String>)> {
     let settings = server.require_sql()?.prefill_settings();
     if settings.is_empty() {
         return Ok((Vec::new(), None));
     }
-    if let Some(why) = super::place::remote(server) {
+    if let Some(why) = places.remote(server) {
         return Ok((
             Vec::new(),
             Some(format!(

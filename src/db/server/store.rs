@@ -11,6 +11,7 @@ use anyhow::{Context, Result, bail};
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 use tokio::task::JoinSet;
 
+use super::place::Places;
 use super::{BulkLoad, Server, SqlServer, redact_url};
 use crate::dataset::{DatasetSpec, DatasetState};
 use crate::db::knobs::Knobs;
@@ -31,6 +32,8 @@ pub struct ServerStore {
     sql: &'static dyn SqlServer,
     spec: DatasetSpec,
     url: Option<String>,
+    /// Where the run found the server (`place`): its compose container, or remote.
+    places: Places,
     namespace: String,
     options: Knobs,
     location: PathBuf,
@@ -43,7 +46,13 @@ pub struct ServerStore {
 }
 
 impl ServerStore {
-    pub fn new(server: Server, url: Option<&str>, spec: DatasetSpec, options: Knobs) -> Self {
+    pub fn new(
+        server: Server,
+        url: Option<&str>,
+        spec: DatasetSpec,
+        options: Knobs,
+        places: Places,
+    ) -> Self {
         let sql = server
             .sql()
             .expect("an SQL server's store is opened on an SQL server");
@@ -58,6 +67,7 @@ impl ServerStore {
             sql,
             spec,
             url: url.map(str::to_string),
+            places,
             namespace,
             options,
             location,
@@ -280,7 +290,7 @@ impl Store for ServerStore {
         orm::mark_complete(&db).await?;
         self.after_load(&db).await?;
         db.close().await?;
-        if self.sql.restart_after_load() && super::place::remote(self.server).is_none() {
+        if self.sql.restart_after_load() && self.places.remote(self.server).is_none() {
             let docker = crate::docker::connect().await?;
             if let Some((id, _, _)) =
                 crate::docker::find_service(&docker, self.server.name()).await?
@@ -319,7 +329,7 @@ impl Store for ServerStore {
         if let Some(db) = self.db.take() {
             db.close().await?;
         }
-        super::cold::restart_cold(self.server, self.url.as_deref()).await
+        super::cold::restart_cold(self.server, self.url.as_deref(), &self.places).await
     }
 
     async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {
@@ -346,7 +356,7 @@ impl Store for ServerStore {
 
     async fn prefill_begin(&mut self) -> Result<Option<String>> {
         let admin = self.admin().await?;
-        let (held, note) = super::prefill::hold(self.server, &admin).await?;
+        let (held, note) = super::prefill::hold(self.server, &admin, &self.places).await?;
         admin.close().await?;
         self.prefill_held = held;
         Ok(note)

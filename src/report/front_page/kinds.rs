@@ -3,10 +3,11 @@
 //! - `verdict results=F cache=C target=T [p50-at=S]`: each engine's largest size up to
 //!   which every size's p99 meets the target, where the walk stopped and why (the
 //!   report's verdict, `report::verdict::verdict`), and its p50 at one size;
-//! - `engines results=F size=S`: each engine's p50 / p99 at one size, a column per
-//!   cache state the run measured;
+//! - `engines results=F size=S [mean=yes]`: each engine's p50 / p99 at one size, a
+//!   column per cache state the run measured, with the mean after them where asked
+//!   (the seed's post gave means);
 //! - `sizes results=F columns=ENGINE:CACHE,...`: p50 / p99 per size, a column each;
-//! - `side-by-side results=F1,F2,... size=S cache=C [column=run|deployment|content]`:
+//! - `side-by-side results=F1,F2,... size=S cache=C [column=run|deployment|content|conditions]`:
 //!   each engine's p50 / p99 (mean) at one size in several runs, a column per run named
 //!   by what differs;
 //! - `variants results=F1,F2,... size=S cache=C`: the rows `blobrace variants` sets
@@ -28,7 +29,7 @@ use crate::workload::steady::CacheState;
 /// Each kind and the settings it takes; `results` is every kind's.
 const KINDS: &[(&str, &[&str])] = &[
     ("verdict", &["cache", "target", "p50-at"]),
-    ("engines", &["size"]),
+    ("engines", &["size", "mean"]),
     ("sizes", &["columns"]),
     ("side-by-side", &["size", "cache", "column"]),
     ("variants", &["size", "cache"]),
@@ -252,16 +253,27 @@ fn engines(marker: &Marker, run: &RunResults) -> Result<Vec<String>> {
     if !data::sizes(run).contains(&size) {
         bail!("run {} measured no {}", run.run_id, size_label(size));
     }
+    let mean = match marker.settings.get("mean").map(String::as_str) {
+        None | Some("no") => false,
+        Some("yes") => true,
+        Some(other) => bail!("mean={other}: yes or no"),
+    };
     let caches = run.caches();
     let mut cells = vec!["engine".to_string()];
-    cells.extend(caches.iter().map(|c| format!("{} p50 / p99", c.name())));
+    cells.extend(caches.iter().map(|c| {
+        let mean = if mean { " (mean)" } else { "" };
+        format!("{} p50 / p99{mean}", c.name())
+    }));
     let mut lines = header(&cells);
     let views: Vec<RunResults> = caches.iter().map(|&c| run.view(c)).collect();
     for engine in data::engines(run) {
         let mut cells = vec![engine.name().to_string()];
         cells.extend(views.iter().map(|v| {
             v.result(engine, size)
-                .map_or(NOT_MEASURED.to_string(), p50_p99)
+                .map_or(NOT_MEASURED.to_string(), |r| match mean {
+                    false => p50_p99(r),
+                    true => format!("{} ({})", p50_p99(r), duration(r.measured.latency.mean_ns)),
+                })
         }));
         lines.push(row(cells));
     }
@@ -301,8 +313,31 @@ fn column_name(run: &RunResults, column: &str) -> Result<String> {
             .as_ref()
             .map_or("this machine".to_string(), |d| d.name.clone()),
         "content" => run.config.content.to_string(),
-        other => bail!("no column `{other}`: run, deployment or content"),
+        "conditions" => conditions(run),
+        other => bail!("no column `{other}`: run, deployment, content or conditions"),
     })
+}
+
+/// What the stores ran under: the servers' cap, this process's (as in force), and the
+/// disk's added latency: `servers 1 GiB, 2 CPUs; in process uncapped; disk +4ms`.
+fn conditions(run: &RunResults) -> String {
+    let c = &run.config;
+    let servers = format!(
+        "servers {}, {}",
+        c.cap.memory_bytes.map_or("uncapped".into(), size_label),
+        c.cap
+            .cpus
+            .map_or("any CPUs".into(), |n| format!("{n} CPUs"))
+    );
+    let process = match run.cap.memory_limit_bytes {
+        None => "in process uncapped".to_string(),
+        Some(b) => format!("in process {}", size_label(b)),
+    };
+    let disk = c
+        .disk_latency
+        .map(|d| format!("; disk +{d}"))
+        .unwrap_or_default();
+    format!("{servers}; {process}{disk}")
 }
 
 fn side_by_side(marker: &Marker, runs: &[(String, RunResults)]) -> Result<Vec<String>> {

@@ -128,7 +128,9 @@ fn engines_sizes_and_side_by_side_tables_say_each_cell() {
         dir.path(),
         "<!-- table engines results=r.json size=4MiB -->\n<!-- /table -->\n\
          <!-- table sizes results=r.json columns=floor:cold,sqlite-raw:steady -->\n<!-- /table -->\n\
-         <!-- table side-by-side results=r.json,r.json size=64KiB cache=cold column=content -->\n<!-- /table -->\n",
+         <!-- table side-by-side results=r.json,r.json size=64KiB cache=cold column=content -->\n<!-- /table -->\n\
+         <!-- table side-by-side results=r.json size=64KiB cache=cold column=conditions -->\n<!-- /table -->\n\
+         <!-- table engines results=r.json size=64KiB mean=yes -->\n<!-- /table -->\n",
     );
     tables(dir.path(), std::slice::from_ref(&name), false).unwrap();
     let text = std::fs::read_to_string(dir.path().join("page.md")).unwrap();
@@ -143,6 +145,21 @@ fn engines_sizes_and_side_by_side_tables_say_each_cell() {
     has(
         &text,
         "| floor | 121 µs / 350 µs (133 µs) | 121 µs / 350 µs (133 µs) |",
+    );
+    // A column named by what the stores ran under: the servers' cap, this process's.
+    let conditions = text
+        .lines()
+        .find(|l| l.starts_with("| engine | servers "))
+        .unwrap_or_else(|| panic!("no conditions column:\n{text}"));
+    assert!(conditions.contains("; in process "), "{conditions}");
+    // The mean after the percentiles, where asked.
+    has(
+        &text,
+        "| engine | cold p50 / p99 (mean) | steady p50 / p99 (mean) |",
+    );
+    has(
+        &text,
+        "| floor | 121 µs / 350 µs (133 µs) | 120 µs / 340 µs (132 µs) |",
     );
 }
 

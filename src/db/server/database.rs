@@ -68,7 +68,14 @@ impl<T: SqlServer> Db for T {
         if suffix.is_empty() {
             Vec::new()
         } else {
-            vec![format!("storage {}", suffix.trim_start_matches('_'))]
+            // The suffix names what made the dataset another one: a column's compression
+            // (PostgreSQL's lz4, MariaDB's zlib) or a storage (EXTERNAL, large objects).
+            let name = suffix.trim_start_matches('_');
+            let what = match name {
+                "lz4" | "zlib" => "compression",
+                _ => "storage",
+            };
+            vec![format!("{what} {name}")]
         }
     }
 

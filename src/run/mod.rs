@@ -214,17 +214,12 @@ pub fn leave_out_servers_over_cap(config: &mut RunConfig) {
 /// A server whose URL does not reach its compose container is remote (`place`): said
 /// here, and neither capped nor checked against the cap.
 pub async fn fit_servers(config: &mut RunConfig) -> Result<ServerCaps> {
-    let at = config.locations();
+    // Located by `reachable_engines`: not looked for again.
     for server in stores_for(&config.engines)
         .into_iter()
         .filter_map(|s| s.server())
     {
-        let Some(url) = at.server_url(server) else {
-            continue;
-        };
-        if let crate::db::server::place::Place::Remote { why } =
-            config.places.locate(server, url).await
-        {
+        if let Some(why) = config.places.remote(server) {
             const FRESH: &str = "cold = a fresh connection (its caches are not emptied)";
             let cap = match config.places.pod_limits(server) {
                 None => format!("measured without a cap (not controlled), {FRESH}"),

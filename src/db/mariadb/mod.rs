@@ -74,6 +74,10 @@ impl SqlServer for Mariadb {
             MariadbCompression::Zlib => "_zlib",
         }
     }
+
+    fn layout_words(&self, options: &Knobs) -> Option<String> {
+        (!self.namespace_suffix(options).is_empty()).then(|| "compression zlib".into())
+    }
 }
 
 /// What Mariadb records with each result, and how its bytes on disk are read.

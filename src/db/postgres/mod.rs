@@ -86,6 +86,16 @@ impl SqlServer for Postgres {
         }
     }
 
+    fn layout_words(&self, options: &Knobs) -> Option<String> {
+        let knobs = options.get::<PostgresKnobs>();
+        match knobs.storage {
+            PgStorage::Extended if knobs.lz4() => Some("compression lz4".into()),
+            PgStorage::Extended => None,
+            PgStorage::External => Some("storage external".into()),
+            PgStorage::LargeObject => Some("storage lo".into()),
+        }
+    }
+
     fn create_namespace_sql(&self, namespace: &str) -> String {
         format!("CREATE SCHEMA IF NOT EXISTS {namespace}")
     }

@@ -64,19 +64,9 @@ impl<T: SqlServer> Db for T {
 
     /// What makes a server's dataset another one is what names its namespace.
     fn layout(&self, at: &Locations) -> Vec<String> {
-        let suffix = SqlServer::namespace_suffix(self, &at.knobs);
-        if suffix.is_empty() {
-            Vec::new()
-        } else {
-            // The suffix names what made the dataset another one: a column's compression
-            // (PostgreSQL's lz4, MariaDB's zlib) or a storage (EXTERNAL, large objects).
-            let name = suffix.trim_start_matches('_');
-            let what = match name {
-                "lz4" | "zlib" => "compression",
-                _ => "storage",
-            };
-            vec![format!("{what} {name}")]
-        }
+        SqlServer::layout_words(self, &at.knobs)
+            .into_iter()
+            .collect()
     }
 
     fn changes_rows(&self) -> bool {

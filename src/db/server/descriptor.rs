@@ -175,6 +175,13 @@ pub trait SqlServer: ServerDb + Loading {
         ""
     }
 
+    /// What the report calls the dataset `namespace_suffix` makes another one
+    /// (`storage external`, `compression lz4`); by default the suffix's own name.
+    fn layout_words(&self, options: &Knobs) -> Option<String> {
+        let suffix = self.namespace_suffix(options).trim_start_matches('_');
+        (!suffix.is_empty()).then(|| suffix.to_string())
+    }
+
     fn create_namespace_sql(&self, namespace: &str) -> String;
 
     fn drop_namespace_sql(&self, namespace: &str) -> String;

@@ -270,9 +270,12 @@ fn engines(marker: &Marker, run: &RunResults) -> Result<Vec<String>> {
         let mut cells = vec![engine.name().to_string()];
         cells.extend(views.iter().map(|v| {
             v.result(engine, size)
-                .map_or(NOT_MEASURED.to_string(), |r| match mean {
-                    false => p50_p99(r),
-                    true => format!("{} ({})", p50_p99(r), duration(r.measured.latency.mean_ns)),
+                .map_or(NOT_MEASURED.to_string(), |r| {
+                    if mean {
+                        format!("{} ({})", p50_p99(r), duration(r.measured.latency.mean_ns))
+                    } else {
+                        p50_p99(r)
+                    }
                 })
         }));
         lines.push(row(cells));

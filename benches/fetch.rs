@@ -222,10 +222,11 @@ impl SizeScope for SizeGroup<'_> {
 
 fn bench(config: RunConfig, record: bool) -> anyhow::Result<()> {
     // Cap first: before the runtime's threads and before any data is touched.
-    let mut run = Run::start(config.clone(), "criterion")?;
+    let starting = Run::start(config.clone(), "criterion")?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    let mut run = rt.block_on(starting.settle())?;
     rt.block_on(run.load())?;
     // Our timings go last: criterion's own --warm-up-time etc. would desynchronise
     // the warm-up/measurement split in `CriterionPhases`. Use BLOBRACE_* instead.

@@ -133,8 +133,9 @@ fn measure_or_plan(config: RunConfig, dry_run: bool) -> Result<()> {
         min_fetches: config.min_fetches,
         precision: config.precision_goal(),
     };
-    let mut run = Run::start(config, "blobrace measure")?;
+    let starting = Run::start(config, "blobrace measure")?;
     let rt = runtime()?;
+    let mut run = rt.block_on(starting.settle())?;
     rt.block_on(run.load())?;
     measure_all(&mut run, &rt, &mut driver)?;
     run.finish()?;

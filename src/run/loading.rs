@@ -14,7 +14,7 @@ use crate::size::format_bytes_approx;
 
 use super::outlook::{LoadsOutlook, Outlook};
 use super::plan::{Estimate, Plan, format_duration};
-use super::{Finding, Progress, Run, fit_servers, reachable_engines, stores_for};
+use super::{Finding, Progress, Run, stores_for};
 
 impl Run {
     /// Load every dataset the run needs (skipping complete ones); with
@@ -22,14 +22,6 @@ impl Run {
     /// (each is loaded by `before_size`).
     pub async fn load(&mut self) -> Result<()> {
         let started = Instant::now();
-        self.results.runner_image = crate::docker::own_container_image().await;
-        reachable_engines(&mut self.results.config).await?;
-        // Before the caps and the readahead: both act on the volume's disk.
-        self.servers_onto_slow_disk().await?;
-        self.server_caps = fit_servers(&mut self.results.config).await?;
-        self.results.server_fits = self.server_caps.fits();
-        self.hold_servers_readahead().await?;
-        self.route_servers()?;
         let outlook = self.outlook().await;
         self.progress(Progress::Outlook(&outlook));
         self.load_plan.outlook = outlook.loads;

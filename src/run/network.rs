@@ -25,19 +25,20 @@ pub fn start(config: &RunConfig) -> Result<Option<LatencyProxy>> {
     })
 }
 
-impl super::Run {
+impl super::start::Starting {
     /// Route every server of the run through the proxy: its engines (and the round
-    /// trip measured beside each result) fetch through it from here on.
-    pub(super) fn route_servers(&mut self) -> Result<()> {
-        let (Some(proxy), Some(rtt)) = (&self.network, self.results.config.network_rtt) else {
-            return Ok(());
+    /// trip measured beside each result) fetch through it from here on. What it did,
+    /// for the record; None without a round trip asked.
+    pub(super) fn route_servers(&mut self) -> Result<Option<NetworkReport>> {
+        let (Some(proxy), Some(rtt)) = (&self.network, self.config.network_rtt) else {
+            return Ok(None);
         };
         let mut report = NetworkReport {
             asked: rtt,
             proxy: proxy.version.clone(),
             servers: Vec::new(),
         };
-        let config = &mut self.results.config;
+        let config = &mut self.config;
         for store in super::stores_for(&config.engines) {
             let Some(server) = store.server() else {
                 continue;
@@ -68,7 +69,6 @@ impl super::Run {
                 s.toxics
             );
         }
-        self.results.network = Some(report);
-        Ok(())
+        Ok(Some(report))
     }
 }

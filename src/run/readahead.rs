@@ -114,11 +114,11 @@ fn refuse_if_asked(config: &RunConfig, why: &str) -> Result<()> {
     Ok(())
 }
 
-impl super::Run {
+impl super::start::Starting {
     /// The readahead on the disks of the servers' data volumes this process can see
     /// (from inside a container it cannot: said), before anything is loaded or read.
     pub(super) async fn hold_servers_readahead(&mut self) -> Result<()> {
-        let config = &self.results.config;
+        let config = &self.config;
         let mut volumes = Vec::new();
         for store in super::stores_for(&config.engines) {
             let Some(server) = store.server() else {
@@ -133,17 +133,15 @@ impl super::Run {
                 Err(why) => {
                     let note = format!("{what}: readahead not controlled ({why:#})");
                     say!("readahead: {note}");
-                    if let Some(report) = self.results.readahead.as_mut() {
-                        report.notes.push(note);
-                    }
+                    self.readahead.notes.push(note);
                 }
             }
         }
-        let Some(mut report) = self.results.readahead.take() else {
-            return Ok(());
-        };
-        let held = hold_servers(config, &volumes, &mut report, &mut self.readahead_holds);
-        self.results.readahead = Some(report);
-        held
+        hold_servers(
+            config,
+            &volumes,
+            &mut self.readahead,
+            &mut self.readahead_holds,
+        )
     }
 }

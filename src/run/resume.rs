@@ -184,7 +184,8 @@ pub fn continue_run(mut earlier: RunResults, now: RunResults) -> Result<RunResul
     earlier.machine = now.machine;
     earlier.complete = false;
     earlier.finished_at = None;
-    earlier.server_fits = Vec::new();
+    earlier.server_fits = now.server_fits;
+    earlier.runner_image = now.runner_image;
     earlier.parts.extend(now.parts);
     Ok(earlier)
 }

@@ -33,7 +33,7 @@ pub fn attach(config: &mut RunConfig) -> Result<Option<SlowDisk>> {
     Ok(Some(disk))
 }
 
-impl super::Run {
+impl super::start::Starting {
     /// Each local server's data volume onto the emulated disk: its container stopped,
     /// the disk's directory bound over the volume, started again and waited for. A
     /// server whose volume cannot be reached from here (a remote one, the compose
@@ -43,8 +43,7 @@ impl super::Run {
         let Some(disk) = self.slow_disk.as_mut() else {
             return Ok(());
         };
-        hold_servers(disk, &self.results.config).await;
-        self.results.slow_disk = Some(disk.report.clone());
+        hold_servers(disk, &self.config).await;
         Ok(())
     }
 }

@@ -18,38 +18,32 @@ use anyhow::{Context, Result};
 use crate::dataset::DatasetSpec;
 use crate::dataset::content::fill_blob_version;
 use crate::db::locations::Locations;
-use crate::db::registry::EngineKind;
 use crate::db::registry::StoreKind;
 use crate::stats::new_histogram;
 use crate::workload::live::{LiveCount, WriterReport};
 
-use super::{Prepared, Progress, Run};
+use super::super::Progress;
+use super::{CellRun, Prepared};
 
-impl Run {
+impl CellRun<'_> {
     /// Run `measure` with the writer beside it (`--write-rate` above 0, a dataset its
     /// store writes): started before it, stopped after it whatever it returned, what
     /// it did kept in `prepared.writer`. A failed writer fails the step.
     pub(super) fn beside_writer<T>(
         &mut self,
-        engine: EngineKind,
-        spec: DatasetSpec,
         prepared: &mut Prepared,
         measure: impl FnOnce(&mut Self, &mut Prepared) -> Result<T>,
     ) -> Result<T> {
-        let writer = self.start_writer(engine, spec, prepared)?;
+        let writer = self.start_writer(prepared)?;
         let measured = measure(self, prepared);
-        prepared.writer = self.stop_writer(engine, spec, writer)?;
+        prepared.writer = self.stop_writer(writer)?;
         measured
     }
 
     /// The writer beside a measurement of `engine`; None without one: the floor, or
     /// a rate of 0.
-    fn start_writer(
-        &self,
-        engine: EngineKind,
-        spec: DatasetSpec,
-        prepared: &Prepared,
-    ) -> Result<Option<Writer>> {
+    fn start_writer(&self, prepared: &Prepared) -> Result<Option<Writer>> {
+        let (engine, spec) = (self.engine, self.spec);
         let (Some(rate), Some(count)) = (self.config().write_rate, &prepared.live) else {
             return Ok(None);
         };
@@ -61,12 +55,8 @@ impl Run {
     }
 
     /// Stop the writer and say what it did; a writer that failed fails the step.
-    fn stop_writer(
-        &mut self,
-        engine: EngineKind,
-        spec: DatasetSpec,
-        writer: Option<Writer>,
-    ) -> Result<Option<WriterReport>> {
+    fn stop_writer(&self, writer: Option<Writer>) -> Result<Option<WriterReport>> {
+        let (engine, spec) = (self.engine, self.spec);
         let Some(writer) = writer else {
             return Ok(None);
         };

@@ -5,16 +5,15 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::dataset::DatasetSpec;
 use crate::db::engine::Engine;
-use crate::db::registry::EngineKind;
 use crate::db::registry::StoreKind;
 use crate::disk::io::DiskReadCounter;
 use crate::load_gen::memory_fit::{Budget, SkippedLoad};
 use crate::load_gen::{LoadMeasured, LoadPoint, LoadSettings, SaturationStep};
 use crate::records::results::{LoadFacts, LoadResult, Regime, SaturationResult};
 
-use super::{Finding, Prepared, Progress, Run};
+use super::super::Progress;
+use super::{CellRun, Found, Prepared};
 
 /// How long the disk's own throughput is read at each size and client count.
 const DISK_LIMIT_BUDGET: std::time::Duration = std::time::Duration::from_secs(1);
@@ -24,29 +23,25 @@ const SATURATE_STEP_WARM_UP: std::time::Duration = std::time::Duration::from_mil
 /// Measurement of each step, at least (else half the run's measurement).
 const SATURATE_STEP_MIN_MEASURE: std::time::Duration = std::time::Duration::from_secs(1);
 
-impl Run {
+impl CellRun<'_> {
     /// How a load runs under this run's settings.
-    pub fn load_settings(&self) -> LoadSettings {
+    pub(super) fn load_settings(&self) -> LoadSettings {
         self.config().load_settings(self.cpus())
     }
 
     /// CPUs this process may use: its cap, else the machine's.
-    pub(super) fn cpus(&self) -> f64 {
-        self.results
+    fn cpus(&self) -> f64 {
+        self.run
             .cap
             .cpu_limit
-            .unwrap_or(self.results.machine.logical_cpus.max(1) as f64)
+            .unwrap_or(self.run.machine.logical_cpus.max(1) as f64)
     }
 
     /// Why `point`'s fetches in flight would not fit under the caps (`memory_fit`):
     /// this process's (every engine's client side), and a server's container's.
     /// None when they fit, or when nothing is capped.
-    pub async fn load_misfit(
-        &self,
-        engine: EngineKind,
-        spec: DatasetSpec,
-        point: LoadPoint,
-    ) -> Option<String> {
+    pub(super) async fn load_misfit(&self, point: LoadPoint) -> Option<String> {
+        let (engine, spec) = (self.engine, self.spec);
         crate::machine::release_freed_memory();
         let mut budgets = vec![Budget {
             what: "the measuring process",
@@ -54,14 +49,14 @@ impl Run {
             base_bytes: crate::machine::rss_bytes().unwrap_or(0),
             copies: engine.def().client_copies,
             per_client_bytes: crate::load_gen::memory_fit::CLIENT_FIXED_BYTES,
-            cap_bytes: self.results.cap.memory_limit_bytes,
+            cap_bytes: self.run.cap.memory_limit_bytes,
         }];
         if let Some(server) = engine.store().server() {
-            let cap = self.cap_of(engine).await.and_then(|c| c.memory_limit_bytes);
+            let cap = self.cap_of().await.and_then(|c| c.memory_limit_bytes);
             let largest = self.config().sizes.iter().map(|s| s.bytes()).max();
             // The cache this run set, else what the server gets under that cap.
             let cache = self
-                .results
+                .run
                 .server_fits
                 .iter()
                 .find(|f| f.server == server)
@@ -85,39 +80,29 @@ impl Run {
         crate::load_gen::memory_fit::misfit(&budgets, point.clients, spec.size.bytes())
     }
 
-    /// Record a load not run because it would not fit (`load_misfit`), and say so.
-    pub fn skip_load(
-        &mut self,
-        engine: EngineKind,
-        spec: DatasetSpec,
-        point: LoadPoint,
-        why: String,
-    ) -> Result<()> {
-        let skipped = SkippedLoad {
-            engine,
-            size_bytes: spec.size.bytes(),
-            size: spec.size_label(),
+    /// A load not run because it would not fit (`load_misfit`), and why.
+    pub(super) fn skip_load(&mut self, point: LoadPoint, why: String) {
+        self.found.push(Found::SkippedLoad(SkippedLoad {
+            engine: self.engine,
+            size_bytes: self.spec.size.bytes(),
+            size: self.spec.size_label(),
             point,
             why,
-        };
-        self.results.skipped_loads.push(skipped);
-        self.found(|r| Finding::SkippedLoad(r.skipped_loads.last().expect("just added")))?;
-        Ok(())
+        }));
     }
 
     /// Run one load on a prepared engine (`load_gen`): `point.clients` more engines
     /// opened on the same dataset, each in its own thread; the disk counter attached
     /// once they are connected (a server's new connections are new processes).
     /// Call outside `rt.block_on`: the clients run their own runtimes.
-    pub fn drive_load(
+    pub(super) fn drive_load(
         &self,
         rt: &tokio::runtime::Runtime,
-        engine: EngineKind,
-        spec: DatasetSpec,
         prepared: &Prepared,
         point: LoadPoint,
         settings: LoadSettings,
     ) -> Result<LoadMeasured> {
+        let (engine, spec) = (self.engine, self.spec);
         let at = self.config().locations();
         let counter = || match engine.store().server() {
             None => DiskReadCounter::open_self(),
@@ -143,23 +128,19 @@ impl Run {
         measured.map_err(|e| rt.block_on(prepared.explain(e)))
     }
 
-    /// Record one load's measurement, print it, and rewrite the results files.
-    pub async fn record_load(
-        &mut self,
-        engine: EngineKind,
-        spec: DatasetSpec,
+    /// The result of one load's measurement.
+    pub(super) async fn load_result(
+        &self,
         prepared: &Prepared,
         point: LoadPoint,
         measured: &LoadMeasured,
-    ) -> Result<()> {
+    ) -> LoadResult {
         let mut summary = measured.measured.summary_with_intervals();
         // Totals only: no fetch is a hit or a miss when others read at the same time.
         summary.disk_bytes_total = measured.disk.bytes;
         summary.disk_bytes_per_fetch = measured.disk.per_fetch(summary.count);
         let result = self
             .result_of(
-                engine,
-                spec,
                 prepared,
                 measured.disk.source.clone(),
                 measured.warm_up.summary(),
@@ -168,42 +149,44 @@ impl Run {
             )
             .await;
         let load = LoadFacts::of(measured, point, self.config().max_in_flight);
-        self.results.load_results.push(LoadResult { result, load });
-        self.found(|r| Finding::Load(r.load_results.last().expect("just added")))
+        LoadResult { result, load }
     }
 
     /// The disk's own random-read throughput at `spec`'s block with `clients` reads in
     /// flight, once per size and client count in a run, right after the first load
     /// of them: the physical limit those loads are compared with. Off with --disk-probe 0.
-    pub fn measure_disk_limit(&mut self, spec: DatasetSpec, clients: u32) -> Result<()> {
+    pub(super) fn measure_disk_limit(&mut self, clients: u32) {
+        let spec = self.spec;
         let size = spec.size.bytes();
+        let this_cell_s = self.found.iter().any(|f| {
+            matches!(f, Found::DiskLimit(d) if d.size_bytes == size && d.queue_depth == clients)
+        });
         if clients < 2
             || self.config().disk_probe.is_zero()
-            || self.results.disk_limit(size, clients).is_some()
+            || self.run.disk_limit(size, clients).is_some()
+            || this_cell_s
         {
-            return Ok(());
+            return;
         }
         // A mix's reads are of its mean blob, not its largest (the key, `size`).
         let block = crate::disk::probe::block_for(spec.mean_blob_bytes());
-        let throughput = self.probe_file(spec, block).and_then(|path| {
+        let throughput = self.probe_file(block).and_then(|path| {
             crate::disk::probe::throughput(&path, block, clients, DISK_LIMIT_BUDGET, spec.seed)
         });
-        self.results
-            .disk_limits
-            .push(crate::records::results::DiskLimit {
+        self.found
+            .push(Found::DiskLimit(crate::records::results::DiskLimit {
                 size_bytes: size,
                 size: spec.size_label(),
                 queue_depth: clients,
                 measured_at: crate::now_rfc3339(),
                 throughput,
-            });
-        self.found(|r| Finding::DiskLimit(r.disk_limits.last().expect("just added")))
+            }));
     }
 
     /// The file the disk probes read for `spec`: a local dataset's, or, where none is
     /// here (yet), the probe's own file on the same disk (`diskprobe::own_file`).
-    pub(super) fn probe_file(&self, spec: DatasetSpec, block: u64) -> Result<PathBuf, String> {
-        match self.local_dataset_file(spec, block) {
+    pub(super) fn probe_file(&self, block: u64) -> Result<PathBuf, String> {
+        match self.local_dataset_file(block) {
             Some(path) => Ok(path),
             None => crate::disk::probe::own_file(&self.config().data_dir),
         }
@@ -211,7 +194,8 @@ impl Run {
 
     /// A dataset file of `spec` on this machine's data disk, at least `block` long:
     /// the floor's, else SQLite's (servers keep their files inside their containers).
-    pub(super) fn local_dataset_file(&self, spec: DatasetSpec, block: u64) -> Option<PathBuf> {
+    fn local_dataset_file(&self, block: u64) -> Option<PathBuf> {
+        let spec = self.spec;
         let at = self.config().locations();
         let mut local: Vec<StoreKind> = StoreKind::all().filter(|k| !k.is_server()).collect();
         local.sort_by_key(|k| !k.is_floor());
@@ -224,18 +208,15 @@ impl Run {
     /// The sustainable rate of a prepared engine with `clients` clients: a closed
     /// loop gives the most they serve, then open-loop steps bisect below it for the
     /// highest rate whose p99 response time meets the target (`load_gen::search`).
-    pub fn saturate(
+    pub(super) fn saturate(
         &mut self,
         rt: &tokio::runtime::Runtime,
-        engine: EngineKind,
-        spec: DatasetSpec,
         prepared: &Prepared,
         clients: u32,
     ) -> Result<()> {
+        let (engine, spec) = (self.engine, self.spec);
         let closed = self.drive_load(
             rt,
-            engine,
-            spec,
             prepared,
             LoadPoint::closed(clients),
             self.load_settings(),
@@ -246,23 +227,22 @@ impl Run {
             clients,
             fetches_per_s: closed.achieved_rate(),
         });
-        self.search_sustainable(rt, engine, spec, prepared, clients, &closed)
+        self.search_sustainable(rt, prepared, clients, &closed)
     }
 
     /// The open-loop search below `closed`, a closed loop of `clients` clients just
     /// measured on this prepared engine (by `saturate`, or as a load of the run: the
     /// same measurement, so a latency run does not start the engine cold again for it).
     /// The search's start is the prepared engine's: where that closed loop began.
-    pub fn search_sustainable(
+    pub(super) fn search_sustainable(
         &mut self,
         rt: &tokio::runtime::Runtime,
-        engine: EngineKind,
-        spec: DatasetSpec,
         prepared: &Prepared,
         clients: u32,
         closed: &LoadMeasured,
     ) -> Result<()> {
-        let config = self.config().clone();
+        let (engine, spec) = (self.engine, self.spec);
+        let config = self.config();
         let settings = self.load_settings();
         let capacity = closed.achieved_rate();
         self.progress(Progress::Searching {
@@ -288,12 +268,12 @@ impl Run {
                 measure: (settings.measure / 2).max(SATURATE_STEP_MIN_MEASURE),
                 ..settings
             };
-            let m = self.drive_load(rt, engine, spec, prepared, point, settings)?;
+            let m = self.drive_load(rt, prepared, point, settings)?;
             let step = SaturationStep::of(rate, &m, config.target_p99);
             self.progress(Progress::SearchStep(&step));
             Ok(step)
         })?;
-        let cap = rt.block_on(self.cap_of(engine));
+        let cap = rt.block_on(self.cap_of());
         let result = SaturationResult {
             engine,
             scenario: prepared.scenario,
@@ -312,13 +292,13 @@ impl Run {
                 // Not measured for a rate search: its blobs' bytes.
                 None,
                 cap.as_ref(),
-                self.results.machine.ram_bytes,
+                self.run.machine.ram_bytes,
             ),
             cap,
             started_at: prepared.started_at.clone(),
             finished_at: crate::now_rfc3339(),
         };
-        self.results.saturations.push(result);
-        self.found(|r| Finding::Saturation(r.saturations.last().expect("just added")))
+        self.found.push(Found::Saturation(Box::new(result)));
+        Ok(())
     }
 }

@@ -4,26 +4,28 @@
 use anyhow::{Context, Result};
 
 use crate::cap::{self, CapReport};
+use crate::config::RunConfig;
 use crate::dataset::DatasetSpec;
 use crate::db::any_engine::AnyEngine;
 use crate::db::registry::EngineKind;
+use crate::disk::evict::EvictionReport;
 use crate::disk::io::DiskReadCounter;
 use crate::disk::probe::DiskProbe;
 use crate::docker::container::ContainerWatch;
-
-/// Files of a file-per-blob dataset the probe of its own bytes reads among, each once
-/// before any again (a few files read over and over would be served by a device's
-/// cache); opening them is not timed.
-const OWN_FILES: usize = 4096;
-use crate::disk::evict::EvictionReport;
 use crate::measure::FetchLoop;
-use crate::records::results::Scenario;
+use crate::records::results::{RunResults, Scenario};
 use crate::size::format_bytes;
 use crate::workload::steady::{
     AnyGauge, CacheGauge, CacheState, CgroupGauge, ServerGauge, SteadyReport,
 };
 
-use super::{Progress, Run};
+use super::super::Progress;
+use super::CellRun;
+
+/// Files of a file-per-blob dataset the probe of its own bytes reads among, each once
+/// before any again (a few files read over and over would be served by a device's
+/// cache); opening them is not timed.
+const OWN_FILES: usize = 4096;
 
 /// One engine at one size class, ready to measure: opened cold, counters attached.
 pub struct Prepared {
@@ -57,16 +59,12 @@ impl Prepared {
     }
 }
 
-impl Run {
+impl CellRun<'_> {
     /// Evict the engine's dataset from the page cache, open the engine on it, and
     /// attach the counters that see its storage reads. For a steady scenario, then
     /// prefill its cache and warm it up until the hit ratio is steady (`steady`).
-    pub async fn prepare(
-        &self,
-        engine: EngineKind,
-        spec: DatasetSpec,
-        scenario: Scenario,
-    ) -> Result<Prepared> {
+    pub async fn prepare(&self) -> Result<Prepared> {
+        let (engine, spec, scenario) = (self.engine, self.spec, self.scenario);
         let at = self.config().locations();
         // Pages of datasets measured earlier, and the dentries and inodes of files they
         // opened, are charged to this cgroup too and would shrink the cache left for
@@ -76,13 +74,13 @@ impl Run {
         // cold cell starts with neither (fs at 1 KiB, 65,536 files: 88 MB of kernel
         // memory left by its eviction, 15 MB after emptying; 15 MB is this process's
         // own).
-        let kernel_before = cap::cgroup_kernel_bytes(&self.results.cap);
+        let kernel_before = cap::cgroup_kernel_bytes(&self.run.cap);
         if scenario.repeat <= 1
             && let Some(pressure) = crate::records::fs_pressure::pressure(
                 engine,
                 spec.rows,
                 spec.mean_blob_bytes(),
-                self.results.cap.memory_limit_bytes,
+                self.run.cap.memory_limit_bytes,
             )
         {
             self.progress(Progress::MetadataPressure {
@@ -111,10 +109,10 @@ impl Run {
                 store.location().display()
             )
         })?;
-        eviction.cgroup_reclaim = cap::reclaim_page_cache(&self.results.cap);
-        eviction.cgroup_cache_after_bytes = cap::cgroup_page_cache_bytes(&self.results.cap);
+        eviction.cgroup_reclaim = cap::reclaim_page_cache(&self.run.cap);
+        eviction.cgroup_cache_after_bytes = cap::cgroup_page_cache_bytes(&self.run.cap);
         eviction.cgroup_kernel_before_bytes = kernel_before;
-        eviction.cgroup_kernel_after_bytes = cap::cgroup_kernel_bytes(&self.results.cap);
+        eviction.cgroup_kernel_after_bytes = cap::cgroup_kernel_bytes(&self.run.cap);
         if engine.store().server().is_some() {
             self.progress(Progress::StartedCold {
                 engine,
@@ -125,12 +123,12 @@ impl Run {
         }
         // The step's memory peaks count from here: after the cap's cache was emptied,
         // before the engine opens.
-        let memory_since = cap::start_step(&self.results.cap);
-        let disk_before = self.probe_disk(spec);
+        let memory_since = cap::start_step(&self.run.cap);
+        let disk_before = self.probe_disk();
         let steady_start = match scenario.cache {
             CacheState::Cold => None,
             CacheState::Steady => {
-                let (mut gauge, limit) = self.gauge(engine).await?;
+                let (mut gauge, limit) = self.gauge().await?;
                 let prefill = crate::workload::steady::prefill(
                     &mut *store,
                     &mut gauge,
@@ -166,7 +164,7 @@ impl Run {
         };
         let round_trip = match engine.store().server() {
             None => None,
-            Some(server) => self.round_trip(engine, server).await,
+            Some(server) => self.round_trip(server).await,
         };
         if let Err(why) = &disk {
             self.progress(Progress::NoDiskCounter { engine, why });
@@ -232,16 +230,17 @@ impl Run {
     /// The gauge of the cache an engine reads through, and that cache's limit: the
     /// memory cap of this process or of the server's container (else the machine's
     /// RAM); neither for a remote server.
-    pub(super) async fn gauge(&self, engine: EngineKind) -> Result<(AnyGauge, Option<u64>)> {
-        let ram = self.results.machine.ram_bytes;
+    async fn gauge(&self) -> Result<(AnyGauge, Option<u64>)> {
+        let engine = self.engine;
+        let ram = self.run.machine.ram_bytes;
         let Some(server) = engine.store().server() else {
-            let cap = &self.results.cap;
+            let cap = &self.run.cap;
             let limit = cap.memory_limit_bytes.unwrap_or(ram);
             return Ok((AnyGauge::Cgroup(CgroupGauge(cap.clone())), Some(limit)));
         };
         if self.config().places.remote(server).is_some() {
             // Its cache cannot be read from here; its pod's limit, where read, bounds it.
-            let limit = self.cap_of(engine).await.and_then(|c| c.memory_limit_bytes);
+            let limit = self.cap_of().await.and_then(|c| c.memory_limit_bytes);
             return Ok((AnyGauge::Unreadable, limit));
         }
         let docker = crate::docker::connect().await?;
@@ -250,7 +249,7 @@ impl Run {
             .with_context(|| format!("no running compose container for {}", server.name()))?;
         let url = server.require_url(self.config().locations().server_url(server))?;
         let limit = self
-            .cap_of(engine)
+            .cap_of()
             .await
             .and_then(|c| c.memory_limit_bytes)
             .unwrap_or(ram);
@@ -270,9 +269,9 @@ impl Run {
     /// where it cannot be had.
     async fn round_trip(
         &self,
-        engine: EngineKind,
         server: crate::db::server::Server,
     ) -> Option<crate::db::server::round_trip::RoundTrip> {
+        let engine = self.engine;
         // Through the run's network, as its engines fetch.
         let url = self.config().locations().fetch_url(server)?.to_string();
         match crate::db::server::round_trip::measure(server, &url).await {
@@ -289,7 +288,8 @@ impl Run {
 
     /// Probe the disk with O_DIRECT reads of this size class's block from a local
     /// dataset file (see `disk::probe`); None when probing is off.
-    pub(super) fn probe_disk(&self, spec: DatasetSpec) -> Option<Result<DiskProbe, String>> {
+    pub(super) fn probe_disk(&self) -> Option<Result<DiskProbe, String>> {
+        let spec = self.spec;
         let budget = self.config().disk_probe;
         if budget.is_zero() {
             return None;
@@ -298,7 +298,7 @@ impl Run {
         // No local dataset of this size class here (yet): the probe's own file on the
         // same disk, so every cell is set beside the disk's state.
         Some(
-            self.probe_file(spec, block)
+            self.probe_file(block)
                 .and_then(|path| crate::disk::probe::probe(&path, block, budget, spec.seed)),
         )
     }
@@ -308,11 +308,8 @@ impl Run {
     /// slower than another in the same minute is seen, not guessed at. After the cell
     /// only: before it, opening its files would cache their metadata in a cold cell.
     /// None for the floor (its own file is the one probed).
-    pub(super) fn probe_own_files(
-        &self,
-        engine: EngineKind,
-        spec: DatasetSpec,
-    ) -> Option<Result<DiskProbe, String>> {
+    pub(super) fn probe_own_files(&self) -> Option<Result<DiskProbe, String>> {
+        let (engine, spec) = (self.engine, self.spec);
         if engine.store().is_floor() {
             return None;
         }
@@ -326,41 +323,43 @@ impl Run {
         )
     }
 
-    /// After an engine is measured: drop its dataset from the page cache now, so its
-    /// pages do not sit in the cap and shrink the cache the next engine gets. The cap's
-    /// own cgroup cannot always be emptied between engines (an inherited cgroup such as
-    /// the compose runner's, a scope this user may not reclaim). Servers cache in their
-    /// own containers, which are restarted and evicted before each server engine.
-    pub async fn release(&self, engine: EngineKind, spec: DatasetSpec) -> Result<()> {
-        if engine.store().is_server() {
-            return Ok(());
-        }
-        let mut store = engine.store().open(&self.config().locations(), spec);
-        store.evict().await.with_context(|| {
-            format!(
-                "cannot drop {} from the page cache",
-                store.location().display()
-            )
-        })?;
-        Ok(())
-    }
-
     /// The cap an engine runs under: this process's, or its server container's.
-    pub(super) async fn cap_of(&self, engine: EngineKind) -> Option<CapReport> {
-        match engine.store().server() {
-            None => Some(self.results.cap.clone()),
-            // Not controlled: the compose container's cap would not be its. A server's
-            // pod in a cluster has limits the API gives.
-            Some(server) if self.config().places.remote(server).is_some() => {
-                (self.config().places).remote_cap(server, self.results.config.cap)
-            }
-            Some(server) => {
-                crate::docker::container::service_cap_or_note(
-                    server.name(),
-                    self.results.config.cap,
-                )
-                .await
-            }
+    pub(super) async fn cap_of(&self) -> Option<CapReport> {
+        cap_of(self.run, self.engine).await
+    }
+}
+
+/// The cap `engine` runs under in `run`: this process's, or its server container's.
+pub(super) async fn cap_of(run: &RunResults, engine: EngineKind) -> Option<CapReport> {
+    let config = &run.config;
+    match engine.store().server() {
+        None => Some(run.cap.clone()),
+        // Not controlled: the compose container's cap would not be its. A server's
+        // pod in a cluster has limits the API gives.
+        Some(server) if config.places.remote(server).is_some() => {
+            config.places.remote_cap(server, config.cap)
+        }
+        Some(server) => {
+            crate::docker::container::service_cap_or_note(server.name(), config.cap).await
         }
     }
+}
+
+/// After an engine is measured: drop its dataset from the page cache now, so its
+/// pages do not sit in the cap and shrink the cache the next engine gets. The cap's
+/// own cgroup cannot always be emptied between engines (an inherited cgroup such as
+/// the compose runner's, a scope this user may not reclaim). Servers cache in their
+/// own containers, which are restarted and evicted before each server engine.
+pub async fn release(config: &RunConfig, engine: EngineKind, spec: DatasetSpec) -> Result<()> {
+    if engine.store().is_server() {
+        return Ok(());
+    }
+    let mut store = engine.store().open(&config.locations(), spec);
+    store.evict().await.with_context(|| {
+        format!(
+            "cannot drop {} from the page cache",
+            store.location().display()
+        )
+    })?;
+    Ok(())
 }

@@ -370,6 +370,36 @@ fn side_by_side(marker: &Marker, runs: &[(String, RunResults)]) -> Result<Vec<St
     Ok(lines)
 }
 
+/// The parts ("disk cap gp3", "content text") every layout label has.
+pub(super) fn common_layout_parts<'a>(layouts: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut common: Option<Vec<&str>> = None;
+    for layout in layouts {
+        let parts: Vec<&str> = layout.split(", ").filter(|p| *p != "default").collect();
+        common = Some(match common {
+            None => parts,
+            Some(kept) => kept.into_iter().filter(|p| parts.contains(p)).collect(),
+        });
+    }
+    common
+        .unwrap_or_default()
+        .into_iter()
+        .map(str::to_string)
+        .collect()
+}
+
+/// `layout` less the parts every row has; "default" where nothing is left.
+pub(super) fn layout_without(layout: &str, common: &[String]) -> String {
+    let parts: Vec<&str> = layout
+        .split(", ")
+        .filter(|p| !common.iter().any(|c| c == p))
+        .collect();
+    if parts.is_empty() {
+        "default".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
 fn variants(marker: &Marker, runs: &[(String, RunResults)]) -> Result<Vec<String>> {
     let size = size_named(setting(marker, "size")?)?;
     let cache = cache_named(setting(marker, "cache")?)?;
@@ -403,11 +433,29 @@ fn variants(marker: &Marker, runs: &[(String, RunResults)]) -> Result<Vec<String
         _ => duration(ns),
     };
     let or_unavailable = |v: Option<String>| v.unwrap_or_else(|| "unavailable".to_string());
-    let mut lines = header(&cells);
+    // What every row shares (a deployment every run was measured under) is said once
+    // above the table: each row's label keeps what sets it apart.
+    let common = common_layout_parts(rows.iter().map(|r| r.layout.as_str()));
+    // Each engine's reference row first, once what every row shares is taken off its label.
+    let mut rows = rows;
+    let first_of = |engine| rows.iter().position(|r| r.engine == engine);
+    let order: Vec<_> = rows
+        .iter()
+        .map(|r| (first_of(r.engine), layout_without(&r.layout, &common) != "default"))
+        .collect();
+    let mut keyed: Vec<_> = order.into_iter().zip(rows.drain(..)).collect();
+    keyed.sort_by_key(|(key, _)| *key);
+    let rows: Vec<_> = keyed.into_iter().map(|(_, r)| r).collect();
+    let mut lines = Vec::new();
+    if !common.is_empty() {
+        lines.push(format!("Every row: {}.", common.join(", ")));
+        lines.push(String::new());
+    }
+    lines.extend(header(&cells));
     for r in rows {
         lines.push(row([
             r.engine.name().to_string(),
-            r.layout.clone(),
+            layout_without(&r.layout, &common),
             with_ratio(r.p50_ns, r.p50_ratio, r.reference),
             with_ratio(r.p99_ns, r.p99_ratio, r.reference),
             r.p50_vs_floor

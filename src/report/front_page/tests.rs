@@ -1,6 +1,6 @@
 use std::path::Path;
 
-use super::kinds::duration;
+use super::kinds::{common_layout_parts, duration, layout_without};
 use super::*;
 use crate::records::results::{EngineResult, RunResults};
 use crate::stats::{LogHistogram, Window};
@@ -80,6 +80,24 @@ fn durations_are_said_in_three_figures_with_their_unit() {
     assert_eq!(duration(999_700.0), "1.00 ms");
     assert_eq!(duration(850.0), "850 ns");
     assert_eq!(duration(2.5e9), "2.50 s");
+}
+
+#[test]
+fn a_variants_table_says_once_what_every_row_shares() {
+    let rows = [
+        "disk cap gp3, deployment aws-gp3-same-az",
+        "content text, disk cap gp3, deployment aws-gp3-same-az",
+        "deployment aws-gp3-same-az, content json, disk cap gp3",
+    ];
+    let common = common_layout_parts(rows.into_iter());
+    assert_eq!(common, ["disk cap gp3", "deployment aws-gp3-same-az"]);
+    let labels: Vec<String> = rows.iter().map(|r| layout_without(r, &common)).collect();
+    assert_eq!(labels, ["default", "content text", "content json"]);
+    // Runs that share nothing keep their labels whole.
+    let apart = ["default", "key uuidv7", "page 16384"];
+    let none = common_layout_parts(apart.into_iter());
+    assert!(none.is_empty(), "{none:?}");
+    assert_eq!(layout_without("key uuidv7", &none), "key uuidv7");
 }
 
 #[test]

@@ -441,7 +441,12 @@ fn variants(marker: &Marker, runs: &[(String, RunResults)]) -> Result<Vec<String
     let first_of = |engine| rows.iter().position(|r| r.engine == engine);
     let order: Vec<_> = rows
         .iter()
-        .map(|r| (first_of(r.engine), layout_without(&r.layout, &common) != "default"))
+        .map(|r| {
+            (
+                first_of(r.engine),
+                layout_without(&r.layout, &common) != "default",
+            )
+        })
         .collect();
     let mut keyed: Vec<_> = order.into_iter().zip(rows.drain(..)).collect();
     keyed.sort_by_key(|(key, _)| *key);

@@ -29,6 +29,14 @@ pub fn set_status(results_json: PathBuf, status: String, unsaved: String) {
     }
 }
 
+/// What an interrupt prints before the run has a results.json of its own to mark
+/// (its settings still being settled): `line`, and nothing on disk touched.
+pub fn set_unsaved(line: String) {
+    if let Ok(mut s) = STATUS.lock() {
+        *s = (None, String::new(), line);
+    }
+}
+
 extern "C" fn on_signal(signal: libc::c_int) {
     let fd = PIPE_WRITE.load(Ordering::Relaxed);
     let byte = signal as u8;

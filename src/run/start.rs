@@ -163,9 +163,7 @@ impl Run {
             );
         }
         interrupt::catch();
-        interrupt::set_status(
-            config.results_dir.join("results.json"),
-            String::new(),
+        interrupt::set_unsaved(
             "stopped while finding its servers, before anything was measured: the same command starts this run again (or goes on with the earlier part it continues)".into(),
         );
         Ok(Starting {

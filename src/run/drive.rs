@@ -32,31 +32,9 @@ use crate::dataset::DatasetSpec;
 use crate::records::results::FailedStage;
 
 use super::cell::CellRun;
+pub use super::driver::{Driven, Driver, SizeScope};
 use super::plan::{Cell, Plan};
 use super::{Prepared, Progress, Run};
-
-/// What the driver did with one engine at one size.
-pub enum Driven {
-    /// Measured; with criterion, the number of its measurement calls (samples).
-    Measured { criterion_samples: Option<u64> },
-    /// Nothing to record (criterion's filter skipped it, or it only profiled).
-    Skipped,
-}
-
-/// Drives the fetches of each engine. `size` opens a scope per size class.
-pub trait Driver {
-    type Size<'a>: SizeScope
-    where
-        Self: 'a;
-    fn size(&mut self, spec: DatasetSpec) -> Self::Size<'_>;
-}
-
-pub trait SizeScope {
-    /// Warm up and measure one engine, prepared in its scenario; `label` names it
-    /// (`Scenario::label`).
-    fn drive(&mut self, rt: &Runtime, label: &str, prepared: &mut Prepared) -> Result<Driven>;
-    fn finish(self);
-}
 
 /// Every engine at every size of the run, in the run's order: in latency mode each
 /// load of `RunConfig::load_points` (1 client through the driver, more through the

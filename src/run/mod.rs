@@ -10,6 +10,7 @@
 pub mod cell;
 mod dataset_walk;
 pub mod drive;
+mod driver;
 pub mod interrupt;
 mod load_plan;
 mod loading;

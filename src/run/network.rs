@@ -25,12 +25,15 @@ pub fn start(config: &RunConfig) -> Result<Option<LatencyProxy>> {
     })
 }
 
-impl super::start::Starting {
-    /// Route every server of the run through the proxy: its engines (and the round
-    /// trip measured beside each result) fetch through it from here on. What it did,
-    /// for the record; None without a round trip asked.
-    pub(super) fn route_servers(&mut self) -> Result<Option<NetworkReport>> {
-        let (Some(proxy), Some(rtt)) = (&self.network, self.config.network_rtt) else {
+/// Route every server of the run through the proxy: its engines (and the round
+/// trip measured beside each result) fetch through it from here on. What it did,
+/// for the record; None without a round trip asked.
+pub(super) fn route_servers(
+    proxy: Option<&LatencyProxy>,
+    config: &mut RunConfig,
+) -> Result<Option<NetworkReport>> {
+    {
+        let (Some(proxy), Some(rtt)) = (proxy, config.network_rtt) else {
             return Ok(None);
         };
         let mut report = NetworkReport {
@@ -38,7 +41,6 @@ impl super::start::Starting {
             proxy: proxy.version.clone(),
             servers: Vec::new(),
         };
-        let config = &mut self.config;
         for store in super::stores_for(&config.engines) {
             let Some(server) = store.server() else {
                 continue;

@@ -114,11 +114,15 @@ fn refuse_if_asked(config: &RunConfig, why: &str) -> Result<()> {
     Ok(())
 }
 
-impl super::start::Starting {
-    /// The readahead on the disks of the servers' data volumes this process can see
-    /// (from inside a container it cannot: said), before anything is loaded or read.
-    pub(super) async fn hold_servers_readahead(&mut self) -> Result<()> {
-        let config = &self.config;
+/// The readahead on the disks of the servers' data volumes this process can see
+/// (from inside a container it cannot: said), before anything is loaded or read;
+/// what it did goes into `report`, what it set into `holds`.
+pub(super) async fn hold_servers_readahead(
+    config: &RunConfig,
+    report: &mut ReadaheadReport,
+    holds: &mut Vec<Hold>,
+) -> Result<()> {
+    {
         let mut volumes = Vec::new();
         for store in super::stores_for(&config.engines) {
             let Some(server) = store.server() else {
@@ -133,15 +137,10 @@ impl super::start::Starting {
                 Err(why) => {
                     let note = format!("{what}: readahead not controlled ({why:#})");
                     say!("readahead: {note}");
-                    self.readahead.notes.push(note);
+                    report.notes.push(note);
                 }
             }
         }
-        hold_servers(
-            config,
-            &volumes,
-            &mut self.readahead,
-            &mut self.readahead_holds,
-        )
+        hold_servers(config, &volumes, report, holds)
     }
 }

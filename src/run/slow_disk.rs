@@ -2,7 +2,7 @@
 //! `deploy::slow_disk`): mounted before the cap and before anything is read, the run's
 //! data directory moved onto it, taken down when the run ends. Where it cannot be had
 //! the run is refused in one line before any work. The local servers' data volumes go
-//! onto it once the servers are reached (`servers_onto_slow_disk`), before they are
+//! onto it once the servers are reached (`hold_servers`), before they are
 //! capped and loaded: a database on a network volume is as far from its disk as the
 //! application is.
 
@@ -33,22 +33,7 @@ pub fn attach(config: &mut RunConfig) -> Result<Option<SlowDisk>> {
     Ok(Some(disk))
 }
 
-impl super::start::Starting {
-    /// Each local server's data volume onto the emulated disk: its container stopped,
-    /// the disk's directory bound over the volume, started again and waited for. A
-    /// server whose volume cannot be reached from here (a remote one, the compose
-    /// runner's view, no docker command for the watchdog) keeps its own disk: said and
-    /// recorded as not controlled.
-    pub(super) async fn servers_onto_slow_disk(&mut self) -> Result<()> {
-        let Some(disk) = self.slow_disk.as_mut() else {
-            return Ok(());
-        };
-        hold_servers(disk, &self.config).await;
-        Ok(())
-    }
-}
-
-/// Each local server of `config`'s engines onto `disk` (`Run::servers_onto_slow_disk`;
+/// Each local server of `config`'s engines onto `disk` (`Starting::settle`;
 /// `blobrace load`, `verify`, `drop` and `env` call it too, so that they work on the
 /// datasets a run with the same flags reads); one that cannot be is said and noted in
 /// the disk's report.

@@ -92,17 +92,17 @@ fn check_results_dir(dir: &std::path::Path) -> Result<(), crate::error::InputErr
 /// continues found (`Run::start`); `settle` makes it a `Run`.
 pub struct Starting {
     /// The settings, settled by `settle` before they are recorded.
-    pub(super) config: RunConfig,
+    config: RunConfig,
     driver: String,
     command: String,
     cap: CapReport,
     machine: MachineFacts,
-    pub(super) readahead: ReadaheadReport,
-    pub(super) readahead_holds: Vec<Hold>,
+    readahead: ReadaheadReport,
+    readahead_holds: Vec<Hold>,
     /// The latency proxy between the engines and their servers (`--network-rtt`).
-    pub(super) network: Option<LatencyProxy>,
+    network: Option<LatencyProxy>,
     /// The emulated disk the data directory is on (`--disk-latency`).
-    pub(super) slow_disk: Option<SlowDisk>,
+    slow_disk: Option<SlowDisk>,
     metrics_listener: Option<std::net::TcpListener>,
     /// This part's time, from its start.
     clock: outlook::Clock,
@@ -195,10 +195,17 @@ impl Starting {
         let runner_image = crate::docker::own_container_image().await;
         reachable_engines(&mut self.config).await?;
         // Before the caps and the readahead: both act on the volume's disk.
-        self.servers_onto_slow_disk().await?;
+        if let Some(disk) = self.slow_disk.as_mut() {
+            slow_disk::hold_servers(disk, &self.config).await;
+        }
         let server_caps = fit_servers(&mut self.config).await?;
-        self.hold_servers_readahead().await?;
-        let network_report = self.route_servers()?;
+        readahead::hold_servers_readahead(
+            &self.config,
+            &mut self.readahead,
+            &mut self.readahead_holds,
+        )
+        .await?;
+        let network_report = network::route_servers(self.network.as_ref(), &mut self.config)?;
         let config = self.config;
         let part = resume::new_part(&self.command, &self.machine.hostname);
         let compressibility = config

@@ -36,7 +36,7 @@ use crate::records::results::{
     DiskLimit, EngineResult, LoadResult, RunResults, SaturationResult, Scenario,
 };
 
-use super::drive::{Driven, SizeScope};
+use super::driver::{Driven, SizeScope};
 use super::plan::{Cell, Work};
 use super::{Progress, Sink};
 

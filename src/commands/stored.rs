@@ -18,13 +18,20 @@ pub(super) fn report(args: ReportArgs) -> Result<()> {
         .map(|id| report::load_run(&report::run_dir(&args.results_dir, Some(id))?))
         .transpose()?;
     let options = ReportOptions { target_p99, noise };
-    if let Some(baseline) = &baseline {
-        for cache in run.caches() {
-            let comparison = report::compare::Comparison::of(baseline, &run, cache, noise);
-            crate::say::show_text(&comparison.table());
-        }
+    // One comparison per cache state, made once: its table here, its section on
+    // that state's page.
+    let comparisons: Vec<report::compare::Comparison> = match &baseline {
+        Some(baseline) => run
+            .caches()
+            .into_iter()
+            .map(|cache| report::compare::Comparison::of(baseline, &run, cache, noise))
+            .collect(),
+        None => Vec::new(),
+    };
+    for comparison in &comparisons {
+        crate::say::show_text(&comparison.table());
     }
-    let rendered = report::render_run(&run_dir, &run, baseline.as_ref(), &options)
+    let rendered = report::render_run(&run_dir, &run, &comparisons, &options)
         .with_context(|| {
             format!(
                 "the report of {} is not finished (its results are untouched, and each file is whole or not written): fix the cause below and run this command again",

@@ -170,15 +170,16 @@ pub fn page_dir(run_dir: &Path, cache: CacheState, primary: CacheState) -> PathB
 /// one page per cache state measured (`RunResults::view`), each the whole report
 /// of that state; repeats appear as their spread.
 pub fn render(run_dir: &Path, options: &ReportOptions) -> Result<Rendered> {
-    render_run(run_dir, &load_run(run_dir)?, None, options)
+    render_run(run_dir, &load_run(run_dir)?, &[], options)
 }
 
-/// `render` of a run already read from `run_dir`, beside a baseline already read:
-/// `blobrace report --baseline` reads each once for its table and its page.
+/// `render` of a run already read from `run_dir`, beside its comparisons with a
+/// baseline (one per cache state; none without a baseline): `blobrace report
+/// --baseline` reads each run once and compares them once, for its table and its page.
 pub fn render_run(
     run_dir: &Path,
     run: &RunResults,
-    baseline: Option<&RunResults>,
+    comparisons: &[Comparison],
     options: &ReportOptions,
 ) -> Result<Rendered> {
     let started = Instant::now();
@@ -194,10 +195,8 @@ pub fn render_run(
         let dir = page_dir(run_dir, cache, primary);
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
-        let comparison = baseline.as_ref().map(|b| {
-            // The baseline's same cache state; a baseline from before cache states is cold.
-            Comparison::of(b, run, cache, options.noise)
-        });
+        // The baseline's same cache state; a baseline from before cache states is cold.
+        let comparison = comparisons.iter().find(|c| c.cache == cache);
         let charts = AnyChart::all_for(&view, options.target_p99.as_nanos() as u64);
         for chart in &charts {
             chart
@@ -211,7 +210,7 @@ pub fn render_run(
             primary,
             to_run_dir: if dir == run_dir { "" } else { "../" },
         };
-        let page = page::page(&view, &dir, &charts, comparison.as_ref(), options, &context)?;
+        let page = page::page(&view, &dir, &charts, comparison, options, &context)?;
         write_atomic(&dir.join("index.html"), page.as_bytes())?;
     }
     if let Some(results_dir) = run_dir.parent() {

@@ -32,45 +32,43 @@ pub(super) fn route_servers(
     proxy: Option<&LatencyProxy>,
     config: &mut RunConfig,
 ) -> Result<Option<NetworkReport>> {
-    {
-        let (Some(proxy), Some(rtt)) = (proxy, config.network_rtt) else {
-            return Ok(None);
+    let (Some(proxy), Some(rtt)) = (proxy, config.network_rtt) else {
+        return Ok(None);
+    };
+    let mut report = NetworkReport {
+        asked: rtt,
+        proxy: proxy.version.clone(),
+        servers: Vec::new(),
+    };
+    for store in super::stores_for(&config.engines) {
+        let Some(server) = store.server() else {
+            continue;
         };
-        let mut report = NetworkReport {
-            asked: rtt,
-            proxy: proxy.version.clone(),
-            servers: Vec::new(),
+        let Some(url) = config.server_urls.get(&server).cloned() else {
+            continue;
         };
-        for store in super::stores_for(&config.engines) {
-            let Some(server) = store.server() else {
-                continue;
-            };
-            let Some(url) = config.server_urls.get(&server).cloned() else {
-                continue;
-            };
-            let fail = |why: String| InputError::Value {
-                what: "network round trip",
-                input: rtt.to_string(),
-                why: format!("{}: {why}", server.name()),
-            };
-            let upstream = network::host_port(&url)
-                .ok_or_else(|| fail("its URL names no host to proxy".into()))?;
-            let proxied = proxy.add(server.name(), &upstream, rtt).map_err(fail)?;
-            let through = network::through(&url, &proxied.listen)
-                .ok_or_else(|| fail("its URL names no host to proxy".into()))?;
-            config.fetch_urls.insert(server, through);
-            report.servers.push(proxied);
-        }
-        say!("{}", report.label());
-        for s in &report.servers {
-            say!(
-                "network: {} through {} → {} ({})",
-                s.server,
-                s.listen,
-                s.upstream,
-                s.toxics
-            );
-        }
-        Ok(Some(report))
+        let fail = |why: String| InputError::Value {
+            what: "network round trip",
+            input: rtt.to_string(),
+            why: format!("{}: {why}", server.name()),
+        };
+        let upstream = network::host_port(&url)
+            .ok_or_else(|| fail("its URL names no host to proxy".into()))?;
+        let proxied = proxy.add(server.name(), &upstream, rtt).map_err(fail)?;
+        let through = network::through(&url, &proxied.listen)
+            .ok_or_else(|| fail("its URL names no host to proxy".into()))?;
+        config.fetch_urls.insert(server, through);
+        report.servers.push(proxied);
     }
+    say!("{}", report.label());
+    for s in &report.servers {
+        say!(
+            "network: {} through {} → {} ({})",
+            s.server,
+            s.listen,
+            s.upstream,
+            s.toxics
+        );
+    }
+    Ok(Some(report))
 }

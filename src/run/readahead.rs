@@ -122,25 +122,23 @@ pub(super) async fn hold_servers_readahead(
     report: &mut ReadaheadReport,
     holds: &mut Vec<Hold>,
 ) -> Result<()> {
-    {
-        let mut volumes = Vec::new();
-        for store in super::stores_for(&config.engines) {
-            let Some(server) = store.server() else {
-                continue;
-            };
-            if config.places.remote(server).is_some() {
-                continue; // Not a disk of this machine.
-            }
-            let what = format!("{}'s volume", server.name());
-            match crate::server_caps::volume_device(server).await {
-                Ok(device) => volumes.push((what, device)),
-                Err(why) => {
-                    let note = format!("{what}: readahead not controlled ({why:#})");
-                    say!("readahead: {note}");
-                    report.notes.push(note);
-                }
+    let mut volumes = Vec::new();
+    for store in super::stores_for(&config.engines) {
+        let Some(server) = store.server() else {
+            continue;
+        };
+        if config.places.remote(server).is_some() {
+            continue; // Not a disk of this machine.
+        }
+        let what = format!("{}'s volume", server.name());
+        match crate::server_caps::volume_device(server).await {
+            Ok(device) => volumes.push((what, device)),
+            Err(why) => {
+                let note = format!("{what}: readahead not controlled ({why:#})");
+                say!("readahead: {note}");
+                report.notes.push(note);
             }
         }
-        hold_servers(config, &volumes, report, holds)
     }
+    hold_servers(config, &volumes, report, holds)
 }

@@ -36,36 +36,22 @@ impl Run {
     /// Add what a cell found to the results, and hand it to every sink (the results
     /// files are rewritten, the terminal prints its line).
     pub(super) fn record(&mut self, found: Found) -> Result<()> {
-        let results = &mut self.results;
+        // Each kind of finding goes on the end of its own list, and the sinks are
+        // handed that entry as it now stands in the results.
+        macro_rules! push_and_tell {
+            ($run:expr, $list:ident, $item:expr, $finding:ident) => {{
+                $run.results.$list.push($item);
+                $run.found(|r| Finding::$finding(r.$list.last().expect("just added")))
+            }};
+        }
         match found {
-            Found::Result(r) => {
-                results.results.push(*r);
-                self.found(|r| Finding::Result(r.results.last().expect("just added")))
-            }
-            Found::Load(l) => {
-                results.load_results.push(*l);
-                self.found(|r| Finding::Load(r.load_results.last().expect("just added")))
-            }
-            Found::SkippedLoad(s) => {
-                results.skipped_loads.push(s);
-                self.found(|r| Finding::SkippedLoad(r.skipped_loads.last().expect("just added")))
-            }
-            Found::DiskLimit(d) => {
-                results.disk_limits.push(d);
-                self.found(|r| Finding::DiskLimit(r.disk_limits.last().expect("just added")))
-            }
-            Found::Saturation(s) => {
-                results.saturations.push(*s);
-                self.found(|r| Finding::Saturation(r.saturations.last().expect("just added")))
-            }
-            Found::Profile(p) => {
-                results.profiles.push(p);
-                self.found(|r| Finding::Profile(r.profiles.last().expect("just added")))
-            }
-            Found::FirstBytes(f) => {
-                results.first_bytes.push(f);
-                self.found(|r| Finding::FirstBytes(r.first_bytes.last().expect("just added")))
-            }
+            Found::Result(r) => push_and_tell!(self, results, *r, Result),
+            Found::Load(l) => push_and_tell!(self, load_results, *l, Load),
+            Found::SkippedLoad(s) => push_and_tell!(self, skipped_loads, s, SkippedLoad),
+            Found::DiskLimit(d) => push_and_tell!(self, disk_limits, d, DiskLimit),
+            Found::Saturation(s) => push_and_tell!(self, saturations, *s, Saturation),
+            Found::Profile(p) => push_and_tell!(self, profiles, p, Profile),
+            Found::FirstBytes(f) => push_and_tell!(self, first_bytes, f, FirstBytes),
         }
     }
 }

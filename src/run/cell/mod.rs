@@ -102,6 +102,16 @@ impl<'r> CellRun<'r> {
         &self.run.config
     }
 
+    /// The context of a step of this cell that failed: "postgres 64KiB: the {what}
+    /// failed", the line the run's failure record and the terminal show.
+    fn failed(&self, what: &str) -> String {
+        format!(
+            "{} {}: the {what} failed",
+            self.engine.name(),
+            self.spec.size
+        )
+    }
+
     fn progress(&self, event: Progress<'_>) {
         for sink in self.sinks {
             sink.progress(&event);

@@ -160,7 +160,7 @@ impl CellRun<'_> {
             &file,
             || rt.block_on(fetch_loop.fetch_for(budget)),
         )
-        .with_context(|| format!("{} {}: the CPU profile failed", engine.name(), spec.size))?;
+        .with_context(|| self.failed("CPU profile"))?;
         if let Some((pprof, seconds, request)) = server_job {
             use crate::cpu_profile::go_pprof;
             let server_file = format!("{}-{}-{cache}-server.svg", engine.name(), spec.size);
@@ -206,13 +206,7 @@ impl CellRun<'_> {
         let how = first_bytes::how(crate::db::engine::Engine::streaming(fetch_loop.engine()));
         let measured = rt
             .block_on(fetch_loop.first_bytes_for(budget))
-            .with_context(|| {
-                format!(
-                    "{} {}: the streamed fetches failed",
-                    engine.name(),
-                    spec.size
-                )
-            })?
+            .with_context(|| self.failed("streamed fetches"))?
             .ok();
         self.found.push(Found::FirstBytes(FirstBytes {
             engine,

@@ -60,9 +60,7 @@ impl CellRun<'_> {
         let Some(writer) = writer else {
             return Ok(None);
         };
-        let report = writer
-            .stop()
-            .with_context(|| format!("{} {}: the writer failed", engine.name(), spec.size))?;
+        let report = writer.stop().with_context(|| self.failed("writer"))?;
         self.progress(Progress::Wrote {
             engine,
             size: spec.size_label(),

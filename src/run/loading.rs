@@ -5,15 +5,18 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+use crate::config::RunConfig;
 use crate::dataset::lock::{Access, release, take};
 use crate::dataset::{DatasetSpec, DatasetState};
 use crate::db::registry::{EngineKind, StoreKind};
 use crate::load::{LoadOutcome, Wanted, ensure_loaded};
 use crate::records::results::{FailedStage, StepFailure};
+use crate::records::run_parts::CellKey;
 use crate::size::format_bytes_approx;
 
 use super::outlook::{LoadsOutlook, Outlook};
 use super::plan::{Estimate, Plan, format_duration};
+use super::resume::LoadRates;
 use super::{Finding, Progress, Run, stores_for};
 
 impl Run {
@@ -154,14 +157,7 @@ impl Run {
     /// The datasets a cell left to measure reads: (store, size class), each once. A
     /// continued run loads these and no others.
     pub(super) fn datasets_left(&self) -> Vec<(StoreKind, DatasetSpec)> {
-        let mut pairs = Vec::new();
-        for cell in Plan::of(self.config()).cells() {
-            let pair = (cell.engine.store(), cell.spec);
-            if !self.results.is_done(&cell.key()) && !pairs.contains(&pair) {
-                pairs.push(pair);
-            }
-        }
-        pairs
+        datasets_left(self.config(), |cell| self.results.is_done(cell))
     }
 
     /// Load `store`'s dataset of `spec` alone. A load that fails, or no longer finds
@@ -192,76 +188,19 @@ impl Run {
     /// The run's size classes with a cell left to measure (all of them unless an
     /// earlier part of this run measured some whole).
     fn sizes_left(&self) -> Vec<DatasetSpec> {
-        let plan = Plan::of(self.config());
-        plan.sizes()
-            .iter()
-            .copied()
-            .filter(|&spec| plan.cells_at(spec).any(|c| !self.results.is_done(&c.key())))
-            .collect()
+        sizes_left(self.config(), |cell| self.results.is_done(cell))
     }
 
     /// What the run will do: its cells, those earlier parts measured, the presets'
     /// time for the rest, and the loads still to make, estimated from the loads
     /// recorded in the results directory.
     async fn outlook(&self) -> Outlook {
-        let config = self.config();
-        let plan = Plan::of(config);
-        let left: Vec<_> = plan
-            .cells()
-            .iter()
-            .filter(|c| !self.results.is_done(&c.key()))
-            .collect();
-        let measuring = left.iter().fold(Estimate::default(), |sum, c| {
-            sum + Plan::estimate(config, c)
-        });
-        let at = config.locations();
-        let mut loads = LoadsOutlook::default();
-        let wanted = self.datasets_left();
-        for spec in self.sizes_left() {
-            let mut seconds = 0.0;
-            for kind in Wanted::Only(&wanted).stores_at(&stores_for(&config.engines), spec) {
-                let rows = match crate::load::state_at_a_glance(&mut kind.open(&at, spec)).await {
-                    Ok(DatasetState::Complete) => 0,
-                    Ok(DatasetState::Partial { rows_done }) => spec.rows.saturating_sub(rows_done),
-                    Ok(DatasetState::Absent) | Err(_) => spec.rows,
-                };
-                if rows == 0 {
-                    continue;
-                }
-                loads.datasets += 1;
-                loads.bytes += rows * spec.mean_blob_bytes();
-                // The disk plan's figures: a store with no load recorded here is
-                // estimated by its own cost (SeaweedFS's 1 KiB is most of a full run).
-                seconds += match self
-                    .load_plan
-                    .rates()
-                    .seconds(kind, spec.mean_blob_bytes(), rows)
-                {
-                    Some(s) => s,
-                    None => {
-                        let name = format!("{} {}", kind.name(), spec.size_label());
-                        loads.from_store_figures.push(name);
-                        kind.load_cost()
-                            .seconds(rows, rows * spec.mean_blob_bytes())
-                    }
-                };
-            }
-            loads.seconds += seconds;
-            loads.per_size.push((spec.size, seconds));
-        }
-        Outlook {
-            shape: format!(
-                "{} size(s) × {} repeat(s) × {} engine(s) × {} cache state(s)",
-                plan.sizes().len(),
-                config.repeat,
-                config.engines.len(),
-                config.cache.len()
-            ),
-            cells: plan.cells().len(),
-            done_before: plan.cells().len() - left.len(),
-            measuring,
-            loads,
-        }
+        outlook(
+            self.config(),
+            |cell| self.results.is_done(cell),
+            self.load_plan.rates(),
+        )
+        .await
     }
 
     /// A load just made (or found made), saved at once, so a run stopped during the
@@ -425,4 +364,89 @@ pub(super) fn no_room(e: &anyhow::Error) -> bool {
         e.downcast_ref::<crate::error::InputError>(),
         Some(crate::error::InputError::NotEnoughDisk { .. })
     )
+}
+
+/// The datasets the cells not yet measured (`is_done` false) read: (store, size
+/// class), each once.
+fn datasets_left(
+    config: &RunConfig,
+    is_done: impl Fn(&CellKey) -> bool,
+) -> Vec<(StoreKind, DatasetSpec)> {
+    let mut pairs = Vec::new();
+    for cell in Plan::of(config).cells() {
+        let pair = (cell.engine.store(), cell.spec);
+        if !is_done(&cell.key()) && !pairs.contains(&pair) {
+            pairs.push(pair);
+        }
+    }
+    pairs
+}
+
+/// The size classes with a cell not yet measured.
+fn sizes_left(config: &RunConfig, is_done: impl Fn(&CellKey) -> bool) -> Vec<DatasetSpec> {
+    let plan = Plan::of(config);
+    plan.sizes()
+        .iter()
+        .copied()
+        .filter(|&spec| plan.cells_at(spec).any(|c| !is_done(&c.key())))
+        .collect()
+}
+
+/// A run's outlook before it starts (its own, or a dry run's): its cells, those an
+/// earlier part measured (`is_done`), the presets' time for the rest, and the loads
+/// still to make, from the loads recorded (`rates`), else each store's own figures.
+pub(super) async fn outlook(
+    config: &RunConfig,
+    is_done: impl Fn(&CellKey) -> bool,
+    rates: &LoadRates,
+) -> Outlook {
+    let plan = Plan::of(config);
+    let left: Vec<_> = plan.cells().iter().filter(|c| !is_done(&c.key())).collect();
+    let measuring = left.iter().fold(Estimate::default(), |sum, c| {
+        sum + Plan::estimate(config, c)
+    });
+    let at = config.locations();
+    let mut loads = LoadsOutlook::default();
+    let wanted = datasets_left(config, &is_done);
+    for spec in sizes_left(config, &is_done) {
+        let mut seconds = 0.0;
+        for kind in Wanted::Only(&wanted).stores_at(&stores_for(&config.engines), spec) {
+            let rows = match crate::load::state_at_a_glance(&mut kind.open(&at, spec)).await {
+                Ok(DatasetState::Complete) => 0,
+                Ok(DatasetState::Partial { rows_done }) => spec.rows.saturating_sub(rows_done),
+                Ok(DatasetState::Absent) | Err(_) => spec.rows,
+            };
+            if rows == 0 {
+                continue;
+            }
+            loads.datasets += 1;
+            loads.bytes += rows * spec.mean_blob_bytes();
+            // The disk plan's figures: a store with no load recorded here is
+            // estimated by its own cost (SeaweedFS's 1 KiB is most of a full run).
+            seconds += match rates.seconds(kind, spec.mean_blob_bytes(), rows) {
+                Some(s) => s,
+                None => {
+                    let name = format!("{} {}", kind.name(), spec.size_label());
+                    loads.from_store_figures.push(name);
+                    kind.load_cost()
+                        .seconds(rows, rows * spec.mean_blob_bytes())
+                }
+            };
+        }
+        loads.seconds += seconds;
+        loads.per_size.push((spec.size, seconds));
+    }
+    Outlook {
+        shape: format!(
+            "{} size(s) × {} repeat(s) × {} engine(s) × {} cache state(s)",
+            plan.sizes().len(),
+            config.repeat,
+            config.engines.len(),
+            config.cache.len()
+        ),
+        cells: plan.cells().len(),
+        done_before: plan.cells().len() - left.len(),
+        measuring,
+        loads,
+    }
 }

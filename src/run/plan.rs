@@ -249,7 +249,7 @@ impl Plan {
         }
         let _ = writeln!(
             out,
-            "total: {} of measuring, from every cell stopping at its minimum to every step running to its limit. Not in it: loading what is not loaded yet (`blobrace env` lists what is), servers' cold restarts (seconds each), the floor's calibration (about 1.5 s per size). A server that does not answer when the run starts is dropped from it.",
+            "total: {} of measuring, from every cell stopping at its minimum to every step running to its limit. Not in it: loading (below), servers' cold restarts (seconds each), the floor's calibration (about 1.5 s per size). A server that does not answer when the run starts is dropped from it.",
             self.total(config).label()
         );
         out
@@ -304,12 +304,23 @@ pub fn rotated(engines: &[EngineKind], repeat: u32) -> Vec<EngineKind> {
 pub fn dry_run(mut config: RunConfig) -> anyhow::Result<()> {
     use anyhow::Context;
     super::leave_out_servers_over_cap(&mut config);
-    tokio::runtime::Builder::new_current_thread()
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .context("cannot start the async runtime")?
-        .block_on(super::reachable_engines(&mut config))?;
+        .context("cannot start the async runtime")?;
+    runtime.block_on(super::reachable_engines(&mut config))?;
     crate::say::show_text(&Plan::of(&config).describe(&config));
+    // The loads left, estimated as the run will at its start: from the loads recorded
+    // in the results directory, else each store's own figures.
+    let earlier_runs = super::resume::earlier_runs(&config.results_dir);
+    let rates = super::resume::LoadRates::of(&earlier_runs);
+    let key = super::resume::resume_key(&config);
+    let earlier = super::resume::to_continue(&config, &key, earlier_runs);
+    let is_done = |cell: &_| earlier.as_ref().is_some_and(|e| e.is_done(cell));
+    let outlook = runtime.block_on(super::loading::outlook(&config, is_done, &rates));
+    for line in outlook.lines().iter().skip(1) {
+        show!("{line}");
+    }
     if let Some(line) = super::resume::would_continue(&config) {
         show!("{line}");
     }

@@ -652,8 +652,12 @@ fn a_dry_run_prints_every_cell_and_its_time_and_touches_nothing() {
     );
     // A cold cell: warm-up, measuring and the two 30 ms probes.
     assert!(cells[0].ends_with(" 3 s"), "{plan}");
+    assert!(plan.lines().any(|l| l.starts_with("total: ")), "{plan}");
+    // Then the loads it would make, estimated as the run estimates them at its start:
+    // nothing is loaded or recorded here, so from the stores' own figures.
+    let loads = plan.lines().last().unwrap();
     assert!(
-        plan.lines().last().unwrap().starts_with("total: "),
+        loads.contains("4 dataset(s) to load") && loads.contains("from the stores' own figures"),
         "{plan}"
     );
     // Nothing loaded, measured or written.

@@ -125,7 +125,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 /// (criterion's plan is `cargo bench`'s).
 fn measure_or_plan(config: RunConfig, dry_run: bool) -> Result<()> {
     if dry_run {
-        return crate::run::plan::dry_run(config);
+        return crate::run::dry_run::dry_run(config);
     }
     let mut driver = FixedTime {
         warm_up: config.warmup,

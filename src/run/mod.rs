@@ -11,6 +11,7 @@ pub mod cell;
 mod dataset_walk;
 pub mod drive;
 mod driver;
+pub mod dry_run;
 pub mod interrupt;
 mod load_plan;
 mod loading;

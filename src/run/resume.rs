@@ -265,17 +265,14 @@ impl LoadRates {
     }
 }
 
-/// For a dry run: the run these flags would continue and what it has measured; None
-/// where they start a new one.
-pub fn would_continue(config: &RunConfig) -> Option<String> {
-    let key = resume_key(config);
-    let earlier = to_continue(config, &key, earlier_runs(&config.results_dir))?;
-    Some(format!(
+/// What a dry run says of the unfinished run (`to_continue`) the same command would continue.
+pub fn continue_line(earlier: &RunResults) -> String {
+    format!(
         "continues: run {} in {}, stopped with {} cell(s) measured to their end: those are kept, the rest measured (--fresh starts a new run)",
         earlier.run_id,
         earlier.dir().display(),
         earlier.done_cells.len()
-    ))
+    )
 }
 
 /// `37 of 168 cells measured (run X, part 1 from 15:02, interrupted)`: what a

@@ -68,7 +68,7 @@ fn main() {
             "" | "0" | "false" | "f" | "no" | "n" | "off"
         )
     }) {
-        if let Err(e) = blobrace::run::plan::dry_run(config) {
+        if let Err(e) = blobrace::run::dry_run::dry_run(config) {
             say!("Error: {e:#}");
             let input = e.downcast_ref::<blobrace::error::InputError>().is_some();
             std::process::exit(if input { 2 } else { 1 });

@@ -99,6 +99,16 @@ pub trait Store {
     /// way its engines' caches keep it, for the steady-state prefill (`steady.rs`).
     /// Returns the bytes read.
     async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64>;
+    /// `read_chunk` of each `(at, bytes)`, the bytes read summed. One after the other
+    /// here; a server reads them on connections of their own at once
+    /// (`ServerStore`): the same chunks end in its cache either way, sooner.
+    async fn read_chunks(&mut self, chunks: &[(f64, u64)]) -> Result<u64> {
+        let mut read = 0;
+        for &(at, bytes) in chunks {
+            read += self.read_chunk(at, bytes).await?;
+        }
+        Ok(read)
+    }
     /// Bytes the complete dataset takes on disk (table, TOAST and indexes; the file);
     /// None where the store cannot say (then reported as unavailable).
     async fn disk_bytes(&mut self) -> Result<Option<u64>> {

@@ -49,6 +49,11 @@ impl CacheState {
 
 /// Bytes one prefill read asks for (a whole blob when blobs are larger).
 pub const CHUNK_BYTES: u64 = 1 << 20;
+/// Chunks the prefill asks for at once (`Store::read_chunks`): a server measured to
+/// reach the same steady state sooner that way reads them on connections of its own
+/// (`SqlServer::prefill_connections`); every other store one after the other. Random
+/// chunks either way, drawn in the same order.
+const CHUNKS_AT_ONCE: u64 = 4;
 /// The cache is read after every this many bytes of prefill.
 const GAUGE_EVERY_BYTES: u64 = 64 << 20;
 /// The cache counts as full once a gauge step grew it by less than this share of the step.
@@ -317,6 +322,9 @@ async fn fill(
         _ => 3 * dataset,
     };
     let chunk = CHUNK_BYTES.max(spec.size.bytes());
+    // Chunks asked at once, never more than a gauge step holds.
+    let group = (GAUGE_EVERY_BYTES / chunk).clamp(1, CHUNKS_AT_ONCE) as usize;
+    let mut chunks = Vec::with_capacity(group);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(spec.seed ^ 0x7072_6566_696c_6c00);
     let started = Instant::now();
     let before = gauge.cached_bytes().await;
@@ -340,7 +348,8 @@ async fn fill(
         if started.elapsed() >= time_limit {
             break format!("time limit {:.0} s", time_limit.as_secs_f64());
         }
-        let (at, bytes) = match skewed {
+        chunks.clear();
+        chunks.extend((0..group).map(|_| match skewed {
             None => (rng.random(), chunk),
             // The drawn blob's place in the dataset, read about its own length.
             Some(sampler) => {
@@ -348,8 +357,8 @@ async fn fill(
                 let at = (id - 1) as f64 / (spec.rows - 1).max(1) as f64;
                 (at, spec.blob_bytes(id))
             }
-        };
-        let n = store.read_chunk(at, bytes).await?;
+        }));
+        let n = store.read_chunks(&chunks).await?;
         read += n.max(1);
         since_gauge += n.max(1);
         if since_gauge >= GAUGE_EVERY_BYTES && !fits {

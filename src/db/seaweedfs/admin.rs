@@ -157,6 +157,24 @@ pub async fn delete_bucket(
         crate::docker::update_limits(&docker, &id, DELETE_MEMORY, cpus).await?;
     }
     let out = shell(places, service, &format!("s3.bucket.delete -name {bucket}")).await;
+    // The filer logs every entry it makes or deletes under /topics/.system/log, in the
+    // default collection's volumes, and never trims it: 4.7 GB after the full profile's
+    // 1, 8 and 64 KiB loads (about 1.3 KB an object), more than their 64 KiB blobs,
+    // and kept after their buckets went. Nothing here reads it (no filer.sync): trimmed
+    // with the bucket, and the volumes vacuumed so the disk gets the bytes back. Under
+    // the lifted cap too: `weed shell` holds the log's listing to remove it, and was
+    // killed by the OOM killer with 490 MB of its own after 1 GiB of 1 KiB objects
+    // under a 512 MiB cap (2026-12-07), leaving the dropped bucket's bytes on disk.
+    let trimmed =
+        match &out {
+            Ok(_) => shell(
+                places,
+                service,
+                "lock\nfs.rm -r /topics/.system/log\nvolume.vacuum -garbageThreshold 0.01\nunlock",
+            )
+            .await,
+            Err(_) => Ok(String::new()),
+        };
     if let Some(memory) = lifted {
         // Lowering the cap reclaims the page cache; where the server holds more than
         // the cap, it is restarted under it instead.
@@ -176,18 +194,7 @@ pub async fn delete_bucket(
             out.trim()
         );
     }
-    // The filer logs every entry it makes or deletes under /topics/.system/log, in the
-    // default collection's volumes, and never trims it: 4.7 GB after the full profile's
-    // 1, 8 and 64 KiB loads (about 1.3 KB an object), more than their 64 KiB blobs,
-    // and kept after their buckets went. Nothing here reads it (no filer.sync): trimmed
-    // with the bucket, and the volumes vacuumed so the disk gets the bytes back.
-    shell(
-        places,
-        service,
-        "lock\nfs.rm -r /topics/.system/log\nvolume.vacuum -garbageThreshold 0.01\nunlock",
-    )
-    .await
-    .with_context(|| {
+    trimmed.with_context(|| {
         format!("{service}: bucket {bucket} dropped, but the filer's metadata log was not trimmed")
     })?;
     Ok(())

@@ -231,6 +231,13 @@ pub trait SqlServer: ServerDb + Loading {
         &[]
     }
 
+    /// Connections the steady-state prefill reads its chunks on at once (`read_chunks`),
+    /// where that was measured to reach the same steady state sooner. One: one chunk
+    /// at a time.
+    fn prefill_connections(&self) -> usize {
+        1
+    }
+
     /// A 16-byte key as an SQL literal (MySQL's `X'…'`).
     fn binary_literal(&self, bytes: &[u8]) -> String {
         format!("X'{}'", crate::dataset::key::hex(bytes))

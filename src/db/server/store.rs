@@ -43,6 +43,8 @@ pub struct ServerStore {
     in_flight: JoinSet<Result<()>>,
     /// Settings held for a prefill (`prefill::hold`), to put back after it.
     prefill_held: super::prefill::HeldSettings,
+    /// The prefill's connections (`read_chunks`), closed at its end.
+    prefill_pool: Option<DatabaseConnection>,
 }
 
 impl ServerStore {
@@ -74,6 +76,7 @@ impl ServerStore {
             db: None,
             in_flight: JoinSet::new(),
             prefill_held: Vec::new(),
+            prefill_pool: None,
         }
     }
 
@@ -105,6 +108,27 @@ impl ServerStore {
             }
         }
         Ok(())
+    }
+
+    /// The prefill's read of the rows about `bytes` from fraction `at` of the dataset.
+    fn chunk_sql(&self, at: f64, bytes: u64) -> String {
+        let ids = crate::db::store::chunk_ids(&self.spec, at, bytes);
+        let spec = &self.spec;
+        match spec
+            .key
+            .key_bounds(spec.seed, spec.rows, *ids.start(), *ids.end())
+        {
+            Some((first, last)) => self.sql.read_range_sql(
+                &self.sql.binary_literal(&first),
+                &self.sql.binary_literal(&last),
+                &self.options,
+            ),
+            None => self.sql.read_range_sql(
+                &ids.start().to_string(),
+                &ids.end().to_string(),
+                &self.options,
+            ),
+        }
     }
 
     async fn admin(&self) -> Result<DatabaseConnection> {
@@ -333,25 +357,41 @@ impl Store for ServerStore {
     }
 
     async fn read_chunk(&mut self, at: f64, bytes: u64) -> Result<u64> {
-        let ids = crate::db::store::chunk_ids(&self.spec, at, bytes);
-        let spec = &self.spec;
-        let sql = match spec
-            .key
-            .key_bounds(spec.seed, spec.rows, *ids.start(), *ids.end())
-        {
-            Some((first, last)) => self.sql.read_range_sql(
-                &self.sql.binary_literal(&first),
-                &self.sql.binary_literal(&last),
-                &self.options,
-            ),
-            None => self.sql.read_range_sql(
-                &ids.start().to_string(),
-                &ids.end().to_string(),
-                &self.options,
-            ),
-        };
+        let sql = self.chunk_sql(at, bytes);
         let db = self.connect_namespace().await?;
         Ok(Self::count(db, sql).await?.max(0) as u64)
+    }
+
+    /// On `SqlServer::prefill_connections` connections at once where the server has
+    /// more than one: one at a time, Dolt answered one chunk after another while its
+    /// disk and its second CPU waited.
+    async fn read_chunks(&mut self, chunks: &[(f64, u64)]) -> Result<u64> {
+        let connections = self.sql.prefill_connections();
+        if connections < 2 || chunks.len() < 2 {
+            let mut read = 0;
+            for &(at, bytes) in chunks {
+                read += self.read_chunk(at, bytes).await?;
+            }
+            return Ok(read);
+        }
+        if self.prefill_pool.is_none() {
+            let url = self.server.require_url(self.url.as_deref())?;
+            let pool = self
+                .server
+                .connect_pool(&url, Some(&self.namespace), connections as u32)
+                .await?;
+            self.prefill_pool = Some(pool);
+        }
+        let pool = self.prefill_pool.as_ref().expect("just connected");
+        let mut read = 0;
+        for group in chunks.chunks(connections) {
+            let reads = group
+                .iter()
+                .map(|&(at, bytes)| Self::count(pool, self.chunk_sql(at, bytes)));
+            let counts = futures_util::future::try_join_all(reads).await?;
+            read += counts.into_iter().map(|n| n.max(0) as u64).sum::<u64>();
+        }
+        Ok(read)
     }
 
     async fn prefill_begin(&mut self) -> Result<Option<String>> {
@@ -359,10 +399,20 @@ impl Store for ServerStore {
         let (held, note) = super::prefill::hold(self.server, &admin, &self.places).await?;
         admin.close().await?;
         self.prefill_held = held;
-        Ok(note)
+        let connections = self.sql.prefill_connections();
+        let at_once = (connections > 1)
+            .then(|| format!("{connections} at once, each on a connection of its own"));
+        Ok(match (at_once, note) {
+            (Some(a), Some(n)) => Some(format!("{a}; {n}")),
+            (a, n) => a.or(n),
+        })
     }
 
     async fn prefill_end(&mut self) -> Result<()> {
+        // Its connections closed before measuring: the server holds only the engine's.
+        if let Some(pool) = self.prefill_pool.take() {
+            pool.close().await?;
+        }
         let held = std::mem::take(&mut self.prefill_held);
         if held.is_empty() {
             return Ok(());

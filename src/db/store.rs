@@ -103,11 +103,7 @@ pub trait Store {
     /// here; a server reads them on connections of their own at once
     /// (`ServerStore`): the same chunks end in its cache either way, sooner.
     async fn read_chunks(&mut self, chunks: &[(f64, u64)]) -> Result<u64> {
-        let mut read = 0;
-        for &(at, bytes) in chunks {
-            read += self.read_chunk(at, bytes).await?;
-        }
-        Ok(read)
+        read_one_by_one(self, chunks).await
     }
     /// Bytes the complete dataset takes on disk (table, TOAST and indexes; the file);
     /// None where the store cannot say (then reported as unavailable).
@@ -189,6 +185,19 @@ pub(crate) fn chunk_ids(spec: &DatasetSpec, at: f64, bytes: u64) -> std::ops::Ra
     let count = bytes.div_ceil(spec.mean_blob_bytes()).clamp(1, spec.rows);
     let first = 1 + ((at * (spec.rows - count + 1) as f64) as u64).min(spec.rows - count);
     first..=first + count - 1
+}
+
+/// `Store::read_chunks` one chunk after another: the default, and a server's where it
+/// reads on one connection.
+pub(crate) async fn read_one_by_one<S: Store + ?Sized>(
+    store: &mut S,
+    chunks: &[(f64, u64)],
+) -> Result<u64> {
+    let mut read = 0;
+    for &(at, bytes) in chunks {
+        read += store.read_chunk(at, bytes).await?;
+    }
+    Ok(read)
 }
 
 /// Rows per batch so that one batch holds about `target_bytes` (at least one row): of

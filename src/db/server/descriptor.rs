@@ -232,8 +232,8 @@ pub trait SqlServer: ServerDb + Loading {
     }
 
     /// Connections the steady-state prefill reads its chunks on at once (`read_chunks`),
-    /// where that was measured to reach the same steady state sooner. One: one chunk
-    /// at a time.
+    /// where that was measured to reach the same steady state sooner (the prefill asks
+    /// at most `steady::CHUNKS_AT_ONCE`, 4, at a time). One: one chunk at a time.
     fn prefill_connections(&self) -> usize {
         1
     }

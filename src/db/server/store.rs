@@ -368,11 +368,7 @@ impl Store for ServerStore {
     async fn read_chunks(&mut self, chunks: &[(f64, u64)]) -> Result<u64> {
         let connections = self.sql.prefill_connections();
         if connections < 2 || chunks.len() < 2 {
-            let mut read = 0;
-            for &(at, bytes) in chunks {
-                read += self.read_chunk(at, bytes).await?;
-            }
-            return Ok(read);
+            return crate::db::store::read_one_by_one(self, chunks).await;
         }
         if self.prefill_pool.is_none() {
             let url = self.server.require_url(self.url.as_deref())?;
